@@ -1,0 +1,93 @@
+//! `is_accessible_from`: can code running at one location use memory of another in
+//! place? Decided from what each runtime reports, not from a fixed table.
+
+use crate::backends::{HostAccess, Memory};
+use crate::error::Result;
+use crate::location::Location;
+use crate::registry::Registry;
+
+/// Can code running at `accessor` use memory allocated at `memory` (with the device's
+/// default kind of allocation) in place? Returns the answer and a one-line reason.
+pub fn location_accessibility(
+    registry: &Registry,
+    memory: Location,
+    accessor: Location,
+) -> Result<(bool, String)> {
+    let owner = registry.device(memory)?;
+    let user = registry.device(accessor)?;
+    Ok(decide(
+        memory,
+        owner.host_access_default(),
+        accessor,
+        user.executes_on_host(),
+    ))
+}
+
+/// The same question for one allocation.
+pub fn memory_accessibility(memory: &Memory, accessor: Location) -> (bool, String) {
+    let executes_on_host = match crate::registry().device(accessor) {
+        Ok(device) => device.executes_on_host(),
+        Err(_) => return (false, format!("{accessor} is not available")),
+    };
+    decide(
+        memory.location(),
+        memory.host_access(),
+        accessor,
+        executes_on_host,
+    )
+}
+
+fn decide(
+    memory: Location,
+    host_access: HostAccess,
+    accessor: Location,
+    accessor_on_host: bool,
+) -> (bool, String) {
+    if memory == accessor {
+        return (true, "same location".into());
+    }
+    match (accessor.is_host(), host_access) {
+        (true, HostAccess::Pointer) => (true, format!("{memory} memory has a host address")),
+        (true, HostAccess::Mapped) => (
+            true,
+            format!("{memory} shares memory with the host: mapped in place, no copy"),
+        ),
+        (true, HostAccess::None) => (false, format!("{memory} memory is not host-visible")),
+        (false, HostAccess::Pointer) if accessor_on_host => (
+            true,
+            format!("{accessor} runs on the host and {memory} memory has a host address"),
+        ),
+        (false, _) if accessor_on_host => (
+            false,
+            format!("{accessor} needs a plain host address; {memory} memory has none"),
+        ),
+        (false, _) => (
+            false,
+            format!("{accessor} kernels cannot address {memory} memory"),
+        ),
+    }
+}
+
+/// The whole relation for this machine as a text table: rows are where the memory
+/// lives, columns where the code runs; `yes` means in place, `-` means a copy.
+pub fn accessibility_table(registry: &Registry) -> String {
+    let locations = registry.locations();
+    let names: Vec<String> = locations.iter().map(|l| l.to_string()).collect();
+    let width = names.iter().map(String::len).max().unwrap_or(4).max(10);
+    let mut out = format!("{:width$}", "memory \\ by");
+    for n in &names {
+        out.push_str(&format!(" {n:>width$}"));
+    }
+    out.push('\n');
+    for (row, name) in locations.iter().zip(&names) {
+        out.push_str(&format!("{name:width$}"));
+        for col in &locations {
+            let yes = location_accessibility(registry, *row, *col)
+                .map(|(yes, _)| yes)
+                .unwrap_or(false);
+            out.push_str(&format!(" {:>width$}", if yes { "yes" } else { "-" }));
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,346 @@
+//! [`Memory`]: one allocation at one location (umem's "address in a context"), and
+//! [`HostMapping`]: host access to it in place.
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::{Device, HostAccess, Native};
+use crate::error::{Error, Result};
+use crate::location::Location;
+use crate::transfer::{self, Route, TransferStats};
+
+type Deleter = Box<dyn FnOnce(&Native) + Send + Sync>;
+
+/// One untyped allocation at one location: the umem-style layer under [`crate::Buffer`].
+///
+/// It frees itself on drop (through its backend, or through the deleter it was adopted
+/// with). Every operation is bounds-checked: an out-of-range copy is an error and writes
+/// nothing.
+pub struct Memory {
+    device: Arc<dyn Device>,
+    native: Native,
+    len: usize,
+    deleter: Option<Deleter>,
+}
+
+impl Memory {
+    /// Allocates `bytes` at `location` (zero-initialised contents are not promised;
+    /// use [`Memory::fill`]).
+    pub fn new(location: Location, bytes: usize) -> Result<Memory> {
+        let device = crate::registry().device(location)?;
+        Memory::on(device, bytes)
+    }
+
+    /// Allocates `bytes` on `device`.
+    pub fn on(device: &Arc<dyn Device>, bytes: usize) -> Result<Memory> {
+        let max = device.info().max_allocation;
+        if bytes as u64 > max {
+            return Err(Error::TooLarge {
+                location: device.location(),
+                requested: bytes,
+                max: max as usize,
+            });
+        }
+        let native = device.allocate(bytes)?;
+        Ok(Memory {
+            device: Arc::clone(device),
+            native,
+            len: bytes,
+            deleter: None,
+        })
+    }
+
+    /// Adopts a host `Vec` without copying; the vector is dropped with the memory.
+    pub fn from_vec<T: bytemuck::Pod + Send + Sync>(mut vec: Vec<T>) -> Memory {
+        let len = std::mem::size_of_val(vec.as_slice());
+        let ptr = vec.as_mut_ptr().cast::<u8>();
+        let device = crate::registry().host();
+        Memory {
+            device,
+            native: Native::Host { ptr },
+            len,
+            deleter: Some(Box::new(move |_| drop(vec))),
+        }
+    }
+
+    /// Adopts a native allocation made elsewhere, without copying. `deleter` runs when
+    /// the memory is dropped (pass a no-op to keep ownership elsewhere).
+    ///
+    /// # Safety
+    /// `native` must be a live allocation of at least `len` bytes that belongs to the
+    /// device at `location` (for OpenCL: its context; for OpenMP: its device number;
+    /// for WebGPU: its `wgpu::Device`) and stays valid until `deleter` runs.
+    pub unsafe fn adopt(
+        location: Location,
+        native: Native,
+        len: usize,
+        deleter: impl FnOnce(&Native) + Send + Sync + 'static,
+    ) -> Result<Memory> {
+        let device = crate::registry().device(location)?;
+        Ok(Memory {
+            device: Arc::clone(device),
+            native,
+            len,
+            deleter: Some(Box::new(deleter)),
+        })
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True for a zero-byte allocation.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Where the memory lives.
+    pub fn location(&self) -> Location {
+        self.device.location()
+    }
+
+    /// The device that owns it.
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.device
+    }
+
+    /// The native handle, for launching your own kernels on it.
+    pub fn native(&self) -> &Native {
+        &self.native
+    }
+
+    /// How host code can reach it without a copy.
+    pub fn host_access(&self) -> HostAccess {
+        self.device.host_access(&self.native)
+    }
+
+    /// Can code running at `accessor` use this memory in place? Not symmetric.
+    pub fn is_accessible_from(&self, accessor: Location) -> bool {
+        crate::access::memory_accessibility(self, accessor).0
+    }
+
+    /// Checks that `range` fits; `what` names the operation in the error.
+    pub(crate) fn check(&self, what: &'static str, offset: usize, len: usize) -> Result<()> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.len => Ok(()),
+            _ => Err(Error::OutOfRange {
+                location: self.location(),
+                what,
+                offset,
+                len,
+                size: self.len,
+            }),
+        }
+    }
+
+    /// Copies host bytes into the memory at `offset`.
+    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.check("write", offset, src.len())?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.device.write(&self.native, offset, src)
+    }
+
+    /// Copies bytes at `offset` out to the host.
+    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.check("read", offset, dst.len())?;
+        if dst.is_empty() {
+            return Ok(());
+        }
+        self.device.read(&self.native, offset, dst)
+    }
+
+    /// Fills `range` with `pattern` repeated; the range length must be a multiple of the
+    /// pattern length.
+    pub fn fill(&self, range: Range<usize>, pattern: &[u8]) -> Result<()> {
+        let len = range.end.saturating_sub(range.start);
+        self.check("fill", range.start, len)?;
+        if pattern.is_empty() || len % pattern.len() != 0 {
+            return Err(Error::Invalid(format!(
+                "{}: fill of {len} bytes with a {}-byte pattern: the length must be a non-zero multiple of the pattern",
+                self.location(),
+                pattern.len()
+            )));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        self.device.fill(&self.native, range.start, len, pattern)
+    }
+
+    /// Copies `len` bytes from `self[src_offset..]` to `dst[dst_offset..]` on the route
+    /// the transfer matrix picks, and returns that route (umem's `copy_to`).
+    pub fn copy_to(
+        &self,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<Route> {
+        transfer::copy(self, src_offset, dst, dst_offset, len, None)
+    }
+
+    /// Copies `len` bytes from `src[src_offset..]` into `self[dst_offset..]` (umem's
+    /// `copy_from`).
+    pub fn copy_from(
+        &self,
+        dst_offset: usize,
+        src: &Memory,
+        src_offset: usize,
+        len: usize,
+    ) -> Result<Route> {
+        transfer::copy(src, src_offset, self, dst_offset, len, None)
+    }
+
+    /// Like [`Memory::copy_to`], also counting the transfer in `stats`.
+    pub fn copy_to_counted(
+        &self,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        stats: &TransferStats,
+    ) -> Result<Route> {
+        transfer::copy(self, src_offset, dst, dst_offset, len, Some(stats))
+    }
+
+    /// Maps `range` for host access in place. Fails with
+    /// [`Error::NotHostAccessible`] when [`Memory::host_access`] is `None`.
+    pub fn map(self: &Arc<Self>, range: Range<usize>, write: bool) -> Result<HostMapping> {
+        HostMapping::new(Arc::clone(self), range, write)
+    }
+
+    /// Maps a range of a borrowed memory for the duration of `f`.
+    pub(crate) fn with_host_slice<R>(
+        &self,
+        offset: usize,
+        len: usize,
+        write: bool,
+        f: impl FnOnce(&mut [u8]) -> Result<R>,
+    ) -> Result<R> {
+        self.check("map", offset, len)?;
+        if self.host_access() == HostAccess::None {
+            return Err(Error::NotHostAccessible {
+                location: self.location(),
+            });
+        }
+        if len == 0 {
+            return f(&mut []);
+        }
+        let ptr = self.device.map(&self.native, offset, len, write)?;
+        // SAFETY: `map` returned a host address of `len` bytes of this allocation that
+        // stays valid until `unmap`; the slice does not escape `f`, and the callers hold
+        // the only reference that writes to this range for the duration.
+        let slice = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+        let result = f(slice);
+        // SAFETY: `ptr` came from `map` on this allocation and `slice` is gone.
+        let unmapped = unsafe { self.device.unmap(&self.native, ptr) };
+        let value = result?;
+        unmapped?;
+        Ok(value)
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        match self.deleter.take() {
+            Some(deleter) => deleter(&self.native),
+            // SAFETY: the native handle came from this device's `allocate`, and this is
+            // the one place that frees it; dropping the `Memory` proves nothing uses it.
+            None => unsafe { self.device.free(&self.native, self.len) },
+        }
+    }
+}
+
+impl fmt::Debug for Memory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Memory")
+            .field("location", &self.location())
+            .field("len", &self.len)
+            .field("native", &self.native)
+            .finish()
+    }
+}
+
+/// Host access to a range of a [`Memory`] in place: a plain pointer for host-addressable
+/// memory, or a map / unmap pair (an OpenCL buffer on a CPU device). Unmaps on drop.
+pub struct HostMapping {
+    memory: Arc<Memory>,
+    ptr: *mut u8,
+    len: usize,
+    write: bool,
+}
+
+// SAFETY: the mapping is a host address range owned by this value; moving it to another
+// thread moves the only handle to it (unmap is thread-safe in every backend).
+unsafe impl Send for HostMapping {}
+// SAFETY: shared access only hands out `&[u8]`.
+unsafe impl Sync for HostMapping {}
+
+impl HostMapping {
+    fn new(memory: Arc<Memory>, range: Range<usize>, write: bool) -> Result<HostMapping> {
+        let len = range.end.saturating_sub(range.start);
+        memory.check("map", range.start, len)?;
+        if memory.host_access() == HostAccess::None {
+            return Err(Error::NotHostAccessible {
+                location: memory.location(),
+            });
+        }
+        let ptr = if len == 0 {
+            std::ptr::NonNull::<u64>::dangling().as_ptr().cast()
+        } else {
+            memory
+                .device
+                .map(&memory.native, range.start, len, write)?
+        };
+        Ok(HostMapping {
+            memory,
+            ptr,
+            len,
+            write,
+        })
+    }
+
+    /// The mapped bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `ptr` addresses `len` mapped bytes (or is dangling and aligned for
+        // len 0) that stay valid until drop; `&self` stops a `&mut` view coexisting.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// The mapped bytes, writable. Errors if the mapping was made read-only.
+    pub fn as_mut_slice(&mut self) -> Result<&mut [u8]> {
+        if !self.write {
+            return Err(Error::Invalid(format!(
+                "{}: this mapping is read-only; use access_mut to write",
+                self.memory.location()
+            )));
+        }
+        // SAFETY: as in `as_slice`, and `&mut self` makes this the only view.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
+    }
+
+    /// The host address of the first mapped byte.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr
+    }
+
+    /// The memory this maps.
+    pub fn memory(&self) -> &Arc<Memory> {
+        &self.memory
+    }
+}
+
+impl Drop for HostMapping {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: `ptr` came from `map` on this memory; no slice outlives `self`.
+            // An unmap error cannot be reported from drop; the backends log nothing and
+            // the memory stays valid, so it is ignored.
+            let _ = unsafe { self.memory.device.unmap(&self.memory.native, self.ptr) };
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! One module per technology, all behind the [`Device`] trait.
+//!
+//! # Why a trait object
+//! Backends are discovered at run time: which devices exist, and how many, is only known
+//! once the program runs on a machine. The registry therefore holds
+//! `Arc<dyn Device>`, one per discovered device, and the backend-neutral code (transfers,
+//! buffers, accessibility) only ever talks to that trait. The memory itself is a
+//! [`Native`] enum, not a `dyn Any`, so that users can match on it and hand the raw
+//! handle to their own kernels (a `cl_mem`, a `wgpu::Buffer`, an OpenMP device pointer).
+//!
+//! Everything `unsafe` in the crate lives below this module: raw allocation calls, raw
+//! pointers, and the [`HostMapping`] that turns a mapped pointer into a slice.
+
+use std::fmt;
+
+use crate::error::Result;
+use crate::location::{Location, Technology};
+
+pub mod host;
+mod memory;
+mod probe;
+
+#[cfg(feature = "opencl")]
+pub mod opencl;
+#[cfg(feature = "openmp")]
+pub mod openmp;
+#[cfg(feature = "webgpu")]
+pub mod webgpu;
+
+pub use memory::{HostMapping, Memory};
+
+/// The alignment every backend guarantees for the start of an allocation.
+pub const ALIGNMENT: usize = 64;
+
+/// What a device can say about itself.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    /// Device name as the runtime reports it.
+    pub name: String,
+    /// Platform, driver or adapter backend (e.g. "Portable Computing Language", "Vulkan").
+    pub platform: String,
+    /// Kind of device ("cpu", "gpu", "host", ...).
+    pub kind: String,
+    /// Total memory in bytes, where the runtime reports it.
+    pub memory_bytes: Option<u64>,
+    /// Largest single allocation in bytes.
+    pub max_allocation: u64,
+    /// True when the device uses the host's memory (a CPU device, an integrated GPU, or
+    /// the OpenMP initial device).
+    pub shares_host_memory: bool,
+    /// Free-form facts worth printing (`locus info` shows them).
+    pub notes: Vec<String>,
+}
+
+/// How host code can reach an allocation without copying it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostAccess {
+    /// The allocation's address is a host address: plain loads and stores work.
+    Pointer,
+    /// Mapping the allocation gives a host pointer to the same memory (no copy), e.g.
+    /// an OpenCL buffer on a host-unified CPU device.
+    Mapped,
+    /// The host cannot reach it in place; a copy is needed.
+    None,
+}
+
+/// The native handle of one allocation, per technology.
+///
+/// Pointers here are raw: they stay valid while the owning [`Memory`] lives.
+#[non_exhaustive]
+pub enum Native {
+    /// Host memory.
+    Host {
+        /// Start of the allocation.
+        ptr: *mut u8,
+    },
+    /// Memory from `omp_target_alloc`.
+    #[cfg(feature = "openmp")]
+    OpenMp {
+        /// The device pointer (a host address on the initial device).
+        ptr: *mut u8,
+        /// The OpenMP device number it belongs to (pass it to `device(...)` clauses).
+        device: i32,
+    },
+    /// An OpenCL buffer object.
+    #[cfg(feature = "opencl")]
+    OpenCl {
+        /// The `cl_mem` handle.
+        mem: opencl3::types::cl_mem,
+    },
+    /// A wgpu storage buffer (usage STORAGE | COPY_SRC | COPY_DST).
+    #[cfg(feature = "webgpu")]
+    WebGpu {
+        /// The buffer; its size is rounded up to a multiple of 4 bytes.
+        buffer: wgpu::Buffer,
+    },
+}
+
+// SAFETY: the raw pointers in `Native` are plain addresses of memory owned by one
+// `Memory`; every runtime used here (libgomp, OpenCL 1.2+, wgpu) allows its handles to be
+// used from any thread. Synchronisation of the *contents* is the job of the borrow rules
+// on `Buffer` and of the blocking calls in each backend.
+unsafe impl Send for Native {}
+// SAFETY: see `Send` above; no method mutates the handle itself.
+unsafe impl Sync for Native {}
+
+impl fmt::Debug for Native {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Native::Host { ptr } => write!(f, "Host({ptr:p})"),
+            #[cfg(feature = "openmp")]
+            Native::OpenMp { ptr, device } => write!(f, "OpenMp({ptr:p}, device {device})"),
+            #[cfg(feature = "opencl")]
+            Native::OpenCl { mem } => write!(f, "OpenCl(cl_mem {mem:p})"),
+            #[cfg(feature = "webgpu")]
+            Native::WebGpu { buffer } => write!(f, "WebGpu({} bytes)", buffer.size()),
+        }
+    }
+}
+
+/// One device of one technology. Backends implement it; the rest of the crate uses it.
+///
+/// Offsets and lengths are in bytes and have been bounds-checked by [`Memory`] before a
+/// backend sees them.
+pub trait Device: Send + Sync + fmt::Debug {
+    /// Where this device's memory lives.
+    fn location(&self) -> Location;
+    /// Name, sizes and memory facts.
+    fn info(&self) -> &DeviceInfo;
+    /// The concrete backend type, for technology-specific access (its context, queue,
+    /// adapter): see e.g. [`opencl::device`].
+    fn as_any(&self) -> &dyn std::any::Any;
+    /// Allocates `bytes` (maybe 0) aligned to at least [`ALIGNMENT`].
+    fn allocate(&self, bytes: usize) -> Result<Native>;
+    /// Frees an allocation.
+    ///
+    /// # Safety
+    /// `native` was returned by `allocate(bytes)` of this device, is freed once, and no
+    /// operation on it is pending.
+    unsafe fn free(&self, native: &Native, bytes: usize);
+    /// How host code can reach this allocation in place.
+    fn host_access(&self, native: &Native) -> HostAccess;
+    /// How host code reaches this device's default allocations (for location-level
+    /// tables; [`Device::host_access`] answers per allocation).
+    fn host_access_default(&self) -> HostAccess;
+    /// True when code running at this location dereferences plain host pointers (the
+    /// host itself, the OpenMP initial device).
+    fn executes_on_host(&self) -> bool;
+    /// Copies `src` into the allocation at `offset` (host -> device).
+    fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()>;
+    /// Copies from the allocation at `offset` into `dst` (device -> host).
+    fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()>;
+    /// Copies between two allocations of this device (ranges do not overlap).
+    fn copy_within(
+        &self,
+        src: &Native,
+        src_offset: usize,
+        dst: &Native,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()>;
+    /// Fills `len` bytes at `offset` with `pattern` repeated (`len` is a multiple of the
+    /// pattern length). The default writes the pattern from host chunks.
+    fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        fill_by_writes(self, dst, offset, len, pattern)
+    }
+    /// Maps `len` bytes at `offset` for host access and returns the host address.
+    /// Only called when [`Device::host_access`] is not [`HostAccess::None`].
+    fn map(&self, native: &Native, offset: usize, len: usize, write: bool) -> Result<*mut u8>;
+    /// Ends a mapping made by [`Device::map`].
+    ///
+    /// # Safety
+    /// `ptr` came from `map` on the same allocation and is not used afterwards.
+    unsafe fn unmap(&self, native: &Native, ptr: *mut u8) -> Result<()>;
+    /// How many allocations of this device are alive (made by `allocate`, not freed).
+    fn live_allocations(&self) -> usize;
+    /// A copy path to another device of the same technology that does not go through
+    /// the host (peer copy), when the backend has one.
+    fn peer_copy(
+        &self,
+        _src: &Native,
+        _src_offset: usize,
+        _dst_device: &dyn Device,
+        _dst: &Native,
+        _dst_offset: usize,
+        _len: usize,
+    ) -> Option<Result<()>> {
+        None
+    }
+    /// True when [`Device::peer_copy`] works towards `other`.
+    fn can_peer(&self, _other: &dyn Device) -> bool {
+        false
+    }
+}
+
+/// Fills through host chunks of the repeated pattern; used by backends without a native
+/// fill for the given pattern.
+pub(crate) fn fill_by_writes<D: Device + ?Sized>(
+    device: &D,
+    dst: &Native,
+    offset: usize,
+    len: usize,
+    pattern: &[u8],
+) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let per_chunk = (1 << 20) / pattern.len().max(1) + 1;
+    let chunk: Vec<u8> = pattern
+        .iter()
+        .copied()
+        .cycle()
+        .take(per_chunk * pattern.len())
+        .collect();
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(chunk.len() - chunk.len() % pattern.len().max(1));
+        device.write(dst, offset + done, &chunk[..n])?;
+        done += n;
+    }
+    Ok(())
+}
+
+/// What discovering one technology found.
+pub struct Discovery {
+    /// The devices found, in ordinal order.
+    pub devices: Vec<std::sync::Arc<dyn Device>>,
+    /// Devices seen but not used, with the reason (e.g. "PoCL through SYCL: no USM").
+    pub skipped: Vec<String>,
+}
+
+/// Why a technology has no device here: the text names what failed and what to install.
+pub type Unavailable = String;
+
+/// Discovers one technology. Never panics, never aborts: a missing runtime is an `Err`
+/// with the reason.
+pub(crate) fn discover(technology: Technology) -> Result<Discovery, Unavailable> {
+    match technology {
+        Technology::Host => Ok(host::discover()),
+        #[cfg(feature = "openmp")]
+        Technology::OpenMp => openmp::discover(),
+        #[cfg(feature = "opencl")]
+        Technology::OpenCl => opencl::discover(),
+        #[cfg(feature = "webgpu")]
+        Technology::WebGpu => webgpu::discover(),
+        Technology::Cuda => Err(probe::cuda()),
+        Technology::Hip => Err(probe::hip()),
+        Technology::Sycl => Err(probe::sycl()),
+        #[allow(unreachable_patterns)]
+        other => Err(format!(
+            "locus was built without the `{other}` feature; rebuild with `--features {other}`"
+        )),
+    }
+}

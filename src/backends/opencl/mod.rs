@@ -1,0 +1,363 @@
+//! OpenCL through `opencl3`, which loads libOpenCL at run time (the `ocl` crate links it
+//! at load time, so a binary using it does not even start without an ICD loader).
+//!
+//! Every device of every platform becomes its own `opencl:N`, with its own context and
+//! in-order queue. On a host-unified device (a CPU device, an integrated GPU) buffers
+//! are made with `CL_MEM_ALLOC_HOST_PTR` and host access maps them in place.
+
+use std::any::Any;
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use opencl3::command_queue::{
+    enqueue_copy_buffer, enqueue_fill_buffer, enqueue_map_buffer, enqueue_read_buffer,
+    enqueue_unmap_mem_object, enqueue_write_buffer, CommandQueue,
+};
+use opencl3::context::Context;
+use opencl3::device::{
+    Device as ClDevice, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU,
+    CL_DEVICE_TYPE_GPU,
+};
+use opencl3::event::{release_event, wait_for_events};
+use opencl3::memory::{
+    create_buffer, release_mem_object, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE,
+};
+use opencl3::types::{cl_event, cl_int, cl_mem, CL_BLOCKING};
+
+use super::{fill_by_writes, Device, DeviceInfo, Discovery, HostAccess, Native};
+use crate::error::{Error, Result};
+use crate::location::Location;
+
+/// One OpenCL device with its own context and queue.
+pub struct OpenClDevice {
+    location: Location,
+    info: DeviceInfo,
+    device: ClDevice,
+    context: Context,
+    queue: CommandQueue,
+    host_unified: bool,
+    live: AtomicUsize,
+}
+
+impl std::fmt::Debug for OpenClDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OpenClDevice({}, {})", self.location, self.info.name)
+    }
+}
+
+fn cl_text(code: cl_int) -> String {
+    format!("{code} ({})", opencl3::error_codes::error_text(code))
+}
+
+pub(crate) fn discover() -> Result<Discovery, String> {
+    if let Err(e) = cl3::load_library() {
+        return Err(format!(
+            "libOpenCL.so.1 could not be loaded ({e}); install an OpenCL ICD loader and driver, e.g. \
+             `apt-get install ocl-icd-libopencl1 pocl-opencl-icd`"
+        ));
+    }
+    let platforms = opencl3::platform::get_platforms().map_err(|e| {
+        format!(
+            "clGetPlatformIDs failed: {}; no OpenCL driver is registered: install one such as pocl-opencl-icd",
+            cl_text(e.0)
+        )
+    })?;
+    let mut devices: Vec<Arc<dyn Device>> = Vec::new();
+    let mut skipped = Vec::new();
+    for platform in platforms {
+        let platform_name = platform.name().unwrap_or_else(|_| "unknown platform".into());
+        let ids = match platform.get_devices(CL_DEVICE_TYPE_ALL) {
+            Ok(ids) => ids,
+            Err(e) => {
+                skipped.push(format!("{platform_name}: clGetDeviceIDs failed: {}", cl_text(e.0)));
+                continue;
+            }
+        };
+        for id in ids {
+            let location = Location::OpenCl(devices.len() as u32);
+            match OpenClDevice::open(location, ClDevice::new(id), &platform_name) {
+                Ok(device) => devices.push(Arc::new(device)),
+                Err(e) => skipped.push(format!("{platform_name}: {e}")),
+            }
+        }
+    }
+    if devices.is_empty() {
+        return Err(format!(
+            "the OpenCL loader found no usable device{}; install a driver such as pocl-opencl-icd",
+            if skipped.is_empty() { String::new() } else { format!(" ({})", skipped.join("; ")) }
+        ));
+    }
+    Ok(Discovery { devices, skipped })
+}
+
+impl OpenClDevice {
+    fn open(location: Location, device: ClDevice, platform: &str) -> Result<OpenClDevice, String> {
+        let name = device.name().unwrap_or_else(|_| "unknown device".into());
+        let kind = match device.dev_type().unwrap_or(0) {
+            t if t & CL_DEVICE_TYPE_CPU != 0 => "cpu",
+            t if t & CL_DEVICE_TYPE_GPU != 0 => "gpu",
+            t if t & CL_DEVICE_TYPE_ACCELERATOR != 0 => "accelerator",
+            _ => "other",
+        };
+        let host_unified = device.host_unified_memory().unwrap_or(false) || kind == "cpu";
+        let context = Context::from_device(&device)
+            .map_err(|e| format!("{name}: clCreateContext failed: {}", cl_text(e.0)))?;
+        #[allow(deprecated)]
+        let queue = CommandQueue::create_default(&context, 0)
+            .map_err(|e| format!("{name}: clCreateCommandQueue failed: {}", cl_text(e.0)))?;
+        let max_allocation = device.max_mem_alloc_size().unwrap_or(0);
+        let mut notes = vec![format!(
+            "version: {}",
+            device.version().unwrap_or_else(|_| "?".into())
+        )];
+        if host_unified {
+            notes.push("host-unified: buffers use CL_MEM_ALLOC_HOST_PTR and map in place".into());
+        }
+        Ok(OpenClDevice {
+            location,
+            info: DeviceInfo {
+                name,
+                platform: platform.to_string(),
+                kind: kind.into(),
+                memory_bytes: device.global_mem_size().ok(),
+                max_allocation,
+                shares_host_memory: host_unified,
+                notes,
+            },
+            device,
+            context,
+            queue,
+            host_unified,
+            live: AtomicUsize::new(0),
+        })
+    }
+
+    /// The OpenCL context of this device (for building programs).
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// The in-order command queue locus uses on this device.
+    pub fn queue(&self) -> &CommandQueue {
+        &self.queue
+    }
+
+    /// The OpenCL device.
+    pub fn cl_device(&self) -> &ClDevice {
+        &self.device
+    }
+
+    fn fail(&self, call: &'static str, code: cl_int) -> Error {
+        Error::Backend {
+            location: self.location,
+            call,
+            message: cl_text(code),
+            hint: "check the device's memory limits and driver (clinfo lists them)".into(),
+        }
+    }
+
+    /// Waits for `event` and releases it.
+    fn finish_event(&self, call: &'static str, event: cl_event) -> Result<()> {
+        let waited = wait_for_events(&[event]);
+        // SAFETY: `event` was returned by an enqueue call and is released exactly once.
+        let _ = unsafe { release_event(event) };
+        waited.map_err(|code| self.fail(call, code))
+    }
+}
+
+/// The OpenCL device at `location`, for launching your own kernels on its context and
+/// queue.
+pub fn device(location: Location) -> Result<&'static OpenClDevice> {
+    let device = crate::registry().device(location)?;
+    device
+        .as_any()
+        .downcast_ref::<OpenClDevice>()
+        .ok_or_else(|| Error::Invalid(format!("{location} is not an OpenCL device")))
+}
+
+fn mem_of(native: &Native) -> cl_mem {
+    match native {
+        Native::OpenCl { mem } => *mem,
+        #[allow(unreachable_patterns)]
+        other => unreachable!("OpenCL device given a foreign handle {other:?}"),
+    }
+}
+
+impl Device for OpenClDevice {
+    fn location(&self) -> Location {
+        self.location
+    }
+
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Native> {
+        let flags = if self.host_unified {
+            CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR
+        } else {
+            CL_MEM_READ_WRITE
+        };
+        // SAFETY: a valid context, no host pointer; OpenCL rejects size 0, so at least 1.
+        let mem = unsafe { create_buffer(self.context.get(), flags, bytes.max(1), ptr::null_mut()) }
+            .map_err(|code| self.fail("clCreateBuffer", code))?;
+        self.live.fetch_add(1, Ordering::Relaxed);
+        Ok(Native::OpenCl { mem })
+    }
+
+    unsafe fn free(&self, native: &Native, _bytes: usize) {
+        // SAFETY: the caller guarantees this buffer came from `allocate` and is unused.
+        let _ = unsafe { release_mem_object(mem_of(native)) };
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn host_access(&self, native: &Native) -> HostAccess {
+        match native {
+            #[allow(unreachable_patterns)]
+            Native::OpenCl { .. } if self.host_unified => HostAccess::Mapped,
+            _ => HostAccess::None,
+        }
+    }
+
+    fn host_access_default(&self) -> HostAccess {
+        if self.host_unified {
+            HostAccess::Mapped
+        } else {
+            HostAccess::None
+        }
+    }
+
+    fn executes_on_host(&self) -> bool {
+        false
+    }
+
+    fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
+        // SAFETY: a blocking write from a live host slice into a bounds-checked range.
+        let event = unsafe {
+            enqueue_write_buffer(
+                self.queue.get(),
+                mem_of(dst),
+                CL_BLOCKING,
+                offset,
+                src.len(),
+                src.as_ptr() as *const c_void,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|code| self.fail("clEnqueueWriteBuffer", code))?;
+        self.finish_event("clEnqueueWriteBuffer", event)
+    }
+
+    fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
+        // SAFETY: a blocking read of a bounds-checked range into an exclusive host slice.
+        let event = unsafe {
+            enqueue_read_buffer(
+                self.queue.get(),
+                mem_of(src),
+                CL_BLOCKING,
+                offset,
+                dst.len(),
+                dst.as_mut_ptr() as *mut c_void,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|code| self.fail("clEnqueueReadBuffer", code))?;
+        self.finish_event("clEnqueueReadBuffer", event)
+    }
+
+    fn copy_within(
+        &self,
+        src: &Native,
+        src_offset: usize,
+        dst: &Native,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()> {
+        // SAFETY: both buffers belong to this context; ranges checked and not overlapping.
+        let event = unsafe {
+            enqueue_copy_buffer(
+                self.queue.get(),
+                mem_of(src),
+                mem_of(dst),
+                src_offset,
+                dst_offset,
+                len,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|code| self.fail("clEnqueueCopyBuffer", code))?;
+        self.finish_event("clEnqueueCopyBuffer", event)
+    }
+
+    fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        let native_size = matches!(pattern.len(), 1 | 2 | 4 | 8 | 16 | 32 | 64 | 128);
+        if !native_size || offset % pattern.len() != 0 {
+            return fill_by_writes(self, dst, offset, len, pattern);
+        }
+        // SAFETY: the pattern outlives the (waited-for) command; range checked.
+        let event = unsafe {
+            enqueue_fill_buffer(
+                self.queue.get(),
+                mem_of(dst),
+                pattern.as_ptr() as *const c_void,
+                pattern.len(),
+                offset,
+                len,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|code| self.fail("clEnqueueFillBuffer", code))?;
+        self.finish_event("clEnqueueFillBuffer", event)
+    }
+
+    fn map(&self, native: &Native, offset: usize, len: usize, write: bool) -> Result<*mut u8> {
+        let flags = if write { CL_MAP_READ | CL_MAP_WRITE } else { CL_MAP_READ };
+        let mut host: cl_mem = ptr::null_mut();
+        // SAFETY: a blocking map of a bounds-checked range of a live buffer.
+        let event = unsafe {
+            enqueue_map_buffer(
+                self.queue.get(),
+                mem_of(native),
+                CL_BLOCKING,
+                flags,
+                offset,
+                len,
+                &mut host,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|code| self.fail("clEnqueueMapBuffer", code))?;
+        self.finish_event("clEnqueueMapBuffer", event)?;
+        Ok(host.cast())
+    }
+
+    unsafe fn unmap(&self, native: &Native, ptr: *mut u8) -> Result<()> {
+        // SAFETY: `ptr` came from `map` on this buffer (caller's contract).
+        let event = unsafe {
+            enqueue_unmap_mem_object(
+                self.queue.get(),
+                mem_of(native),
+                ptr.cast(),
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|code| self.fail("clEnqueueUnmapMemObject", code))?;
+        self.finish_event("clEnqueueUnmapMemObject", event)
+    }
+
+    fn live_allocations(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+}

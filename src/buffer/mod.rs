@@ -1,0 +1,397 @@
+//! [`Buffer<T>`]: a typed array whose producer says where it is made and whose consumers
+//! say where they will use it. Replicas are cached and tracked: a second read at the
+//! same place costs nothing, a write makes the writer's copy the only valid one, and
+//! nothing moves until someone reads elsewhere.
+
+mod guard;
+
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytemuck::Pod;
+
+pub use guard::{ReadGuard, WriteGuard};
+
+use crate::backends::{HostAccess, Memory, Native};
+use crate::error::{Error, Result};
+use crate::location::Location;
+use crate::transfer::{Route, RouteKind, TransferStats, TransferTotals};
+
+/// One copy of the data at one location, valid or stale.
+struct Replica {
+    memory: Arc<Memory>,
+    valid: bool,
+}
+
+impl Replica {
+    fn location(&self) -> Location {
+        self.memory.location()
+    }
+}
+
+/// A typed, location-aware array with coherent replicas.
+///
+/// ```
+/// use locus::{Buffer, Location};
+/// // Made on the host; read back anywhere.
+/// let b = Buffer::from_slice(Location::Host, &[1.0f32, 2.0, 3.0])?;
+/// let view = b.access(Location::Host)?;
+/// assert_eq!(view.as_slice()?, &[1.0, 2.0, 3.0]);
+/// # Ok::<(), locus::Error>(())
+/// ```
+pub struct Buffer<T: Pod> {
+    len: usize,
+    home: Location,
+    replicas: Mutex<Vec<Replica>>,
+    stats: TransferStats,
+    _marker: PhantomData<T>,
+}
+
+fn bytes_of<T>(len: usize) -> Result<usize> {
+    len.checked_mul(std::mem::size_of::<T>())
+        .ok_or_else(|| Error::Invalid(format!("{len} elements overflow the address space")))
+}
+
+impl<T: Pod> Buffer<T> {
+    fn with_memory(memory: Memory, len: usize) -> Buffer<T> {
+        Buffer {
+            len,
+            home: memory.location(),
+            replicas: Mutex::new(vec![Replica {
+                memory: Arc::new(memory),
+                valid: true,
+            }]),
+            stats: TransferStats::default(),
+            _marker: PhantomData,
+        }
+    }
+
+    fn allocate(location: Location, len: usize) -> Result<Memory> {
+        Memory::new(location, bytes_of::<T>(len)?)
+    }
+
+    /// `len` zeroed elements at `location`.
+    pub fn zeroed(location: Location, len: usize) -> Result<Buffer<T>> {
+        let memory = Self::allocate(location, len)?;
+        memory.fill(0..memory.len(), &[0])?;
+        Ok(Self::with_memory(memory, len))
+    }
+
+    /// `len` copies of `value` at `location`.
+    pub fn filled(location: Location, len: usize, value: T) -> Result<Buffer<T>> {
+        let memory = Self::allocate(location, len)?;
+        memory.fill(0..memory.len(), bytemuck::bytes_of(&value))?;
+        Ok(Self::with_memory(memory, len))
+    }
+
+    /// A copy of `data` at `location`.
+    pub fn from_slice(location: Location, data: &[T]) -> Result<Buffer<T>> {
+        let memory = Self::allocate(location, data.len())?;
+        memory.write(0, bytemuck::cast_slice(data))?;
+        Ok(Self::with_memory(memory, data.len()))
+    }
+
+    /// Adopts a host `Vec` without copying it.
+    pub fn from_vec(data: Vec<T>) -> Buffer<T>
+    where
+        T: Send + Sync,
+    {
+        let len = data.len();
+        Self::with_memory(Memory::from_vec(data), len)
+    }
+
+    /// Adopts a native allocation of `len` elements without copying; `deleter` runs
+    /// when the buffer no longer needs it.
+    ///
+    /// # Safety
+    /// As for [`Memory::adopt`]: `native` is a live allocation of at least
+    /// `len * size_of::<T>()` bytes on the device at `location`, valid until `deleter`
+    /// runs, and suitably aligned for `T`.
+    pub unsafe fn adopt(
+        location: Location,
+        native: Native,
+        len: usize,
+        deleter: impl FnOnce(&Native) + Send + Sync + 'static,
+    ) -> Result<Buffer<T>> {
+        let bytes = bytes_of::<T>(len)?;
+        // SAFETY: forwarded from the caller's contract.
+        let memory = unsafe { Memory::adopt(location, native, bytes, deleter)? };
+        Ok(Self::with_memory(memory, len))
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Where the producer made it (its home; changed by [`Buffer::move_to`]).
+    pub fn location(&self) -> Location {
+        self.home
+    }
+
+    /// What this buffer's own transfers moved, per route kind.
+    pub fn stats(&self) -> TransferTotals {
+        self.stats.totals()
+    }
+
+    /// Every replica: its location and whether it holds the current data.
+    pub fn replicas(&self) -> Vec<(Location, bool)> {
+        self.lock()
+            .iter()
+            .map(|r| (r.location(), r.valid))
+            .collect()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Replica>> {
+        // A panic while the lock was held cannot leave the list half-updated in a way
+        // that loses data (entries are only flipped or pushed), so recover the guard.
+        self.replicas.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Makes current data usable at `location` and returns the replica index serving
+    /// it and how it was served. `exact` forces the replica to live at `location`.
+    fn serve(
+        &self,
+        replicas: &mut Vec<Replica>,
+        location: Location,
+        exact: bool,
+    ) -> Result<(usize, Route)> {
+        crate::registry().device(location)?;
+        let bytes = bytes_of::<T>(self.len)?;
+        let in_place = |reason: &str| Route {
+            src: location,
+            dst: location,
+            kind: RouteKind::InPlace,
+            reason: reason.to_string(),
+        };
+        if let Some(i) = replicas
+            .iter()
+            .position(|r| r.valid && r.location() == location)
+        {
+            self.stats.record(RouteKind::InPlace, bytes);
+            return Ok((i, in_place("valid replica already there")));
+        }
+        if !exact {
+            if let Some(i) = replicas
+                .iter()
+                .position(|r| r.valid && r.memory.is_accessible_from(location))
+            {
+                self.stats.record(RouteKind::InPlace, bytes);
+                let reason = crate::access::memory_accessibility(&replicas[i].memory, location).1;
+                let mut route = in_place(&reason);
+                route.src = replicas[i].location();
+                return Ok((i, route));
+            }
+        }
+        let target = match replicas.iter().position(|r| r.location() == location) {
+            Some(i) => i,
+            None => {
+                replicas.push(Replica {
+                    memory: Arc::new(Self::allocate(location, self.len)?),
+                    valid: false,
+                });
+                replicas.len() - 1
+            }
+        };
+        let source = self.cheapest_source(replicas, target)?;
+        let route = replicas[source].memory.copy_to_counted(
+            0,
+            &replicas[target].memory,
+            0,
+            bytes,
+            &self.stats,
+        )?;
+        replicas[target].valid = true;
+        Ok((target, route))
+    }
+
+    fn cheapest_source(&self, replicas: &[Replica], target: usize) -> Result<usize> {
+        replicas
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.valid)
+            .min_by_key(|(_, r)| {
+                crate::transfer::route_between(&r.memory, &replicas[target].memory).kind
+            })
+            .map(|(i, _)| i)
+            .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))
+    }
+
+    /// Declares a read at `location`: served in place when the current data is
+    /// accessible from there, otherwise from a cached replica made (once) at
+    /// `location`. The guard borrows the buffer shared: no write can happen meanwhile.
+    pub fn access(&self, location: Location) -> Result<ReadGuard<'_, T>> {
+        let mut replicas = self.lock();
+        let (i, route) = self.serve(&mut replicas, location, false)?;
+        ReadGuard::new(Arc::clone(&replicas[i].memory), location, route, self.len)
+    }
+
+    /// Declares a write at `location` (read-modify-write: the current data is there
+    /// first). The serving copy becomes the only valid one; nothing is written back
+    /// until someone reads elsewhere.
+    pub fn access_mut(&mut self, location: Location) -> Result<WriteGuard<'_, T>> {
+        let memory = {
+            let mut replicas = self.lock();
+            let (i, route) = self.serve(&mut replicas, location, false)?;
+            for (j, r) in replicas.iter_mut().enumerate() {
+                r.valid = j == i;
+            }
+            (Arc::clone(&replicas[i].memory), route)
+        };
+        WriteGuard::new(memory.0, location, memory.1, self.len)
+    }
+
+    /// The elements, copied to a new host `Vec`.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); self.len];
+        let replicas = self.lock();
+        let source = replicas
+            .iter()
+            .filter(|r| r.valid)
+            .min_by_key(|r| r.memory.host_access() == HostAccess::None)
+            .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))?;
+        source.memory.read(0, bytemuck::cast_slice_mut(&mut out))?;
+        if !out.is_empty() {
+            let kind = if source.location().is_host() {
+                RouteKind::InPlace
+            } else {
+                RouteKind::Direct
+            };
+            self.stats.record(kind, std::mem::size_of_val(out.as_slice()));
+        }
+        Ok(out)
+    }
+
+    /// Changes the length at the home location; new elements are zero. Other replicas
+    /// are dropped.
+    pub fn resize(&mut self, new_len: usize) -> Result<()> {
+        let memory = Self::allocate(self.home, new_len)?;
+        let keep = bytes_of::<T>(self.len.min(new_len))?;
+        memory.fill(keep..memory.len(), &[0])?;
+        {
+            let replicas = self.lock();
+            let source = self.cheapest_source_for(&replicas, &memory)?;
+            replicas[source]
+                .memory
+                .copy_to_counted(0, &memory, 0, keep, &self.stats)?;
+        }
+        *self.replicas.get_mut().unwrap_or_else(|e| e.into_inner()) = vec![Replica {
+            memory: Arc::new(memory),
+            valid: true,
+        }];
+        self.len = new_len;
+        Ok(())
+    }
+
+    fn cheapest_source_for(&self, replicas: &[Replica], target: &Memory) -> Result<usize> {
+        replicas
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.valid)
+            .min_by_key(|(_, r)| crate::transfer::route_between(&r.memory, target).kind)
+            .map(|(i, _)| i)
+            .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))
+    }
+
+    /// Relocates the buffer: the data ends up in memory at `location`, which becomes the
+    /// home; every other replica is freed.
+    pub fn move_to(&mut self, location: Location) -> Result<()> {
+        let mut replicas = self.lock();
+        let (i, _) = self.serve(&mut replicas, location, true)?;
+        let keep = replicas.swap_remove(i);
+        *replicas = vec![keep];
+        drop(replicas);
+        self.home = location;
+        Ok(())
+    }
+
+    /// A new buffer at `location` holding a copy of these elements.
+    pub fn to_location(&self, location: Location) -> Result<Buffer<T>> {
+        let memory = Self::allocate(location, self.len)?;
+        let bytes = memory.len();
+        {
+            let replicas = self.lock();
+            let source = self.cheapest_source_for(&replicas, &memory)?;
+            replicas[source]
+                .memory
+                .copy_to_counted(0, &memory, 0, bytes, &self.stats)?;
+        }
+        Ok(Self::with_memory(memory, self.len))
+    }
+
+    /// Copies `src[src_range]` into `self[dst_start..]`, wherever each lives, on the
+    /// route the transfer matrix picks. Bounds-checked: out of range is an error and
+    /// nothing is written.
+    pub fn copy_from(
+        &mut self,
+        dst_start: usize,
+        src: &Buffer<T>,
+        src_range: Range<usize>,
+    ) -> Result<Route> {
+        let count = src_range.end.saturating_sub(src_range.start);
+        let size = std::mem::size_of::<T>();
+        if src_range.end > src.len || src_range.start > src_range.end {
+            return Err(Error::OutOfRange {
+                location: src.home,
+                what: "copy source",
+                offset: src_range.start * size,
+                len: count * size,
+                size: src.len * size,
+            });
+        }
+        if dst_start.checked_add(count).is_none_or(|end| end > self.len) {
+            return Err(Error::OutOfRange {
+                location: self.home,
+                what: "copy destination",
+                offset: dst_start * size,
+                len: count * size,
+                size: self.len * size,
+            });
+        }
+        let src_replicas = src.lock();
+        let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
+        let target = replicas
+            .iter()
+            .position(|r| r.valid && r.location() == self.home)
+            .or_else(|| replicas.iter().position(|r| r.valid))
+            .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))?;
+        let source = src.cheapest_source_for(&src_replicas, &replicas[target].memory)?;
+        let route = src_replicas[source].memory.copy_to_counted(
+            src_range.start * size,
+            &replicas[target].memory,
+            dst_start * size,
+            count * size,
+            &self.stats,
+        )?;
+        for (j, r) in replicas.iter_mut().enumerate() {
+            r.valid = j == target;
+        }
+        Ok(route)
+    }
+
+    /// Copies `self[src_range]` into `dst[dst_start..]` (see [`Buffer::copy_from`]).
+    pub fn copy_to(
+        &self,
+        src_range: Range<usize>,
+        dst: &mut Buffer<T>,
+        dst_start: usize,
+    ) -> Result<Route> {
+        dst.copy_from(dst_start, self, src_range)
+    }
+}
+
+impl<T: Pod> std::fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Buffer")
+            .field("len", &self.len)
+            .field("home", &self.home)
+            .field("replicas", &self.replicas())
+            .finish()
+    }
+}

@@ -1,0 +1,93 @@
+//! The one error type of the crate. Every message names the location, the backend call
+//! and what to do about it.
+
+use crate::location::Location;
+
+/// Everything that can go wrong in locus.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A location name that does not parse.
+    #[error(
+        "unknown location `{text}`: expected host, cuda:N, hip:N, openmp:N, opencl:N, sycl:N or webgpu:N \
+         (N is the device ordinal, e.g. opencl:0; a bare name means device 0)"
+    )]
+    UnknownLocation {
+        /// The text that was given.
+        text: String,
+    },
+    /// The location is well formed but not present on this machine.
+    #[error("{location} is not available: {reason}")]
+    Unavailable {
+        /// The location asked for.
+        location: Location,
+        /// Why it is missing and what to install.
+        reason: String,
+    },
+    /// A backend call failed.
+    #[error("{location}: {call} failed: {message}; {hint}")]
+    Backend {
+        /// Where the call ran.
+        location: Location,
+        /// The native call, e.g. `clEnqueueReadBuffer`.
+        call: &'static str,
+        /// The runtime's error code or text.
+        message: String,
+        /// What to do about it.
+        hint: String,
+    },
+    /// An allocation larger than the device can make in one piece.
+    #[error(
+        "{location}: cannot allocate {requested} bytes: the largest allocation this device allows is {max} bytes; \
+         split the data or choose another location"
+    )]
+    TooLarge {
+        /// Where the allocation was asked for.
+        location: Location,
+        /// Bytes asked for.
+        requested: usize,
+        /// The device's limit.
+        max: usize,
+    },
+    /// A copy, fill or view that reaches past the end of an allocation. Nothing was written.
+    #[error(
+        "{location}: {what} of {len} bytes at offset {offset} is out of range for an allocation of {size} bytes; \
+         nothing was written"
+    )]
+    OutOfRange {
+        /// The allocation's location.
+        location: Location,
+        /// Which operation.
+        what: &'static str,
+        /// Start of the range in bytes.
+        offset: usize,
+        /// Length of the range in bytes.
+        len: usize,
+        /// Size of the allocation in bytes.
+        size: usize,
+    },
+    /// Two lengths that must agree do not.
+    #[error("{what}: expected {expected} elements, got {found}")]
+    LengthMismatch {
+        /// Which operation.
+        what: &'static str,
+        /// What was expected.
+        expected: usize,
+        /// What was given.
+        found: usize,
+    },
+    /// Host code asked for a slice of memory the host cannot reach.
+    #[error(
+        "{location} memory is not accessible from the host; ask for `access(Location::Host)` to get a host replica"
+    )]
+    NotHostAccessible {
+        /// Where the memory lives.
+        location: Location,
+    },
+    /// Anything else the caller passed wrong.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

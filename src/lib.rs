@@ -1,0 +1,60 @@
+//! # locus: one memory model across Host, CUDA, HIP, OpenMP, OpenCL, SYCL and WebGPU
+//!
+//! A [`Location`] names where memory lives. Backends are found at run time, so one
+//! binary runs on any machine and uses whatever it has ([`available`], [`registry`]).
+//! A [`Buffer`] is made at one location (the producer's) and used at others (the
+//! consumers'): [`Buffer::access`] serves the data in place when
+//! [`Memory::is_accessible_from`] says the consumer can reach it, and otherwise from a
+//! cached replica that is made once and kept coherent (a write invalidates the others;
+//! nothing is copied until someone reads elsewhere). Every ordered pair of locations has
+//! a route in the transfer matrix ([`transfer`]): in place, direct, peer, mapped, or
+//! staged through host memory; none is "not implemented".
+//!
+//! ```
+//! use locus::{Buffer, Location};
+//!
+//! // Pick any location this machine has; the host is always there.
+//! let device = locus::available().into_iter().last().unwrap_or(Location::Host);
+//!
+//! // Producer: the data is made on the device.
+//! let mut a = Buffer::filled(device, 1024, 2.0f32)?;
+//! // Consumer on the host: in place when the host can reach the device memory,
+//! // otherwise one copy into a cached host replica.
+//! assert!(a.access(Location::Host)?.as_slice()?.iter().all(|&x| x == 2.0));
+//! // A second read costs nothing.
+//! let before = a.stats().copies();
+//! let _again = a.access(Location::Host)?;
+//! assert_eq!(a.stats().copies(), before);
+//! drop(_again);
+//! // Writing on the host makes the host copy the only valid one.
+//! a.access_mut(Location::Host)?.as_mut_slice()?[0] = 5.0;
+//! assert_eq!(a.to_vec()?[0], 5.0);
+//! # Ok::<(), locus::Error>(())
+//! ```
+//!
+//! Layers, from the bottom: [`backends`] (one module per technology behind the
+//! [`Device`] trait), [`Memory`] (an untyped allocation with umem-style bounds-checked
+//! [`Memory::copy_to`] / [`Memory::copy_from`] and [`mirror`]s), and [`Buffer`].
+#![warn(missing_docs)]
+
+pub mod access;
+pub mod backends;
+mod buffer;
+mod error;
+mod location;
+pub mod mirror;
+mod registry;
+pub mod transfer;
+
+pub use backends::{Device, DeviceInfo, HostAccess, HostMapping, Memory, Native};
+pub use buffer::{Buffer, ReadGuard, WriteGuard};
+pub use error::{Error, Result};
+pub use location::{parse_locations, Location, Technology};
+pub use registry::{available, registry, Registry};
+pub use transfer::{Route, RouteKind, TransferStats, TransferTotals};
+
+/// Can code running at `accessor` use `memory` in place, without a copy? Not symmetric:
+/// see [`access`].
+pub fn is_accessible_from(memory: &Memory, accessor: Location) -> bool {
+    memory.is_accessible_from(accessor)
+}

@@ -1,0 +1,141 @@
+//! Run-time discovery: which locations this machine has, and why the others are missing.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use crate::backends::{self, Device};
+use crate::error::{Error, Result};
+use crate::location::{Location, Technology};
+
+/// Everything discovery found: the devices, and a reason for every technology without one.
+pub struct Registry {
+    devices: BTreeMap<Location, Arc<dyn Device>>,
+    missing: BTreeMap<Technology, String>,
+    skipped: BTreeMap<Technology, Vec<String>>,
+}
+
+static REGISTRY: OnceLock<Registry> = OnceLock::new();
+
+/// The registry of this process, discovered on first use (each technology probed once).
+pub fn registry() -> &'static Registry {
+    REGISTRY.get_or_init(Registry::discover)
+}
+
+/// The locations found on this machine, host first.
+pub fn available() -> Vec<Location> {
+    registry().locations()
+}
+
+impl Registry {
+    fn discover() -> Registry {
+        let mut devices = BTreeMap::new();
+        let mut missing = BTreeMap::new();
+        let mut skipped = BTreeMap::new();
+        for technology in Technology::ALL {
+            match backends::discover(technology) {
+                Ok(found) => {
+                    if !found.skipped.is_empty() {
+                        skipped.insert(technology, found.skipped);
+                    }
+                    if found.devices.is_empty() {
+                        missing.insert(technology, "the runtime loaded but reported no device".into());
+                    }
+                    for device in found.devices {
+                        devices.insert(device.location(), device);
+                    }
+                }
+                Err(reason) => {
+                    missing.insert(technology, reason);
+                }
+            }
+        }
+        Registry {
+            devices,
+            missing,
+            skipped,
+        }
+    }
+
+    /// The locations found, in `Location` order (host first).
+    pub fn locations(&self) -> Vec<Location> {
+        self.devices.keys().copied().collect()
+    }
+
+    /// The devices found.
+    pub fn devices(&self) -> impl Iterator<Item = &Arc<dyn Device>> {
+        self.devices.values()
+    }
+
+    /// The device at `location`, or why it is not here.
+    pub fn device(&self, location: Location) -> Result<&Arc<dyn Device>> {
+        self.devices.get(&location).ok_or_else(|| Error::Unavailable {
+            location,
+            reason: self.why_missing(location),
+        })
+    }
+
+    /// True when `location` was found.
+    pub fn has(&self, location: Location) -> bool {
+        self.devices.contains_key(&location)
+    }
+
+    /// The host device (always present).
+    pub(crate) fn host(&self) -> Arc<dyn Device> {
+        Arc::clone(&self.devices[&Location::Host])
+    }
+
+    /// Technologies without any device, each with the reason and what to install.
+    pub fn missing(&self) -> &BTreeMap<Technology, String> {
+        &self.missing
+    }
+
+    /// Devices that were seen but not used, per technology, with the reason.
+    pub fn skipped(&self) -> &BTreeMap<Technology, Vec<String>> {
+        &self.skipped
+    }
+
+    /// Why `location` is not available.
+    pub fn why_missing(&self, location: Location) -> String {
+        let technology = location.technology();
+        if let Some(reason) = self.missing.get(&technology) {
+            return format!("{technology}: {reason}");
+        }
+        let found: Vec<String> = self
+            .locations()
+            .into_iter()
+            .filter(|l| l.technology() == technology)
+            .map(|l| l.to_string())
+            .collect();
+        format!(
+            "{technology} has {} device(s) here ({}); there is no {location}",
+            found.len(),
+            found.join(", ")
+        )
+    }
+
+    /// Checks that every technology in `required` (names as in `LOCUS_REQUIRE`:
+    /// `host,openmp,opencl,webgpu`, or full locations such as `opencl:1`) is present.
+    /// The error lists every one that is missing, with its reason.
+    pub fn require(&self, required: &str) -> Result<()> {
+        let mut problems = Vec::new();
+        for item in required.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let location: Location = item.parse()?;
+            let present = if item.contains(':') {
+                self.has(location)
+            } else {
+                self.devices.keys().any(|l| l.technology() == location.technology())
+            };
+            if !present {
+                problems.push(format!("{item}: {}", self.why_missing(location)));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Invalid(format!(
+                "required backends are missing:\n  {}",
+                problems.join("\n  ")
+            )))
+        }
+    }
+}

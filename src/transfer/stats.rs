@@ -1,0 +1,83 @@
+//! Transfer counters: how many copies and bytes went over each route kind.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use super::RouteKind;
+
+/// Counts copies and bytes per route kind. Thread safe; cheap to update.
+#[derive(Debug, Default)]
+pub struct TransferStats {
+    calls: [AtomicU64; 5],
+    bytes: [AtomicU64; 5],
+}
+
+/// A snapshot of [`TransferStats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TransferTotals {
+    /// Copies per route kind, indexed like [`RouteKind::ALL`].
+    pub calls: [u64; 5],
+    /// Bytes per route kind, indexed like [`RouteKind::ALL`].
+    pub bytes: [u64; 5],
+}
+
+impl TransferTotals {
+    /// Copies over `kind`.
+    pub fn calls_of(&self, kind: RouteKind) -> u64 {
+        self.calls[kind as usize]
+    }
+
+    /// Bytes over `kind`.
+    pub fn bytes_of(&self, kind: RouteKind) -> u64 {
+        self.bytes[kind as usize]
+    }
+
+    /// Copies that moved data (every kind but in-place).
+    pub fn copies(&self) -> u64 {
+        self.calls.iter().sum::<u64>() - self.calls_of(RouteKind::InPlace)
+    }
+
+    /// Bytes moved (every kind but in-place).
+    pub fn bytes_moved(&self) -> u64 {
+        self.bytes.iter().sum::<u64>() - self.bytes_of(RouteKind::InPlace)
+    }
+}
+
+impl std::fmt::Display for TransferTotals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = RouteKind::ALL
+            .iter()
+            .filter(|k| self.calls_of(**k) > 0)
+            .map(|k| format!("{k}: {} x, {} B", self.calls_of(*k), self.bytes_of(*k)))
+            .collect();
+        if parts.is_empty() {
+            f.write_str("no transfers")
+        } else {
+            f.write_str(&parts.join("; "))
+        }
+    }
+}
+
+impl TransferStats {
+    /// Counts one use of `kind` for `bytes` (in-place uses count a call and the bytes
+    /// served, though nothing moved).
+    pub fn record(&self, kind: RouteKind, bytes: usize) {
+        self.calls[kind as usize].fetch_add(1, Ordering::Relaxed);
+        self.bytes[kind as usize].fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// The counts so far.
+    pub fn totals(&self) -> TransferTotals {
+        let mut t = TransferTotals::default();
+        for i in 0..5 {
+            t.calls[i] = self.calls[i].load(Ordering::Relaxed);
+            t.bytes[i] = self.bytes[i].load(Ordering::Relaxed);
+        }
+        t
+    }
+}
+
+pub(super) fn global() -> &'static TransferStats {
+    static GLOBAL: OnceLock<TransferStats> = OnceLock::new();
+    GLOBAL.get_or_init(TransferStats::default)
+}

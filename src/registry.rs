@@ -21,6 +21,13 @@ pub fn registry() -> &'static Registry {
     REGISTRY.get_or_init(Registry::discover)
 }
 
+/// Physical memory of the host in bytes, from /proc/meminfo where available.
+pub(crate) fn host_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = text.lines().next()?.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+    Some(kb * 1024)
+}
+
 /// The locations found on this machine, host first.
 pub fn available() -> Vec<Location> {
     registry().locations()

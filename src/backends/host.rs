@@ -16,10 +16,7 @@ pub struct HostDevice {
 }
 
 pub(crate) fn discover() -> Discovery {
-    let memory_bytes = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
-        let kb = s.lines().next()?.split_whitespace().nth(1)?.parse::<u64>().ok()?;
-        Some(kb * 1024)
-    });
+    let memory_bytes = crate::registry::host_memory_bytes();
     let device = HostDevice {
         info: DeviceInfo {
             name: format!(

@@ -1,0 +1,370 @@
+//! WebGPU through `wgpu` (Vulkan, Metal, DX12 or GL, each loaded at run time).
+//!
+//! Memory is a storage buffer (STORAGE | COPY_SRC | COPY_DST) of up to the adapter's
+//! `max_buffer_size` (the device is opened with the adapter's real limits, not the
+//! defaults). Host data goes up through two reused MAP_WRITE staging buffers and comes
+//! down through two reused MAP_READ ones, alternating so that the host copy of one chunk
+//! overlaps the GPU copy of the other; `queue.write_buffer` (a new staging buffer per
+//! call) is not used. Buffers may be larger than the storage binding limit: kernels bind
+//! them in windows (see [`binding_windows`]).
+//!
+//! wgpu panics on validation errors by default; locus installs an error handler that
+//! records them instead, and returns them as [`Error::Backend`].
+
+mod staging;
+
+use std::any::Any;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::{Device, DeviceInfo, Discovery, HostAccess, Native};
+use crate::error::{Error, Result};
+use crate::location::Location;
+
+use staging::Staging;
+
+/// Bytes per staging buffer.
+const STAGING_BYTES: u64 = 16 << 20;
+
+/// One wgpu adapter with its device and queue.
+pub struct WebGpuDevice {
+    location: Location,
+    info: DeviceInfo,
+    adapter: wgpu::Adapter,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    limits: wgpu::Limits,
+    upload: Mutex<Staging>,
+    download: Mutex<Staging>,
+    errors: Arc<Mutex<Vec<String>>>,
+    live: AtomicUsize,
+}
+
+impl std::fmt::Debug for WebGpuDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WebGpuDevice({}, {})", self.location, self.info.name)
+    }
+}
+
+pub(crate) fn discover() -> Result<Discovery, String> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+    let primary = adapters
+        .iter()
+        .any(|a| a.get_info().backend != wgpu::Backend::Gl);
+    let mut devices: Vec<Arc<dyn Device>> = Vec::new();
+    let mut skipped = Vec::new();
+    for adapter in adapters {
+        let info = adapter.get_info();
+        if primary && info.backend == wgpu::Backend::Gl {
+            skipped.push(format!(
+                "{} (GL): a Vulkan/Metal/DX12 adapter is present; set WGPU_BACKEND=gl to use GL",
+                info.name
+            ));
+            continue;
+        }
+        let location = Location::WebGpu(devices.len() as u32);
+        match WebGpuDevice::open(location, adapter) {
+            Ok(device) => devices.push(Arc::new(device)),
+            Err(e) => skipped.push(format!("{} ({:?}): {e}", info.name, info.backend)),
+        }
+    }
+    if devices.is_empty() {
+        return Err(format!(
+            "no WebGPU adapter{}; install a Vulkan driver and loader (e.g. apt-get install mesa-vulkan-drivers libvulkan1)",
+            if skipped.is_empty() { " was found".to_string() } else { format!(" could be opened ({})", skipped.join("; ")) }
+        ));
+    }
+    Ok(Discovery { devices, skipped })
+}
+
+impl WebGpuDevice {
+    fn open(location: Location, adapter: wgpu::Adapter) -> Result<WebGpuDevice, String> {
+        let adapter_info = adapter.get_info();
+        let limits = adapter.limits();
+        let descriptor = wgpu::DeviceDescriptor {
+            label: Some("locus"),
+            required_limits: limits.clone(),
+            ..Default::default()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&descriptor))
+            .map_err(|e| format!("request_device failed: {e}"))?;
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&errors);
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut list) = sink.lock() {
+                list.push(e.to_string());
+            }
+        }));
+        let kind = match adapter_info.device_type {
+            wgpu::DeviceType::Cpu => "cpu",
+            wgpu::DeviceType::IntegratedGpu => "integrated gpu",
+            wgpu::DeviceType::DiscreteGpu => "gpu",
+            wgpu::DeviceType::VirtualGpu => "virtual gpu",
+            wgpu::DeviceType::Other => "other",
+        };
+        let shares = matches!(
+            adapter_info.device_type,
+            wgpu::DeviceType::Cpu | wgpu::DeviceType::IntegratedGpu
+        );
+        let notes = vec![
+            format!(
+                "driver: {} {}",
+                adapter_info.driver, adapter_info.driver_info
+            ),
+            format!(
+                "max buffer {} MiB, storage binding {} MiB (larger buffers are bound in windows)",
+                limits.max_buffer_size >> 20,
+                limits.max_storage_buffer_binding_size >> 20
+            ),
+        ];
+        Ok(WebGpuDevice {
+            location,
+            info: DeviceInfo {
+                name: adapter_info.name.clone(),
+                platform: format!("wgpu {:?}", adapter_info.backend),
+                kind: kind.into(),
+                memory_bytes: None,
+                max_allocation: limits.max_buffer_size & !3,
+                shares_host_memory: shares,
+                notes,
+            },
+            adapter,
+            upload: Mutex::new(Staging::new(
+                &device,
+                STAGING_BYTES,
+                wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+            )),
+            download: Mutex::new(Staging::new(
+                &device,
+                STAGING_BYTES,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            )),
+            device,
+            queue,
+            limits,
+            errors,
+            live: AtomicUsize::new(0),
+        })
+    }
+
+    /// The wgpu device (to create pipelines and bind groups on).
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The wgpu queue locus submits its copies to.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// The adapter.
+    pub fn adapter(&self) -> &wgpu::Adapter {
+        &self.adapter
+    }
+
+    /// The limits the device was opened with (the adapter's own).
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.limits
+    }
+
+    fn fail(&self, call: &'static str, message: String) -> Error {
+        Error::Backend {
+            location: self.location,
+            call,
+            message,
+            hint: "see the wgpu message; check sizes against `locus info`".into(),
+        }
+    }
+
+    /// Returns the first error wgpu reported since the last check.
+    fn check(&self, call: &'static str) -> Result<()> {
+        let mut list = self.errors.lock().unwrap_or_else(|e| e.into_inner());
+        if list.is_empty() {
+            Ok(())
+        } else {
+            let message = list.join("; ");
+            list.clear();
+            Err(self.fail(call, message))
+        }
+    }
+
+    fn wait(&self, call: &'static str, index: Option<wgpu::SubmissionIndex>) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: index,
+                timeout: None,
+            })
+            .map_err(|e| self.fail(call, e.to_string()))?;
+        self.check(call)
+    }
+
+    fn read_raw(&self, src: &wgpu::Buffer, offset: u64, dst: &mut [u8]) -> Result<()> {
+        let mut staging = self.download.lock().unwrap_or_else(|e| e.into_inner());
+        staging.download(self, src, offset, dst)
+    }
+
+    fn copy_on_device(
+        &self,
+        src: &wgpu::Buffer,
+        src_offset: u64,
+        dst: &wgpu::Buffer,
+        dst_offset: u64,
+        len: u64,
+    ) -> wgpu::SubmissionIndex {
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("locus copy") });
+        encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, len);
+        self.queue.submit([encoder.finish()])
+    }
+}
+
+/// The WebGPU device at `location`, for creating your own pipelines on it.
+pub fn device(location: Location) -> Result<&'static WebGpuDevice> {
+    crate::registry()
+        .device(location)?
+        .as_any()
+        .downcast_ref::<WebGpuDevice>()
+        .ok_or_else(|| Error::Invalid(format!("{location} is not a WebGPU device")))
+}
+
+/// Splits a buffer of `bytes` into binding windows `(offset, size)` that each fit the
+/// device's storage binding limit and offset alignment, for kernels over buffers larger
+/// than one binding. `element` is the element size; windows hold whole elements.
+pub fn binding_windows(limits: &wgpu::Limits, bytes: u64, element: u64) -> Vec<(u64, u64)> {
+    let align = u64::from(limits.min_storage_buffer_offset_alignment).max(element);
+    let step = (u64::from(limits.max_storage_buffer_binding_size) / align * align).max(align);
+    let mut windows = Vec::new();
+    let mut offset = 0;
+    while offset < bytes {
+        let size = step.min(bytes - offset);
+        windows.push((offset, size));
+        offset += size;
+    }
+    windows
+}
+
+fn buffer_of(native: &Native) -> &wgpu::Buffer {
+    match native {
+        Native::WebGpu { buffer } => buffer,
+        #[allow(unreachable_patterns)]
+        other => unreachable!("WebGPU device given a foreign handle {other:?}"),
+    }
+}
+
+impl Device for WebGpuDevice {
+    fn location(&self) -> Location {
+        self.location
+    }
+
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Native> {
+        let size = (bytes as u64).div_ceil(4).max(1) * 4;
+        if size > self.limits.max_buffer_size {
+            return Err(Error::TooLarge {
+                location: self.location,
+                requested: bytes,
+                max: self.info.max_allocation as usize,
+            });
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("locus"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(self.fail("create_buffer", e.to_string()));
+        }
+        self.check("create_buffer")?;
+        self.live.fetch_add(1, Ordering::Relaxed);
+        Ok(Native::WebGpu { buffer })
+    }
+
+    unsafe fn free(&self, native: &Native, _bytes: usize) {
+        buffer_of(native).destroy();
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn host_access(&self, _native: &Native) -> HostAccess {
+        HostAccess::None
+    }
+
+    fn host_access_default(&self) -> HostAccess {
+        HostAccess::None
+    }
+
+    fn executes_on_host(&self) -> bool {
+        false
+    }
+
+    fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
+        let mut staging = self.upload.lock().unwrap_or_else(|e| e.into_inner());
+        staging.upload(self, buffer_of(dst), offset as u64, src)
+    }
+
+    fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.read_raw(buffer_of(src), offset as u64, dst)
+    }
+
+    fn copy_within(
+        &self,
+        src: &Native,
+        src_offset: usize,
+        dst: &Native,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()> {
+        if (src_offset | dst_offset | len) % 4 != 0 {
+            // copy_buffer_to_buffer needs 4-byte alignment: go through the host.
+            let mut tmp = vec![0u8; len];
+            self.read(src, src_offset, &mut tmp)?;
+            return self.write(dst, dst_offset, &tmp);
+        }
+        let index = self.copy_on_device(
+            buffer_of(src),
+            src_offset as u64,
+            buffer_of(dst),
+            dst_offset as u64,
+            len as u64,
+        );
+        self.wait("copy_buffer_to_buffer", Some(index))
+    }
+
+    fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        if pattern.iter().all(|&b| b == 0) && (offset | len) % 4 == 0 {
+            let mut encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("locus clear") });
+            encoder.clear_buffer(buffer_of(dst), offset as u64, Some(len as u64));
+            let index = self.queue.submit([encoder.finish()]);
+            return self.wait("clear_buffer", Some(index));
+        }
+        super::fill_by_writes(self, dst, offset, len, pattern)
+    }
+
+    fn map(&self, _native: &Native, _offset: usize, _len: usize, _write: bool) -> Result<*mut u8> {
+        Err(Error::NotHostAccessible {
+            location: self.location,
+        })
+    }
+
+    unsafe fn unmap(&self, _native: &Native, _ptr: *mut u8) -> Result<()> {
+        Ok(())
+    }
+
+    fn live_allocations(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+}

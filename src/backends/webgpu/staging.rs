@@ -1,0 +1,170 @@
+//! Reused staging buffers for WebGPU transfers: two per direction, used alternately, so
+//! the host copy into (or out of) one overlaps the GPU copy of the other.
+
+use std::sync::mpsc;
+
+use super::WebGpuDevice;
+use crate::error::Result;
+
+pub(super) struct Staging {
+    buffers: [wgpu::Buffer; 2],
+    last_use: [Option<wgpu::SubmissionIndex>; 2],
+    size: u64,
+}
+
+/// The part of `[pos, pos + n)` that lies inside `[start, end)`, if any.
+fn overlap(pos: u64, n: u64, start: u64, end: u64) -> Option<(u64, u64)> {
+    let (a, b) = (pos.max(start), (pos + n).min(end));
+    (a < b).then_some((a, b))
+}
+
+impl Staging {
+    pub(super) fn new(device: &wgpu::Device, size: u64, usage: wgpu::BufferUsages) -> Staging {
+        let make = |i: usize| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(if i == 0 { "locus staging 0" } else { "locus staging 1" }),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        Staging {
+            buffers: [make(0), make(1)],
+            last_use: [None, None],
+            size,
+        }
+    }
+
+    /// Maps `slot` once its last GPU use is done.
+    fn map(&mut self, dev: &WebGpuDevice, slot: usize, mode: wgpu::MapMode) -> Result<()> {
+        let (tx, rx) = mpsc::channel();
+        self.buffers[slot].map_async(mode, .., move |r| {
+            let _ = tx.send(r);
+        });
+        let first = match self.last_use[slot].take() {
+            Some(index) => wgpu::PollType::Wait {
+                submission_index: Some(index),
+                timeout: None,
+            },
+            None => wgpu::PollType::Poll,
+        };
+        dev.device
+            .poll(first)
+            .map_err(|e| dev.fail("device.poll", e.to_string()))?;
+        for _ in 0..1000 {
+            match rx.try_recv() {
+                Ok(result) => return result.map_err(|e| dev.fail("map_async", e.to_string())),
+                Err(mpsc::TryRecvError::Empty) => {
+                    dev.device
+                        .poll(wgpu::PollType::wait_indefinitely())
+                        .map_err(|e| dev.fail("device.poll", e.to_string()))?;
+                }
+                Err(mpsc::TryRecvError::Disconnected) => break,
+            }
+        }
+        dev.check("map_async")?;
+        Err(dev.fail("map_async", "the mapping never completed".into()))
+    }
+
+    /// host -> `dst[offset..]`. Unaligned edges keep the bytes around them.
+    pub(super) fn upload(
+        &mut self,
+        dev: &WebGpuDevice,
+        dst: &wgpu::Buffer,
+        offset: u64,
+        src: &[u8],
+    ) -> Result<()> {
+        let end = offset + src.len() as u64;
+        let (head, tail) = (offset & !3, (end + 3) & !3);
+        let mut head_word = [0u8; 4];
+        let mut tail_word = [0u8; 4];
+        if offset != head {
+            dev.read_raw(dst, head, &mut head_word)?;
+        }
+        if end != tail {
+            dev.read_raw(dst, tail - 4, &mut tail_word)?;
+        }
+        let mut pos = head;
+        let mut chunk = 0;
+        let mut last = None;
+        while pos < tail {
+            let n = self.size.min(tail - pos);
+            let slot = chunk % 2;
+            self.map(dev, slot, wgpu::MapMode::Write)?;
+            {
+                let mut view = self.buffers[slot]
+                    .get_mapped_range_mut(0..n)
+                    .map_err(|e| dev.fail("get_mapped_range_mut", e.to_string()))?;
+                let mut put = |at: u64, bytes: &[u8]| {
+                    let at = (at - pos) as usize;
+                    view.slice(at..at + bytes.len()).copy_from_slice(bytes);
+                };
+                if let Some((a, b)) = overlap(pos, n, head, offset) {
+                    put(a, &head_word[(a - head) as usize..(b - head) as usize]);
+                }
+                if let Some((a, b)) = overlap(pos, n, offset, end) {
+                    put(a, &src[(a - offset) as usize..(b - offset) as usize]);
+                }
+                if let Some((a, b)) = overlap(pos, n, end, tail) {
+                    let base = tail - 4;
+                    put(a, &tail_word[(a - base) as usize..(b - base) as usize]);
+                }
+            }
+            self.buffers[slot].unmap();
+            let index = dev.copy_on_device(&self.buffers[slot], 0, dst, pos, n);
+            self.last_use[slot] = Some(index.clone());
+            last = Some(index);
+            pos += n;
+            chunk += 1;
+        }
+        match last {
+            Some(index) => dev.wait("copy_buffer_to_buffer (upload)", Some(index)),
+            None => Ok(()),
+        }
+    }
+
+    /// `src[offset..]` -> host.
+    pub(super) fn download(
+        &mut self,
+        dev: &WebGpuDevice,
+        src: &wgpu::Buffer,
+        offset: u64,
+        dst: &mut [u8],
+    ) -> Result<()> {
+        let end = offset + dst.len() as u64;
+        let (head, tail) = (offset & !3, (end + 3) & !3);
+        let chunks = (tail - head).div_ceil(self.size) as usize;
+        let size = self.size;
+        let chunk_at = |k: usize| {
+            let pos = head + k as u64 * size;
+            (pos, size.min(tail - pos))
+        };
+        let submit = |this: &mut Staging, k: usize| {
+            let (pos, n) = chunk_at(k);
+            let slot = k % 2;
+            this.last_use[slot] = Some(dev.copy_on_device(src, pos, &this.buffers[slot], 0, n));
+        };
+        if chunks > 0 {
+            submit(self, 0);
+        }
+        for k in 0..chunks {
+            if k + 1 < chunks {
+                submit(self, k + 1);
+            }
+            let (pos, n) = chunk_at(k);
+            let slot = k % 2;
+            self.map(dev, slot, wgpu::MapMode::Read)?;
+            {
+                let view = self.buffers[slot]
+                    .get_mapped_range(0..n)
+                    .map_err(|e| dev.fail("get_mapped_range", e.to_string()))?;
+                if let Some((a, b)) = overlap(pos, n, offset, end) {
+                    dst[(a - offset) as usize..(b - offset) as usize]
+                        .copy_from_slice(&view[(a - pos) as usize..(b - pos) as usize]);
+                }
+            }
+            self.buffers[slot].unmap();
+        }
+        Ok(())
+    }
+}

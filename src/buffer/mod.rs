@@ -148,6 +148,15 @@ impl<T: Pod> Buffer<T> {
             .collect()
     }
 
+    /// The allocation holding a copy at `location`, valid or not (for inspection: tests
+    /// use it to prove that an access was served from the buffer's own memory).
+    pub fn memory_at(&self, location: Location) -> Option<Arc<Memory>> {
+        self.lock()
+            .iter()
+            .find(|r| r.location() == location)
+            .map(|r| Arc::clone(&r.memory))
+    }
+
     fn lock(&self) -> MutexGuard<'_, Vec<Replica>> {
         // A panic while the lock was held cannot leave the list half-updated in a way
         // that loses data (entries are only flipped or pushed), so recover the guard.

@@ -1,0 +1,43 @@
+//! Shared by the test binaries: which locations run, and LOCUS_REQUIRE.
+#![allow(dead_code)]
+
+use std::sync::{Mutex, MutexGuard};
+
+use locus::Location;
+
+/// The location named `text` when this machine has it. When it is missing and
+/// `LOCUS_REQUIRE` names its technology (or the exact location), the test FAILS with
+/// the reason; otherwise it is skipped with the reason printed.
+pub fn location(text: &str) -> Option<Location> {
+    let location: Location = text.parse().expect("test location names parse");
+    let registry = locus::registry();
+    if registry.has(location) {
+        return Some(location);
+    }
+    let why = registry.why_missing(location);
+    let required = std::env::var("LOCUS_REQUIRE").unwrap_or_default();
+    let named = required.split(',').map(str::trim).any(|item| {
+        item == text || (location.ordinal() == 0 && item == location.technology().name())
+    });
+    assert!(!named, "{text} is required by LOCUS_REQUIRE={required} but missing: {why}");
+    eprintln!("SKIPPED on this machine: {text}: {why}");
+    None
+}
+
+/// Serialises the tests of one binary under `cargo test` (threads), so that
+/// live-allocation counts are not disturbed by a neighbour. Under nextest each test has
+/// its own process anyway.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Deterministic test data.
+pub fn pattern_u8(n: usize, seed: u8) -> Vec<u8> {
+    (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}
+
+/// Deterministic f32 data.
+pub fn pattern_f32(n: usize, seed: f32) -> Vec<f32> {
+    (0..n).map(|i| i as f32 * 0.5 + seed).collect()
+}

@@ -1,0 +1,399 @@
+//! The conformance suite: written once, instantiated for every location (and, in
+//! `pairs_from_here`, for every ordered pair with every available destination).
+//! A location this machine lacks is skipped with its reason, unless LOCUS_REQUIRE
+//! names it, in which case the test fails.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use common::{pattern_f32, pattern_u8};
+use locus::{mirror, transfer, Buffer, Error, Location, Memory, RouteKind};
+
+fn live(location: Location) -> usize {
+    locus::registry()
+        .device(location)
+        .expect("available")
+        .live_allocations()
+}
+
+fn in_place(memory_at: Location, accessor: Location) -> bool {
+    locus::access::location_accessibility(locus::registry(), memory_at, accessor)
+        .expect("both available")
+        .0
+}
+
+pub fn constructors_round_trip(l: Location) {
+    let data = pattern_f32(1000, 1.5);
+    assert_eq!(Buffer::from_slice(l, &data).unwrap().to_vec().unwrap(), data);
+    assert_eq!(Buffer::<f32>::zeroed(l, 77).unwrap().to_vec().unwrap(), vec![0.0; 77]);
+    assert_eq!(Buffer::filled(l, 33, 2.25f32).unwrap().to_vec().unwrap(), vec![2.25; 33]);
+    // Odd byte lengths and a 3-byte element exercise unaligned edges and pattern fills.
+    let bytes = pattern_u8(13, 7);
+    assert_eq!(Buffer::from_slice(l, &bytes).unwrap().to_vec().unwrap(), bytes);
+    let rgb = Buffer::filled(l, 11, [1u8, 2, 3]).unwrap();
+    assert_eq!(rgb.to_vec().unwrap(), vec![[1u8, 2, 3]; 11]);
+    assert_eq!(Buffer::filled(l, 5, u64::MAX - 1).unwrap().to_vec().unwrap(), vec![u64::MAX - 1; 5]);
+    // From a Vec (zero-copy on the host), then moved here.
+    let mut moved = Buffer::from_vec(data.clone());
+    assert_eq!(moved.location(), Location::Host);
+    moved.move_to(l).unwrap();
+    assert_eq!(moved.location(), l);
+    assert_eq!(moved.replicas(), vec![(l, true)]);
+    assert_eq!(moved.to_vec().unwrap(), data);
+    // Adopting a native allocation: the deleter runs exactly when the buffer is dropped.
+    let memory = Memory::new(l, 16).unwrap();
+    memory.write(0, bytemuck::cast_slice(&[1u32, 2, 3, 4])).unwrap();
+    let native = match memory.native() {
+        locus::Native::Host { ptr } => locus::Native::Host { ptr: *ptr },
+        _ => {
+            // Other technologies: adopt through the memory's own handle kept alive by
+            // the deleter's capture.
+            let keep = Arc::new(memory);
+            let clone = Arc::clone(&keep);
+            let deleted = Arc::new(AtomicBool::new(false));
+            let flag = Arc::clone(&deleted);
+            let adopted = {
+                let handle = clone_native(keep.native());
+                // SAFETY: the handle refers to `keep`'s allocation of 16 bytes at `l`,
+                // which the deleter keeps alive until the buffer drops it.
+                unsafe {
+                    Buffer::<u32>::adopt(l, handle, 4, move |_| {
+                        drop(clone);
+                        flag.store(true, Ordering::SeqCst);
+                    })
+                }
+                .unwrap()
+            };
+            assert_eq!(adopted.to_vec().unwrap(), vec![1, 2, 3, 4]);
+            assert!(!deleted.load(Ordering::SeqCst));
+            drop(adopted);
+            assert!(deleted.load(Ordering::SeqCst), "deleter ran on drop");
+            return;
+        }
+    };
+    let keep = Arc::new(memory);
+    let clone = Arc::clone(&keep);
+    let deleted = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&deleted);
+    // SAFETY: `native` is `keep`'s 16-byte host allocation, alive until the deleter runs.
+    let adopted = unsafe {
+        Buffer::<u32>::adopt(l, native, 4, move |_| {
+            drop(clone);
+            flag.store(true, Ordering::SeqCst);
+        })
+    }
+    .unwrap();
+    assert_eq!(adopted.to_vec().unwrap(), vec![1, 2, 3, 4]);
+    drop(adopted);
+    assert!(deleted.load(Ordering::SeqCst));
+}
+
+/// A second handle to the same native allocation (for adoption tests only).
+fn clone_native(native: &locus::Native) -> locus::Native {
+    match native {
+        locus::Native::Host { ptr } => locus::Native::Host { ptr: *ptr },
+        locus::Native::OpenMp { ptr, device } => locus::Native::OpenMp {
+            ptr: *ptr,
+            device: *device,
+        },
+        locus::Native::OpenCl { mem } => locus::Native::OpenCl { mem: *mem },
+        locus::Native::WebGpu { buffer } => locus::Native::WebGpu {
+            buffer: buffer.clone(),
+        },
+        _ => panic!("no clone for {native:?}"),
+    }
+}
+
+pub fn copy_sub_ranges(l: Location) {
+    let a = pattern_u8(301, 3);
+    let src = Buffer::from_slice(l, &a).unwrap();
+    let mut dst = Buffer::from_slice(l, &pattern_u8(301, 100)).unwrap();
+    let mut model = pattern_u8(301, 100);
+    for (dst_start, range) in [(0, 0..301), (1, 2..9), (17, 0..64), (250, 3..54), (300, 300..301), (5, 5..5)] {
+        let n = range.len();
+        dst.copy_from(dst_start, &src, range.clone()).unwrap();
+        model[dst_start..dst_start + n].copy_from_slice(&a[range]);
+        assert_eq!(dst.to_vec().unwrap(), model, "after copy to {dst_start}");
+    }
+    // The same through the untyped layer (umem copy_to / copy_from).
+    let m1 = Memory::new(l, 64).unwrap();
+    let m2 = Memory::new(l, 64).unwrap();
+    m1.write(0, &pattern_u8(64, 1)).unwrap();
+    m2.write(0, &[0u8; 64]).unwrap();
+    m1.copy_to(3, &m2, 10, 21).unwrap();
+    m2.copy_from(40, &m1, 0, 4).unwrap();
+    let mut got = vec![0u8; 64];
+    m2.read(0, &mut got).unwrap();
+    let mut want = vec![0u8; 64];
+    want[10..31].copy_from_slice(&pattern_u8(64, 1)[3..24]);
+    want[40..44].copy_from_slice(&pattern_u8(64, 1)[0..4]);
+    assert_eq!(got, want);
+    // Overlapping copy inside one allocation behaves like memmove.
+    m1.copy_to(0, &m1, 5, 30).unwrap();
+    let mut moved = vec![0u8; 64];
+    m1.read(0, &mut moved).unwrap();
+    let mut expect = pattern_u8(64, 1);
+    expect.copy_within(0..30, 5);
+    assert_eq!(moved, expect);
+}
+
+pub fn zero_length(l: Location) {
+    let mut empty = Buffer::<f32>::zeroed(l, 0).unwrap();
+    assert!(empty.is_empty());
+    assert_eq!(empty.to_vec().unwrap(), Vec::<f32>::new());
+    let other = Buffer::<f32>::from_slice(l, &[]).unwrap();
+    empty.copy_from(0, &other, 0..0).unwrap();
+    assert_eq!(empty.access(Location::Host).unwrap().as_slice().unwrap(), &[] as &[f32]);
+    let m = Memory::new(l, 0).unwrap();
+    m.copy_to(0, &m, 0, 0).unwrap();
+}
+
+pub fn out_of_range_writes_nothing(l: Location) {
+    let src = Buffer::from_slice(l, &[1u32, 2, 3, 4]).unwrap();
+    let mut dst = Buffer::from_slice(l, &[9u32; 4]).unwrap();
+    for (start, range) in [(0, 0..5), (3, 0..2), (5, 0..0), (0, 3..2)] {
+        let err = dst.copy_from(start, &src, range.clone()).unwrap_err();
+        assert!(matches!(err, Error::OutOfRange { .. }), "{start} {range:?}: {err}");
+        assert!(err.to_string().contains("nothing was written"), "{err}");
+        assert_eq!(dst.to_vec().unwrap(), vec![9; 4]);
+    }
+    let m = Memory::new(l, 8).unwrap();
+    m.write(0, &[5u8; 8]).unwrap();
+    assert!(m.write(4, &[0u8; 5]).is_err());
+    assert!(m.copy_to(0, &m, 4, 5).is_err());
+    assert!(m.copy_to(usize::MAX, &m, 0, 2).is_err());
+    assert!(m.fill(6..10, &[0]).is_err());
+    let mut back = [0u8; 8];
+    m.read(0, &mut back).unwrap();
+    assert_eq!(back, [5u8; 8]);
+}
+
+pub fn access_everywhere(l: Location) {
+    let data = pattern_f32(257, 0.25);
+    for accessor in locus::available() {
+        let b = Buffer::from_slice(l, &data).unwrap();
+        let home = b.memory_at(l).unwrap();
+        {
+            let guard = b.access(accessor).unwrap();
+            if in_place(l, accessor) {
+                assert!(guard.is_in_place(), "{l} by {accessor}: {:?}", guard.route());
+                assert!(Arc::ptr_eq(guard.memory(), &home), "served from the buffer's own memory");
+                assert_eq!(b.stats().copies(), 0);
+            } else {
+                assert!(!guard.is_in_place());
+                assert_eq!(guard.memory_location(), accessor, "a replica at the consumer");
+                assert_eq!(b.stats().copies(), 1);
+            }
+            if let Ok(slice) = guard.as_slice() {
+                assert_eq!(slice, data.as_slice());
+                if in_place(l, accessor) && accessor.is_host() {
+                    // The host sees the device memory itself, not a copy of it.
+                    let p = guard.ptr().unwrap();
+                    assert_eq!(p, slice.as_ptr());
+                }
+            }
+        }
+        // A second read at the same place moves nothing.
+        let before = b.stats();
+        let again = b.access(accessor).unwrap();
+        assert!(again.is_in_place());
+        assert_eq!(b.stats().copies(), before.copies());
+        assert_eq!(b.stats().bytes_moved(), before.bytes_moved());
+    }
+}
+
+pub fn writes_invalidate_and_are_never_lost(l: Location) {
+    let n = 100;
+    let mut b = Buffer::from_slice(l, &pattern_f32(n, 1.0)).unwrap();
+    let mut model = pattern_f32(n, 1.0);
+    for accessor in locus::available() {
+        // Read somewhere first so that a replica may exist.
+        drop(b.access(accessor).unwrap());
+        // Write at `accessor`: through the host slice where the code runs on the host,
+        // otherwise through the memory (as a kernel there would).
+        {
+            let mut w = b.access_mut(accessor).unwrap();
+            let value = accessor.ordinal() as f32 + 10.0 * (accessor.technology() as u8 as f32);
+            match w.as_mut_slice() {
+                Ok(slice) => slice[3] = value,
+                Err(_) => w.memory().write(12, bytemuck::bytes_of(&value)).unwrap(),
+            }
+            model[3] = value;
+        }
+        let valid: Vec<_> = b.replicas().into_iter().filter(|(_, v)| *v).collect();
+        assert_eq!(valid.len(), 1, "only the writer's copy is valid: {:?}", b.replicas());
+        // Every other location sees the write.
+        for reader in locus::available() {
+            let g = b.access(reader).unwrap();
+            let seen: Vec<f32> = match g.as_slice() {
+                Ok(s) => s.to_vec(),
+                Err(_) => {
+                    let mut raw = vec![0f32; n];
+                    g.memory().read(0, bytemuck::cast_slice_mut(&mut raw)).unwrap();
+                    raw
+                }
+            };
+            assert_eq!(seen, model, "write at {accessor} read at {reader}");
+        }
+    }
+    assert_eq!(b.to_vec().unwrap(), model);
+}
+
+pub fn resize_keeps_prefix(l: Location) {
+    let mut b = Buffer::from_slice(l, &[1u16, 2, 3, 4, 5]).unwrap();
+    b.resize(9).unwrap();
+    assert_eq!(b.to_vec().unwrap(), vec![1, 2, 3, 4, 5, 0, 0, 0, 0]);
+    b.resize(2).unwrap();
+    assert_eq!(b.to_vec().unwrap(), vec![1, 2]);
+    b.resize(0).unwrap();
+    assert!(b.to_vec().unwrap().is_empty());
+    b.resize(3).unwrap();
+    assert_eq!(b.to_vec().unwrap(), vec![0, 0, 0]);
+    assert_eq!(b.location(), l);
+}
+
+pub fn dropping_frees(l: Location) {
+    let before = live(l);
+    {
+        let b = Buffer::from_slice(l, &pattern_f32(64, 2.0)).unwrap();
+        for accessor in locus::available() {
+            drop(b.access(accessor).unwrap());
+        }
+        let m = Memory::new(l, 128).unwrap();
+        let _mirror = mirror::connect(&Arc::new(m), Location::Host).unwrap();
+        assert!(live(l) > before);
+    }
+    assert_eq!(live(l), before, "every allocation at {l} was freed");
+}
+
+pub fn errors_are_clear(l: Location) {
+    let max = locus::registry().device(l).unwrap().info().max_allocation;
+    let before = live(l);
+    let too_big = usize::try_from(max).unwrap_or(usize::MAX / 2).saturating_add(1);
+    let err = Memory::new(l, too_big).unwrap_err();
+    assert!(matches!(err, Error::TooLarge { .. }), "{err}");
+    assert!(err.to_string().contains(&l.to_string()), "names the location: {err}");
+    let err = Buffer::<u8>::zeroed(l, too_big).unwrap_err();
+    assert!(matches!(err, Error::TooLarge { .. }), "{err}");
+    assert_eq!(live(l), before, "nothing leaked");
+    // A device ordinal this technology does not have.
+    let missing = l.technology().location(999);
+    if !missing.is_host() {
+        let err = Buffer::<u8>::zeroed(missing, 4).unwrap_err();
+        assert!(matches!(err, Error::Unavailable { .. }), "{err}");
+        assert!(err.to_string().contains("999"), "{err}");
+    }
+}
+
+pub fn mirrors(l: Location) {
+    let source = Arc::new(Memory::new(l, 40).unwrap());
+    source.write(0, &pattern_u8(40, 9)).unwrap();
+    for at in locus::available() {
+        let m = mirror::connect(&source, at).unwrap();
+        assert_eq!(m.is_in_place(), source.is_accessible_from(at), "{l} mirrored at {at}");
+        let mut seen = vec![0u8; 40];
+        m.memory().read(0, &mut seen).unwrap();
+        assert_eq!(seen, pattern_u8(40, 9));
+        // Change the mirror, push it back (update), then pull (sync).
+        m.memory().write(0, &[0xAB; 4]).unwrap();
+        m.update().unwrap();
+        let mut back = vec![0u8; 4];
+        source.read(0, &mut back).unwrap();
+        assert_eq!(back, [0xAB; 4]);
+        source.write(0, &pattern_u8(40, 9)).unwrap();
+        m.sync().unwrap();
+        m.memory().read(0, &mut seen).unwrap();
+        assert_eq!(seen, pattern_u8(40, 9));
+    }
+}
+
+/// Every ordered pair (l, dst) with every available destination.
+pub fn pairs_from_here(l: Location) {
+    for dst in locus::available() {
+        eprintln!("pair {l} -> {dst}");
+        let data = pattern_f32(3001, 0.5);
+        let src = Buffer::from_slice(l, &data).unwrap();
+        let copy = src.to_location(dst).unwrap();
+        assert_eq!(copy.location(), dst);
+        assert_eq!(copy.to_vec().unwrap(), data, "{l} -> {dst}");
+        // Sub-range copies between the two.
+        let mut target = Buffer::<f32>::zeroed(dst, 3001).unwrap();
+        let route = target.copy_from(100, &src, 7..2007).unwrap();
+        let expected = transfer::copy_route(locus::registry(), l, dst).unwrap();
+        assert_eq!(route.kind, expected.kind, "{route}");
+        let mut model = vec![0f32; 3001];
+        model[100..2100].copy_from_slice(&data[7..2007]);
+        assert_eq!(target.to_vec().unwrap(), model, "{l} -> {dst} sub-range");
+        // Out of range across the pair: an error, nothing written.
+        assert!(target.copy_from(2000, &src, 0..1002).is_err());
+        assert_eq!(target.to_vec().unwrap(), model);
+        // Byte granularity at unaligned offsets.
+        let a = Memory::new(l, 37).unwrap();
+        let b = Memory::new(dst, 41).unwrap();
+        a.write(0, &pattern_u8(37, 1)).unwrap();
+        b.write(0, &[0u8; 41]).unwrap();
+        a.copy_to(1, &b, 3, 33).unwrap();
+        let mut got = vec![0u8; 41];
+        b.read(0, &mut got).unwrap();
+        let mut want = vec![0u8; 41];
+        want[3..36].copy_from_slice(&pattern_u8(37, 1)[1..34]);
+        assert_eq!(got, want, "{l} -> {dst} bytes");
+    }
+}
+
+/// Large enough to go through several staging chunks on every route.
+pub fn large_pairs_from_here(l: Location) {
+    let n = (20 << 20) / 4 + 3; // 20 MiB and a bit: > 2 staging chunks everywhere
+    let data: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+    let src = Buffer::from_slice(l, &data).unwrap();
+    for dst in locus::available() {
+        let copy = src.to_location(dst).unwrap();
+        let back = copy.to_vec().unwrap();
+        assert!(back == data, "{l} -> {dst}: large copy differs");
+        let route = transfer::copy_route(locus::registry(), l, dst).unwrap();
+        assert!(RouteKind::ALL.contains(&route.kind));
+    }
+}
+
+macro_rules! conformance {
+    ($($name:ident => $text:literal),* $(,)?) => {$(
+        mod $name {
+            use super::*;
+
+            fn run(test: fn(Location)) {
+                let _serial = common::serial();
+                if let Some(l) = common::location($text) {
+                    eprintln!("running on {l}");
+                    test(l);
+                }
+            }
+
+            #[test] fn constructors_round_trip() { run(super::constructors_round_trip) }
+            #[test] fn copy_sub_ranges() { run(super::copy_sub_ranges) }
+            #[test] fn zero_length() { run(super::zero_length) }
+            #[test] fn out_of_range_writes_nothing() { run(super::out_of_range_writes_nothing) }
+            #[test] fn access_everywhere() { run(super::access_everywhere) }
+            #[test] fn writes_invalidate_and_are_never_lost() { run(super::writes_invalidate_and_are_never_lost) }
+            #[test] fn resize_keeps_prefix() { run(super::resize_keeps_prefix) }
+            #[test] fn dropping_frees() { run(super::dropping_frees) }
+            #[test] fn errors_are_clear() { run(super::errors_are_clear) }
+            #[test] fn mirrors() { run(super::mirrors) }
+            #[test] fn pairs_from_here() { run(super::pairs_from_here) }
+            #[test] fn large_pairs_from_here() { run(super::large_pairs_from_here) }
+        }
+    )*};
+}
+
+conformance! {
+    host => "host",
+    openmp_0 => "openmp:0",
+    opencl_0 => "opencl:0",
+    opencl_1 => "opencl:1",
+    webgpu_0 => "webgpu:0",
+    sycl_0 => "sycl:0",
+    cuda_0 => "cuda:0",
+    cuda_1 => "cuda:1",
+    hip_0 => "hip:0",
+}

@@ -17,7 +17,8 @@ fn build_openmp() {
     for s in sources {
         println!("cargo:rerun-if-changed={s}");
     }
-    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("liblocus_openmp.so");
+    let out =
+        PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("liblocus_openmp.so");
     let compiler = cc::Build::new().get_compiler();
     let result = compiler
         .to_command()
@@ -27,12 +28,21 @@ fn build_openmp() {
         .output();
     let error = match result {
         Ok(o) if o.status.success() => String::new(),
-        Ok(o) => String::from_utf8_lossy(&o.stderr).lines().take(3).collect::<Vec<_>>().join(" | "),
+        Ok(o) => String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" | "),
         Err(e) => format!("could not run the C compiler: {e}"),
     };
     if !error.is_empty() {
-        println!("cargo:warning=OpenMP kernels not built ({error}); openmp will report unavailable");
+        println!(
+            "cargo:warning=OpenMP kernels not built ({error}); openmp will report unavailable"
+        );
         std::fs::write(&out, b"").expect("OUT_DIR is writable");
     }
-    println!("cargo:rustc-env=LOCUS_OPENMP_BUILD_ERROR={}", error.replace('\n', " "));
+    println!(
+        "cargo:rustc-env=LOCUS_OPENMP_BUILD_ERROR={}",
+        error.replace('\n', " ")
+    );
 }

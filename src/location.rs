@@ -220,10 +220,20 @@ mod tests {
     #[test]
     fn malformed_names_list_the_valid_forms() {
         for bad in [
-            "", "gpu", "opencl:", "opencl:x", "opencl:-1", "host:1", "cuda:0:1", "cuda:+1",
+            "",
+            "gpu",
+            "opencl:",
+            "opencl:x",
+            "opencl:-1",
+            "host:1",
+            "cuda:0:1",
+            "cuda:+1",
         ] {
             let err = bad.parse::<Location>().unwrap_err().to_string();
-            assert!(err.contains("opencl:N") && err.contains("webgpu:N"), "{bad}: {err}");
+            assert!(
+                err.contains("opencl:N") && err.contains("webgpu:N"),
+                "{bad}: {err}"
+            );
         }
     }
 

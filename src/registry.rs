@@ -24,7 +24,13 @@ pub fn registry() -> &'static Registry {
 /// Physical memory of the host in bytes, from /proc/meminfo where available.
 pub(crate) fn host_memory_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb = text.lines().next()?.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+    let kb = text
+        .lines()
+        .next()?
+        .split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()?;
     Some(kb * 1024)
 }
 
@@ -45,7 +51,10 @@ impl Registry {
                         skipped.insert(technology, found.skipped);
                     }
                     if found.devices.is_empty() {
-                        missing.insert(technology, "the runtime loaded but reported no device".into());
+                        missing.insert(
+                            technology,
+                            "the runtime loaded but reported no device".into(),
+                        );
                     }
                     for device in found.devices {
                         devices.insert(device.location(), device);
@@ -75,10 +84,12 @@ impl Registry {
 
     /// The device at `location`, or why it is not here.
     pub fn device(&self, location: Location) -> Result<&Arc<dyn Device>> {
-        self.devices.get(&location).ok_or_else(|| Error::Unavailable {
-            location,
-            reason: self.why_missing(location),
-        })
+        self.devices
+            .get(&location)
+            .ok_or_else(|| Error::Unavailable {
+                location,
+                reason: self.why_missing(location),
+            })
     }
 
     /// True when `location` was found.
@@ -130,7 +141,9 @@ impl Registry {
             let present = if item.contains(':') {
                 self.has(location)
             } else {
-                self.devices.keys().any(|l| l.technology() == location.technology())
+                self.devices
+                    .keys()
+                    .any(|l| l.technology() == location.technology())
             };
             if !present {
                 problems.push(format!("{item}: {}", self.why_missing(location)));

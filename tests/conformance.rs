@@ -26,15 +26,33 @@ fn in_place(memory_at: Location, accessor: Location) -> bool {
 
 pub fn constructors_round_trip(l: Location) {
     let data = pattern_f32(1000, 1.5);
-    assert_eq!(Buffer::from_slice(l, &data).unwrap().to_vec().unwrap(), data);
-    assert_eq!(Buffer::<f32>::zeroed(l, 77).unwrap().to_vec().unwrap(), vec![0.0; 77]);
-    assert_eq!(Buffer::filled(l, 33, 2.25f32).unwrap().to_vec().unwrap(), vec![2.25; 33]);
+    assert_eq!(
+        Buffer::from_slice(l, &data).unwrap().to_vec().unwrap(),
+        data
+    );
+    assert_eq!(
+        Buffer::<f32>::zeroed(l, 77).unwrap().to_vec().unwrap(),
+        vec![0.0; 77]
+    );
+    assert_eq!(
+        Buffer::filled(l, 33, 2.25f32).unwrap().to_vec().unwrap(),
+        vec![2.25; 33]
+    );
     // Odd byte lengths and a 3-byte element exercise unaligned edges and pattern fills.
     let bytes = pattern_u8(13, 7);
-    assert_eq!(Buffer::from_slice(l, &bytes).unwrap().to_vec().unwrap(), bytes);
+    assert_eq!(
+        Buffer::from_slice(l, &bytes).unwrap().to_vec().unwrap(),
+        bytes
+    );
     let rgb = Buffer::filled(l, 11, [1u8, 2, 3]).unwrap();
     assert_eq!(rgb.to_vec().unwrap(), vec![[1u8, 2, 3]; 11]);
-    assert_eq!(Buffer::filled(l, 5, u64::MAX - 1).unwrap().to_vec().unwrap(), vec![u64::MAX - 1; 5]);
+    assert_eq!(
+        Buffer::filled(l, 5, u64::MAX - 1)
+            .unwrap()
+            .to_vec()
+            .unwrap(),
+        vec![u64::MAX - 1; 5]
+    );
     // From a Vec (zero-copy on the host), then moved here.
     let mut moved = Buffer::from_vec(data.clone());
     assert_eq!(moved.location(), Location::Host);
@@ -44,7 +62,9 @@ pub fn constructors_round_trip(l: Location) {
     assert_eq!(moved.to_vec().unwrap(), data);
     // Adopting a native allocation: the deleter runs exactly when the buffer is dropped.
     let memory = Memory::new(l, 16).unwrap();
-    memory.write(0, bytemuck::cast_slice(&[1u32, 2, 3, 4])).unwrap();
+    memory
+        .write(0, bytemuck::cast_slice(&[1u32, 2, 3, 4]))
+        .unwrap();
     let native = match memory.native() {
         locus::Native::Host { ptr } => locus::Native::Host { ptr: *ptr },
         _ => {
@@ -111,7 +131,14 @@ pub fn copy_sub_ranges(l: Location) {
     let src = Buffer::from_slice(l, &a).unwrap();
     let mut dst = Buffer::from_slice(l, &pattern_u8(301, 100)).unwrap();
     let mut model = pattern_u8(301, 100);
-    for (dst_start, range) in [(0, 0..301), (1, 2..9), (17, 0..64), (250, 3..54), (300, 300..301), (5, 5..5)] {
+    for (dst_start, range) in [
+        (0, 0..301),
+        (1, 2..9),
+        (17, 0..64),
+        (250, 3..54),
+        (300, 300..301),
+        (5, 5..5),
+    ] {
         let n = range.len();
         dst.copy_from(dst_start, &src, range.clone()).unwrap();
         model[dst_start..dst_start + n].copy_from_slice(&a[range]);
@@ -145,7 +172,10 @@ pub fn zero_length(l: Location) {
     assert_eq!(empty.to_vec().unwrap(), Vec::<f32>::new());
     let other = Buffer::<f32>::from_slice(l, &[]).unwrap();
     empty.copy_from(0, &other, 0..0).unwrap();
-    assert_eq!(empty.access(Location::Host).unwrap().as_slice().unwrap(), &[] as &[f32]);
+    assert_eq!(
+        empty.access(Location::Host).unwrap().as_slice().unwrap(),
+        &[] as &[f32]
+    );
     let m = Memory::new(l, 0).unwrap();
     m.copy_to(0, &m, 0, 0).unwrap();
 }
@@ -155,7 +185,10 @@ pub fn out_of_range_writes_nothing(l: Location) {
     let mut dst = Buffer::from_slice(l, &[9u32; 4]).unwrap();
     for (start, range) in [(0, 0..5), (3, 0..2), (5, 0..0), (0, 3..2)] {
         let err = dst.copy_from(start, &src, range.clone()).unwrap_err();
-        assert!(matches!(err, Error::OutOfRange { .. }), "{start} {range:?}: {err}");
+        assert!(
+            matches!(err, Error::OutOfRange { .. }),
+            "{start} {range:?}: {err}"
+        );
         assert!(err.to_string().contains("nothing was written"), "{err}");
         assert_eq!(dst.to_vec().unwrap(), vec![9; 4]);
     }
@@ -178,12 +211,23 @@ pub fn access_everywhere(l: Location) {
         {
             let guard = b.access(accessor).unwrap();
             if in_place(l, accessor) {
-                assert!(guard.is_in_place(), "{l} by {accessor}: {:?}", guard.route());
-                assert!(Arc::ptr_eq(guard.memory(), &home), "served from the buffer's own memory");
+                assert!(
+                    guard.is_in_place(),
+                    "{l} by {accessor}: {:?}",
+                    guard.route()
+                );
+                assert!(
+                    Arc::ptr_eq(guard.memory(), &home),
+                    "served from the buffer's own memory"
+                );
                 assert_eq!(b.stats().copies(), 0);
             } else {
                 assert!(!guard.is_in_place());
-                assert_eq!(guard.memory_location(), accessor, "a replica at the consumer");
+                assert_eq!(
+                    guard.memory_location(),
+                    accessor,
+                    "a replica at the consumer"
+                );
                 assert_eq!(b.stats().copies(), 1);
             }
             if let Ok(slice) = guard.as_slice() {
@@ -223,7 +267,12 @@ pub fn writes_invalidate_and_are_never_lost(l: Location) {
             model[3] = value;
         }
         let valid: Vec<_> = b.replicas().into_iter().filter(|(_, v)| *v).collect();
-        assert_eq!(valid.len(), 1, "only the writer's copy is valid: {:?}", b.replicas());
+        assert_eq!(
+            valid.len(),
+            1,
+            "only the writer's copy is valid: {:?}",
+            b.replicas()
+        );
         // Every other location sees the write.
         for reader in locus::available() {
             let g = b.access(reader).unwrap();
@@ -231,7 +280,9 @@ pub fn writes_invalidate_and_are_never_lost(l: Location) {
                 Ok(s) => s.to_vec(),
                 Err(_) => {
                     let mut raw = vec![0f32; n];
-                    g.memory().read(0, bytemuck::cast_slice_mut(&mut raw)).unwrap();
+                    g.memory()
+                        .read(0, bytemuck::cast_slice_mut(&mut raw))
+                        .unwrap();
                     raw
                 }
             };
@@ -271,10 +322,15 @@ pub fn dropping_frees(l: Location) {
 pub fn errors_are_clear(l: Location) {
     let max = locus::registry().device(l).unwrap().info().max_allocation;
     let before = live(l);
-    let too_big = usize::try_from(max).unwrap_or(usize::MAX / 2).saturating_add(1);
+    let too_big = usize::try_from(max)
+        .unwrap_or(usize::MAX / 2)
+        .saturating_add(1);
     let err = Memory::new(l, too_big).unwrap_err();
     assert!(matches!(err, Error::TooLarge { .. }), "{err}");
-    assert!(err.to_string().contains(&l.to_string()), "names the location: {err}");
+    assert!(
+        err.to_string().contains(&l.to_string()),
+        "names the location: {err}"
+    );
     let err = Buffer::<u8>::zeroed(l, too_big).unwrap_err();
     assert!(matches!(err, Error::TooLarge { .. }), "{err}");
     assert_eq!(live(l), before, "nothing leaked");
@@ -292,7 +348,11 @@ pub fn mirrors(l: Location) {
     source.write(0, &pattern_u8(40, 9)).unwrap();
     for at in locus::available() {
         let m = mirror::connect(&source, at).unwrap();
-        assert_eq!(m.is_in_place(), source.is_accessible_from(at), "{l} mirrored at {at}");
+        assert_eq!(
+            m.is_in_place(),
+            source.is_accessible_from(at),
+            "{l} mirrored at {at}"
+        );
         let mut seen = vec![0u8; 40];
         m.memory().read(0, &mut seen).unwrap();
         assert_eq!(seen, pattern_u8(40, 9));

@@ -9,8 +9,17 @@ use proptest::prelude::*;
 #[derive(Debug, Clone)]
 enum Op {
     Read(usize),
-    Write { at: usize, index: usize, value: u32 },
-    CopyIn { at: usize, data: Vec<u32>, src: (usize, usize), dst: usize },
+    Write {
+        at: usize,
+        index: usize,
+        value: u32,
+    },
+    CopyIn {
+        at: usize,
+        data: Vec<u32>,
+        src: (usize, usize),
+        dst: usize,
+    },
     Resize(usize),
     MoveTo(usize),
     ToLocation(usize),
@@ -51,7 +60,12 @@ fn run(start: usize, init: Vec<u32>, ops: Vec<Op>) -> Result<(), TestCaseError> 
     let mut b = Buffer::from_slice(pick(start), &init).unwrap();
     for op in ops {
         match op {
-            Op::Read(at) => prop_assert_eq!(contents(&b, pick(at)), model.clone(), "read at {}", pick(at)),
+            Op::Read(at) => prop_assert_eq!(
+                contents(&b, pick(at)),
+                model.clone(),
+                "read at {}",
+                pick(at)
+            ),
             Op::Write { at, index, value } => {
                 if model.is_empty() {
                     continue;
@@ -69,7 +83,14 @@ fn run(start: usize, init: Vec<u32>, ops: Vec<Op>) -> Result<(), TestCaseError> 
                 let (s0, s1) = (src.0.min(src.1), src.0.max(src.1));
                 let fits = s1 <= data.len() && dst + (s1 - s0) <= model.len();
                 let result = b.copy_from(dst, &other, s0..s1);
-                prop_assert_eq!(result.is_ok(), fits, "copy {:?} to {} ({:?})", s0..s1, dst, result);
+                prop_assert_eq!(
+                    result.is_ok(),
+                    fits,
+                    "copy {:?} to {} ({:?})",
+                    s0..s1,
+                    dst,
+                    result
+                );
                 if fits {
                     model[dst..dst + (s1 - s0)].copy_from_slice(&data[s0..s1]);
                 }

@@ -161,4 +161,3 @@ impl Device for HostDevice {
         self.live.load(Ordering::Relaxed)
     }
 }
-

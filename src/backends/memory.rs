@@ -292,9 +292,7 @@ impl HostMapping {
         let ptr = if len == 0 {
             std::ptr::NonNull::<u64>::dangling().as_ptr().cast()
         } else {
-            memory
-                .device
-                .map(&memory.native, range.start, len, write)?
+            memory.device.map(&memory.native, range.start, len, write)?
         };
         Ok(HostMapping {
             memory,

@@ -25,7 +25,11 @@ pub(crate) fn load_first(names: &[&str]) -> Result<(Library, String), String> {
             Ok(lib) => return Ok((lib, (*name).to_string())),
             Err(e) => {
                 let text = dl_error(&e);
-                failures.push(if text.contains(name) { text } else { format!("{name}: {text}") });
+                failures.push(if text.contains(name) {
+                    text
+                } else {
+                    format!("{name}: {text}")
+                });
             }
         }
     }

@@ -272,7 +272,8 @@ impl<T: Pod> Buffer<T> {
             } else {
                 RouteKind::Direct
             };
-            self.stats.record(kind, std::mem::size_of_val(out.as_slice()));
+            self.stats
+                .record(kind, std::mem::size_of_val(out.as_slice()));
         }
         Ok(out)
     }
@@ -354,7 +355,10 @@ impl<T: Pod> Buffer<T> {
                 size: src.len * size,
             });
         }
-        if dst_start.checked_add(count).is_none_or(|end| end > self.len) {
+        if dst_start
+            .checked_add(count)
+            .is_none_or(|end| end > self.len)
+        {
             return Err(Error::OutOfRange {
                 location: self.home,
                 what: "copy destination",

@@ -114,10 +114,16 @@ fn plan(
         );
     }
     if s.is_host() {
-        return route(RouteKind::Direct, format!("one {} host-to-device write", d.technology()));
+        return route(
+            RouteKind::Direct,
+            format!("one {} host-to-device write", d.technology()),
+        );
     }
     if d.is_host() {
-        return route(RouteKind::Direct, format!("one {} device-to-host read", s.technology()));
+        return route(
+            RouteKind::Direct,
+            format!("one {} device-to-host read", s.technology()),
+        );
     }
     if s.technology() == d.technology() && src.can_peer(dst.as_ref()) {
         return route(RouteKind::Peer, format!("{} peer copy", s.technology()));
@@ -134,7 +140,10 @@ fn plan(
         );
     }
     if let Some(why) = visible(d, dst_host) {
-        return route(RouteKind::Mapped, format!("{why}: {s} reads into its mapping"));
+        return route(
+            RouteKind::Mapped,
+            format!("{why}: {s} reads into its mapping"),
+        );
     }
     route(
         RouteKind::Staged,
@@ -168,7 +177,12 @@ pub fn access_route(registry: &Registry, src: Location, dst: Location) -> Result
 
 /// The route between two allocations.
 pub fn route_between(src: &Memory, dst: &Memory) -> Route {
-    plan(src.device(), src.host_access(), dst.device(), dst.host_access())
+    plan(
+        src.device(),
+        src.host_access(),
+        dst.device(),
+        dst.host_access(),
+    )
 }
 
 /// Every ordered pair of available locations with its access route, as text.
@@ -201,9 +215,8 @@ pub(crate) fn copy(
         return Ok(route);
     }
     let same_allocation = std::ptr::eq(src, dst);
-    let overlapping = same_allocation
-        && src_offset < dst_offset + len
-        && dst_offset < src_offset + len;
+    let overlapping =
+        same_allocation && src_offset < dst_offset + len && dst_offset < src_offset + len;
     if overlapping {
         // Backends' device copies reject overlap (clEnqueueCopyBuffer); go through a
         // host copy of the range instead.
@@ -229,13 +242,10 @@ fn execute(
     len: usize,
 ) -> Result<()> {
     match route.kind {
-        RouteKind::Direct if route.src == route.dst => src.device().copy_within(
-            src.native(),
-            src_offset,
-            dst.native(),
-            dst_offset,
-            len,
-        ),
+        RouteKind::Direct if route.src == route.dst => {
+            src.device()
+                .copy_within(src.native(), src_offset, dst.native(), dst_offset, len)
+        }
         RouteKind::Peer => src
             .device()
             .peer_copy(

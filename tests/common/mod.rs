@@ -19,7 +19,10 @@ pub fn location(text: &str) -> Option<Location> {
     let named = required.split(',').map(str::trim).any(|item| {
         item == text || (location.ordinal() == 0 && item == location.technology().name())
     });
-    assert!(!named, "{text} is required by LOCUS_REQUIRE={required} but missing: {why}");
+    assert!(
+        !named,
+        "{text} is required by LOCUS_REQUIRE={required} but missing: {why}"
+    );
     eprintln!("SKIPPED on this machine: {text}: {why}");
     None
 }
@@ -34,7 +37,9 @@ pub fn serial() -> MutexGuard<'static, ()> {
 
 /// Deterministic test data.
 pub fn pattern_u8(n: usize, seed: u8) -> Vec<u8> {
-    (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
 }
 
 /// Deterministic f32 data.

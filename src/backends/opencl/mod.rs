@@ -22,7 +22,8 @@ use opencl3::device::{
 };
 use opencl3::event::{release_event, wait_for_events};
 use opencl3::memory::{
-    create_buffer, release_mem_object, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE,
+    create_buffer, release_mem_object, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR,
+    CL_MEM_READ_WRITE,
 };
 use opencl3::types::{cl_event, cl_int, cl_mem, CL_BLOCKING};
 
@@ -67,11 +68,16 @@ pub(crate) fn discover() -> Result<Discovery, String> {
     let mut devices: Vec<Arc<dyn Device>> = Vec::new();
     let mut skipped = Vec::new();
     for platform in platforms {
-        let platform_name = platform.name().unwrap_or_else(|_| "unknown platform".into());
+        let platform_name = platform
+            .name()
+            .unwrap_or_else(|_| "unknown platform".into());
         let ids = match platform.get_devices(CL_DEVICE_TYPE_ALL) {
             Ok(ids) => ids,
             Err(e) => {
-                skipped.push(format!("{platform_name}: clGetDeviceIDs failed: {}", cl_text(e.0)));
+                skipped.push(format!(
+                    "{platform_name}: clGetDeviceIDs failed: {}",
+                    cl_text(e.0)
+                ));
                 continue;
             }
         };
@@ -86,7 +92,11 @@ pub(crate) fn discover() -> Result<Discovery, String> {
     if devices.is_empty() {
         return Err(format!(
             "the OpenCL loader found no usable device{}; install a driver such as pocl-opencl-icd",
-            if skipped.is_empty() { String::new() } else { format!(" ({})", skipped.join("; ")) }
+            if skipped.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", skipped.join("; "))
+            }
         ));
     }
     Ok(Discovery { devices, skipped })
@@ -205,8 +215,9 @@ impl Device for OpenClDevice {
             CL_MEM_READ_WRITE
         };
         // SAFETY: a valid context, no host pointer; OpenCL rejects size 0, so at least 1.
-        let mem = unsafe { create_buffer(self.context.get(), flags, bytes.max(1), ptr::null_mut()) }
-            .map_err(|code| self.fail("clCreateBuffer", code))?;
+        let mem =
+            unsafe { create_buffer(self.context.get(), flags, bytes.max(1), ptr::null_mut()) }
+                .map_err(|code| self.fail("clCreateBuffer", code))?;
         self.live.fetch_add(1, Ordering::Relaxed);
         Ok(Native::OpenCl { mem })
     }
@@ -321,7 +332,11 @@ impl Device for OpenClDevice {
     }
 
     fn map(&self, native: &Native, offset: usize, len: usize, write: bool) -> Result<*mut u8> {
-        let flags = if write { CL_MAP_READ | CL_MAP_WRITE } else { CL_MAP_READ };
+        let flags = if write {
+            CL_MAP_READ | CL_MAP_WRITE
+        } else {
+            CL_MAP_READ
+        };
         let mut host: cl_mem = ptr::null_mut();
         // SAFETY: a blocking map of a bounds-checked range of a live buffer.
         let event = unsafe {
@@ -345,13 +360,7 @@ impl Device for OpenClDevice {
     unsafe fn unmap(&self, native: &Native, ptr: *mut u8) -> Result<()> {
         // SAFETY: `ptr` came from `map` on this buffer (caller's contract).
         let event = unsafe {
-            enqueue_unmap_mem_object(
-                self.queue.get(),
-                mem_of(native),
-                ptr.cast(),
-                0,
-                ptr::null(),
-            )
+            enqueue_unmap_mem_object(self.queue.get(), mem_of(native), ptr.cast(), 0, ptr::null())
         }
         .map_err(|code| self.fail("clEnqueueUnmapMemObject", code))?;
         self.finish_event("clEnqueueUnmapMemObject", event)

@@ -29,7 +29,8 @@ type Count = unsafe extern "C" fn() -> i32;
 type OnHost = unsafe extern "C" fn(i32) -> i32;
 type Alloc = unsafe extern "C" fn(usize, i32) -> *mut c_void;
 type Free = unsafe extern "C" fn(*mut c_void, i32);
-type Memcpy = unsafe extern "C" fn(*mut c_void, *const c_void, usize, usize, usize, i32, i32) -> i32;
+type Memcpy =
+    unsafe extern "C" fn(*mut c_void, *const c_void, usize, usize, usize, i32, i32) -> i32;
 type Fill = unsafe extern "C" fn(*mut c_void, usize, usize, *const u8, usize, i32) -> i32;
 type VecAdd = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize, i32) -> i32;
 
@@ -66,7 +67,10 @@ fn open_library() -> Result<Library, String> {
     // SAFETY: memfd_create with a NUL-terminated name and no flags has no preconditions.
     let fd = unsafe { libc::memfd_create(c"locus-openmp".as_ptr(), 0) };
     if fd < 0 {
-        return Err(format!("memfd_create failed: {}", std::io::Error::last_os_error()));
+        return Err(format!(
+            "memfd_create failed: {}",
+            std::io::Error::last_os_error()
+        ));
     }
     // SAFETY: `fd` is a fresh descriptor that this `File` now owns.
     let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
@@ -134,9 +138,18 @@ pub struct OpenMpDevice {
 pub(crate) fn discover() -> Result<Discovery, String> {
     let api = api()?;
     // SAFETY: plain OpenMP queries without arguments.
-    let (count, initial, default) =
-        unsafe { ((api.num_devices)(), (api.initial_device)(), (api.default_device)()) };
-    let numbers: Vec<i32> = if count > 0 { (0..count).collect() } else { vec![initial] };
+    let (count, initial, default) = unsafe {
+        (
+            (api.num_devices)(),
+            (api.initial_device)(),
+            (api.default_device)(),
+        )
+    };
+    let numbers: Vec<i32> = if count > 0 {
+        (0..count).collect()
+    } else {
+        vec![initial]
+    };
     let devices = numbers
         .into_iter()
         .enumerate()
@@ -204,9 +217,7 @@ impl OpenMpDevice {
         let api = api().map_err(|e| self.unavailable(e))?;
         // SAFETY: both pointers address at least `len` bytes on their devices (checked
         // by `Memory`, or borrowed host slices on the initial device).
-        let rc = unsafe {
-            (api.memcpy)(dst.cast(), src.cast(), len, 0, 0, dst_dev, src_dev)
-        };
+        let rc = unsafe { (api.memcpy)(dst.cast(), src.cast(), len, 0, 0, dst_dev, src_dev) };
         if rc == 0 {
             Ok(())
         } else {
@@ -324,14 +335,28 @@ impl Device for OpenMpDevice {
         // SAFETY: `offset` was bounds-checked by `Memory`.
         let target = unsafe { ptr_of(dst).add(offset) };
         let initial = self.initial_device;
-        self.memcpy("omp_target_memcpy", target, self.device_number, src.as_ptr(), initial, src.len())
+        self.memcpy(
+            "omp_target_memcpy",
+            target,
+            self.device_number,
+            src.as_ptr(),
+            initial,
+            src.len(),
+        )
     }
 
     fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
         // SAFETY: `offset` was bounds-checked by `Memory`.
         let source = unsafe { ptr_of(src).add(offset) };
         let initial = self.initial_device;
-        self.memcpy("omp_target_memcpy", dst.as_mut_ptr(), initial, source, self.device_number, dst.len())
+        self.memcpy(
+            "omp_target_memcpy",
+            dst.as_mut_ptr(),
+            initial,
+            source,
+            self.device_number,
+            dst.len(),
+        )
     }
 
     fn copy_within(
@@ -352,7 +377,14 @@ impl Device for OpenMpDevice {
         let api = api().map_err(|e| self.unavailable(e))?;
         // SAFETY: the range was bounds-checked; the pattern is mapped `to` the device.
         let rc = unsafe {
-            (api.fill)(ptr_of(dst).cast(), offset, len, pattern.as_ptr(), pattern.len(), self.device_number)
+            (api.fill)(
+                ptr_of(dst).cast(),
+                offset,
+                len,
+                pattern.as_ptr(),
+                pattern.len(),
+                self.device_number,
+            )
         };
         if rc == 0 {
             Ok(())

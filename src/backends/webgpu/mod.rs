@@ -47,7 +47,8 @@ impl std::fmt::Debug for WebGpuDevice {
 }
 
 pub(crate) fn discover() -> Result<Discovery, String> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
     let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
     let primary = adapters
         .iter()
@@ -214,7 +215,9 @@ impl WebGpuDevice {
     ) -> wgpu::SubmissionIndex {
         let mut encoder = self
             .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("locus copy") });
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("locus copy"),
+            });
         encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, len);
         self.queue.submit([encoder.finish()])
     }
@@ -346,7 +349,9 @@ impl Device for WebGpuDevice {
         if pattern.iter().all(|&b| b == 0) && (offset | len) % 4 == 0 {
             let mut encoder = self
                 .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("locus clear") });
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("locus clear"),
+                });
             encoder.clear_buffer(buffer_of(dst), offset as u64, Some(len as u64));
             let index = self.queue.submit([encoder.finish()]);
             return self.wait("clear_buffer", Some(index));

@@ -22,7 +22,11 @@ impl Staging {
     pub(super) fn new(device: &wgpu::Device, size: u64, usage: wgpu::BufferUsages) -> Staging {
         let make = |i: usize| {
             device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(if i == 0 { "locus staging 0" } else { "locus staging 1" }),
+                label: Some(if i == 0 {
+                    "locus staging 0"
+                } else {
+                    "locus staging 1"
+                }),
                 size,
                 usage,
                 mapped_at_creation: false,

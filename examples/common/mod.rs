@@ -1,0 +1,213 @@
+//! The HAMR hello world shared by the examples: `c = a + b`, where `a` is made on the
+//! device, `b` on the host, and the kernel is the technology's own (from `shaders/`).
+#![allow(dead_code)]
+
+use locus::{Buffer, Location, Native, Technology};
+
+pub type AnyError = Box<dyn std::error::Error>;
+
+/// Makes `a` at `device` (all ones) and `b` on the host (0, 1, 2, ...), adds them at
+/// `device` with that technology's kernel, and returns `c`, still at `device`.
+pub fn hello(device: Location, n: usize) -> Result<Buffer<f32>, AnyError> {
+    let a = Buffer::filled(device, n, 1.0f32)?;
+    let b = Buffer::from_vec((0..n).map(|i| i as f32).collect());
+    let mut c = Buffer::<f32>::zeroed(device, n)?;
+    println!("a: {n} x 1.0 made at {device}; b: 0..{n} made on the host");
+    vec_add(device, &a, &b, &mut c)?;
+    Ok(c)
+}
+
+/// Prints the first elements of `c` on the host and checks every one.
+pub fn print_and_check(c: &Buffer<f32>) -> Result<(), AnyError> {
+    let host = c.access(Location::Host)?;
+    let values = host.as_slice()?;
+    println!(
+        "c = a + b read on the host ({}, route: {}): {:?} ...",
+        if host.is_in_place() {
+            "in place"
+        } else {
+            "copied"
+        },
+        host.route().kind,
+        &values[..values.len().min(8)]
+    );
+    for (i, &v) in values.iter().enumerate() {
+        if v != i as f32 + 1.0 {
+            return Err(format!("wrong sum at {i}: {v}, expected {}", i as f32 + 1.0).into());
+        }
+    }
+    println!("all {} sums are correct", values.len());
+    Ok(())
+}
+
+/// Runs vec_add at `device` with the kernel of its technology.
+pub fn vec_add(
+    device: Location,
+    a: &Buffer<f32>,
+    b: &Buffer<f32>,
+    c: &mut Buffer<f32>,
+) -> Result<(), AnyError> {
+    let (ga, gb) = (a.access(device)?, b.access(device)?);
+    for (name, g) in [("a", &ga), ("b", &gb)] {
+        println!(
+            "  {name} at {device}: {} ({})",
+            if g.is_in_place() {
+                "in place"
+            } else {
+                "replica"
+            },
+            g.route().reason
+        );
+    }
+    let mut gc = c.access_mut(device)?;
+    match device.technology() {
+        Technology::Host => {
+            let (x, y) = (ga.as_slice()?, gb.as_slice()?);
+            for ((out, p), q) in gc.as_mut_slice()?.iter_mut().zip(x).zip(y) {
+                *out = p + q;
+            }
+        }
+        Technology::OpenMp => openmp(device, &ga, &gb, &mut gc)?,
+        Technology::OpenCl => opencl(device, &ga, &gb, &gc)?,
+        Technology::WebGpu => webgpu(device, &ga, &gb, &gc)?,
+        other => return Err(format!("no vec_add kernel for {other} in this example").into()),
+    }
+    Ok(())
+}
+
+fn openmp(
+    device: Location,
+    a: &locus::ReadGuard<f32>,
+    b: &locus::ReadGuard<f32>,
+    c: &mut locus::WriteGuard<f32>,
+) -> Result<(), AnyError> {
+    let dev = locus::backends::openmp::device(device)?;
+    let pointer = |native: &Native| match native {
+        Native::OpenMp { ptr, .. } | Native::Host { ptr } => Ok(*ptr as *mut f32),
+        other => Err(format!("not an OpenMP pointer: {other:?}")),
+    };
+    let (pa, pb, pc) = (
+        pointer(a.native())?,
+        pointer(b.native())?,
+        pointer(c.native())?,
+    );
+    // SAFETY: the three guards keep their allocations alive and hold `len` f32 each on
+    // this OpenMP device (the accessibility check placed or replicated them there);
+    // the write guard is the only access to `c`.
+    unsafe { locus::backends::openmp::vec_add_f32(dev, pa, pb, pc, c.len())? };
+    Ok(())
+}
+
+fn opencl(
+    device: Location,
+    a: &locus::ReadGuard<f32>,
+    b: &locus::ReadGuard<f32>,
+    c: &locus::WriteGuard<f32>,
+) -> Result<(), AnyError> {
+    use opencl3::kernel::{ExecuteKernel, Kernel};
+    use opencl3::program::Program;
+    let dev = locus::backends::opencl::device(device)?;
+    let source = include_str!("../../shaders/vec_add.cl");
+    let program = Program::create_and_build_from_source(dev.context(), source, "")
+        .map_err(|log| format!("building vec_add.cl failed: {log}"))?;
+    let kernel = Kernel::create(&program, "vec_add")?;
+    let mem = |native: &Native| match native {
+        Native::OpenCl { mem } => Ok(*mem),
+        other => Err(format!("not an OpenCL buffer: {other:?}")),
+    };
+    let (ma, mb, mc) = (mem(a.native())?, mem(b.native())?, mem(c.native())?);
+    let n = c.len() as u32;
+    if n > 0 {
+        // SAFETY: the arguments match the kernel's signature (three cl_mem of `n` floats
+        // and a uint) and the guards keep the buffers alive until `finish`.
+        unsafe {
+            ExecuteKernel::new(&kernel)
+                .set_arg(&ma)
+                .set_arg(&mb)
+                .set_arg(&mc)
+                .set_arg(&n)
+                .set_global_work_size(n as usize)
+                .enqueue_nd_range(dev.queue())?;
+        }
+    }
+    dev.queue().finish()?;
+    Ok(())
+}
+
+fn webgpu(
+    device: Location,
+    a: &locus::ReadGuard<f32>,
+    b: &locus::ReadGuard<f32>,
+    c: &locus::WriteGuard<f32>,
+) -> Result<(), AnyError> {
+    let dev = locus::backends::webgpu::device(device)?;
+    let gpu = dev.device();
+    let module = gpu.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("vec_add"),
+        source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/vec_add.wgsl").into()),
+    });
+    let pipeline = gpu.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("vec_add"),
+        layout: None,
+        module: &module,
+        entry_point: Some("vec_add"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let buffer = |native: &Native| match native {
+        Native::WebGpu { buffer } => Ok(buffer.clone()),
+        other => Err(format!("not a wgpu buffer: {other:?}")),
+    };
+    let (ba, bb, bc) = (
+        buffer(a.native())?,
+        buffer(b.native())?,
+        buffer(c.native())?,
+    );
+    let bytes = (c.len() * 4) as u64;
+    let mut encoder = gpu.create_command_encoder(&Default::default());
+    // Buffers may exceed one storage binding: bind and dispatch window by window.
+    for (offset, size) in locus::backends::webgpu::binding_windows(dev.limits(), bytes, 4) {
+        fn entry(
+            binding: u32,
+            buffer: &wgpu::Buffer,
+            offset: u64,
+            size: u64,
+        ) -> wgpu::BindGroupEntry<'_> {
+            wgpu::BindGroupEntry {
+                binding,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer,
+                    offset,
+                    size: wgpu::BufferSize::new(size),
+                }),
+            }
+        }
+        let group = gpu.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                entry(0, &ba, offset, size),
+                entry(1, &bb, offset, size),
+                entry(2, &bc, offset, size),
+            ],
+        });
+        let groups = (size / 4).div_ceil(64) as u32;
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &group, &[]);
+        pass.dispatch_workgroups(groups.min(65535), groups.div_ceil(65535), 1);
+    }
+    let index = dev.queue().submit([encoder.finish()]);
+    gpu.poll(wgpu::PollType::Wait {
+        submission_index: Some(index),
+        timeout: None,
+    })?;
+    Ok(())
+}
+
+/// Prints why `location` cannot run here and exits with status 1.
+pub fn unavailable(location: Location) -> ! {
+    let why = locus::registry().why_missing(location);
+    eprintln!("{} unavailable: {why}", location.technology());
+    std::process::exit(1)
+}

@@ -1,0 +1,19 @@
+//! Hello world on webgpu: add an array made on the device (`webgpu:0`) to one made on the
+//! host, with webgpu's own kernel, then print the result on the host.
+//!
+//! ```text
+//! cargo run --release --example hello_webgpu
+//! ```
+
+mod common;
+
+use locus::Location;
+
+fn main() -> Result<(), common::AnyError> {
+    let device: Location = "webgpu:0".parse()?;
+    if !locus::registry().has(device) {
+        common::unavailable(device);
+    }
+    let c = common::hello(device, 1 << 16)?;
+    common::print_and_check(&c)
+}

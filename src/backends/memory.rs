@@ -158,7 +158,7 @@ impl Memory {
     pub fn fill(&self, range: Range<usize>, pattern: &[u8]) -> Result<()> {
         let len = range.end.saturating_sub(range.start);
         self.check("fill", range.start, len)?;
-        if pattern.is_empty() || len % pattern.len() != 0 {
+        if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
             return Err(Error::Invalid(format!(
                 "{}: fill of {len} bytes with a {}-byte pattern: the length must be a non-zero multiple of the pattern",
                 self.location(),

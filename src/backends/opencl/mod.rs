@@ -311,7 +311,7 @@ impl Device for OpenClDevice {
 
     fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
         let native_size = matches!(pattern.len(), 1 | 2 | 4 | 8 | 16 | 32 | 64 | 128);
-        if !native_size || offset % pattern.len() != 0 {
+        if !native_size || !offset.is_multiple_of(pattern.len()) {
             return fill_by_writes(self, dst, offset, len, pattern);
         }
         // SAFETY: the pattern outlives the (waited-for) command; range checked.

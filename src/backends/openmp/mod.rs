@@ -292,7 +292,7 @@ impl Device for OpenMpDevice {
                 hint: "the device is out of memory: free buffers or use a smaller size".into(),
             });
         }
-        if (ptr as usize) % super::ALIGNMENT != 0 && !self.on_host {
+        if !(ptr as usize).is_multiple_of(super::ALIGNMENT) && !self.on_host {
             // Device allocations are page aligned in practice; say so if not.
             return Err(Error::Invalid(format!(
                 "{}: omp_target_alloc returned a pointer not aligned to {} bytes",

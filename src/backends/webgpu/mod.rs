@@ -237,7 +237,7 @@ pub fn device(location: Location) -> Result<&'static WebGpuDevice> {
 /// than one binding. `element` is the element size; windows hold whole elements.
 pub fn binding_windows(limits: &wgpu::Limits, bytes: u64, element: u64) -> Vec<(u64, u64)> {
     let align = u64::from(limits.min_storage_buffer_offset_alignment).max(element);
-    let step = (u64::from(limits.max_storage_buffer_binding_size) / align * align).max(align);
+    let step = (limits.max_storage_buffer_binding_size / align * align).max(align);
     let mut windows = Vec::new();
     let mut offset = 0;
     while offset < bytes {
@@ -329,7 +329,7 @@ impl Device for WebGpuDevice {
         dst_offset: usize,
         len: usize,
     ) -> Result<()> {
-        if (src_offset | dst_offset | len) % 4 != 0 {
+        if !(src_offset | dst_offset | len).is_multiple_of(4) {
             // copy_buffer_to_buffer needs 4-byte alignment: go through the host.
             let mut tmp = vec![0u8; len];
             self.read(src, src_offset, &mut tmp)?;
@@ -346,7 +346,7 @@ impl Device for WebGpuDevice {
     }
 
     fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
-        if pattern.iter().all(|&b| b == 0) && (offset | len) % 4 == 0 {
+        if pattern.iter().all(|&b| b == 0) && (offset | len).is_multiple_of(4) {
             let mut encoder = self
                 .device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {

@@ -1,1 +1,245 @@
-fn main() {}
+//! Transfer benchmarks, each against its baseline in the same run:
+//!
+//! 1. host <-> opencl, 256 MiB: locus (`Buffer::copy_from`) vs raw opencl3
+//!    `clEnqueueWriteBuffer` / `clEnqueueReadBuffer`;
+//! 2. host -> webgpu, 256 MiB: locus (reused mapped staging) vs one `queue.write_buffer`;
+//! 3. in-place host access (`access(Location::Host)`) of 1 KiB vs 256 MiB;
+//! 4. first vs second read access of a 64 MiB webgpu buffer on the host (replica cache);
+//! 5. opencl -> webgpu, 256 MiB, vs host memcpy of the same size.
+//!
+//! Run: `cargo bench --bench transfers` (set LOCUS_BENCH_REPS to change repetitions).
+//! Timings are printed, never asserted: the targets are shown next to the ratios.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use locus::{Buffer, Location};
+
+const MIB: usize = 1 << 20;
+
+fn reps() -> usize {
+    std::env::var("LOCUS_BENCH_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(7)
+}
+
+/// Median of `reps()` timed runs after one warm-up.
+fn median(mut f: impl FnMut()) -> Duration {
+    f();
+    let mut times: Vec<Duration> = (0..reps())
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn gbps(bytes: usize, t: Duration) -> f64 {
+    bytes as f64 / t.as_secs_f64() / 1e9
+}
+
+fn line(name: &str, bytes: usize, t: Duration) {
+    println!(
+        "{name:<52} {:>10.3} ms {:>8.2} GB/s",
+        t.as_secs_f64() * 1e3,
+        gbps(bytes, t)
+    );
+}
+
+fn verdict(what: &str, ratio: f64, target: &str, ok: bool) {
+    println!(
+        "  => {what}: {ratio:.2} (target {target}) {}",
+        if ok { "met" } else { "NOT met" }
+    );
+}
+
+fn memcpy_baseline(bytes: usize) -> Duration {
+    let src = vec![1u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    let t = median(|| {
+        dst.copy_from_slice(black_box(&src));
+        black_box(&mut dst);
+    });
+    line("host memcpy", bytes, t);
+    t
+}
+
+fn opencl_vs_raw(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
+    use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
+    use opencl3::types::CL_BLOCKING;
+    let cl = Location::OpenCl(0);
+    let n = bytes / 4;
+    let host = Buffer::from_vec(vec![3.0f32; n]);
+    let mut device = Buffer::<f32>::zeroed(cl, n)?;
+    let write = median(|| {
+        device.copy_from(0, &host, 0..n).expect("locus write");
+    });
+    line("host -> opencl:0, locus Buffer::copy_from", bytes, write);
+    let mut back = Buffer::<f32>::zeroed(Location::Host, n)?;
+    let read = median(|| {
+        back.copy_from(0, &device, 0..n).expect("locus read");
+    });
+    line("opencl:0 -> host, locus Buffer::copy_from", bytes, read);
+
+    let dev = locus::backends::opencl::device(cl)?;
+    // SAFETY: a plain read-write buffer on the device's own context, no host pointer.
+    let mut raw = unsafe {
+        ClBuffer::<f32>::create(dev.context(), CL_MEM_READ_WRITE, n, std::ptr::null_mut())?
+    };
+    let src = vec![3.0f32; n];
+    let mut dst = vec![0.0f32; n];
+    let raw_write = median(|| {
+        // SAFETY: blocking write from a live slice of `n` floats into an `n`-float buffer.
+        unsafe { dev.queue().enqueue_write_buffer(&mut raw, CL_BLOCKING, 0, &src, &[]) }
+            .expect("raw write");
+    });
+    line("host -> opencl:0, raw clEnqueueWriteBuffer", bytes, raw_write);
+    let raw_read = median(|| {
+        // SAFETY: blocking read of `n` floats into a live slice of `n` floats.
+        unsafe { dev.queue().enqueue_read_buffer(&raw, CL_BLOCKING, 0, &mut dst, &[]) }
+            .expect("raw read");
+    });
+    line("opencl:0 -> host, raw clEnqueueReadBuffer", bytes, raw_read);
+    let (w, r) = (
+        raw_write.as_secs_f64() / write.as_secs_f64(),
+        raw_read.as_secs_f64() / read.as_secs_f64(),
+    );
+    verdict("locus / raw bandwidth, write", w, ">= 0.95", w >= 0.95);
+    verdict("locus / raw bandwidth, read", r, ">= 0.95", r >= 0.95);
+    Ok(())
+}
+
+fn webgpu_upload(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let gpu = Location::WebGpu(0);
+    let n = bytes / 4;
+    let host = Buffer::from_vec(vec![5.0f32; n]);
+    let mut device = Buffer::<f32>::zeroed(gpu, n)?;
+    let staged = median(|| {
+        device.copy_from(0, &host, 0..n).expect("locus upload");
+    });
+    line("host -> webgpu:0, locus (reused mapped staging)", bytes, staged);
+    let dev = locus::backends::webgpu::device(gpu)?;
+    let target = dev.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some("raw"),
+        size: bytes as u64,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let data = vec![5u8; bytes];
+    let naive = median(|| {
+        dev.queue().write_buffer(&target, 0, &data);
+        let index = dev.queue().submit([]);
+        dev.device()
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(index),
+                timeout: None,
+            })
+            .expect("poll");
+    });
+    line("host -> webgpu:0, one queue.write_buffer per call", bytes, naive);
+    let x = naive.as_secs_f64() / staged.as_secs_f64();
+    verdict("locus speed-up over write_buffer", x, ">= 3", x >= 3.0);
+    Ok(())
+}
+
+fn in_place_access() -> Result<(), Box<dyn std::error::Error>> {
+    for location in locus::available() {
+        let in_place = locus::access::location_accessibility(locus::registry(), location, Location::Host)?.0;
+        if !in_place {
+            continue;
+        }
+        let mut times = Vec::new();
+        for bytes in [1024, 256 * MIB] {
+            let b = Buffer::<u8>::zeroed(location, bytes)?;
+            let t = median(|| {
+                let g = b.access(Location::Host).expect("access");
+                black_box(g.as_slice().expect("slice")[bytes - 1]);
+            });
+            println!(
+                "{:<52} {:>10.3} us",
+                format!("in-place host access of {location}, {} KiB", bytes / 1024),
+                t.as_secs_f64() * 1e6
+            );
+            times.push(t);
+        }
+        let ratio = times[1].as_secs_f64() / times[0].as_secs_f64();
+        verdict(&format!("{location}: time(256 MiB) / time(1 KiB)"), ratio, "<= 2", ratio <= 2.0);
+    }
+    Ok(())
+}
+
+fn replica_cache(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let gpu = Location::WebGpu(0);
+    let mut b = Buffer::<u8>::filled(gpu, bytes, 7)?;
+    let mut first = Vec::new();
+    let mut second = Vec::new();
+    for _ in 0..reps() {
+        drop(b.access_mut(gpu)?); // invalidates the host replica, moves nothing
+        let t = Instant::now();
+        drop(b.access(Location::Host)?);
+        first.push(t.elapsed());
+        let t = Instant::now();
+        drop(b.access(Location::Host)?);
+        second.push(t.elapsed());
+    }
+    first.sort();
+    second.sort();
+    let (f, s) = (first[first.len() / 2], second[second.len() / 2]);
+    line("webgpu:0 64 MiB, first host read (makes the replica)", bytes, f);
+    println!("{:<52} {:>10.3} us", "webgpu:0 64 MiB, second host read (cached)", s.as_secs_f64() * 1e6);
+    let x = f.as_secs_f64() / s.as_secs_f64();
+    verdict("first / second read", x, ">= 100", x >= 100.0);
+    Ok(())
+}
+
+fn opencl_to_webgpu(bytes: usize, memcpy: Duration) -> Result<(), Box<dyn std::error::Error>> {
+    let n = bytes / 4;
+    let src = Buffer::filled(Location::OpenCl(0), n, 9.0f32)?;
+    let mut dst = Buffer::<f32>::zeroed(Location::WebGpu(0), n)?;
+    let mut route = None;
+    let t = median(|| {
+        route = Some(dst.copy_from(0, &src, 0..n).expect("copy"));
+    });
+    line("opencl:0 -> webgpu:0, locus", bytes, t);
+    if let Some(route) = route {
+        println!("  route: {route}");
+    }
+    let x = memcpy.as_secs_f64() / t.as_secs_f64();
+    verdict("fraction of memcpy bandwidth", x, ">= 0.5", x >= 0.5);
+    Ok(())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|a| a == "--list") {
+        return Ok(()); // `cargo test --benches` probes with --list
+    }
+    std::env::set_var("XDG_RUNTIME_DIR", std::env::var("XDG_RUNTIME_DIR").unwrap_or_else(|_| "/tmp".into()));
+    println!("locations: {:?}; {} repetitions, median shown", locus::available(), reps());
+    let big = 256 * MIB;
+    println!("\n# baseline");
+    let memcpy = memcpy_baseline(big);
+    let has = |l| locus::registry().has(l);
+    if has(Location::OpenCl(0)) {
+        println!("\n# 1. host <-> opencl:0, 256 MiB");
+        opencl_vs_raw(big)?;
+    }
+    if has(Location::WebGpu(0)) {
+        println!("\n# 2. host -> webgpu:0 upload, 256 MiB");
+        webgpu_upload(big)?;
+    }
+    println!("\n# 3. in-place access cost does not grow with size");
+    in_place_access()?;
+    if has(Location::WebGpu(0)) {
+        println!("\n# 4. replica cache");
+        replica_cache(64 * MIB)?;
+    }
+    if has(Location::OpenCl(0)) && has(Location::WebGpu(0)) {
+        println!("\n# 5. opencl:0 -> webgpu:0, 256 MiB");
+        opencl_to_webgpu(big, memcpy)?;
+    }
+    Ok(())
+}

@@ -94,14 +94,24 @@ fn opencl_vs_raw(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     let mut dst = vec![0.0f32; n];
     let raw_write = median(|| {
         // SAFETY: blocking write from a live slice of `n` floats into an `n`-float buffer.
-        unsafe { dev.queue().enqueue_write_buffer(&mut raw, CL_BLOCKING, 0, &src, &[]) }
-            .expect("raw write");
+        unsafe {
+            dev.queue()
+                .enqueue_write_buffer(&mut raw, CL_BLOCKING, 0, &src, &[])
+        }
+        .expect("raw write");
     });
-    line("host -> opencl:0, raw clEnqueueWriteBuffer", bytes, raw_write);
+    line(
+        "host -> opencl:0, raw clEnqueueWriteBuffer",
+        bytes,
+        raw_write,
+    );
     let raw_read = median(|| {
         // SAFETY: blocking read of `n` floats into a live slice of `n` floats.
-        unsafe { dev.queue().enqueue_read_buffer(&raw, CL_BLOCKING, 0, &mut dst, &[]) }
-            .expect("raw read");
+        unsafe {
+            dev.queue()
+                .enqueue_read_buffer(&raw, CL_BLOCKING, 0, &mut dst, &[])
+        }
+        .expect("raw read");
     });
     line("opencl:0 -> host, raw clEnqueueReadBuffer", bytes, raw_read);
     let (w, r) = (
@@ -121,7 +131,11 @@ fn webgpu_upload(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     let staged = median(|| {
         device.copy_from(0, &host, 0..n).expect("locus upload");
     });
-    line("host -> webgpu:0, locus (reused mapped staging)", bytes, staged);
+    line(
+        "host -> webgpu:0, locus (reused mapped staging)",
+        bytes,
+        staged,
+    );
     let dev = locus::backends::webgpu::device(gpu)?;
     let target = dev.device().create_buffer(&wgpu::BufferDescriptor {
         label: Some("raw"),
@@ -140,7 +154,11 @@ fn webgpu_upload(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
             })
             .expect("poll");
     });
-    line("host -> webgpu:0, one queue.write_buffer per call", bytes, naive);
+    line(
+        "host -> webgpu:0, one queue.write_buffer per call",
+        bytes,
+        naive,
+    );
     let x = naive.as_secs_f64() / staged.as_secs_f64();
     verdict("locus speed-up over write_buffer", x, ">= 3", x >= 3.0);
     Ok(())
@@ -148,7 +166,8 @@ fn webgpu_upload(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
 
 fn in_place_access() -> Result<(), Box<dyn std::error::Error>> {
     for location in locus::available() {
-        let in_place = locus::access::location_accessibility(locus::registry(), location, Location::Host)?.0;
+        let in_place =
+            locus::access::location_accessibility(locus::registry(), location, Location::Host)?.0;
         if !in_place {
             continue;
         }
@@ -167,7 +186,12 @@ fn in_place_access() -> Result<(), Box<dyn std::error::Error>> {
             times.push(t);
         }
         let ratio = times[1].as_secs_f64() / times[0].as_secs_f64();
-        verdict(&format!("{location}: time(256 MiB) / time(1 KiB)"), ratio, "<= 2", ratio <= 2.0);
+        verdict(
+            &format!("{location}: time(256 MiB) / time(1 KiB)"),
+            ratio,
+            "<= 2",
+            ratio <= 2.0,
+        );
     }
     Ok(())
 }
@@ -189,8 +213,16 @@ fn replica_cache(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     first.sort();
     second.sort();
     let (f, s) = (first[first.len() / 2], second[second.len() / 2]);
-    line("webgpu:0 64 MiB, first host read (makes the replica)", bytes, f);
-    println!("{:<52} {:>10.3} us", "webgpu:0 64 MiB, second host read (cached)", s.as_secs_f64() * 1e6);
+    line(
+        "webgpu:0 64 MiB, first host read (makes the replica)",
+        bytes,
+        f,
+    );
+    println!(
+        "{:<52} {:>10.3} us",
+        "webgpu:0 64 MiB, second host read (cached)",
+        s.as_secs_f64() * 1e6
+    );
     let x = f.as_secs_f64() / s.as_secs_f64();
     verdict("first / second read", x, ">= 100", x >= 100.0);
     Ok(())
@@ -217,8 +249,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().any(|a| a == "--list") {
         return Ok(()); // `cargo test --benches` probes with --list
     }
-    std::env::set_var("XDG_RUNTIME_DIR", std::env::var("XDG_RUNTIME_DIR").unwrap_or_else(|_| "/tmp".into()));
-    println!("locations: {:?}; {} repetitions, median shown", locus::available(), reps());
+    println!(
+        "locations: {:?}; {} repetitions, median shown",
+        locus::available(),
+        reps()
+    );
     let big = 256 * MIB;
     println!("\n# baseline");
     let memcpy = memcpy_baseline(big);

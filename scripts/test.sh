@@ -60,6 +60,13 @@ for loc in host openmp:0 opencl:0 webgpu:0; do
 done
 
 step "tests"
+# PoCL can expose two CPU devices, each of which locus opens in its own context: the
+# OpenCL tests then cover copies between two OpenCL devices for real (opencl:1).
+export POCL_DEVICES="${POCL_DEVICES:-pthread pthread}"
+case ",$LOCUS_REQUIRE," in
+  *,opencl,*) export LOCUS_REQUIRE="$LOCUS_REQUIRE,opencl:1" ;;
+esac
+echo "POCL_DEVICES=$POCL_DEVICES LOCUS_REQUIRE=$LOCUS_REQUIRE"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --all-features --no-fail-fast
 else

@@ -94,6 +94,15 @@ fn info(args: &[String]) -> ExitCode {
     print!("{}", indent(&access::accessibility_table(registry)));
     println!("\nRoutes (data at the left, consumed at the right):");
     print!("{}", indent(&transfer::route_table(registry)));
+    println!("\nCopy paths registered by backends (tried before the generic same-device, host-side and staged paths):");
+    let mut any = false;
+    for (src, dst, name) in registry.matrix().registered() {
+        println!("  {src} -> {dst}: {name}");
+        any = true;
+    }
+    if !any {
+        println!("  none");
+    }
     if let Some(list) = require {
         if let Err(e) = registry.require(&list) {
             eprintln!("\nlocus info: {e}");

@@ -6,10 +6,12 @@ use std::sync::{Arc, OnceLock};
 use crate::backends::{self, Device};
 use crate::error::{Error, Result};
 use crate::location::{Location, Technology};
+use crate::transfer::TransferMatrix;
 
 /// Everything discovery found: the devices, and a reason for every technology without one.
 pub struct Registry {
     devices: BTreeMap<Location, Arc<dyn Device>>,
+    matrix: TransferMatrix,
     missing: BTreeMap<Technology, String>,
     skipped: BTreeMap<Technology, Vec<String>>,
 }
@@ -44,6 +46,7 @@ impl Registry {
         let mut devices = BTreeMap::new();
         let mut missing = BTreeMap::new();
         let mut skipped = BTreeMap::new();
+        let mut matrix = TransferMatrix::default();
         for technology in Technology::ALL {
             match backends::discover(technology) {
                 Ok(found) => {
@@ -56,6 +59,9 @@ impl Registry {
                             "the runtime loaded but reported no device".into(),
                         );
                     }
+                    for (src, dst, path) in found.paths {
+                        matrix.register(src, dst, path);
+                    }
                     for device in found.devices {
                         devices.insert(device.location(), device);
                     }
@@ -67,6 +73,7 @@ impl Registry {
         }
         Registry {
             devices,
+            matrix,
             missing,
             skipped,
         }
@@ -95,6 +102,11 @@ impl Registry {
     /// True when `location` was found.
     pub fn has(&self, location: Location) -> bool {
         self.devices.contains_key(&location)
+    }
+
+    /// The transfer matrix: the copy paths the backends registered, and the generic ones.
+    pub fn matrix(&self) -> &TransferMatrix {
+        &self.matrix
     }
 
     /// The host device (always present).

@@ -418,6 +418,38 @@ pub fn large_pairs_from_here(l: Location) {
     }
 }
 
+/// The staged engine on every pair, forced, over several chunks and unaligned ends;
+/// and a route that does not exist is an error naming both sides.
+pub fn staged_pairs_from_here(l: Location) {
+    let len = (20 << 20) + 5;
+    let data = pattern_u8(len, 11);
+    let src = Memory::new(l, len).unwrap();
+    src.write(0, &data).unwrap();
+    for dst in locus::available() {
+        let target = Memory::new(dst, len).unwrap();
+        target.fill(0..len, &[0]).unwrap();
+        let route = src
+            .copy_to_via(RouteKind::Staged, 3, &target, 1, len - 4)
+            .unwrap();
+        assert_eq!(route.kind, RouteKind::Staged);
+        let mut got = vec![0u8; len];
+        target.read(0, &mut got).unwrap();
+        assert_eq!(got[0], 0);
+        assert!(got[1..len - 3] == data[3..len - 1], "{l} -> {dst} staged");
+        assert_eq!(&got[len - 3..], &[0, 0, 0]);
+        if l != dst && !l.is_host() && !dst.is_host() && l.technology() != dst.technology() {
+            let err = src
+                .copy_to_via(RouteKind::Peer, 0, &target, 0, 4)
+                .unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.contains(&l.to_string()) && text.contains(&dst.to_string()),
+                "{text}"
+            );
+        }
+    }
+}
+
 macro_rules! conformance {
     ($($name:ident => $text:literal),* $(,)?) => {$(
         mod $name {
@@ -443,6 +475,7 @@ macro_rules! conformance {
             #[test] fn mirrors() { run(super::mirrors) }
             #[test] fn pairs_from_here() { run(super::pairs_from_here) }
             #[test] fn large_pairs_from_here() { run(super::large_pairs_from_here) }
+            #[test] fn staged_pairs_from_here() { run(super::staged_pairs_from_here) }
         }
     )*};
 }

@@ -36,6 +36,7 @@ pub(crate) fn discover() -> Discovery {
     Discovery {
         devices: vec![Arc::new(device)],
         skipped: vec![],
+        paths: vec![],
     }
 }
 

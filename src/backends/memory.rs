@@ -180,7 +180,7 @@ impl Memory {
         dst_offset: usize,
         len: usize,
     ) -> Result<Route> {
-        transfer::copy(self, src_offset, dst, dst_offset, len, None)
+        transfer::copy(self, src_offset, dst, dst_offset, len, None, None)
     }
 
     /// Copies `len` bytes from `src[src_offset..]` into `self[dst_offset..]` (umem's
@@ -192,7 +192,7 @@ impl Memory {
         src_offset: usize,
         len: usize,
     ) -> Result<Route> {
-        transfer::copy(src, src_offset, self, dst_offset, len, None)
+        transfer::copy(src, src_offset, self, dst_offset, len, None, None)
     }
 
     /// Like [`Memory::copy_to`], also counting the transfer in `stats`.
@@ -204,7 +204,21 @@ impl Memory {
         len: usize,
         stats: &TransferStats,
     ) -> Result<Route> {
-        transfer::copy(self, src_offset, dst, dst_offset, len, Some(stats))
+        transfer::copy(self, src_offset, dst, dst_offset, len, Some(stats), None)
+    }
+
+    /// Like [`Memory::copy_to`] on a route of the given kind (e.g. to benchmark the
+    /// staged path against the planner's choice). An error when no such route exists
+    /// between the two.
+    pub fn copy_to_via(
+        &self,
+        kind: crate::transfer::RouteKind,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<Route> {
+        transfer::copy(self, src_offset, dst, dst_offset, len, None, Some(kind))
     }
 
     /// Maps `range` for host access in place. Fails with

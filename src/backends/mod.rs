@@ -174,23 +174,6 @@ pub trait Device: Send + Sync + fmt::Debug {
     unsafe fn unmap(&self, native: &Native, ptr: *mut u8) -> Result<()>;
     /// How many allocations of this device are alive (made by `allocate`, not freed).
     fn live_allocations(&self) -> usize;
-    /// A copy path to another device of the same technology that does not go through
-    /// the host (peer copy), when the backend has one.
-    fn peer_copy(
-        &self,
-        _src: &Native,
-        _src_offset: usize,
-        _dst_device: &dyn Device,
-        _dst: &Native,
-        _dst_offset: usize,
-        _len: usize,
-    ) -> Option<Result<()>> {
-        None
-    }
-    /// True when [`Device::peer_copy`] works towards `other`.
-    fn can_peer(&self, _other: &dyn Device) -> bool {
-        false
-    }
 }
 
 /// Fills through host chunks of the repeated pattern; used by backends without a native
@@ -227,6 +210,13 @@ pub struct Discovery {
     pub devices: Vec<std::sync::Arc<dyn Device>>,
     /// Devices seen but not used, with the reason (e.g. "PoCL through SYCL: no USM").
     pub skipped: Vec<String>,
+    /// Copy paths this backend adds to the transfer matrix, keyed by
+    /// (source technology, destination technology).
+    pub paths: Vec<(
+        Technology,
+        Technology,
+        std::sync::Arc<dyn crate::transfer::CopyPath>,
+    )>,
 }
 
 /// Why a technology has no device here: the text names what failed and what to install.

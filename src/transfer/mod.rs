@@ -10,16 +10,19 @@
 //! - [`RouteKind::Staged`]: through host memory, in chunks of reused buffers, with the
 //!   device-to-host leg of chunk `i+1` overlapping the host-to-device leg of chunk `i`.
 //!
-//! The planner asks the devices ([`Device::can_peer`], [`Device::host_access`]); a pair
-//! that no backend serves better always falls back to `Staged`, so no pair is ever "not
-//! implemented".
+//! The planner is a registry of [`CopyPath`]s keyed by (source technology, destination
+//! technology) that backends fill at discovery ([`TransferMatrix`]); after those come
+//! the generic paths (same device, host side, staged), so a pair that no backend serves
+//! better always falls back to `Staged` and no pair is ever "not implemented".
 
+mod paths;
 mod staged;
 mod stats;
 
 use std::fmt;
 use std::sync::Arc;
 
+pub use paths::{CopyPath, Endpoint, TransferMatrix};
 pub use stats::{TransferStats, TransferTotals};
 
 use crate::backends::{Device, HostAccess, Memory};
@@ -93,71 +96,18 @@ impl fmt::Display for Route {
     }
 }
 
-/// Plans a copy between two devices, given how the host reaches each side.
-fn plan(
-    src: &Arc<dyn Device>,
-    src_host: HostAccess,
-    dst: &Arc<dyn Device>,
-    dst_host: HostAccess,
-) -> Route {
-    let (s, d) = (src.location(), dst.location());
-    let route = |kind, reason: String| Route {
-        src: s,
-        dst: d,
-        kind,
-        reason,
-    };
-    if s == d {
-        return route(
-            RouteKind::Direct,
-            format!("one {} copy within the device", s.technology()),
-        );
-    }
-    if s.is_host() {
-        return route(
-            RouteKind::Direct,
-            format!("one {} host-to-device write", d.technology()),
-        );
-    }
-    if d.is_host() {
-        return route(
-            RouteKind::Direct,
-            format!("one {} device-to-host read", s.technology()),
-        );
-    }
-    if s.technology() == d.technology() && src.can_peer(dst.as_ref()) {
-        return route(RouteKind::Peer, format!("{} peer copy", s.technology()));
-    }
-    let visible = |loc: Location, access: HostAccess| match access {
-        HostAccess::Pointer => Some(format!("{loc} memory has a host address")),
-        HostAccess::Mapped => Some(format!("{loc} is host-unified")),
-        HostAccess::None => None,
-    };
-    if let Some(why) = visible(s, src_host) {
-        return route(
-            RouteKind::Mapped,
-            format!("{why}: {d} writes from its mapping"),
-        );
-    }
-    if let Some(why) = visible(d, dst_host) {
-        return route(
-            RouteKind::Mapped,
-            format!("{why}: {s} reads into its mapping"),
-        );
-    }
-    route(
-        RouteKind::Staged,
-        format!(
-            "neither side is host-visible: staged through host memory in {} MiB chunks, legs overlapping",
-            staged::CHUNK >> 20
-        ),
-    )
+fn endpoint(device: &Arc<dyn Device>, host: HostAccess) -> Endpoint<'_> {
+    Endpoint { device, host }
 }
 
 /// The route a copy from memory at `src` to new memory at `dst` takes (location level).
 pub fn copy_route(registry: &Registry, src: Location, dst: Location) -> Result<Route> {
     let (a, b) = (registry.device(src)?, registry.device(dst)?);
-    Ok(plan(a, a.host_access_default(), b, b.host_access_default()))
+    let (route, _) = registry.matrix().plan(
+        endpoint(a, a.host_access_default()),
+        endpoint(b, b.host_access_default()),
+    );
+    Ok(route)
 }
 
 /// The route data at `src` takes to be consumed at `dst`: `InPlace` when `dst` can use
@@ -177,12 +127,13 @@ pub fn access_route(registry: &Registry, src: Location, dst: Location) -> Result
 
 /// The route between two allocations.
 pub fn route_between(src: &Memory, dst: &Memory) -> Route {
-    plan(
-        src.device(),
-        src.host_access(),
-        dst.device(),
-        dst.host_access(),
-    )
+    crate::registry()
+        .matrix()
+        .plan(
+            endpoint(src.device(), src.host_access()),
+            endpoint(dst.device(), dst.host_access()),
+        )
+        .0
 }
 
 /// Every ordered pair of available locations with its access route, as text.
@@ -199,7 +150,8 @@ pub fn route_table(registry: &Registry) -> String {
     out
 }
 
-/// Copies `len` bytes, bounds-checked on both sides before anything is written.
+/// Copies `len` bytes, bounds-checked on both sides before anything is written, on the
+/// cheapest route, or on a route of `forced` kind (an error if none applies).
 pub(crate) fn copy(
     src: &Memory,
     src_offset: usize,
@@ -207,10 +159,26 @@ pub(crate) fn copy(
     dst_offset: usize,
     len: usize,
     local: Option<&TransferStats>,
+    forced: Option<RouteKind>,
 ) -> Result<Route> {
     src.check("copy source", src_offset, len)?;
     dst.check("copy destination", dst_offset, len)?;
-    let route = route_between(src, dst);
+    let matrix = crate::registry().matrix();
+    let (a, b) = (
+        endpoint(src.device(), src.host_access()),
+        endpoint(dst.device(), dst.host_access()),
+    );
+    let (route, path) = match forced {
+        None => matrix.plan(a, b),
+        Some(kind) => matrix.plan_kind(kind, a, b).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{} -> {}: no {kind} route between these two (the planner would take: {})",
+                src.location(),
+                dst.location(),
+                matrix.plan(a, b).0
+            ))
+        })?,
+    };
     if len == 0 {
         return Ok(route);
     }
@@ -224,57 +192,13 @@ pub(crate) fn copy(
         src.read(src_offset, &mut tmp)?;
         dst.write(dst_offset, &tmp)?;
     } else {
-        execute(&route, src, src_offset, dst, dst_offset, len)?;
+        path.copy(src, src_offset, dst, dst_offset, len)?;
     }
     stats::global().record(route.kind, len);
     if let Some(local) = local {
         local.record(route.kind, len);
     }
     Ok(route)
-}
-
-fn execute(
-    route: &Route,
-    src: &Memory,
-    src_offset: usize,
-    dst: &Memory,
-    dst_offset: usize,
-    len: usize,
-) -> Result<()> {
-    match route.kind {
-        RouteKind::Direct if route.src == route.dst => {
-            src.device()
-                .copy_within(src.native(), src_offset, dst.native(), dst_offset, len)
-        }
-        RouteKind::Peer => src
-            .device()
-            .peer_copy(
-                src.native(),
-                src_offset,
-                dst.device().as_ref(),
-                dst.native(),
-                dst_offset,
-                len,
-            )
-            .unwrap_or_else(|| staged::copy(src, src_offset, dst, dst_offset, len)),
-        RouteKind::Direct | RouteKind::Mapped => {
-            if src.host_access() != HostAccess::None {
-                src.with_host_slice(src_offset, len, false, |bytes| {
-                    dst.device().write(dst.native(), dst_offset, bytes)
-                })
-            } else if dst.host_access() != HostAccess::None {
-                dst.with_host_slice(dst_offset, len, true, |bytes| {
-                    src.device().read(src.native(), src_offset, bytes)
-                })
-            } else {
-                Err(Error::Invalid(format!(
-                    "internal: route {route} has no host-visible side"
-                )))
-            }
-        }
-        RouteKind::Staged => staged::copy(src, src_offset, dst, dst_offset, len),
-        RouteKind::InPlace => Ok(()),
-    }
 }
 
 /// The process-wide transfer counters (every copy the library made).

@@ -50,7 +50,7 @@ pub(crate) fn copy(
     len: usize,
 ) -> Result<()> {
     if len <= CHUNK {
-        let mut buf = take(CHUNK);
+        let mut buf = take(len);
         let result = src
             .read(src_offset, &mut buf[..len])
             .and_then(|()| dst.write(dst_offset, &buf[..len]));

@@ -99,7 +99,11 @@ pub(crate) fn discover() -> Result<Discovery, String> {
             }
         ));
     }
-    Ok(Discovery { devices, skipped })
+    Ok(Discovery {
+        devices,
+        skipped,
+        paths: vec![],
+    })
 }
 
 impl OpenClDevice {

@@ -19,9 +19,10 @@ use std::sync::{Arc, OnceLock};
 
 use libloading::Library;
 
-use super::{Device, DeviceInfo, Discovery, HostAccess, Native};
+use super::{Device, DeviceInfo, Discovery, HostAccess, Memory, Native};
 use crate::error::{Error, Result};
-use crate::location::Location;
+use crate::location::{Location, Technology};
+use crate::transfer::{CopyPath, Endpoint, Route, RouteKind};
 
 static LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/liblocus_openmp.so"));
 
@@ -185,10 +186,56 @@ pub(crate) fn discover() -> Result<Discovery, String> {
             }) as Arc<dyn Device>
         })
         .collect();
+    let peer: Arc<dyn CopyPath> = Arc::new(BetweenDevices);
     Ok(Discovery {
         devices,
         skipped: vec![],
+        paths: vec![(Technology::OpenMp, Technology::OpenMp, peer)],
     })
+}
+
+/// `omp_target_memcpy` from one OpenMP device straight to another: the peer route.
+struct BetweenDevices;
+
+fn openmp_of(device: &Arc<dyn Device>) -> Option<&OpenMpDevice> {
+    device.as_any().downcast_ref::<OpenMpDevice>()
+}
+
+impl CopyPath for BetweenDevices {
+    fn name(&self) -> &'static str {
+        "omp_target_memcpy between two OpenMP devices"
+    }
+
+    fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route> {
+        let (a, b) = (openmp_of(src.device)?, openmp_of(dst.device)?);
+        (a.device_number != b.device_number).then(|| Route {
+            src: a.location,
+            dst: b.location,
+            kind: RouteKind::Peer,
+            reason: format!(
+                "omp_target_memcpy from OpenMP device {} to device {}",
+                a.device_number, b.device_number
+            ),
+        })
+    }
+
+    fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
+        let (Some(a), Some(b)) = (openmp_of(src.device()), openmp_of(dst.device())) else {
+            return Err(Error::Invalid(
+                "omp_target_memcpy path given a non-OpenMP allocation".into(),
+            ));
+        };
+        // SAFETY: offsets were bounds-checked by the transfer engine.
+        let (from, to) = unsafe { (ptr_of(src.native()).add(so), ptr_of(dst.native()).add(d)) };
+        b.memcpy(
+            "omp_target_memcpy",
+            to,
+            b.device_number,
+            from,
+            a.device_number,
+            len,
+        )
+    }
 }
 
 fn ptr_of(native: &Native) -> *mut u8 {

@@ -76,7 +76,11 @@ pub(crate) fn discover() -> Result<Discovery, String> {
             if skipped.is_empty() { " was found".to_string() } else { format!(" could be opened ({})", skipped.join("; ")) }
         ));
     }
-    Ok(Discovery { devices, skipped })
+    Ok(Discovery {
+        devices,
+        skipped,
+        paths: vec![],
+    })
 }
 
 impl WebGpuDevice {

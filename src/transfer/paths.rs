@@ -1,0 +1,252 @@
+//! The transfer matrix as a registry: copy paths keyed by (source technology,
+//! destination technology). Backends register the paths they have (an OpenMP copy
+//! between two OpenMP devices, later CUDA/HIP peer copies); after those, three generic
+//! paths cover every pair, so nothing is ever "not implemented":
+//! same device -> host side (direct or mapped) -> staged.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::{staged, Route, RouteKind};
+use crate::backends::{Device, HostAccess, Memory};
+use crate::error::{Error, Result};
+use crate::location::Technology;
+
+/// One side of a planned copy: the device and how the host reaches its memory.
+#[derive(Clone, Copy)]
+pub struct Endpoint<'a> {
+    /// The device.
+    pub device: &'a Arc<dyn Device>,
+    /// How host code reaches the memory in place.
+    pub host: HostAccess,
+}
+
+impl Endpoint<'_> {
+    fn visible_because(&self) -> Option<String> {
+        let loc = self.device.location();
+        match self.host {
+            HostAccess::Pointer if loc.is_host() => Some("host memory".into()),
+            HostAccess::Pointer => Some(format!("{loc} memory has a host address")),
+            HostAccess::Mapped => Some(format!("{loc} is host-unified")),
+            HostAccess::None => None,
+        }
+    }
+}
+
+/// A way to copy bytes between two allocations.
+pub trait CopyPath: Send + Sync {
+    /// A short name for `locus info` ("omp_target_memcpy between devices").
+    fn name(&self) -> &'static str;
+    /// The route this path would take from `src` to `dst`, or `None` if it does not
+    /// apply to these two.
+    fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route>;
+    /// Copies `len` bytes (ranges already bounds-checked, not overlapping).
+    fn copy(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()>;
+}
+
+fn route(src: Endpoint<'_>, dst: Endpoint<'_>, kind: RouteKind, reason: String) -> Route {
+    Route {
+        src: src.device.location(),
+        dst: dst.device.location(),
+        kind,
+        reason,
+    }
+}
+
+/// Two allocations of one device: the backend's own device copy.
+struct SameDevice;
+
+impl CopyPath for SameDevice {
+    fn name(&self) -> &'static str {
+        "copy within one device"
+    }
+
+    fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route> {
+        Arc::ptr_eq(src.device, dst.device).then(|| {
+            let t = src.device.location().technology();
+            route(
+                src,
+                dst,
+                RouteKind::Direct,
+                format!("one {t} copy within the device"),
+            )
+        })
+    }
+
+    fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
+        src.device()
+            .copy_within(src.native(), so, dst.native(), d, len)
+    }
+}
+
+/// One side reachable from the host: the other side's backend reads into, or writes
+/// from, that side's host view. `Direct` when that side is the host itself.
+struct HostSide;
+
+impl CopyPath for HostSide {
+    fn name(&self) -> &'static str {
+        "read or write through the host-visible side"
+    }
+
+    fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route> {
+        let (s, d) = (src.device.location(), dst.device.location());
+        if s.is_host() {
+            let t = d.technology();
+            return Some(route(
+                src,
+                dst,
+                RouteKind::Direct,
+                format!("one {t} host-to-device write"),
+            ));
+        }
+        if d.is_host() {
+            let t = s.technology();
+            return Some(route(
+                src,
+                dst,
+                RouteKind::Direct,
+                format!("one {t} device-to-host read"),
+            ));
+        }
+        if let Some(why) = src.visible_because() {
+            return Some(route(
+                src,
+                dst,
+                RouteKind::Mapped,
+                format!("{why}: {d} writes from its mapping"),
+            ));
+        }
+        let why = dst.visible_because()?;
+        Some(route(
+            src,
+            dst,
+            RouteKind::Mapped,
+            format!("{why}: {s} reads into its mapping"),
+        ))
+    }
+
+    fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
+        if src.host_access() != HostAccess::None {
+            src.with_host_slice(so, len, false, |bytes| {
+                dst.device().write(dst.native(), d, bytes)
+            })
+        } else if dst.host_access() != HostAccess::None {
+            dst.with_host_slice(d, len, true, |bytes| {
+                src.device().read(src.native(), so, bytes)
+            })
+        } else {
+            Err(Error::Invalid(format!(
+                "{} -> {}: neither side is host-visible",
+                src.location(),
+                dst.location()
+            )))
+        }
+    }
+}
+
+/// The fallback for every pair: through host memory in overlapping chunks.
+struct Staged;
+
+impl CopyPath for Staged {
+    fn name(&self) -> &'static str {
+        "staged through host chunks"
+    }
+
+    fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route> {
+        let reason = if src.host == HostAccess::None && dst.host == HostAccess::None {
+            "neither side is host-visible: "
+        } else {
+            ""
+        };
+        Some(route(
+            src,
+            dst,
+            RouteKind::Staged,
+            format!(
+                "{reason}staged through host memory in {} MiB chunks, legs overlapping",
+                staged::CHUNK >> 20
+            ),
+        ))
+    }
+
+    fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
+        staged::copy(src, so, dst, d, len)
+    }
+}
+
+/// The registry of copy paths, filled by the backends at discovery.
+pub struct TransferMatrix {
+    registered: BTreeMap<(Technology, Technology), Vec<Arc<dyn CopyPath>>>,
+    generic: Vec<Arc<dyn CopyPath>>,
+}
+
+impl Default for TransferMatrix {
+    fn default() -> Self {
+        TransferMatrix {
+            registered: BTreeMap::new(),
+            generic: vec![Arc::new(SameDevice), Arc::new(HostSide), Arc::new(Staged)],
+        }
+    }
+}
+
+impl TransferMatrix {
+    /// Adds a path for copies from `src` to `dst` technology; registered paths are tried
+    /// before the generic ones, in registration order.
+    pub fn register(&mut self, src: Technology, dst: Technology, path: Arc<dyn CopyPath>) {
+        self.registered.entry((src, dst)).or_default().push(path);
+    }
+
+    fn candidates(
+        &self,
+        src: Technology,
+        dst: Technology,
+    ) -> impl Iterator<Item = &Arc<dyn CopyPath>> {
+        self.registered
+            .get(&(src, dst))
+            .into_iter()
+            .flatten()
+            .chain(self.generic.iter())
+    }
+
+    /// The best route between two endpoints and the path that takes it.
+    pub fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> (Route, &Arc<dyn CopyPath>) {
+        let (s, d) = (
+            src.device.location().technology(),
+            dst.device.location().technology(),
+        );
+        self.candidates(s, d)
+            .filter_map(|p| p.plan(src, dst).map(|r| (r, p)))
+            .min_by_key(|(r, _)| r.kind)
+            .expect("the staged path applies to every pair")
+    }
+
+    /// A path that takes a route of `kind` between the two, if any does.
+    pub fn plan_kind(
+        &self,
+        kind: RouteKind,
+        src: Endpoint<'_>,
+        dst: Endpoint<'_>,
+    ) -> Option<(Route, &Arc<dyn CopyPath>)> {
+        let (s, d) = (
+            src.device.location().technology(),
+            dst.device.location().technology(),
+        );
+        self.candidates(s, d)
+            .filter_map(|p| p.plan(src, dst).map(|r| (r, p)))
+            .find(|(r, _)| r.kind == kind)
+    }
+
+    /// The registered (non-generic) paths, for `locus info`.
+    pub fn registered(&self) -> impl Iterator<Item = (Technology, Technology, &'static str)> + '_ {
+        self.registered
+            .iter()
+            .flat_map(|((s, d), paths)| paths.iter().map(move |p| (*s, *d, p.name())))
+    }
+}

@@ -321,6 +321,20 @@ pub fn dropping_frees(l: Location) {
 }
 
 pub fn errors_are_clear(l: Location) {
+    // A handle of another technology cannot be adopted here.
+    if !l.is_host() {
+        let mut v = vec![0u8; 8];
+        let native = locus::Native::Host {
+            ptr: v.as_mut_ptr(),
+        };
+        // SAFETY: the adoption is refused before the handle is used.
+        let err = unsafe { Memory::adopt(l, native, 8, |_| {}) }.unwrap_err();
+        assert!(err.to_string().contains("cannot adopt"), "{err}");
+    }
+    assert!(matches!(
+        "gpu:0".parse::<Location>(),
+        Err(Error::UnknownLocation { .. })
+    ));
     let max = locus::registry().device(l).unwrap().info().max_allocation;
     let before = live(l);
     let too_big = usize::try_from(max)

@@ -78,6 +78,12 @@ impl Memory {
         deleter: impl FnOnce(&Native) + Send + Sync + 'static,
     ) -> Result<Memory> {
         let device = crate::registry().device(location)?;
+        if native.technology() != location.technology() {
+            return Err(Error::Invalid(format!(
+                "cannot adopt a {} handle at {location}: the handle must belong to the location's technology",
+                native.technology()
+            )));
+        }
         Ok(Memory {
             device: Arc::clone(device),
             native,

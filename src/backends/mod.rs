@@ -104,6 +104,21 @@ unsafe impl Send for Native {}
 // SAFETY: see `Send` above; no method mutates the handle itself.
 unsafe impl Sync for Native {}
 
+impl Native {
+    /// The technology this handle belongs to.
+    pub fn technology(&self) -> Technology {
+        match self {
+            Native::Host { .. } => Technology::Host,
+            #[cfg(feature = "openmp")]
+            Native::OpenMp { .. } => Technology::OpenMp,
+            #[cfg(feature = "opencl")]
+            Native::OpenCl { .. } => Technology::OpenCl,
+            #[cfg(feature = "webgpu")]
+            Native::WebGpu { .. } => Technology::WebGpu,
+        }
+    }
+}
+
 impl fmt::Debug for Native {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -3,7 +3,7 @@
 # fmt, clippy, doc, the whole test suite with LOCUS_REQUIRE (a required backend that
 # is missing FAILS the run), the examples, and the "no vendor library linked" check.
 #
-#   scripts/test.sh                       # what CI runs
+#   scripts/test.sh                       # what CI runs (installs with apt and pip)
 #   LOCUS_REQUIRE=host,cuda scripts/test.sh   # on a GPU machine: require CUDA too
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 step() { printf '\n==> %s\n' "$*"; }
 
 # 1. Runtimes (Debian/Ubuntu). Skipped when already installed.
-packages=(pocl-opencl-icd ocl-icd-opencl-dev clinfo mesa-vulkan-drivers libvulkan1)
+packages=(pocl-opencl-icd ocl-icd-opencl-dev clinfo mesa-vulkan-drivers libvulkan1 bindgen libclang-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -24,10 +24,22 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# 2. SYCL: dpctl and Intel's CPU OpenCL runtime in a cached venv (PyPI), made visible
+#    beside PoCL.
+step "SYCL runtime (dpctl, intel-opencl-rt)"
+# shellcheck source=scripts/sycl-env.sh
+. scripts/sycl-env.sh
+echo "LOCUS_SYCL_VENV=$LOCUS_SYCL_VENV"
+
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
-export LOCUS_REQUIRE="${LOCUS_REQUIRE:-host,openmp,opencl,webgpu}"
+export LOCUS_REQUIRE="${LOCUS_REQUIRE:-host,openmp,opencl,sycl,webgpu}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 echo "LOCUS_REQUIRE=$LOCUS_REQUIRE"
+
+step "SYCL bindings are what bindgen makes from the installed headers"
+scripts/gen-sycl-bindings.sh "" "${TMPDIR:-/tmp}/locus-sycl-bindings.rs" >/dev/null 2>&1
+diff -u src/backends/sycl/bindings.rs "${TMPDIR:-/tmp}/locus-sycl-bindings.rs"
+echo "ok: src/backends/sycl/bindings.rs is up to date"
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -43,19 +55,20 @@ cargo build --release --bins --examples
 target/release/locus info
 
 step "no vendor library is linked at load time"
-for bin in target/release/locus target/release/examples/hello_opencl target/release/examples/hello_webgpu target/release/examples/hello_openmp target/release/examples/choose_backend; do
-  if ldd "$bin" | grep -E 'libOpenCL|libvulkan|libcuda|libamdhip64|libsycl|libgomp'; then
+for bin in target/release/locus target/release/examples/hello_*  target/release/examples/choose_backend; do
+  case "$bin" in *.d) continue ;; esac
+  if ldd "$bin" | grep -E 'libOpenCL|libvulkan|libcuda|libamdhip64|libsycl|libDPCTL|libgomp'; then
     echo "FAIL: $bin links a vendor runtime at load time" >&2
     exit 1
   fi
 done
-echo "ok: none of libOpenCL, libvulkan, libcuda, libamdhip64, libsycl, libgomp"
+echo "ok: none of libOpenCL, libvulkan, libcuda, libamdhip64, libsycl, libDPCTLSyclInterface, libgomp"
 
 step "examples"
-for ex in hello_host hello_openmp hello_opencl hello_webgpu; do
+for ex in hello_host hello_openmp hello_opencl hello_sycl hello_webgpu; do
   target/release/examples/$ex
 done
-for loc in host openmp:0 opencl:0 webgpu:0; do
+for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   LOCUS_LOCATION=$loc target/release/examples/choose_backend
 done
 

@@ -18,6 +18,7 @@ pub fn location_accessibility(
     Ok(decide(
         memory,
         owner.host_access_default(),
+        &owner.host_access_reason(),
         accessor,
         user.executes_on_host(),
     ))
@@ -32,6 +33,7 @@ pub fn memory_accessibility(memory: &Memory, accessor: Location) -> (bool, Strin
     decide(
         memory.location(),
         memory.host_access(),
+        &memory.device().host_access_reason(),
         accessor,
         executes_on_host,
     )
@@ -40,6 +42,7 @@ pub fn memory_accessibility(memory: &Memory, accessor: Location) -> (bool, Strin
 fn decide(
     memory: Location,
     host_access: HostAccess,
+    why: &str,
     accessor: Location,
     accessor_on_host: bool,
 ) -> (bool, String) {
@@ -47,15 +50,11 @@ fn decide(
         return (true, "same location".into());
     }
     match (accessor.is_host(), host_access) {
-        (true, HostAccess::Pointer) => (true, format!("{memory} memory has a host address")),
-        (true, HostAccess::Mapped) => (
-            true,
-            format!("{memory} shares memory with the host: mapped in place, no copy"),
-        ),
-        (true, HostAccess::None) => (false, format!("{memory} memory is not host-visible")),
+        (true, HostAccess::Pointer | HostAccess::Mapped) => (true, why.to_string()),
+        (true, HostAccess::None) => (false, why.to_string()),
         (false, HostAccess::Pointer) if accessor_on_host => (
             true,
-            format!("{accessor} runs on the host and {memory} memory has a host address"),
+            format!("{accessor} dereferences host addresses and {why}"),
         ),
         (false, _) if accessor_on_host => (
             false,

@@ -119,6 +119,10 @@ fn clone_native(native: &locus::Native) -> locus::Native {
             device: *device,
         },
         locus::Native::OpenCl { mem } => locus::Native::OpenCl { mem: *mem },
+        locus::Native::Sycl { ptr, kind } => locus::Native::Sycl {
+            ptr: *ptr,
+            kind: *kind,
+        },
         locus::Native::WebGpu { buffer } => locus::Native::WebGpu {
             buffer: buffer.clone(),
         },

@@ -70,6 +70,7 @@ pub fn vec_add(
         Technology::OpenMp => openmp(device, &ga, &gb, &mut gc)?,
         Technology::OpenCl => opencl(device, &ga, &gb, &gc)?,
         Technology::WebGpu => webgpu(device, &ga, &gb, &gc)?,
+        Technology::Sycl => sycl(device, &ga, &gb, &gc)?,
         other => return Err(format!("no vec_add kernel for {other} in this example").into()),
     }
     Ok(())
@@ -131,6 +132,39 @@ fn opencl(
         }
     }
     dev.queue().finish()?;
+    Ok(())
+}
+
+fn sycl(
+    device: Location,
+    a: &locus::ReadGuard<f32>,
+    b: &locus::ReadGuard<f32>,
+    c: &locus::WriteGuard<f32>,
+) -> Result<(), AnyError> {
+    use locus::backends::sycl::KernelArg;
+    let dev = locus::backends::sycl::device(device)?;
+    // The OpenCL C kernel, compiled through the SYCL runtime's kernel-bundle API.
+    let kernel = dev.build_opencl_kernel(include_str!("../../shaders/vec_add.cl"), "vec_add")?;
+    // USM, or plain host memory where the device has system USM (locus served it in
+    // place only then).
+    let usm = |native: &Native| match native {
+        Native::Sycl { ptr, .. } | Native::Host { ptr } | Native::OpenMp { ptr, .. } => {
+            Ok(KernelArg::Pointer(ptr.cast()))
+        }
+        other => Err(format!("not a pointer SYCL can use: {other:?}")),
+    };
+    let args = [
+        usm(a.native())?,
+        usm(b.native())?,
+        usm(c.native())?,
+        KernelArg::U32(c.len() as u32),
+    ];
+    if !c.is_empty() {
+        // SAFETY: three USM pointers of `len` floats on this device's context and a
+        // uint, matching `vec_add(global float*, global float*, global float*, uint)`;
+        // the guards keep the memory alive until the launch has finished.
+        unsafe { kernel.launch_1d(dev, &args, c.len())? };
+    }
     Ok(())
 }
 

@@ -51,6 +51,17 @@ impl Memory {
         })
     }
 
+    /// Wraps a native allocation that `device` made with its own allocator (backends
+    /// use this for kinds other than the default, e.g. SYCL shared USM).
+    pub(crate) fn from_native(device: Arc<dyn Device>, native: Native, len: usize) -> Memory {
+        Memory {
+            device,
+            native,
+            len,
+            deleter: None,
+        }
+    }
+
     /// Adopts a host `Vec` without copying; the vector is dropped with the memory.
     pub fn from_vec<T: bytemuck::Pod + Send + Sync>(mut vec: Vec<T>) -> Memory {
         let len = std::mem::size_of_val(vec.as_slice());

@@ -18,12 +18,14 @@ use crate::location::{Location, Technology};
 
 pub mod host;
 mod memory;
-mod probe;
+pub(crate) mod probe;
 
 #[cfg(feature = "opencl")]
 pub mod opencl;
 #[cfg(feature = "openmp")]
 pub mod openmp;
+#[cfg(feature = "sycl")]
+pub mod sycl;
 #[cfg(feature = "webgpu")]
 pub mod webgpu;
 
@@ -88,6 +90,14 @@ pub enum Native {
         /// The `cl_mem` handle.
         mem: opencl3::types::cl_mem,
     },
+    /// SYCL unified shared memory.
+    #[cfg(feature = "sycl")]
+    Sycl {
+        /// The USM pointer.
+        ptr: *mut u8,
+        /// Device, shared or host USM.
+        kind: sycl::UsmKind,
+    },
     /// A wgpu storage buffer (usage STORAGE | COPY_SRC | COPY_DST).
     #[cfg(feature = "webgpu")]
     WebGpu {
@@ -113,6 +123,8 @@ impl Native {
             Native::OpenMp { .. } => Technology::OpenMp,
             #[cfg(feature = "opencl")]
             Native::OpenCl { .. } => Technology::OpenCl,
+            #[cfg(feature = "sycl")]
+            Native::Sycl { .. } => Technology::Sycl,
             #[cfg(feature = "webgpu")]
             Native::WebGpu { .. } => Technology::WebGpu,
         }
@@ -127,6 +139,8 @@ impl fmt::Debug for Native {
             Native::OpenMp { ptr, device } => write!(f, "OpenMp({ptr:p}, device {device})"),
             #[cfg(feature = "opencl")]
             Native::OpenCl { mem } => write!(f, "OpenCl(cl_mem {mem:p})"),
+            #[cfg(feature = "sycl")]
+            Native::Sycl { ptr, kind } => write!(f, "Sycl({ptr:p}, {kind:?} USM)"),
             #[cfg(feature = "webgpu")]
             Native::WebGpu { buffer } => write!(f, "WebGpu({} bytes)", buffer.size()),
         }
@@ -158,8 +172,20 @@ pub trait Device: Send + Sync + fmt::Debug {
     /// How host code reaches this device's default allocations (for location-level
     /// tables; [`Device::host_access`] answers per allocation).
     fn host_access_default(&self) -> HostAccess;
+    /// One line on why host code can (or cannot) reach this device's default memory in
+    /// place; route and accessibility reasons quote it.
+    fn host_access_reason(&self) -> String {
+        let loc = self.location();
+        match self.host_access_default() {
+            HostAccess::Pointer => format!("{loc} memory has a host address"),
+            HostAccess::Mapped => {
+                format!("{loc} shares memory with the host: mapped in place, no copy")
+            }
+            HostAccess::None => format!("{loc} memory is not host-visible"),
+        }
+    }
     /// True when code running at this location dereferences plain host pointers (the
-    /// host itself, the OpenMP initial device).
+    /// host itself, the OpenMP initial device, a SYCL device with system USM).
     fn executes_on_host(&self) -> bool;
     /// Copies `src` into the allocation at `offset` (host -> device).
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()>;
@@ -250,7 +276,8 @@ pub(crate) fn discover(technology: Technology) -> Result<Discovery, Unavailable>
         Technology::WebGpu => webgpu::discover(),
         Technology::Cuda => Err(probe::cuda()),
         Technology::Hip => Err(probe::hip()),
-        Technology::Sycl => Err(probe::sycl()),
+        #[cfg(feature = "sycl")]
+        Technology::Sycl => sycl::discover(),
         #[allow(unreachable_patterns)]
         other => Err(format!(
             "locus was built without the `{other}` feature; rebuild with `--features {other}`"

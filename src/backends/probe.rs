@@ -92,21 +92,3 @@ pub(crate) fn hip() -> String {
         }
     }
 }
-
-pub(crate) fn sycl() -> String {
-    let mut names = Vec::new();
-    let from_env = std::env::var("LOCUS_SYCL_LIBRARY").ok();
-    if let Some(path) = &from_env {
-        names.push(path.as_str());
-    }
-    names.push("libDPCTLSyclInterface.so");
-    match load_first(&names) {
-        Err(why) => format!(
-            "dpctl's SYCL C API could not be loaded ({why}); install it with `pip install dpctl intel-opencl-rt` \
-             and set LOCUS_SYCL_LIBRARY to its libDPCTLSyclInterface.so"
-        ),
-        Ok((_lib, name)) => {
-            format!("{name} loaded, but this build of locus has no SYCL backend yet")
-        }
-    }
-}

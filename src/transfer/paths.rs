@@ -23,12 +23,9 @@ pub struct Endpoint<'a> {
 
 impl Endpoint<'_> {
     fn visible_because(&self) -> Option<String> {
-        let loc = self.device.location();
         match self.host {
-            HostAccess::Pointer if loc.is_host() => Some("host memory".into()),
-            HostAccess::Pointer => Some(format!("{loc} memory has a host address")),
-            HostAccess::Mapped => Some(format!("{loc} is host-unified")),
             HostAccess::None => None,
+            _ => Some(self.device.host_access_reason()),
         }
     }
 }
@@ -120,7 +117,7 @@ impl CopyPath for HostSide {
                 src,
                 dst,
                 RouteKind::Mapped,
-                format!("{why}: {d} writes from its mapping"),
+                format!("{why}; {d} writes from its mapping"),
             ));
         }
         let why = dst.visible_because()?;
@@ -128,7 +125,7 @@ impl CopyPath for HostSide {
             src,
             dst,
             RouteKind::Mapped,
-            format!("{why}: {s} reads into its mapping"),
+            format!("{why}; {s} reads into its mapping"),
         ))
     }
 

@@ -248,6 +248,20 @@ impl Device for OpenClDevice {
         }
     }
 
+    fn host_access_reason(&self) -> String {
+        if self.host_unified {
+            format!(
+                "{} is host-unified: its buffers map in place, no copy",
+                self.location
+            )
+        } else {
+            format!(
+                "{} is not host-unified: its buffers need a copy",
+                self.location
+            )
+        }
+    }
+
     fn executes_on_host(&self) -> bool {
         false
     }

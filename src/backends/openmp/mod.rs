@@ -374,6 +374,20 @@ impl Device for OpenMpDevice {
         }
     }
 
+    fn host_access_reason(&self) -> String {
+        if self.on_host {
+            format!(
+                "{} is the initial device: omp_target_alloc returns host memory",
+                self.location
+            )
+        } else {
+            format!(
+                "{} is an offload device: its memory is not host-visible",
+                self.location
+            )
+        }
+    }
+
     fn executes_on_host(&self) -> bool {
         self.on_host
     }

@@ -245,6 +245,72 @@ fn opencl_to_webgpu(bytes: usize, memcpy: Duration) -> Result<(), Box<dyn std::e
     Ok(())
 }
 
+fn sycl_vs_raw(bytes: usize, memcpy: Duration) -> Result<(), Box<dyn std::error::Error>> {
+    let sy = Location::Sycl(0);
+    let n = bytes / 4;
+    let host = Buffer::from_vec(vec![3.0f32; n]);
+    let mut device = Buffer::<f32>::zeroed(sy, n)?;
+    let write = median(|| {
+        device.copy_from(0, &host, 0..n).expect("locus write");
+    });
+    line("host -> sycl:0, locus Buffer::copy_from", bytes, write);
+    let mut back = Buffer::<f32>::zeroed(Location::Host, n)?;
+    let read = median(|| {
+        back.copy_from(0, &device, 0..n).expect("locus read");
+    });
+    line("sycl:0 -> host, locus Buffer::copy_from", bytes, read);
+    let dev = locus::backends::sycl::device(sy)?;
+    let api = dev.api();
+    let src = vec![3.0f32; n];
+    let mut dst = vec![0.0f32; n];
+    // SAFETY: the device supports USM device allocations (it was discovered with them).
+    let usm = unsafe { api.DPCTLmalloc_device(bytes as _, dev.queue()) };
+    assert!(!usm.is_null(), "DPCTLmalloc_device");
+    let raw_copy = |to: *mut std::ffi::c_void, from: *const std::ffi::c_void| {
+        // SAFETY: both ranges are `bytes` long (a live Vec and the USM allocation); the
+        // event is waited for and deleted.
+        unsafe {
+            let event = api.DPCTLQueue_Memcpy(dev.queue(), to, from, bytes as _);
+            assert!(!event.is_null(), "DPCTLQueue_Memcpy");
+            api.DPCTLEvent_Wait(event);
+            api.DPCTLEvent_Delete(event);
+        }
+    };
+    let raw_write = median(|| raw_copy(usm.cast(), src.as_ptr().cast()));
+    line("host -> sycl:0, raw DPCTLQueue_Memcpy", bytes, raw_write);
+    let raw_read = median(|| raw_copy(dst.as_mut_ptr().cast(), usm.cast()));
+    line("sycl:0 -> host, raw DPCTLQueue_Memcpy", bytes, raw_read);
+    // SAFETY: allocated above on this queue, no longer used.
+    unsafe { api.DPCTLfree_with_queue(usm, dev.queue()) };
+    let (w, r) = (
+        raw_write.as_secs_f64() / write.as_secs_f64(),
+        raw_read.as_secs_f64() / read.as_secs_f64(),
+    );
+    verdict("locus / raw bandwidth, write", w, ">= 0.95", w >= 0.95);
+    verdict("locus / raw bandwidth, read", r, ">= 0.95", r >= 0.95);
+    for (other, target) in [(Location::OpenCl(0), 0.7), (Location::WebGpu(0), 0.0)] {
+        if !locus::registry().has(other) {
+            continue;
+        }
+        let mut to = Buffer::<f32>::zeroed(other, n)?;
+        let mut route = None;
+        let t = median(|| {
+            route = Some(to.copy_from(0, &device, 0..n).expect("copy"));
+        });
+        line(&format!("sycl:0 -> {other}, locus"), bytes, t);
+        if let Some(route) = route {
+            println!("  route: {route}");
+        }
+        let x = memcpy.as_secs_f64() / t.as_secs_f64();
+        if target > 0.0 {
+            verdict("fraction of memcpy bandwidth", x, ">= 0.7", x >= target);
+        } else {
+            println!("  => fraction of memcpy bandwidth: {x:.2}");
+        }
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().any(|a| a == "--list") {
         return Ok(()); // `cargo test --benches` probes with --list
@@ -275,6 +341,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if has(Location::OpenCl(0)) && has(Location::WebGpu(0)) {
         println!("\n# 5. opencl:0 -> webgpu:0, 256 MiB");
         opencl_to_webgpu(big, memcpy)?;
+    }
+    if has(Location::Sycl(0)) {
+        println!("\n# 6. host <-> sycl:0, sycl:0 -> opencl:0 / webgpu:0, 256 MiB");
+        sycl_vs_raw(big, memcpy)?;
     }
     Ok(())
 }

@@ -18,6 +18,7 @@ fn check(c: &Buffer<f32>) {
 fn vec_add_everywhere() {
     let _serial = common::serial();
     for location in locus::available() {
+        eprintln!("vec_add at {location}");
         let c = example::hello(location, 10_007).unwrap();
         assert_eq!(c.location(), location);
         check(&c);

@@ -135,5 +135,9 @@ fn model_covers_every_required_location() {
     for item in required.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         common::location(item);
     }
-    eprintln!("model test runs over {:?}", locus::available());
+    let names: Vec<String> = locus::available().iter().map(|l| l.to_string()).collect();
+    eprintln!(
+        "the model test runs over {} (and every pair of them)",
+        names.join(", ")
+    );
 }

@@ -13,7 +13,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use locus::{Buffer, Location};
+use locus::{Buffer, Device, Location};
 
 const MIB: usize = 1 << 20;
 
@@ -21,7 +21,7 @@ fn reps() -> usize {
     std::env::var("LOCUS_BENCH_REPS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(7)
+        .unwrap_or(9)
 }
 
 /// Median of `reps()` timed runs after one warm-up.
@@ -36,6 +36,25 @@ fn median(mut f: impl FnMut()) -> Duration {
         .collect();
     times.sort();
     times[times.len() / 2]
+}
+
+/// Medians of `a` and `b` timed alternately (a, b, a, b, ...) after one warm-up each,
+/// so that drift on a noisy machine hits both sides alike.
+fn interleaved(mut a: impl FnMut(), mut b: impl FnMut()) -> (Duration, Duration) {
+    a();
+    b();
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for _ in 0..reps() {
+        let t = Instant::now();
+        a();
+        ta.push(t.elapsed());
+        let t = Instant::now();
+        b();
+        tb.push(t.elapsed());
+    }
+    ta.sort();
+    tb.sort();
+    (ta[ta.len() / 2], tb[tb.len() / 2])
 }
 
 fn gbps(bytes: usize, t: Duration) -> f64 {
@@ -72,47 +91,51 @@ fn opencl_vs_raw(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
     use opencl3::types::CL_BLOCKING;
     let cl = Location::OpenCl(0);
+    let dev = locus::backends::opencl::device(cl)?;
+    println!("opencl:0 is {} ({})", dev.info().name, dev.info().platform);
     let n = bytes / 4;
     let host = Buffer::from_vec(vec![3.0f32; n]);
     let mut device = Buffer::<f32>::zeroed(cl, n)?;
-    let write = median(|| {
-        device.copy_from(0, &host, 0..n).expect("locus write");
-    });
-    line("host -> opencl:0, locus Buffer::copy_from", bytes, write);
     let mut back = Buffer::<f32>::zeroed(Location::Host, n)?;
-    let read = median(|| {
-        back.copy_from(0, &device, 0..n).expect("locus read");
-    });
-    line("opencl:0 -> host, locus Buffer::copy_from", bytes, read);
-
-    let dev = locus::backends::opencl::device(cl)?;
     // SAFETY: a plain read-write buffer on the device's own context, no host pointer.
     let mut raw = unsafe {
         ClBuffer::<f32>::create(dev.context(), CL_MEM_READ_WRITE, n, std::ptr::null_mut())?
     };
     let src = vec![3.0f32; n];
     let mut dst = vec![0.0f32; n];
-    let raw_write = median(|| {
-        // SAFETY: blocking write from a live slice of `n` floats into an `n`-float buffer.
-        unsafe {
-            dev.queue()
-                .enqueue_write_buffer(&mut raw, CL_BLOCKING, 0, &src, &[])
-        }
-        .expect("raw write");
-    });
+    let (write, raw_write) = interleaved(
+        || {
+            device.copy_from(0, &host, 0..n).expect("locus write");
+        },
+        || {
+            // SAFETY: blocking write from a live slice of `n` floats into `n` floats.
+            unsafe {
+                dev.queue()
+                    .enqueue_write_buffer(&mut raw, CL_BLOCKING, 0, &src, &[])
+            }
+            .expect("raw write");
+        },
+    );
+    line("host -> opencl:0, locus Buffer::copy_from", bytes, write);
     line(
         "host -> opencl:0, raw clEnqueueWriteBuffer",
         bytes,
         raw_write,
     );
-    let raw_read = median(|| {
-        // SAFETY: blocking read of `n` floats into a live slice of `n` floats.
-        unsafe {
-            dev.queue()
-                .enqueue_read_buffer(&raw, CL_BLOCKING, 0, &mut dst, &[])
-        }
-        .expect("raw read");
-    });
+    let (read, raw_read) = interleaved(
+        || {
+            back.copy_from(0, &device, 0..n).expect("locus read");
+        },
+        || {
+            // SAFETY: blocking read of `n` floats into a live slice of `n` floats.
+            unsafe {
+                dev.queue()
+                    .enqueue_read_buffer(&raw, CL_BLOCKING, 0, &mut dst, &[])
+            }
+            .expect("raw read");
+        },
+    );
+    line("opencl:0 -> host, locus Buffer::copy_from", bytes, read);
     line("opencl:0 -> host, raw clEnqueueReadBuffer", bytes, raw_read);
     let (w, r) = (
         raw_write.as_secs_f64() / write.as_secs_f64(),
@@ -128,14 +151,6 @@ fn webgpu_upload(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     let n = bytes / 4;
     let host = Buffer::from_vec(vec![5.0f32; n]);
     let mut device = Buffer::<f32>::zeroed(gpu, n)?;
-    let staged = median(|| {
-        device.copy_from(0, &host, 0..n).expect("locus upload");
-    });
-    line(
-        "host -> webgpu:0, locus (reused mapped staging)",
-        bytes,
-        staged,
-    );
     let dev = locus::backends::webgpu::device(gpu)?;
     let target = dev.device().create_buffer(&wgpu::BufferDescriptor {
         label: Some("raw"),
@@ -144,16 +159,26 @@ fn webgpu_upload(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
         mapped_at_creation: false,
     });
     let data = vec![5u8; bytes];
-    let naive = median(|| {
-        dev.queue().write_buffer(&target, 0, &data);
-        let index = dev.queue().submit([]);
-        dev.device()
-            .poll(wgpu::PollType::Wait {
-                submission_index: Some(index),
-                timeout: None,
-            })
-            .expect("poll");
-    });
+    let (staged, naive) = interleaved(
+        || {
+            device.copy_from(0, &host, 0..n).expect("locus upload");
+        },
+        || {
+            dev.queue().write_buffer(&target, 0, &data);
+            let index = dev.queue().submit([]);
+            dev.device()
+                .poll(wgpu::PollType::Wait {
+                    submission_index: Some(index),
+                    timeout: None,
+                })
+                .expect("poll");
+        },
+    );
+    line(
+        "host -> webgpu:0, locus (reused mapped staging)",
+        bytes,
+        staged,
+    );
     line(
         "host -> webgpu:0, one queue.write_buffer per call",
         bytes,
@@ -250,15 +275,7 @@ fn sycl_vs_raw(bytes: usize, memcpy: Duration) -> Result<(), Box<dyn std::error:
     let n = bytes / 4;
     let host = Buffer::from_vec(vec![3.0f32; n]);
     let mut device = Buffer::<f32>::zeroed(sy, n)?;
-    let write = median(|| {
-        device.copy_from(0, &host, 0..n).expect("locus write");
-    });
-    line("host -> sycl:0, locus Buffer::copy_from", bytes, write);
     let mut back = Buffer::<f32>::zeroed(Location::Host, n)?;
-    let read = median(|| {
-        back.copy_from(0, &device, 0..n).expect("locus read");
-    });
-    line("sycl:0 -> host, locus Buffer::copy_from", bytes, read);
     let dev = locus::backends::sycl::device(sy)?;
     let api = dev.api();
     let src = vec![3.0f32; n];
@@ -276,9 +293,22 @@ fn sycl_vs_raw(bytes: usize, memcpy: Duration) -> Result<(), Box<dyn std::error:
             api.DPCTLEvent_Delete(event);
         }
     };
-    let raw_write = median(|| raw_copy(usm.cast(), src.as_ptr().cast()));
+    let (write, raw_write) = interleaved(
+        || {
+            device.copy_from(0, &host, 0..n).expect("locus write");
+        },
+        || raw_copy(usm.cast(), src.as_ptr().cast()),
+    );
+    line("host -> sycl:0, locus Buffer::copy_from", bytes, write);
     line("host -> sycl:0, raw DPCTLQueue_Memcpy", bytes, raw_write);
-    let raw_read = median(|| raw_copy(dst.as_mut_ptr().cast(), usm.cast()));
+    let dst_ptr = dst.as_mut_ptr();
+    let (read, raw_read) = interleaved(
+        || {
+            back.copy_from(0, &device, 0..n).expect("locus read");
+        },
+        || raw_copy(dst_ptr.cast(), usm.cast()),
+    );
+    line("sycl:0 -> host, locus Buffer::copy_from", bytes, read);
     line("sycl:0 -> host, raw DPCTLQueue_Memcpy", bytes, raw_read);
     // SAFETY: allocated above on this queue, no longer used.
     unsafe { api.DPCTLfree_with_queue(usm, dev.queue()) };

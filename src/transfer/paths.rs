@@ -130,14 +130,26 @@ impl CopyPath for HostSide {
     }
 
     fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
-        if src.host_access() != HostAccess::None {
+        // The device side's own runtime call does the copy (it may be faster than a
+        // plain memcpy, e.g. multi-threaded), into or out of the host-visible side.
+        let write_from_src = |dst: &Memory| {
             src.with_host_slice(so, len, false, |bytes| {
                 dst.device().write(dst.native(), d, bytes)
             })
-        } else if dst.host_access() != HostAccess::None {
+        };
+        let read_into_dst = |src: &Memory| {
             dst.with_host_slice(d, len, true, |bytes| {
                 src.device().read(src.native(), so, bytes)
             })
+        };
+        let (src_visible, dst_visible) = (
+            src.host_access() != HostAccess::None,
+            dst.host_access() != HostAccess::None,
+        );
+        if src.location().is_host() || (src_visible && !dst.location().is_host()) {
+            write_from_src(dst)
+        } else if dst_visible {
+            read_into_dst(src)
         } else {
             Err(Error::Invalid(format!(
                 "{} -> {}: neither side is host-visible",

@@ -73,11 +73,12 @@ for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
 done
 
 step "tests"
-# PoCL can expose two CPU devices, each of which locus opens in its own context: the
-# OpenCL tests then cover copies between two OpenCL devices for real (opencl:1).
+# OpenCL sees Intel's CPU device (opencl:0) and PoCL; PoCL is asked for two CPU devices
+# (opencl:1, opencl:2), each of which locus opens in its own context, so the OpenCL
+# tests cover both runtimes and copies between OpenCL contexts for real.
 export POCL_DEVICES="${POCL_DEVICES:-pthread pthread}"
 case ",$LOCUS_REQUIRE," in
-  *,opencl,*) export LOCUS_REQUIRE="$LOCUS_REQUIRE,opencl:1" ;;
+  *,opencl,*) export LOCUS_REQUIRE="$LOCUS_REQUIRE,opencl:1,opencl:2" ;;
 esac
 echo "POCL_DEVICES=$POCL_DEVICES LOCUS_REQUIRE=$LOCUS_REQUIRE"
 if cargo nextest --version >/dev/null 2>&1; then

@@ -503,6 +503,7 @@ conformance! {
     openmp_0 => "openmp:0",
     opencl_0 => "opencl:0",
     opencl_1 => "opencl:1",
+    opencl_2 => "opencl:2",
     webgpu_0 => "webgpu:0",
     sycl_0 => "sycl:0",
     cuda_0 => "cuda:0",

@@ -80,6 +80,15 @@ pub(crate) fn load() -> Result<(DpctlApi, String), String> {
     } else {
         tried.push("LOCUS_SYCL_LIBRARY: not set".into());
     }
+    for venv in ["VIRTUAL_ENV", "LOCUS_SYCL_VENV"]
+        .iter()
+        .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
+        .chain(default_venv())
+    {
+        if !venv.exists() {
+            tried.push(format!("{}: no such virtual environment", venv.display()));
+        }
+    }
     if let Some(api) = attempt(LIBRARY.as_ref(), &mut tried) {
         return Ok((api, format!("{LIBRARY} (linker search path)")));
     }

@@ -300,9 +300,11 @@ impl SyclDevice {
             });
         }
         self.live.fetch_add(1, Ordering::Relaxed);
+        // Accessibility follows what the runtime reports for the pointer.
+        let reported = self.pointer_kind(ptr.cast()).unwrap_or(kind);
         Ok(Native::Sycl {
             ptr: ptr.cast(),
-            kind,
+            kind: reported,
         })
     }
 

@@ -47,23 +47,29 @@ impl std::fmt::Debug for WebGpuDevice {
 }
 
 pub(crate) fn discover() -> Result<Discovery, String> {
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
-    let primary = adapters
-        .iter()
-        .any(|a| a.get_info().backend != wgpu::Backend::Gl);
-    let mut devices: Vec<Arc<dyn Device>> = Vec::new();
+    // Vulkan / Metal / DX12 first; GL (which initialises EGL, and complains on stderr
+    // without a display) only when none of those has an adapter, or when WGPU_BACKEND
+    // asks for it.
+    let chosen = std::env::var("WGPU_BACKEND").is_ok();
+    let instance_for = |backends: wgpu::Backends| {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        if !chosen {
+            desc.backends = backends;
+        }
+        wgpu::Instance::new(desc)
+    };
+    let enumerate = |backends| {
+        pollster::block_on(instance_for(backends).enumerate_adapters(wgpu::Backends::all()))
+    };
+    let mut adapters = enumerate(wgpu::Backends::PRIMARY);
     let mut skipped = Vec::new();
+    if adapters.is_empty() && !chosen {
+        adapters = enumerate(wgpu::Backends::GL);
+        skipped.push("no Vulkan/Metal/DX12 adapter: tried GL".to_string());
+    }
+    let mut devices: Vec<Arc<dyn Device>> = Vec::new();
     for adapter in adapters {
         let info = adapter.get_info();
-        if primary && info.backend == wgpu::Backend::Gl {
-            skipped.push(format!(
-                "{} (GL): a Vulkan/Metal/DX12 adapter is present; set WGPU_BACKEND=gl to use GL",
-                info.name
-            ));
-            continue;
-        }
         let location = Location::WebGpu(devices.len() as u32);
         match WebGpuDevice::open(location, adapter) {
             Ok(device) => devices.push(Arc::new(device)),

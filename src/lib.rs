@@ -39,6 +39,7 @@
 
 pub mod access;
 pub mod backends;
+pub mod bench;
 mod buffer;
 mod error;
 mod location;

@@ -19,6 +19,7 @@ use crate::location::{Location, Technology};
 pub mod host;
 mod memory;
 pub(crate) mod probe;
+pub mod raw;
 
 #[cfg(feature = "opencl")]
 pub mod opencl;

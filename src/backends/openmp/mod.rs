@@ -252,6 +252,11 @@ impl OpenMpDevice {
         self.device_number
     }
 
+    /// The initial (host) device number as libgomp reports it.
+    pub fn initial_device(&self) -> i32 {
+        self.initial_device
+    }
+
     fn memcpy(
         &self,
         call: &'static str,
@@ -292,6 +297,28 @@ pub fn device(location: Location) -> Result<&'static OpenMpDevice> {
         .as_any()
         .downcast_ref::<OpenMpDevice>()
         .ok_or_else(|| Error::Invalid(format!("{location} is not an OpenMP device")))
+}
+
+/// `omp_target_memcpy(dst, src, len, 0, 0, dst_device, src_device)`, straight through
+/// libgomp (the benchmark's raw baseline).
+///
+/// # Safety
+/// `dst` and `src` address at least `len` bytes on the given OpenMP device numbers.
+pub unsafe fn target_memcpy(
+    dst: *mut u8,
+    dst_device: i32,
+    src: *const u8,
+    src_device: i32,
+    len: usize,
+) -> Result<()> {
+    let api = api().map_err(Error::Invalid)?;
+    // SAFETY: forwarded from the caller's contract.
+    let rc = unsafe { (api.memcpy)(dst.cast(), src.cast(), len, 0, 0, dst_device, src_device) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(Error::Invalid(format!("omp_target_memcpy returned {rc}")))
+    }
 }
 
 /// Runs the `vec_add` kernel of `shaders/vec_add_openmp.c` on OpenMP device `device`:

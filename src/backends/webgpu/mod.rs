@@ -24,7 +24,7 @@ use crate::location::Location;
 use staging::Staging;
 
 /// Bytes per staging buffer.
-const STAGING_BYTES: u64 = 16 << 20;
+const STAGING_BYTES: u64 = 4 << 20;
 
 /// One wgpu adapter with its device and queue.
 pub struct WebGpuDevice {

@@ -1,0 +1,273 @@
+//! Raw native transfers, without locus's planner, bounds checks, mappings or counters:
+//! the baselines `locus bench` compares the library against. Each call is what a user
+//! would write by hand against that technology's own API, applied to the native handle
+//! of a [`Memory`].
+
+use super::{Memory, Native};
+use crate::error::{Error, Result};
+
+/// The name of the native call used for host -> device writes at this memory.
+pub fn write_api(memory: &Memory) -> &'static str {
+    match memory.native() {
+        Native::Host { .. } => "memcpy",
+        #[cfg(feature = "openmp")]
+        Native::OpenMp { .. } => "omp_target_memcpy",
+        #[cfg(feature = "opencl")]
+        Native::OpenCl { .. } => "clEnqueueWriteBuffer",
+        #[cfg(feature = "sycl")]
+        Native::Sycl { .. } => "DPCTLQueue_Memcpy",
+        #[cfg(feature = "webgpu")]
+        Native::WebGpu { .. } => "queue.write_buffer",
+    }
+}
+
+/// The name of the native call used for device -> host reads at this memory.
+pub fn read_api(memory: &Memory) -> &'static str {
+    match memory.native() {
+        #[cfg(feature = "opencl")]
+        Native::OpenCl { .. } => "clEnqueueReadBuffer",
+        #[cfg(feature = "webgpu")]
+        Native::WebGpu { .. } => "copy_buffer_to_buffer + map_async readback",
+        _ => write_api(memory),
+    }
+}
+
+/// The name of the native call used for copies within one device.
+pub fn copy_api(memory: &Memory) -> &'static str {
+    match memory.native() {
+        #[cfg(feature = "opencl")]
+        Native::OpenCl { .. } => "clEnqueueCopyBuffer",
+        #[cfg(feature = "webgpu")]
+        Native::WebGpu { .. } => "copy_buffer_to_buffer",
+        _ => write_api(memory),
+    }
+}
+
+fn bad(what: &str, memory: &Memory) -> Error {
+    Error::Invalid(format!(
+        "raw {what}: unsupported memory at {}",
+        memory.location()
+    ))
+}
+
+/// Copies `src` into `dst[0..src.len()]` with the native host -> device call.
+pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
+    dst.check("raw write", 0, src.len())?;
+    match dst.native() {
+        Native::Host { ptr } => {
+            // SAFETY: `dst` holds at least `src.len()` bytes (checked above).
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), *ptr, src.len()) };
+            Ok(())
+        }
+        #[cfg(feature = "openmp")]
+        Native::OpenMp { ptr, device } => {
+            let initial = super::openmp::device(dst.location())?.initial_device();
+            // SAFETY: both ranges hold `src.len()` bytes on their devices.
+            unsafe { super::openmp::target_memcpy(*ptr, *device, src.as_ptr(), initial, src.len()) }
+        }
+        #[cfg(feature = "opencl")]
+        Native::OpenCl { mem } => {
+            let dev = super::opencl::device(dst.location())?;
+            // SAFETY: a blocking write of `src.len()` checked bytes from a live slice.
+            let event = unsafe {
+                opencl3::command_queue::enqueue_write_buffer(
+                    dev.queue().get(),
+                    *mem,
+                    opencl3::types::CL_BLOCKING,
+                    0,
+                    src.len(),
+                    src.as_ptr().cast(),
+                    0,
+                    std::ptr::null(),
+                )
+            }
+            .map_err(|c| Error::Invalid(format!("clEnqueueWriteBuffer: {c}")))?;
+            // SAFETY: the event came from the enqueue above and is released once.
+            let _ = unsafe { opencl3::event::release_event(event) };
+            Ok(())
+        }
+        #[cfg(feature = "sycl")]
+        Native::Sycl { ptr, .. } => sycl_memcpy(dst, *ptr, src.as_ptr(), src.len()),
+        #[cfg(feature = "webgpu")]
+        Native::WebGpu { buffer } => {
+            let dev = super::webgpu::device(dst.location())?;
+            dev.queue().write_buffer(buffer, 0, src);
+            let index = dev.queue().submit([]);
+            wgpu_wait(dev, index)
+        }
+    }
+}
+
+/// Copies `dst.len()` bytes from the start of `src` with the native device -> host call.
+pub fn read(src: &Memory, dst: &mut [u8]) -> Result<()> {
+    src.check("raw read", 0, dst.len())?;
+    match src.native() {
+        Native::Host { ptr } => {
+            // SAFETY: `src` holds at least `dst.len()` bytes (checked above).
+            unsafe { std::ptr::copy_nonoverlapping(*ptr, dst.as_mut_ptr(), dst.len()) };
+            Ok(())
+        }
+        #[cfg(feature = "openmp")]
+        Native::OpenMp { ptr, device } => {
+            let initial = super::openmp::device(src.location())?.initial_device();
+            // SAFETY: both ranges hold `dst.len()` bytes on their devices.
+            unsafe {
+                super::openmp::target_memcpy(dst.as_mut_ptr(), initial, *ptr, *device, dst.len())
+            }
+        }
+        #[cfg(feature = "opencl")]
+        Native::OpenCl { mem } => {
+            let dev = super::opencl::device(src.location())?;
+            // SAFETY: a blocking read of `dst.len()` checked bytes into a live slice.
+            let event = unsafe {
+                opencl3::command_queue::enqueue_read_buffer(
+                    dev.queue().get(),
+                    *mem,
+                    opencl3::types::CL_BLOCKING,
+                    0,
+                    dst.len(),
+                    dst.as_mut_ptr().cast(),
+                    0,
+                    std::ptr::null(),
+                )
+            }
+            .map_err(|c| Error::Invalid(format!("clEnqueueReadBuffer: {c}")))?;
+            // SAFETY: the event came from the enqueue above and is released once.
+            let _ = unsafe { opencl3::event::release_event(event) };
+            Ok(())
+        }
+        #[cfg(feature = "sycl")]
+        Native::Sycl { ptr, .. } => sycl_memcpy(src, dst.as_mut_ptr(), *ptr, dst.len()),
+        #[cfg(feature = "webgpu")]
+        Native::WebGpu { buffer } => wgpu_readback(src, buffer, dst),
+    }
+}
+
+/// Copies `len` bytes between two allocations of one device with its native copy.
+pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
+    src.check("raw copy", 0, len)?;
+    dst.check("raw copy", 0, len)?;
+    match (src.native(), dst.native()) {
+        (Native::Host { ptr: s }, Native::Host { ptr: d }) => {
+            // SAFETY: both hold `len` bytes; distinct allocations do not overlap.
+            unsafe { std::ptr::copy_nonoverlapping(*s, *d, len) };
+            Ok(())
+        }
+        #[cfg(feature = "openmp")]
+        (Native::OpenMp { ptr: s, device: a }, Native::OpenMp { ptr: d, device: b }) => {
+            // SAFETY: both hold `len` bytes on their devices.
+            unsafe { super::openmp::target_memcpy(*d, *b, *s, *a, len) }
+        }
+        #[cfg(feature = "opencl")]
+        (Native::OpenCl { mem: s }, Native::OpenCl { mem: d }) => {
+            let dev = super::opencl::device(src.location())?;
+            // SAFETY: two buffers of this context, `len` checked bytes each.
+            let event = unsafe {
+                opencl3::command_queue::enqueue_copy_buffer(
+                    dev.queue().get(),
+                    *s,
+                    *d,
+                    0,
+                    0,
+                    len,
+                    0,
+                    std::ptr::null(),
+                )
+            }
+            .map_err(|c| Error::Invalid(format!("clEnqueueCopyBuffer: {c}")))?;
+            let waited = opencl3::event::wait_for_events(&[event]);
+            // SAFETY: the event came from the enqueue above and is released once.
+            let _ = unsafe { opencl3::event::release_event(event) };
+            waited.map_err(|c| Error::Invalid(format!("clWaitForEvents: {c}")))
+        }
+        #[cfg(feature = "sycl")]
+        (Native::Sycl { ptr: s, .. }, Native::Sycl { ptr: d, .. }) => sycl_memcpy(src, *d, *s, len),
+        #[cfg(feature = "webgpu")]
+        (Native::WebGpu { buffer: s }, Native::WebGpu { buffer: d }) => {
+            let dev = super::webgpu::device(src.location())?;
+            let mut encoder = dev.device().create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(s, 0, d, 0, (len as u64).div_ceil(4) * 4);
+            let index = dev.queue().submit([encoder.finish()]);
+            wgpu_wait(dev, index)
+        }
+        #[allow(unreachable_patterns)]
+        _ => Err(bad("copy", src)),
+    }
+}
+
+#[cfg(feature = "sycl")]
+fn sycl_memcpy(memory: &Memory, dst: *mut u8, src: *const u8, len: usize) -> Result<()> {
+    let dev = super::sycl::device(memory.location())?;
+    let api = dev.api();
+    // SAFETY: both ranges hold `len` bytes (checked by the callers); the event is
+    // waited for and deleted.
+    unsafe {
+        let event = api.DPCTLQueue_Memcpy(dev.queue(), dst.cast(), src.cast(), len as _);
+        if event.is_null() {
+            return Err(Error::Invalid("DPCTLQueue_Memcpy returned no event".into()));
+        }
+        api.DPCTLEvent_Wait(event);
+        api.DPCTLEvent_Delete(event);
+    }
+    Ok(())
+}
+
+#[cfg(feature = "webgpu")]
+fn wgpu_wait(dev: &super::webgpu::WebGpuDevice, index: wgpu::SubmissionIndex) -> Result<()> {
+    dev.device()
+        .poll(wgpu::PollType::Wait {
+            submission_index: Some(index),
+            timeout: None,
+        })
+        .map(|_| ())
+        .map_err(|e| Error::Invalid(format!("device.poll: {e}")))
+}
+
+/// One MAP_READ buffer per WebGPU location, grown as needed (the readback baseline).
+#[cfg(feature = "webgpu")]
+static READBACK: std::sync::Mutex<Vec<(crate::Location, wgpu::Buffer)>> =
+    std::sync::Mutex::new(Vec::new());
+
+#[cfg(feature = "webgpu")]
+fn wgpu_readback(memory: &Memory, buffer: &wgpu::Buffer, dst: &mut [u8]) -> Result<()> {
+    let dev = super::webgpu::device(memory.location())?;
+    let size = (dst.len() as u64).div_ceil(4) * 4;
+    if size == 0 {
+        return Ok(());
+    }
+    let mut cache = READBACK.lock().unwrap_or_else(|e| e.into_inner());
+    cache.retain(|(l, b)| *l != memory.location() || b.size() >= size);
+    if !cache.iter().any(|(l, _)| *l == memory.location()) {
+        let staging = dev.device().create_buffer(&wgpu::BufferDescriptor {
+            label: Some("raw readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        cache.push((memory.location(), staging));
+    }
+    let Some((_, staging)) = cache.iter().find(|(l, _)| *l == memory.location()) else {
+        return Err(bad("read", memory));
+    };
+    let mut encoder = dev.device().create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(buffer, 0, staging, 0, size);
+    dev.queue().submit([encoder.finish()]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    staging.map_async(wgpu::MapMode::Read, 0..size, move |r| {
+        let _ = tx.send(r);
+    });
+    dev.device()
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Invalid(format!("device.poll: {e}")))?;
+    rx.recv()
+        .map_err(|e| Error::Invalid(format!("map_async: {e}")))?
+        .map_err(|e| Error::Invalid(format!("map_async: {e}")))?;
+    {
+        let view = staging
+            .get_mapped_range(0..size)
+            .map_err(|e| Error::Invalid(format!("get_mapped_range: {e}")))?;
+        dst.copy_from_slice(&view[..dst.len()]);
+    }
+    staging.unmap();
+    Ok(())
+}

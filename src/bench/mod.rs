@@ -1,0 +1,544 @@
+//! `locus bench`: the cross-backend transfer matrix, timed through the library and
+//! against host memcpy and each backend's raw native API in the same run.
+//!
+//! For every ordered pair of locations and every size, the copy
+//! `Memory::copy_to` (the planner's route) is timed: one warm-up, then repeated runs
+//! until the per-cell time budget is spent. Each cell records the route and reason, the
+//! legs the bytes took and the transfer counters, the median / min / max bandwidth, the
+//! latency, the efficiency against memcpy of the same size, and the overhead against the
+//! raw native transfer (what a user would write by hand: one native call, or a native
+//! read into a host buffer plus a native write out of it for a cross-backend pair).
+
+mod output;
+mod stats;
+mod svg;
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+pub use output::{compare, csv, table};
+pub use stats::{format_size, parse_size, parse_sizes, Stats};
+pub use svg::plot;
+
+use crate::backends::{raw, Memory};
+use crate::error::{Error, Result};
+use crate::location::Location;
+use crate::transfer::{RouteKind, TransferStats};
+use crate::{Buffer, Registry};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Locations to include (every ordered pair of them).
+    pub locations: Vec<Location>,
+    /// Transfer sizes in bytes.
+    pub sizes: Vec<u64>,
+    /// Time budget per measurement (locus or raw) of one cell.
+    pub cell_seconds: f64,
+    /// Minimum timed runs per measurement (after the warm-up).
+    pub min_runs: usize,
+    /// Stop starting new cells once this much time has passed.
+    pub max_seconds: Option<f64>,
+}
+
+impl Config {
+    /// The default sweep: 4 KiB to 256 MiB, every available location.
+    pub fn default_for(registry: &Registry) -> Config {
+        Config {
+            locations: registry.locations(),
+            sizes: vec![4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20],
+            cell_seconds: 0.15,
+            min_runs: 5,
+            max_seconds: Some(110.0),
+        }
+    }
+
+    /// `--quick`: three sizes and a short budget (seconds in all).
+    pub fn quick(registry: &Registry) -> Config {
+        Config {
+            sizes: vec![4 << 10, 1 << 20, 8 << 20],
+            cell_seconds: 0.01,
+            min_runs: 2,
+            max_seconds: Some(60.0),
+            ..Config::default_for(registry)
+        }
+    }
+}
+
+/// One device as the report describes it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeviceDescription {
+    /// Location, e.g. `opencl:0`.
+    pub location: String,
+    /// Device name.
+    pub name: String,
+    /// Platform or driver.
+    pub platform: String,
+    /// cpu, gpu, host, ...
+    pub kind: String,
+    /// Total memory, where known.
+    pub memory_bytes: Option<u64>,
+    /// Largest allocation.
+    pub max_allocation: u64,
+    /// Whether it uses the host's memory.
+    pub shares_host_memory: bool,
+}
+
+/// The machine the run was made on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Machine {
+    /// Host name, OS and architecture.
+    pub host: String,
+    /// Hardware threads.
+    pub threads: usize,
+    /// The devices found.
+    pub devices: Vec<DeviceDescription>,
+    /// Technologies without a device, with the reason.
+    pub missing: Vec<(String, String)>,
+}
+
+/// Bandwidths in GB/s derived from [`Stats`].
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Bandwidth {
+    /// From the median time.
+    pub median: f64,
+    /// From the fastest run (the best bandwidth).
+    pub best: f64,
+    /// From the slowest run.
+    pub worst: f64,
+}
+
+impl Bandwidth {
+    fn of(bytes: u64, s: &Stats) -> Bandwidth {
+        Bandwidth {
+            median: Stats::gbps(bytes, s.median_s),
+            best: Stats::gbps(bytes, s.min_s),
+            worst: Stats::gbps(bytes, s.max_s),
+        }
+    }
+}
+
+/// Copies and bytes over one route kind, per copy.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Counter {
+    /// Route kind.
+    pub route: String,
+    /// Copies per transfer.
+    pub calls: f64,
+    /// Bytes per transfer.
+    pub bytes: f64,
+}
+
+/// A raw native baseline.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RawResult {
+    /// The native calls timed.
+    pub api: String,
+    /// Timing.
+    pub stats: Stats,
+    /// Bandwidth.
+    pub gbps: Bandwidth,
+}
+
+/// One cell of the matrix: a pair at one size.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cell {
+    /// Source location.
+    pub src: String,
+    /// Destination location.
+    pub dst: String,
+    /// Bytes per copy.
+    pub bytes: u64,
+    /// Route kind the planner chose.
+    pub route: String,
+    /// Why.
+    pub reason: String,
+    /// The legs the bytes took.
+    pub legs: Vec<String>,
+    /// Transfer counters per copy.
+    pub counters: Vec<Counter>,
+    /// Timing through locus.
+    pub stats: Stats,
+    /// Bandwidth through locus.
+    pub gbps: Bandwidth,
+    /// Median time per copy in microseconds.
+    pub latency_us: f64,
+    /// memcpy bandwidth at this size (median), timed in rotation with this cell.
+    pub memcpy_gbps: f64,
+    /// locus bandwidth / memcpy bandwidth (medians).
+    pub efficiency_vs_memcpy: f64,
+    /// The raw native baseline for this pair.
+    pub raw: Option<RawResult>,
+    /// locus time / raw time - 1 (medians): positive means locus is slower.
+    pub overhead_vs_raw: Option<f64>,
+}
+
+/// memcpy at one size.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemcpyResult {
+    /// Bytes.
+    pub bytes: u64,
+    /// Timing.
+    pub stats: Stats,
+    /// Bandwidth.
+    pub gbps: Bandwidth,
+}
+
+/// Time of one `access()` call.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AccessTiming {
+    /// Where the buffer lives.
+    pub location: String,
+    /// Where it is accessed (always the host here).
+    pub accessor: String,
+    /// "in-place" or "cached replica".
+    pub case: String,
+    /// Buffer size.
+    pub bytes: u64,
+    /// Median time per access in microseconds.
+    pub median_us: f64,
+}
+
+/// Everything a run measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    /// Format version.
+    pub version: u32,
+    /// When (seconds since the Unix epoch).
+    pub unix_time: u64,
+    /// The machine.
+    pub machine: Machine,
+    /// Sizes swept.
+    pub sizes: Vec<u64>,
+    /// Budget per measurement.
+    pub cell_seconds: f64,
+    /// memcpy per size.
+    pub memcpy: Vec<MemcpyResult>,
+    /// The matrix.
+    pub cells: Vec<Cell>,
+    /// Access latencies.
+    pub access: Vec<AccessTiming>,
+    /// Wall time of the run.
+    pub seconds: f64,
+    /// Anything left out, and why.
+    pub notes: Vec<String>,
+}
+
+/// Times `f`: one warm-up, then runs until `budget` is spent and `min_runs` are done
+/// (at most 10000).
+fn measure(budget: f64, min_runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<Stats> {
+    f()?;
+    let start = Instant::now();
+    let mut samples = Vec::new();
+    while samples.len() < min_runs
+        || (start.elapsed().as_secs_f64() < budget && samples.len() < 10_000)
+    {
+        let t = Instant::now();
+        f()?;
+        samples.push(t.elapsed());
+    }
+    Stats::of(&samples)
+}
+
+/// Times several closures in rotation (a, b, c, a, b, c, ...), so that drift on a busy
+/// machine hits all alike: one warm-up each, then rounds until the budget (per closure)
+/// is spent and `min_runs` rounds are done.
+fn measure_together(
+    budget: f64,
+    min_runs: usize,
+    fns: &mut [&mut dyn FnMut() -> Result<()>],
+) -> Result<Vec<Stats>> {
+    for f in fns.iter_mut() {
+        f()?;
+    }
+    let start = Instant::now();
+    let mut samples = vec![Vec::new(); fns.len()];
+    let total = budget * fns.len() as f64;
+    while samples[0].len() < min_runs
+        || (start.elapsed().as_secs_f64() < total && samples[0].len() < 10_000)
+    {
+        for (f, s) in fns.iter_mut().zip(samples.iter_mut()) {
+            let t = Instant::now();
+            f()?;
+            s.push(t.elapsed());
+        }
+    }
+    samples.iter().map(|s| Stats::of(s)).collect()
+}
+
+fn machine(registry: &Registry) -> Machine {
+    let host = format!(
+        "{} {} {}",
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown-host".into()),
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    );
+    Machine {
+        host,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        devices: registry
+            .devices()
+            .map(|d| {
+                let i = d.info();
+                DeviceDescription {
+                    location: d.location().to_string(),
+                    name: i.name.clone(),
+                    platform: i.platform.clone(),
+                    kind: i.kind.clone(),
+                    memory_bytes: i.memory_bytes,
+                    max_allocation: i.max_allocation,
+                    shares_host_memory: i.shares_host_memory,
+                }
+            })
+            .collect(),
+        missing: registry
+            .missing()
+            .iter()
+            .map(|(t, r)| (t.to_string(), r.clone()))
+            .collect(),
+    }
+}
+
+/// The legs a route's bytes take.
+fn legs(kind: RouteKind, src: Location, dst: Location, bytes: u64) -> Vec<String> {
+    let size = format_size(bytes);
+    match kind {
+        RouteKind::InPlace => vec![],
+        RouteKind::Staged => vec![
+            format!("{src} -> host chunks: {size}"),
+            format!("host chunks -> {dst}: {size}"),
+        ],
+        _ => vec![format!("{src} -> {dst}: {size}")],
+    }
+}
+
+/// Progress of a run: (cells done, cells in all, what is being measured).
+pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, &str);
+
+/// Runs the benchmark.
+pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Result<Report> {
+    let started = Instant::now();
+    for l in &config.locations {
+        registry.device(*l)?;
+    }
+    let max = *config
+        .sizes
+        .iter()
+        .max()
+        .ok_or_else(|| Error::Invalid("no sizes to run".into()))?;
+    let mut notes = Vec::new();
+    // Two allocations per location (source and destination) of the largest size; the
+    // raw baselines use the same native allocations.
+    let mut memories = Vec::new();
+    for &l in &config.locations {
+        let cap = registry.device(l)?.info().max_allocation;
+        let bytes = max.min(cap) as usize;
+        if (bytes as u64) < max {
+            notes.push(format!(
+                "{l}: sizes above {} skipped (the device's largest allocation)",
+                format_size(cap)
+            ));
+        }
+        let a = Memory::new(l, bytes)?;
+        let b = Memory::new(l, bytes)?;
+        a.fill(0..bytes, &[0x5A])?;
+        b.fill(0..bytes, &[0])?;
+        memories.push((l, a, b));
+    }
+    let mut host_src = vec![0x5Au8; max as usize];
+    let mut host_dst = vec![0u8; max as usize];
+    let mut scratch = vec![0u8; max as usize];
+    let mut memcpy = Vec::new();
+    for &size in &config.sizes {
+        let n = size as usize;
+        let stats = measure(config.cell_seconds, config.min_runs, || {
+            host_dst[..n].copy_from_slice(std::hint::black_box(&host_src[..n]));
+            std::hint::black_box(&mut host_dst);
+            Ok(())
+        })?;
+        memcpy.push(MemcpyResult {
+            bytes: size,
+            gbps: Bandwidth::of(size, &stats),
+            stats,
+        });
+    }
+    let total = config.sizes.len() * memories.len() * memories.len();
+    let mut done = 0;
+    let mut cells = Vec::new();
+    'sizes: for &size in &config.sizes {
+        let n = size as usize;
+        for (src_loc, src, _) in &memories {
+            for (dst_loc, _, dst) in &memories {
+                if let Some(limit) = config.max_seconds {
+                    if started.elapsed().as_secs_f64() > limit {
+                        notes.push(format!(
+                            "stopped after {limit} s (--max-seconds): {} of {total} cells measured",
+                            cells.len()
+                        ));
+                        break 'sizes;
+                    }
+                }
+                progress(
+                    done,
+                    total,
+                    &format!("{src_loc} -> {dst_loc}, {}", format_size(size)),
+                );
+                done += 1;
+                if n > src.len() || n > dst.len() {
+                    continue;
+                }
+                let counted = TransferStats::default();
+                let mut route = None;
+                let (api, mut raw_copy) = raw_baseline(src, dst);
+                // Small copies are many per budget: a quarter of it is plenty.
+                let budget = if size < 1 << 20 {
+                    config.cell_seconds / 4.0
+                } else {
+                    config.cell_seconds
+                };
+                let measured = measure_together(
+                    budget,
+                    config.min_runs,
+                    &mut [
+                        &mut || {
+                            route = Some(src.copy_to_counted(0, dst, 0, n, &counted)?);
+                            Ok(())
+                        },
+                        &mut || raw_copy(n, &mut scratch),
+                        &mut || {
+                            host_dst[..n].copy_from_slice(std::hint::black_box(&host_src[..n]));
+                            std::hint::black_box(&mut host_dst);
+                            Ok(())
+                        },
+                    ],
+                )?;
+                let (stats, raw_stats, memcpy_stats) = (measured[0], measured[1], measured[2]);
+                let route = route.ok_or_else(|| Error::Invalid("no copy was made".into()))?;
+                let copies = (stats.runs + 1) as f64;
+                let totals = counted.totals();
+                let counters = RouteKind::ALL
+                    .iter()
+                    .filter(|k| totals.calls_of(**k) > 0)
+                    .map(|k| Counter {
+                        route: k.to_string(),
+                        calls: totals.calls_of(*k) as f64 / copies,
+                        bytes: totals.bytes_of(*k) as f64 / copies,
+                    })
+                    .collect();
+                let gbps = Bandwidth::of(size, &stats);
+                // memcpy of the same size, timed in rotation with this cell.
+                let memcpy_gbps = Stats::gbps(size, memcpy_stats.median_s);
+                cells.push(Cell {
+                    src: src_loc.to_string(),
+                    dst: dst_loc.to_string(),
+                    bytes: size,
+                    route: route.kind.to_string(),
+                    reason: route.reason.clone(),
+                    legs: legs(route.kind, *src_loc, *dst_loc, size),
+                    counters,
+                    latency_us: stats.median_s * 1e6,
+                    efficiency_vs_memcpy: gbps.median / memcpy_gbps,
+                    memcpy_gbps,
+                    overhead_vs_raw: Some(stats.median_s / raw_stats.median_s - 1.0),
+                    raw: Some(RawResult {
+                        api,
+                        gbps: Bandwidth::of(size, &raw_stats),
+                        stats: raw_stats,
+                    }),
+                    gbps,
+                    stats,
+                });
+            }
+        }
+    }
+    host_src.clear();
+    let access = access_latency(registry, config)?;
+    progress(total, total, "done");
+    Ok(Report {
+        version: 1,
+        unix_time: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        machine: machine(registry),
+        sizes: config.sizes.clone(),
+        cell_seconds: config.cell_seconds,
+        memcpy,
+        cells,
+        access,
+        seconds: started.elapsed().as_secs_f64(),
+        notes,
+    })
+}
+
+/// The raw native transfer for a pair: one native call for host <-> device and within
+/// a device, or a native read into a host buffer plus a native write for the rest.
+/// Returns the API names and the copy (bytes, host scratch buffer).
+fn raw_baseline<'a>(
+    src: &'a Memory,
+    dst: &'a Memory,
+) -> (String, impl FnMut(usize, &mut [u8]) -> Result<()> + 'a) {
+    let (s, d) = (src.location(), dst.location());
+    let same_device = s == d;
+    let api = if same_device {
+        raw::copy_api(src).to_string()
+    } else if s.is_host() {
+        raw::write_api(dst).to_string()
+    } else if d.is_host() {
+        raw::read_api(src).to_string()
+    } else {
+        format!("{} + {}", raw::read_api(src), raw::write_api(dst))
+    };
+    let copy = move |n: usize, host: &mut [u8]| {
+        if same_device {
+            raw::copy_within(src, dst, n)
+        } else if s.is_host() {
+            src.with_host_slice(0, n, false, |bytes| raw::write(dst, bytes))
+        } else if d.is_host() {
+            dst.with_host_slice(0, n, true, |bytes| raw::read(src, bytes))
+        } else {
+            raw::read(src, &mut host[..n])?;
+            raw::write(dst, &host[..n])
+        }
+    };
+    (api, copy)
+}
+
+/// `access()` latency on the host: in place (must not grow with size) and from a
+/// cached replica.
+fn access_latency(registry: &Registry, config: &Config) -> Result<Vec<AccessTiming>> {
+    let mut out = Vec::new();
+    let sizes = [4u64 << 10, *config.sizes.iter().max().unwrap_or(&(1 << 20))];
+    for &l in &config.locations {
+        let (in_place, _) = crate::access::location_accessibility(registry, l, Location::Host)?;
+        for &bytes in &sizes {
+            let cap = registry.device(l)?.info().max_allocation;
+            if bytes > cap {
+                continue;
+            }
+            let b = Buffer::<u8>::zeroed(l, bytes as usize)?;
+            if !in_place {
+                drop(b.access(Location::Host)?); // make the replica once
+            }
+            let stats = measure(config.cell_seconds.min(0.05), config.min_runs, || {
+                drop(std::hint::black_box(b.access(Location::Host)?));
+                Ok(())
+            })?;
+            out.push(AccessTiming {
+                location: l.to_string(),
+                accessor: "host".into(),
+                case: if in_place {
+                    "in-place"
+                } else {
+                    "cached replica"
+                }
+                .into(),
+                bytes,
+                median_us: stats.median_s * 1e6,
+            });
+        }
+    }
+    Ok(out)
+}

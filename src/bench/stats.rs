@@ -1,0 +1,152 @@
+//! Sample statistics and size parsing for `locus bench`.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Timing statistics of repeated runs, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Number of timed runs.
+    pub runs: usize,
+    /// Median time.
+    pub median_s: f64,
+    /// Fastest run.
+    pub min_s: f64,
+    /// Slowest run.
+    pub max_s: f64,
+}
+
+impl Stats {
+    /// Statistics of `samples` (at least one).
+    pub fn of(samples: &[Duration]) -> Result<Stats> {
+        if samples.is_empty() {
+            return Err(Error::Invalid("no samples to summarise".into()));
+        }
+        let mut s: Vec<f64> = samples.iter().map(Duration::as_secs_f64).collect();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        let median = if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            (s[n / 2 - 1] + s[n / 2]) / 2.0
+        };
+        Ok(Stats {
+            runs: n,
+            median_s: median,
+            min_s: s[0],
+            max_s: s[n - 1],
+        })
+    }
+
+    /// Bandwidth in GB/s (10^9 bytes per second) for `bytes` at time `seconds`.
+    pub fn gbps(bytes: u64, seconds: f64) -> f64 {
+        bytes as f64 / seconds / 1e9
+    }
+}
+
+const UNITS: [(&str, u64); 7] = [
+    ("GIB", 1 << 30),
+    ("MIB", 1 << 20),
+    ("KIB", 1 << 10),
+    ("GB", 1_000_000_000),
+    ("MB", 1_000_000),
+    ("KB", 1_000),
+    ("B", 1),
+];
+
+/// Parses a size such as `4KiB`, `1MiB`, `1GiB`, `512`, `64 MB` (case-insensitive).
+pub fn parse_size(text: &str) -> Result<u64> {
+    let t = text.trim().to_ascii_uppercase().replace(' ', "");
+    let (number, scale) = UNITS
+        .iter()
+        .find_map(|(unit, scale)| t.strip_suffix(unit).map(|n| (n.to_string(), *scale)))
+        .unwrap_or((t.clone(), 1));
+    let value: u64 = number.parse().map_err(|_| {
+        Error::Invalid(format!(
+            "bad size `{text}`: expected a whole number with an optional unit, e.g. 4KiB, 1MiB, 1GiB, 4096"
+        ))
+    })?;
+    let bytes = value
+        .checked_mul(scale)
+        .ok_or_else(|| Error::Invalid(format!("size `{text}` is too large")))?;
+    if bytes == 0 {
+        return Err(Error::Invalid(format!(
+            "size `{text}` is zero: sizes must be positive"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Parses a comma-separated list of sizes.
+pub fn parse_sizes(list: &str) -> Result<Vec<u64>> {
+    list.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(parse_size)
+        .collect()
+}
+
+/// Formats a byte count with a binary unit (`4 KiB`, `256 MiB`).
+pub fn format_size(bytes: u64) -> String {
+    for (unit, scale) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
+            return format!("{} {unit}", bytes / scale);
+        }
+    }
+    format!("{bytes} B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics() {
+        let ms = |v: &[u64]| {
+            v.iter()
+                .map(|&m| Duration::from_millis(m))
+                .collect::<Vec<_>>()
+        };
+        let s = Stats::of(&ms(&[5, 1, 3])).unwrap();
+        assert_eq!(
+            (s.runs, s.median_s, s.min_s, s.max_s),
+            (3, 0.003, 0.001, 0.005)
+        );
+        let even = Stats::of(&ms(&[4, 1, 3, 2])).unwrap();
+        assert!((even.median_s - 0.0025).abs() < 1e-12);
+        assert_eq!(Stats::of(&ms(&[7])).unwrap().median_s, 0.007);
+        assert!(Stats::of(&[]).is_err());
+        assert!((Stats::gbps(2_000_000_000, 2.0) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4KiB").unwrap(), 4096);
+        assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
+        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_size(" 64 mib ").unwrap(), 64 << 20);
+        assert_eq!(parse_size("1000").unwrap(), 1000);
+        assert_eq!(parse_size("2MB").unwrap(), 2_000_000);
+        assert_eq!(
+            parse_sizes("4KiB,1MiB, 64MiB").unwrap(),
+            vec![4096, 1 << 20, 64 << 20]
+        );
+        for bad in [
+            "",
+            "KiB",
+            "4XB",
+            "-1MiB",
+            "1.5MiB",
+            "0",
+            "99999999999999999999GiB",
+        ] {
+            let err = parse_size(bad).unwrap_err().to_string();
+            assert!(err.contains("size"), "{bad}: {err}");
+        }
+        assert_eq!(format_size(4096), "4 KiB");
+        assert_eq!(format_size(256 << 20), "256 MiB");
+        assert_eq!(format_size(1000), "1000 B");
+    }
+}

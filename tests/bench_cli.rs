@@ -1,0 +1,172 @@
+//! End to end: `locus bench --quick` with every output, parsed back and checked.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+fn locus() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_locus"));
+    c.env(
+        "XDG_RUNTIME_DIR",
+        std::env::var("XDG_RUNTIME_DIR").unwrap_or_else(|_| "/tmp".into()),
+    );
+    c
+}
+
+fn positive(v: &serde_json::Value, what: &str) -> f64 {
+    let x = v
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what} is not a number: {v}"));
+    assert!(x.is_finite() && x > 0.0, "{what} = {x}");
+    x
+}
+
+#[test]
+fn quick_json_csv_plot_and_compare() {
+    let dir = std::env::temp_dir().join(format!("locus-bench-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("matrix.svg");
+    let csv = dir.join("matrix.csv");
+    let out = locus()
+        .args(["bench", "--quick", "--json"])
+        .arg(format!("--csv={}", csv.display()))
+        .arg("--plot")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&text).expect("stdout is the JSON report");
+
+    // Every available pair at every size, with every figure positive and finite.
+    let locations: Vec<String> = locus::available().iter().map(|l| l.to_string()).collect();
+    let sizes: Vec<u64> = report["sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes.len(), 3, "--quick sweeps three sizes");
+    let cells = report["cells"].as_array().unwrap();
+    let mut seen = BTreeSet::new();
+    for c in cells {
+        let key = (
+            c["src"].as_str().unwrap().to_string(),
+            c["dst"].as_str().unwrap().to_string(),
+            c["bytes"].as_u64().unwrap(),
+        );
+        for f in ["median_s", "min_s", "max_s"] {
+            positive(&c["stats"][f], f);
+        }
+        for f in ["median", "best", "worst"] {
+            positive(&c["gbps"][f], f);
+        }
+        positive(&c["latency_us"], "latency_us");
+        positive(&c["memcpy_gbps"], "memcpy_gbps");
+        positive(&c["efficiency_vs_memcpy"], "efficiency_vs_memcpy");
+        assert!(c["overhead_vs_raw"].as_f64().unwrap().is_finite());
+        let raw = &c["raw"];
+        assert!(
+            !raw["api"].as_str().unwrap().is_empty(),
+            "a raw baseline for {key:?}"
+        );
+        positive(&raw["gbps"]["median"], "raw bandwidth");
+        assert!(!c["route"].as_str().unwrap().is_empty());
+        assert!(
+            !c["counters"].as_array().unwrap().is_empty(),
+            "counters for {key:?}"
+        );
+        seen.insert(key);
+    }
+    for s in &locations {
+        for d in &locations {
+            for &b in &sizes {
+                assert!(
+                    seen.contains(&(s.clone(), d.clone(), b)),
+                    "missing cell {s} -> {d} at {b}"
+                );
+            }
+        }
+    }
+    // memcpy baseline per size, the machine, access latencies.
+    let memcpy = report["memcpy"].as_array().unwrap();
+    assert_eq!(memcpy.len(), sizes.len());
+    for m in memcpy {
+        positive(&m["gbps"]["median"], "memcpy");
+    }
+    assert_eq!(
+        report["machine"]["devices"].as_array().unwrap().len(),
+        locations.len()
+    );
+    for a in report["access"].as_array().unwrap() {
+        positive(&a["median_us"], "access latency");
+    }
+
+    // CSV: a header and one row per cell.
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert!(rows.starts_with("src,dst,bytes,route,"));
+    assert_eq!(rows.lines().count(), cells.len() + 1);
+
+    // SVG: well-formed XML with one heat-map cell per pair.
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&picture).expect("the plot is well-formed XML");
+    let rects: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("rect") && n.attribute("class") == Some("cell"))
+        .collect();
+    assert_eq!(rects.len(), locations.len() * locations.len());
+    for s in &locations {
+        for d in &locations {
+            assert!(rects
+                .iter()
+                .any(|r| r.attribute("data-src") == Some(s) && r.attribute("data-dst") == Some(d)));
+        }
+    }
+
+    // --compare of a report with itself: every ratio 1.00, no regression.
+    let json = dir.join("run.json");
+    std::fs::write(&json, &text).unwrap();
+    let cmp = locus()
+        .args(["bench", "--compare"])
+        .arg(&json)
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(cmp.status.success());
+    let cmp = String::from_utf8(cmp.stdout).unwrap();
+    assert!(
+        cmp.contains(&format!("{} cells compared: 0 slower", cells.len())),
+        "{cmp}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_arguments_are_clear_errors() {
+    for (args, needle) in [
+        (vec!["bench", "--sizes", "4XB"], "bad size"),
+        (vec!["bench", "--locations", "gpu:0"], "unknown location"),
+        (
+            vec!["bench", "--locations", "opencl:99"],
+            "opencl:99 is not available",
+        ),
+        (vec!["bench", "--frobnicate"], "unknown option"),
+        (
+            vec![
+                "bench",
+                "--compare",
+                "/nonexistent.json",
+                "/nonexistent.json",
+            ],
+            "reading /nonexistent.json",
+        ),
+    ] {
+        let out = locus().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

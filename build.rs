@@ -13,7 +13,12 @@ fn main() {
 }
 
 fn build_openmp() {
-    let sources = ["src/backends/openmp/shim.c", "shaders/vec_add_openmp.c"];
+    let sources = [
+        "src/backends/openmp/shim.c",
+        "shaders/vec_add_openmp.c",
+        "shaders/saxpy_openmp.c",
+        "shaders/jacobi_openmp.c",
+    ];
     for s in sources {
         println!("cargo:rerun-if-changed={s}");
     }

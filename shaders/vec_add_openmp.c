@@ -11,3 +11,14 @@ int locus_omp_vec_add_f32(const float *a, const float *b, float *c, size_t n, in
     }
     return 0;
 }
+
+/* The codelet entry point. locus convention for OpenMP kernels:
+ *   int locus_omp_k_<name>(void **args, size_t gx, size_t gy, int dev)
+ * args[i] is the device pointer of buffer parameter i, or a pointer to the value of
+ * scalar parameter i, in the kernel's parameter order. */
+int locus_omp_k_vec_add(void **args, size_t gx, size_t gy, int dev) {
+    (void)gy;
+    unsigned n = *(const unsigned *)args[3];
+    return locus_omp_vec_add_f32((const float *)args[0], (const float *)args[1],
+                                 (float *)args[2], n < gx ? n : gx, dev);
+}

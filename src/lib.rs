@@ -41,6 +41,7 @@ pub mod access;
 pub mod backends;
 pub mod bench;
 mod buffer;
+pub mod codelet;
 mod error;
 mod location;
 pub mod mirror;

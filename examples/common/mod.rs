@@ -201,6 +201,16 @@ fn webgpu(
     let mut encoder = gpu.create_command_encoder(&Default::default());
     // Buffers may exceed one storage binding: bind and dispatch window by window.
     for (offset, size) in locus::backends::webgpu::binding_windows(dev.limits(), bytes, 4) {
+        // The kernel's scalar parameter `n` (the window's element count) in a uniform.
+        let params = gpu.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("vec_add params"),
+            size: 16,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut n = [0u8; 16];
+        n[..4].copy_from_slice(&((size / 4) as u32).to_ne_bytes());
+        dev.queue().write_buffer(&params, 0, &n);
         fn entry(
             binding: u32,
             buffer: &wgpu::Buffer,
@@ -223,6 +233,7 @@ fn webgpu(
                 entry(0, &ba, offset, size),
                 entry(1, &bb, offset, size),
                 entry(2, &bc, offset, size),
+                entry(3, &params, 0, 16),
             ],
         });
         let groups = (size / 4).div_ceil(64) as u32;

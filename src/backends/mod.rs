@@ -17,6 +17,7 @@ use crate::error::Result;
 use crate::location::{Location, Technology};
 
 pub mod host;
+mod launch;
 mod memory;
 pub(crate) mod probe;
 pub mod raw;
@@ -30,6 +31,7 @@ pub mod sycl;
 #[cfg(feature = "webgpu")]
 pub mod webgpu;
 
+pub use launch::{Completion, LaunchArg, LaunchSpec};
 pub use memory::{HostMapping, Memory};
 
 /// The alignment every backend guarantees for the start of an allocation.
@@ -216,6 +218,16 @@ pub trait Device: Send + Sync + fmt::Debug {
     unsafe fn unmap(&self, native: &Native, ptr: *mut u8) -> Result<()>;
     /// How many allocations of this device are alive (made by `allocate`, not freed).
     fn live_allocations(&self) -> usize;
+    /// Launches a kernel written in this technology's language (the backend builds and
+    /// caches it) on this device's queue. The default: this technology runs no kernels
+    /// through locus.
+    fn launch(&self, spec: &LaunchSpec<'_>, _args: &[LaunchArg<'_>]) -> Result<Completion> {
+        Err(crate::error::Error::Invalid(format!(
+            "{}: locus launches no `{}` kernels on this technology",
+            self.location(),
+            spec.entry
+        )))
+    }
 }
 
 /// Fills through host chunks of the repeated pattern; used by backends without a native

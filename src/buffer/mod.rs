@@ -256,6 +256,66 @@ impl<T: Pod> Buffer<T> {
         WriteGuard::new(memory.0, location, memory.1, self.len)
     }
 
+    /// Serves current data at `location` (as [`Buffer::access`]) and returns the serving
+    /// allocation, for kernel launches.
+    pub(crate) fn serve_read(&self, location: Location) -> Result<(Arc<Memory>, Route)> {
+        let mut replicas = self.lock();
+        let (i, route) = self.serve(&mut replicas, location, false)?;
+        Ok((Arc::clone(&replicas[i].memory), route))
+    }
+
+    /// Serves `location` for writing and makes the serving copy the only valid one. With
+    /// `keep` false (an `out` argument) nothing is uploaded: the serving memory is an
+    /// existing copy usable there, or a new allocation, and its old contents are kept
+    /// only where the writer does not overwrite them.
+    pub(crate) fn serve_write(
+        &mut self,
+        location: Location,
+        keep: bool,
+    ) -> Result<(Arc<Memory>, Route)> {
+        let mut replicas = self.lock();
+        let (i, route) = if keep {
+            self.serve(&mut replicas, location, false)?
+        } else {
+            crate::registry().device(location)?;
+            let found = replicas
+                .iter()
+                .position(|r| r.location() == location)
+                .or_else(|| {
+                    replicas
+                        .iter()
+                        .position(|r| r.memory.is_accessible_from(location))
+                });
+            let i = match found {
+                Some(i) => i,
+                None => {
+                    replicas.push(Replica {
+                        memory: Arc::new(Self::allocate(location, self.len)?),
+                        valid: false,
+                    });
+                    replicas.len() - 1
+                }
+            };
+            let route = Route {
+                src: replicas[i].location(),
+                dst: location,
+                kind: RouteKind::InPlace,
+                reason: "written only (out): nothing uploaded".into(),
+            };
+            (i, route)
+        };
+        for (j, r) in replicas.iter_mut().enumerate() {
+            r.valid = j == i;
+        }
+        Ok((Arc::clone(&replicas[i].memory), route))
+    }
+
+    /// Makes the current data valid at `location` now, ahead of use there (OpenHMPP's
+    /// `advancedload`); later reads there cost nothing.
+    pub fn prefetch(&self, location: Location) -> Result<Route> {
+        self.serve_read(location).map(|(_, route)| route)
+    }
+
     /// The elements, copied to a new host `Vec`.
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = vec![T::zeroed(); self.len];

@@ -6,10 +6,14 @@
 //! are made with `CL_MEM_ALLOC_HOST_PTR` and host access maps them in place.
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use opencl3::kernel::{ExecuteKernel, Kernel};
+use opencl3::program::Program;
 
 use opencl3::command_queue::{
     enqueue_copy_buffer, enqueue_fill_buffer, enqueue_map_buffer, enqueue_read_buffer,
@@ -27,7 +31,11 @@ use opencl3::memory::{
 };
 use opencl3::types::{cl_event, cl_int, cl_mem, CL_BLOCKING};
 
-use super::{fill_by_writes, Device, DeviceInfo, Discovery, HostAccess, Native};
+use super::launch::{bad_argument, cache_key};
+use super::{
+    fill_by_writes, Completion, Device, DeviceInfo, Discovery, HostAccess, LaunchArg, LaunchSpec,
+    Native,
+};
 use crate::error::{Error, Result};
 use crate::location::Location;
 
@@ -40,6 +48,7 @@ pub struct OpenClDevice {
     queue: CommandQueue,
     host_unified: bool,
     live: AtomicUsize,
+    kernels: Mutex<HashMap<u64, Arc<Mutex<Kernel>>>>,
 }
 
 impl std::fmt::Debug for OpenClDevice {
@@ -145,6 +154,7 @@ impl OpenClDevice {
             queue,
             host_unified,
             live: AtomicUsize::new(0),
+            kernels: Mutex::new(HashMap::new()),
         })
     }
 
@@ -170,6 +180,29 @@ impl OpenClDevice {
             message: cl_text(code),
             hint: "check the device's memory limits and driver (clinfo lists them)".into(),
         }
+    }
+
+    /// The kernel `entry` of OpenCL C `source`, built once per device and cached.
+    fn kernel(&self, source: &str, entry: &str) -> Result<Arc<Mutex<Kernel>>> {
+        let key = cache_key(source, entry);
+        let mut cache = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = cache.get(&key) {
+            return Ok(Arc::clone(k));
+        }
+        let program =
+            Program::create_and_build_from_source(&self.context, source, "").map_err(|log| {
+                Error::Backend {
+                    location: self.location,
+                    call: "clBuildProgram",
+                    message: log.trim().to_string(),
+                    hint: format!("fix the OpenCL C source of `{entry}`"),
+                }
+            })?;
+        let kernel =
+            Kernel::create(&program, entry).map_err(|e| self.fail("clCreateKernel", e.0))?;
+        let kernel = Arc::new(Mutex::new(kernel));
+        cache.insert(key, Arc::clone(&kernel));
+        Ok(kernel)
     }
 
     /// Waits for `event` and releases it.
@@ -386,5 +419,49 @@ impl Device for OpenClDevice {
 
     fn live_allocations(&self) -> usize {
         self.live.load(Ordering::Relaxed)
+    }
+
+    fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
+        let kernel = self.kernel(spec.source, spec.entry)?;
+        // One launch at a time per kernel object: argument setting is not thread-safe.
+        let kernel = kernel.lock().unwrap_or_else(|e| e.into_inner());
+        let mems: Vec<Option<cl_mem>> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match a {
+                LaunchArg::Memory(m) => match m.native() {
+                    Native::OpenCl { mem } if m.location() == self.location => Ok(Some(*mem)),
+                    _ => Err(bad_argument(
+                        self.location,
+                        i,
+                        &format!(
+                            "memory at {} is not an OpenCL buffer of this device",
+                            m.location()
+                        ),
+                    )),
+                },
+                _ => Ok(None),
+            })
+            .collect::<Result<_>>()?;
+        let mut exec = ExecuteKernel::new(&kernel);
+        for (arg, mem) in args.iter().zip(&mems) {
+            // SAFETY: each value matches the kind of the kernel parameter the codelet
+            // declared (checked there): a cl_mem of this context or a 4-byte scalar.
+            unsafe {
+                match (arg, mem) {
+                    (_, Some(mem)) => exec.set_arg(mem),
+                    (LaunchArg::F32(v), None) => exec.set_arg(v),
+                    (LaunchArg::U32(v), None) => exec.set_arg(v),
+                    (LaunchArg::I32(v), None) => exec.set_arg(v),
+                    (LaunchArg::Memory(_), None) => unreachable!("buffers were resolved above"),
+                };
+            }
+        }
+        exec.set_global_work_sizes(&spec.global[..spec.dims.clamp(1, 2)]);
+        // SAFETY: every argument is set; the buffers stay alive until the completion is
+        // waited for (the codelet holds them).
+        let event = unsafe { exec.enqueue_nd_range(&self.queue) }
+            .map_err(|e| self.fail("clEnqueueNDRangeKernel", e.0))?;
+        Ok(Completion::opencl(event))
     }
 }

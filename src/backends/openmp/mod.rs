@@ -19,7 +19,10 @@ use std::sync::{Arc, OnceLock};
 
 use libloading::Library;
 
-use super::{Device, DeviceInfo, Discovery, HostAccess, Memory, Native};
+use super::launch::bad_argument;
+use super::{
+    Completion, Device, DeviceInfo, Discovery, HostAccess, LaunchArg, LaunchSpec, Memory, Native,
+};
 use crate::error::{Error, Result};
 use crate::location::{Location, Technology};
 use crate::transfer::{CopyPath, Endpoint, Route, RouteKind};
@@ -34,6 +37,8 @@ type Memcpy =
     unsafe extern "C" fn(*mut c_void, *const c_void, usize, usize, usize, i32, i32) -> i32;
 type Fill = unsafe extern "C" fn(*mut c_void, usize, usize, *const u8, usize, i32) -> i32;
 type VecAdd = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize, i32) -> i32;
+/// `int locus_omp_k_<name>(void **args, size_t gx, size_t gy, int dev)`.
+type KernelEntry = unsafe extern "C" fn(*mut *mut c_void, usize, usize, i32) -> i32;
 
 /// The entry points of the loaded kernel library.
 struct Api {
@@ -502,5 +507,68 @@ impl Device for OpenMpDevice {
 
     fn live_allocations(&self) -> usize {
         self.live.load(Ordering::Relaxed)
+    }
+
+    fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
+        let api = api().map_err(|e| self.unavailable(e))?;
+        let symbol = format!("locus_omp_k_{}\0", spec.entry);
+        // SAFETY: kernels built into the library follow the `KernelEntry` convention
+        // (shaders/*_openmp.c).
+        let entry: KernelEntry = unsafe {
+            *api._library.get::<KernelEntry>(symbol.as_bytes()).map_err(|_| Error::Invalid(format!(
+                "{}: no OpenMP kernel `{}` in locus's kernel library (shaders/{}_openmp.c, built by build.rs)",
+                self.location, spec.entry, spec.entry
+            )))?
+        };
+        let mut scalars: Vec<[u8; 4]> = args.iter().filter_map(LaunchArg::scalar_bytes).collect();
+        let mut next_scalar = scalars.iter_mut();
+        let mut pointers: Vec<*mut c_void> = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            match a {
+                LaunchArg::Memory(m) => {
+                    let ptr = match m.native() {
+                        Native::OpenMp { ptr, device } if *device == self.device_number => *ptr,
+                        _ if self.on_host && m.host_access() == HostAccess::Pointer => {
+                            m.device().map(m.native(), 0, m.len(), true)?
+                        }
+                        _ => {
+                            return Err(bad_argument(
+                                self.location,
+                                i,
+                                &format!(
+                                    "memory at {} is not addressable on OpenMP device {}",
+                                    m.location(),
+                                    self.device_number
+                                ),
+                            ))
+                        }
+                    };
+                    pointers.push(ptr.cast());
+                }
+                _ => match next_scalar.next() {
+                    Some(bytes) => pointers.push(bytes.as_mut_ptr().cast()),
+                    None => return Err(bad_argument(self.location, i, "scalar missing")),
+                },
+            }
+        }
+        // SAFETY: `pointers` follows the kernel convention (device pointers for buffers,
+        // pointers to live scalar values); the codelet checked counts and lengths.
+        let rc = unsafe {
+            entry(
+                pointers.as_mut_ptr(),
+                spec.global[0],
+                spec.global[1],
+                self.device_number,
+            )
+        };
+        if rc != 0 {
+            return Err(Error::Backend {
+                location: self.location,
+                call: "target teams distribute parallel for",
+                message: format!("kernel `{}` returned {rc}", spec.entry),
+                hint: "check the kernel's arguments".into(),
+            });
+        }
+        Ok(Completion::done())
     }
 }

@@ -18,13 +18,18 @@ pub mod bindings;
 mod load;
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bindings::*;
 
-use super::{fill_by_writes, Device, DeviceInfo, Discovery, HostAccess, Memory, Native};
+use super::launch::{bad_argument, cache_key};
+use super::{
+    fill_by_writes, Completion, Device, DeviceInfo, Discovery, HostAccess, LaunchArg, LaunchSpec,
+    Memory, Native,
+};
 use crate::error::{Error, Result};
 use crate::location::Location;
 
@@ -69,6 +74,7 @@ pub struct SyclDevice {
     system_usm: bool,
     cpu: bool,
     live: AtomicUsize,
+    kernels: Mutex<HashMap<u64, Arc<SyclKernel>>>,
 }
 
 // SAFETY: SYCL devices, contexts and queues are thread-safe objects (SYCL 2020, 4.3.1);
@@ -225,6 +231,7 @@ impl SyclDevice {
                 system_usm,
                 cpu,
                 live: AtomicUsize::new(0),
+                kernels: Mutex::new(HashMap::new()),
             })
         }
     }
@@ -531,6 +538,58 @@ impl Device for SyclDevice {
     fn live_allocations(&self) -> usize {
         self.live.load(Ordering::Relaxed)
     }
+
+    fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
+        let key = cache_key(spec.source, spec.entry);
+        let kernel = {
+            let mut cache = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
+            match cache.get(&key) {
+                Some(k) => Arc::clone(k),
+                None => {
+                    let k = Arc::new(self.build_opencl_kernel(spec.source, spec.entry)?);
+                    cache.insert(key, Arc::clone(&k));
+                    k
+                }
+            }
+        };
+        let mut converted = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            converted.push(match a {
+                LaunchArg::Memory(m) => {
+                    let usable = match m.native() {
+                        Native::Sycl { ptr, .. } if m.location() == self.location => Some(*ptr),
+                        // With system USM, plain host memory is used in place.
+                        _ if self.system_usm && m.host_access() == HostAccess::Pointer => {
+                            Some(m.device().map(m.native(), 0, m.len(), true)?)
+                        }
+                        _ => None,
+                    };
+                    KernelArg::Pointer(
+                        usable
+                            .ok_or_else(|| {
+                                bad_argument(
+                                    self.location,
+                                    i,
+                                    &format!(
+                                        "memory at {} is not usable by this SYCL device",
+                                        m.location()
+                                    ),
+                                )
+                            })?
+                            .cast(),
+                    )
+                }
+                LaunchArg::F32(v) => KernelArg::F32(*v),
+                LaunchArg::U32(v) => KernelArg::U32(*v),
+                LaunchArg::I32(v) => KernelArg::I32(*v),
+            });
+        }
+        // SAFETY: the codelet checked the arguments against the kernel's declared
+        // parameters; the pointers are USM of this context or host memory usable through
+        // system USM, alive until the completion is waited for.
+        let event = unsafe { kernel.submit(self, &converted, spec.global, spec.dims)? };
+        Ok(Completion::sycl(self.api, event))
+    }
 }
 
 /// A kernel built from OpenCL C source through the SYCL runtime's kernel bundles.
@@ -555,6 +614,8 @@ pub enum KernelArg {
     U32(u32),
     /// A 32-bit float scalar.
     F32(f32),
+    /// A 32-bit signed scalar.
+    I32(i32),
 }
 
 impl SyclDevice {
@@ -608,6 +669,23 @@ impl SyclKernel {
         args: &[KernelArg],
         global: usize,
     ) -> Result<()> {
+        // SAFETY: forwarded from the caller's contract.
+        let event = unsafe { self.submit(device, args, [global, 1], 1)? };
+        device.finish("DPCTLQueue_SubmitRange", event)
+    }
+
+    /// Submits over a 1-D or 2-D range without waiting; returns the event.
+    ///
+    /// # Safety
+    /// As for [`SyclKernel::launch_1d`], and the memory stays valid until the event
+    /// completes.
+    unsafe fn submit(
+        &self,
+        device: &SyclDevice,
+        args: &[KernelArg],
+        global: [usize; 2],
+        dims: usize,
+    ) -> Result<DPCTLSyclEventRef> {
         let mut values: Vec<KernelArg> = args.to_vec();
         let mut pointers: Vec<*mut c_void> = Vec::with_capacity(values.len());
         let mut types = Vec::with_capacity(values.len());
@@ -625,11 +703,16 @@ impl SyclKernel {
                     pointers.push((v as *mut f32).cast());
                     types.push(DPCTLKernelArgType_DPCTL_FLOAT32_T);
                 }
+                KernelArg::I32(v) => {
+                    pointers.push((v as *mut i32).cast());
+                    types.push(DPCTLKernelArgType_DPCTL_INT32_T);
+                }
             }
         }
-        let range = [global as size_t, 1, 1];
+        let range = [global[0] as size_t, global[1] as size_t, 1];
         // SAFETY: arguments as documented (caller's contract): a USM argument is the
-        // pointer itself, a scalar a pointer to its value, all alive until the wait.
+        // pointer itself, a scalar a pointer to its value; the runtime copies the
+        // scalar values at submission, so `values` may go after this call.
         let event = unsafe {
             self.api.DPCTLQueue_SubmitRange(
                 self.kernel,
@@ -638,22 +721,20 @@ impl SyclKernel {
                 types.as_ptr(),
                 pointers.len() as size_t,
                 range.as_ptr(),
-                1,
+                dims.clamp(1, 2) as size_t,
                 std::ptr::null(),
                 0,
             )
         };
-        device
-            .finish("DPCTLQueue_SubmitRange", event)
-            .map_err(|e| match e {
-                Error::Backend { message, hint, .. } => Error::Backend {
-                    location: self.location,
-                    call: "DPCTLQueue_SubmitRange",
-                    message,
-                    hint,
-                },
-                other => other,
-            })
+        if event.is_null() {
+            return Err(Error::Backend {
+                location: self.location,
+                call: "DPCTLQueue_SubmitRange",
+                message: "returned no event (the runtime printed the reason on stderr)".into(),
+                hint: "check the kernel's arguments against its parameters".into(),
+            });
+        }
+        Ok(event)
     }
 }
 

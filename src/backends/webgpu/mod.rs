@@ -14,10 +14,12 @@
 mod staging;
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::{Device, DeviceInfo, Discovery, HostAccess, Native};
+use super::launch::{bad_argument, cache_key};
+use super::{Completion, Device, DeviceInfo, Discovery, HostAccess, LaunchArg, LaunchSpec, Native};
 use crate::error::{Error, Result};
 use crate::location::Location;
 
@@ -38,6 +40,7 @@ pub struct WebGpuDevice {
     download: Mutex<Staging>,
     errors: Arc<Mutex<Vec<String>>>,
     live: AtomicUsize,
+    pipelines: Mutex<HashMap<u64, wgpu::ComputePipeline>>,
 }
 
 impl std::fmt::Debug for WebGpuDevice {
@@ -156,6 +159,7 @@ impl WebGpuDevice {
             limits,
             errors,
             live: AtomicUsize::new(0),
+            pipelines: Mutex::new(HashMap::new()),
         })
     }
 
@@ -208,6 +212,42 @@ impl WebGpuDevice {
             })
             .map_err(|e| self.fail(call, e.to_string()))?;
         self.check(call)
+    }
+
+    /// The compute pipeline for `entry` of WGSL `source`, built once and cached.
+    fn pipeline(&self, source: &str, entry: &str) -> Result<wgpu::ComputePipeline> {
+        let key = cache_key(source, entry);
+        let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = cache.get(&key) {
+            return Ok(p.clone());
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(entry),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+        let pipeline = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: None,
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(Error::Backend {
+                location: self.location,
+                call: "create_compute_pipeline",
+                message: e.to_string(),
+                hint: format!("fix the WGSL source of `{entry}`"),
+            });
+        }
+        cache.insert(key, pipeline.clone());
+        Ok(pipeline)
     }
 
     fn read_raw(&self, src: &wgpu::Buffer, offset: u64, dst: &mut [u8]) -> Result<()> {
@@ -381,5 +421,115 @@ impl Device for WebGpuDevice {
 
     fn live_allocations(&self) -> usize {
         self.live.load(Ordering::Relaxed)
+    }
+
+    fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
+        let pipeline = self.pipeline(spec.source, spec.entry)?;
+        let binding_limit = u64::from(self.limits.max_storage_buffer_binding_size);
+        let mut buffers = Vec::new();
+        let mut scalars: Vec<u8> = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            match a {
+                LaunchArg::Memory(m) => match m.native() {
+                    Native::WebGpu { buffer } if m.location() == self.location => {
+                        if buffer.size() > binding_limit {
+                            return Err(bad_argument(
+                                self.location,
+                                i,
+                                &format!(
+                                    "{} bytes exceed the storage binding limit of {binding_limit} bytes; split the work",
+                                    buffer.size()
+                                ),
+                            ));
+                        }
+                        buffers.push(buffer.clone());
+                    }
+                    _ => {
+                        return Err(bad_argument(
+                            self.location,
+                            i,
+                            &format!(
+                                "memory at {} is not a buffer of this WebGPU device",
+                                m.location()
+                            ),
+                        ))
+                    }
+                },
+                scalar => scalars.extend(scalar.scalar_bytes().unwrap_or_default()),
+            }
+        }
+        let mut entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
+        let uniform;
+        if !scalars.is_empty() {
+            scalars.resize(scalars.len().div_ceil(16) * 16, 0);
+            uniform = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("locus kernel scalars"),
+                size: scalars.len() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            self.queue.write_buffer(&uniform, 0, &scalars);
+            entries.push(wgpu::BindGroupEntry {
+                binding: buffers.len() as u32,
+                resource: uniform.as_entire_binding(),
+            });
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(spec.entry),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        });
+        let groups = |n: usize, wg: u32| (n as u64).div_ceil(u64::from(wg.max(1)));
+        let (x, y) = if spec.dims >= 2 {
+            (
+                groups(spec.global[0], spec.workgroup[0]),
+                groups(spec.global[1], spec.workgroup[1]),
+            )
+        } else {
+            // 1-D: fold into a 2-D grid of at most 65535 groups per row.
+            let total = groups(spec.global[0], spec.workgroup[0]);
+            (total.min(65535), total.div_ceil(65535))
+        };
+        let max = u64::from(self.limits.max_compute_workgroups_per_dimension);
+        if x > max || y > max {
+            return Err(Error::Invalid(format!(
+                "{}: a dispatch of {x} x {y} workgroups exceeds the limit of {max} per dimension",
+                self.location
+            )));
+        }
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some(spec.entry),
+            });
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            if x > 0 && y > 0 {
+                pass.dispatch_workgroups(x as u32, y as u32, 1);
+            }
+        }
+        let index = self.queue.submit([encoder.finish()]);
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(Error::Backend {
+                location: self.location,
+                call: "dispatch_workgroups",
+                message: e.to_string(),
+                hint: format!(
+                    "check the arguments of `{}` against its WGSL bindings",
+                    spec.entry
+                ),
+            });
+        }
+        Ok(Completion::webgpu(self.device.clone(), index))
     }
 }

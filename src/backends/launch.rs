@@ -1,0 +1,158 @@
+//! Kernel launches, backend-neutral: the arguments handed to a backend and the handle
+//! it returns to wait on. Each backend builds and caches its kernels (OpenCL programs,
+//! SYCL kernel bundles, wgpu pipelines) and launches them on its own queue.
+
+use super::Memory;
+use crate::error::{Error, Result};
+
+/// One kernel argument, in the kernel's parameter order.
+#[derive(Debug, Clone, Copy)]
+pub enum LaunchArg<'a> {
+    /// A buffer parameter: the allocation the kernel reads or writes.
+    Memory(&'a Memory),
+    /// A 32-bit float scalar.
+    F32(f32),
+    /// A 32-bit unsigned scalar.
+    U32(u32),
+    /// A 32-bit signed scalar.
+    I32(i32),
+}
+
+impl LaunchArg<'_> {
+    /// The scalar's bytes (native endian), or `None` for a buffer.
+    pub fn scalar_bytes(&self) -> Option<[u8; 4]> {
+        match self {
+            LaunchArg::Memory(_) => None,
+            LaunchArg::F32(v) => Some(v.to_ne_bytes()),
+            LaunchArg::U32(v) => Some(v.to_ne_bytes()),
+            LaunchArg::I32(v) => Some(v.to_ne_bytes()),
+        }
+    }
+}
+
+/// The work to launch: a kernel source in the technology's language, its entry point,
+/// the workgroup size it declares (WGSL) and the global size.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchSpec<'a> {
+    /// Kernel source text (WGSL, OpenCL C), or the OpenMP entry name.
+    pub source: &'a str,
+    /// Entry point (kernel function) name.
+    pub entry: &'a str,
+    /// Workgroup size the source declares (used by WebGPU to size the dispatch).
+    pub workgroup: [u32; 3],
+    /// Global size in work items, `[x, y]` (y = 1 for 1-D).
+    pub global: [usize; 2],
+    /// 1 or 2.
+    pub dims: usize,
+}
+
+enum Pending {
+    Done,
+    #[cfg(feature = "opencl")]
+    OpenCl(opencl3::event::Event),
+    #[cfg(feature = "sycl")]
+    Sycl {
+        api: &'static super::sycl::bindings::DpctlApi,
+        event: super::sycl::bindings::DPCTLSyclEventRef,
+    },
+    #[cfg(feature = "webgpu")]
+    WebGpu {
+        device: wgpu::Device,
+        index: wgpu::SubmissionIndex,
+    },
+}
+
+/// A launched kernel: wait on it with [`Completion::wait`]. Dropping it waits too, so
+/// memory a kernel uses can never be freed or reused under it.
+pub struct Completion {
+    pending: Pending,
+}
+
+// SAFETY: the handles inside (an OpenCL event, a SYCL event, a wgpu submission index)
+// may be waited on from any thread.
+unsafe impl Send for Completion {}
+
+impl Completion {
+    /// Already finished (host and OpenMP launches run to completion).
+    pub fn done() -> Completion {
+        Completion {
+            pending: Pending::Done,
+        }
+    }
+
+    #[cfg(feature = "opencl")]
+    pub(crate) fn opencl(event: opencl3::event::Event) -> Completion {
+        Completion {
+            pending: Pending::OpenCl(event),
+        }
+    }
+
+    #[cfg(feature = "sycl")]
+    pub(crate) fn sycl(
+        api: &'static super::sycl::bindings::DpctlApi,
+        event: super::sycl::bindings::DPCTLSyclEventRef,
+    ) -> Completion {
+        Completion {
+            pending: Pending::Sycl { api, event },
+        }
+    }
+
+    #[cfg(feature = "webgpu")]
+    pub(crate) fn webgpu(device: wgpu::Device, index: wgpu::SubmissionIndex) -> Completion {
+        Completion {
+            pending: Pending::WebGpu { device, index },
+        }
+    }
+
+    /// Blocks until the kernel has finished.
+    pub fn wait(mut self) -> Result<()> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        match std::mem::replace(&mut self.pending, Pending::Done) {
+            Pending::Done => Ok(()),
+            #[cfg(feature = "opencl")]
+            Pending::OpenCl(event) => event
+                .wait()
+                .map_err(|e| Error::Invalid(format!("waiting for an OpenCL kernel: {e}"))),
+            #[cfg(feature = "sycl")]
+            Pending::Sycl { api, event } => {
+                // SAFETY: a live event from a submission, waited for and deleted once.
+                unsafe {
+                    api.DPCTLEvent_Wait(event);
+                    api.DPCTLEvent_Delete(event);
+                }
+                Ok(())
+            }
+            #[cfg(feature = "webgpu")]
+            Pending::WebGpu { device, index } => device
+                .poll(wgpu::PollType::Wait {
+                    submission_index: Some(index),
+                    timeout: None,
+                })
+                .map(|_| ())
+                .map_err(|e| Error::Invalid(format!("waiting for a WebGPU kernel: {e}"))),
+        }
+    }
+}
+
+impl Drop for Completion {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+/// The error for a kernel a backend cannot run with these arguments.
+pub(crate) fn bad_argument(location: crate::Location, index: usize, why: &str) -> Error {
+    Error::Invalid(format!("{location}: kernel argument {index}: {why}"))
+}
+
+/// A stable key for caching a compiled kernel.
+pub(crate) fn cache_key(source: &str, entry: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    source.hash(&mut h);
+    entry.hash(&mut h);
+    h.finish()
+}

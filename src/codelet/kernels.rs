@@ -1,0 +1,104 @@
+//! The kernels that ship with locus, each in every language (sources in `shaders/`),
+//! with host implementations that double as the reference the tests check against.
+
+use super::{DType, HostArg, Intent, Kernel};
+
+/// `c = a + b` over `n` elements: `vec_add(a: in f32[], b: in f32[], c: out f32[], n: u32)`.
+pub fn vec_add() -> Kernel {
+    Kernel::new("vec_add")
+        .buffer("a", DType::F32, Intent::In)
+        .buffer("b", DType::F32, Intent::In)
+        .buffer("c", DType::F32, Intent::Out)
+        .scalar("n", DType::U32)
+        .equal_lengths()
+        .wgsl(
+            include_str!("../../shaders/vec_add.wgsl"),
+            "vec_add",
+            [64, 1, 1],
+        )
+        .opencl_c(include_str!("../../shaders/vec_add.cl"), "vec_add")
+        .openmp("vec_add")
+        .cuda(include_str!("../../shaders/vec_add.cu"), "vec_add")
+        .hip(include_str!("../../shaders/vec_add.hip"), "vec_add")
+        .host(host_vec_add)
+}
+
+/// `y = a * x + y`: `saxpy(a: f32, x: in f32[], y: inout f32[], n: u32)`.
+pub fn saxpy() -> Kernel {
+    Kernel::new("saxpy")
+        .scalar("a", DType::F32)
+        .buffer("x", DType::F32, Intent::In)
+        .buffer("y", DType::F32, Intent::InOut)
+        .scalar("n", DType::U32)
+        .equal_lengths()
+        .wgsl(
+            include_str!("../../shaders/saxpy.wgsl"),
+            "saxpy",
+            [64, 1, 1],
+        )
+        .opencl_c(include_str!("../../shaders/saxpy.cl"), "saxpy")
+        .openmp("saxpy")
+        .cuda(include_str!("../../shaders/saxpy.cu"), "saxpy")
+        .hip(include_str!("../../shaders/saxpy.hip"), "saxpy")
+        .host(host_saxpy)
+}
+
+/// One Jacobi step on an `nx` x `ny` row-major grid, launched 2-D as `nx` x `ny`:
+/// `jacobi(src: in f32[], dst: out f32[], nx: u32, ny: u32)`. Interior points become
+/// the mean of their four neighbours; boundary points are copied.
+pub fn jacobi() -> Kernel {
+    Kernel::new("jacobi")
+        .buffer("src", DType::F32, Intent::In)
+        .buffer("dst", DType::F32, Intent::Out)
+        .scalar("nx", DType::U32)
+        .scalar("ny", DType::U32)
+        .equal_lengths()
+        .wgsl(
+            include_str!("../../shaders/jacobi.wgsl"),
+            "jacobi",
+            [8, 8, 1],
+        )
+        .opencl_c(include_str!("../../shaders/jacobi.cl"), "jacobi")
+        .openmp("jacobi")
+        .cuda(include_str!("../../shaders/jacobi.cu"), "jacobi")
+        .hip(include_str!("../../shaders/jacobi.hip"), "jacobi")
+        .host(host_jacobi)
+}
+
+fn host_vec_add(args: &mut [HostArg<'_>], global: [usize; 2]) {
+    let n = (args[3].u32() as usize).min(global[0]);
+    let (a, b) = (args[0].f32s().to_vec(), args[1].f32s().to_vec());
+    for (i, c) in args[2].f32s_mut().iter_mut().enumerate().take(n) {
+        *c = a[i] + b[i];
+    }
+}
+
+fn host_saxpy(args: &mut [HostArg<'_>], global: [usize; 2]) {
+    let a = args[0].f32();
+    let n = (args[3].u32() as usize).min(global[0]);
+    let x = args[1].f32s().to_vec();
+    for (i, y) in args[2].f32s_mut().iter_mut().enumerate().take(n) {
+        *y += a * x[i];
+    }
+}
+
+/// The reference Jacobi step on plain slices.
+pub fn jacobi_reference(src: &[f32], dst: &mut [f32], nx: usize, ny: usize) {
+    for j in 0..ny {
+        for i in 0..nx {
+            let k = j * nx + i;
+            dst[k] = if i == 0 || j == 0 || i == nx - 1 || j == ny - 1 {
+                src[k]
+            } else {
+                0.25 * (src[k - 1] + src[k + 1] + src[k - nx] + src[k + nx])
+            };
+        }
+    }
+}
+
+fn host_jacobi(args: &mut [HostArg<'_>], global: [usize; 2]) {
+    let nx = (args[2].u32() as usize).min(global[0]);
+    let ny = (args[3].u32() as usize).min(global[1]);
+    let (first, rest) = args.split_at_mut(1);
+    jacobi_reference(first[0].f32s(), rest[0].f32s_mut(), nx, ny);
+}

@@ -709,7 +709,13 @@ impl SyclKernel {
                 }
             }
         }
-        let range = [global[0] as size_t, global[1] as size_t, 1];
+        // SYCL ranges list the slowest dimension first; OpenCL's get_global_id(0) is the
+        // fastest. Reverse so that x (global[0]) stays OpenCL dimension 0.
+        let range = if dims >= 2 {
+            [global[1] as size_t, global[0] as size_t, 1]
+        } else {
+            [global[0] as size_t, 1, 1]
+        };
         // SAFETY: arguments as documented (caller's contract): a USM argument is the
         // pointer itself, a scalar a pointer to its value; the runtime copies the
         // scalar values at submission, so `values` may go after this call.

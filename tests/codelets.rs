@@ -4,7 +4,7 @@
 mod common;
 
 use locus::codelet::{kernels, Arg, Codelet, DType, Intent, Kernel, Launch};
-use locus::{Buffer, Location, RouteKind};
+use locus::{Buffer, Location};
 
 /// Relative tolerance for float kernels: targets may fuse multiply-adds (saxpy, Jacobi)
 /// and so round differently from the host reference by an ulp or so.
@@ -14,12 +14,17 @@ fn close(a: &[f32], b: &[f32], what: &str) {
     assert_eq!(a.len(), b.len(), "{what}: lengths");
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
         let scale = x.abs().max(y.abs()).max(1.0);
-        assert!((x - y).abs() <= TOLERANCE * scale, "{what}[{i}]: {x} vs {y}");
+        assert!(
+            (x - y).abs() <= TOLERANCE * scale,
+            "{what}[{i}]: {x} vs {y}"
+        );
     }
 }
 
 fn data(n: usize, seed: f32) -> Vec<f32> {
-    (0..n).map(|i| ((i as f32 * 0.37 + seed).sin() * 10.0).round() / 4.0).collect()
+    (0..n)
+        .map(|i| ((i as f32 * 0.37 + seed).sin() * 10.0).round() / 4.0)
+        .collect()
 }
 
 #[test]
@@ -36,10 +41,22 @@ fn every_kernel_on_every_target_matches_the_host_reference() {
         let b = Buffer::from_slice(Location::Host, &data(n, 2.0)).unwrap();
         let mut out = Buffer::<f32>::zeroed(Location::Host, n).unwrap();
         let report = c
-            .call(&mut [Arg::buf(&a), Arg::buf(&b), Arg::buf_mut(&mut out), Arg::u32(n as u32)], Launch::d1(n))
+            .call(
+                &mut [
+                    Arg::buf(&a),
+                    Arg::buf(&b),
+                    Arg::buf_mut(&mut out),
+                    Arg::u32(n as u32),
+                ],
+                Launch::d1(n),
+            )
             .unwrap();
         assert_eq!(report.target, target);
-        let expect: Vec<f32> = data(n, 1.0).iter().zip(data(n, 2.0)).map(|(x, y)| x + y).collect();
+        let expect: Vec<f32> = data(n, 1.0)
+            .iter()
+            .zip(data(n, 2.0))
+            .map(|(x, y)| x + y)
+            .collect();
         assert_eq!(out.to_vec().unwrap(), expect, "vec_add at {target} (exact)");
 
         // saxpy.
@@ -47,9 +64,21 @@ fn every_kernel_on_every_target_matches_the_host_reference() {
         let c = Codelet::new(&k, &[target]).unwrap();
         let x = Buffer::from_slice(Location::Host, &data(n, 3.0)).unwrap();
         let mut y = Buffer::from_slice(Location::Host, &data(n, 4.0)).unwrap();
-        c.call(&mut [Arg::f32(1.5), Arg::buf(&x), Arg::buf_mut(&mut y), Arg::u32(n as u32)], Launch::d1(n))
-            .unwrap();
-        let expect: Vec<f32> = data(n, 3.0).iter().zip(data(n, 4.0)).map(|(x, y)| 1.5 * x + y).collect();
+        c.call(
+            &mut [
+                Arg::f32(1.5),
+                Arg::buf(&x),
+                Arg::buf_mut(&mut y),
+                Arg::u32(n as u32),
+            ],
+            Launch::d1(n),
+        )
+        .unwrap();
+        let expect: Vec<f32> = data(n, 3.0)
+            .iter()
+            .zip(data(n, 4.0))
+            .map(|(x, y)| 1.5 * x + y)
+            .collect();
         close(&y.to_vec().unwrap(), &expect, &format!("saxpy at {target}"));
 
         // Jacobi, 2-D.
@@ -59,13 +88,22 @@ fn every_kernel_on_every_target_matches_the_host_reference() {
         let src = Buffer::from_slice(Location::Host, &grid).unwrap();
         let mut dst = Buffer::<f32>::zeroed(Location::Host, nx * ny).unwrap();
         c.call(
-            &mut [Arg::buf(&src), Arg::buf_mut(&mut dst), Arg::u32(nx as u32), Arg::u32(ny as u32)],
+            &mut [
+                Arg::buf(&src),
+                Arg::buf_mut(&mut dst),
+                Arg::u32(nx as u32),
+                Arg::u32(ny as u32),
+            ],
             Launch::d2(nx, ny),
         )
         .unwrap();
         let mut expect = vec![0.0; nx * ny];
         kernels::jacobi_reference(&grid, &mut expect, nx, ny);
-        close(&dst.to_vec().unwrap(), &expect, &format!("jacobi at {target}"));
+        close(
+            &dst.to_vec().unwrap(),
+            &expect,
+            &format!("jacobi at {target}"),
+        );
     }
 }
 
@@ -85,19 +123,36 @@ fn jacobi_moves_the_grid_there_once_and_back_once() {
         let mut b = Buffer::<f32>::zeroed(Location::Host, nx * ny).unwrap();
         for _ in 0..100 {
             c.call(
-                &mut [Arg::buf(&a), Arg::buf_mut(&mut b), Arg::u32(nx as u32), Arg::u32(ny as u32)],
+                &mut [
+                    Arg::buf(&a),
+                    Arg::buf_mut(&mut b),
+                    Arg::u32(nx as u32),
+                    Arg::u32(ny as u32),
+                ],
                 Launch::d2(nx, ny),
             )
             .unwrap();
             std::mem::swap(&mut a, &mut b);
         }
-        let in_place = Buffer::from_slice(Location::Host, &[0f32]).unwrap().memory_at(Location::Host).unwrap().is_accessible_from(target);
+        let in_place = Buffer::from_slice(Location::Host, &[0f32])
+            .unwrap()
+            .memory_at(Location::Host)
+            .unwrap()
+            .is_accessible_from(target);
         let there = moved_bytes(&a) + moved_bytes(&b);
-        assert_eq!(there, if in_place { 0 } else { bytes }, "{target}: grid moved to the target once");
+        assert_eq!(
+            there,
+            if in_place { 0 } else { bytes },
+            "{target}: grid moved to the target once"
+        );
         // The result (in `a` after the last swap) comes back once.
         let result = a.to_vec().unwrap();
         let back = moved_bytes(&a) + moved_bytes(&b) - there;
-        assert_eq!(back, if in_place { 0 } else { bytes }, "{target}: back once");
+        assert_eq!(
+            back,
+            if in_place { 0 } else { bytes },
+            "{target}: back once"
+        );
         // And it is right.
         let mut expect = data(nx * ny, 0.5);
         let mut tmp = vec![0.0; nx * ny];
@@ -120,14 +175,38 @@ fn out_is_never_uploaded_and_unchanged_inputs_move_nothing() {
         let b = Buffer::from_slice(Location::Host, &data(n, 2.0)).unwrap();
         // `out` made on the host with stale contents: never uploaded.
         let mut out = Buffer::filled(Location::Host, n, -1.0f32).unwrap();
-        c.call(&mut [Arg::buf(&a), Arg::buf(&b), Arg::buf_mut(&mut out), Arg::u32(n as u32)], Launch::d1(n))
-            .unwrap();
-        assert_eq!(out.stats().copies(), 0, "{target}: the out argument was not uploaded");
+        c.call(
+            &mut [
+                Arg::buf(&a),
+                Arg::buf(&b),
+                Arg::buf_mut(&mut out),
+                Arg::u32(n as u32),
+            ],
+            Launch::d1(n),
+        )
+        .unwrap();
+        assert_eq!(
+            out.stats().copies(),
+            0,
+            "{target}: the out argument was not uploaded"
+        );
         // An `in` argument is not marked written: its host copy stays valid.
-        assert!(a.replicas().contains(&(Location::Host, true)), "{target}: {:?}", a.replicas());
+        assert!(
+            a.replicas().contains(&(Location::Host, true)),
+            "{target}: {:?}",
+            a.replicas()
+        );
         // The same call again, inputs unchanged: nothing moves at all.
         let again = c
-            .call(&mut [Arg::buf(&a), Arg::buf(&b), Arg::buf_mut(&mut out), Arg::u32(n as u32)], Launch::d1(n))
+            .call(
+                &mut [
+                    Arg::buf(&a),
+                    Arg::buf(&b),
+                    Arg::buf_mut(&mut out),
+                    Arg::u32(n as u32),
+                ],
+                Launch::d1(n),
+            )
             .unwrap();
         assert_eq!(again.moved.copies(), 0, "{target}: {}", again.moved);
         assert_eq!(out.to_vec().unwrap()[7], data(n, 1.0)[7] + data(n, 2.0)[7]);
@@ -147,7 +226,15 @@ fn advancedload_async_and_delegatedstore() {
         c.advanced_load(&x).unwrap();
         c.advanced_load(&y).unwrap();
         let pending = c
-            .call_async(vec![Arg::f32(2.0), Arg::buf(&x), Arg::buf_mut(&mut y), Arg::u32(n as u32)], Launch::d1(n))
+            .call_async(
+                vec![
+                    Arg::f32(2.0),
+                    Arg::buf(&x),
+                    Arg::buf_mut(&mut y),
+                    Arg::u32(n as u32),
+                ],
+                Launch::d1(n),
+            )
             .unwrap();
         let report = pending.synchronize().unwrap();
         assert_eq!(report.moved.copies(), 0, "{target}: {}", report.moved);
@@ -155,15 +242,24 @@ fn advancedload_async_and_delegatedstore() {
         let before = y.stats().copies();
         c.delegated_store(&y).unwrap();
         let fetched = y.stats().copies() - before;
-        let host_reaches = y.memory_at(target).map_or(true, |m| m.is_accessible_from(Location::Host));
+        let host_reaches = y
+            .memory_at(target)
+            .is_none_or(|m| m.is_accessible_from(Location::Host));
         assert_eq!(fetched, u64::from(!host_reaches), "{target}");
-        let expect: Vec<f32> = data(n, 1.0).iter().zip(data(n, 2.0)).map(|(x, y)| 2.0 * x + y).collect();
-        close(&y.to_vec().unwrap(), &expect, &format!("async saxpy at {target}"));
+        let expect: Vec<f32> = data(n, 1.0)
+            .iter()
+            .zip(data(n, 2.0))
+            .map(|(x, y)| 2.0 * x + y)
+            .collect();
+        close(
+            &y.to_vec().unwrap(),
+            &expect,
+            &format!("async saxpy at {target}"),
+        );
         // Reading again after the store moves nothing more.
         let settled = y.stats().copies();
         drop(y.access(Location::Host).unwrap());
         assert_eq!(y.stats().copies(), settled);
-        let _ = RouteKind::Direct;
     }
 }
 
@@ -181,7 +277,10 @@ fn target_lists_fall_back_and_explain() {
     for l in missing {
         assert!(err.contains(&l.to_string()), "{err}");
     }
-    assert!(Codelet::new(&k, &[]).unwrap_err().to_string().contains("empty"));
+    assert!(Codelet::new(&k, &[])
+        .unwrap_err()
+        .to_string()
+        .contains("empty"));
 }
 
 #[test]
@@ -199,13 +298,56 @@ fn misuse_is_a_clear_error_and_launches_nothing() {
             let err = c.call(args, launch).unwrap_err().to_string();
             assert!(err.contains(needle), "{target}: `{needle}` not in: {err}");
         };
-        check(&mut [Arg::buf(&a), Arg::buf(&b)], Launch::d1(8), "takes 4 arguments");
-        check(&mut [Arg::buf(&a), Arg::buf(&ints), Arg::buf(&b), Arg::u32(8)], Launch::d1(8), "must be a f32 buffer");
-        check(&mut [Arg::buf(&a), Arg::buf(&b), Arg::buf(&b), Arg::u32(8)], Launch::d1(8), "writable");
-        check(&mut [Arg::buf(&a), Arg::buf(&b), Arg::f32(1.0), Arg::u32(8)], Launch::d1(8), "must be");
-        check(&mut [Arg::buf(&a), Arg::buf(&b), Arg::buf_mut(&mut out), Arg::f32(8.0)], Launch::d1(8), "u32 scalar");
-        check(&mut [Arg::buf(&a), Arg::buf(&short), Arg::buf_mut(&mut out), Arg::u32(8)], Launch::d1(7), "equal lengths");
-        check(&mut [Arg::buf(&a), Arg::buf(&b), Arg::buf_mut(&mut out), Arg::u32(9)], Launch::d1(9), "larger than buffer");
+        check(
+            &mut [Arg::buf(&a), Arg::buf(&b)],
+            Launch::d1(8),
+            "takes 4 arguments",
+        );
+        check(
+            &mut [Arg::buf(&a), Arg::buf(&ints), Arg::buf(&b), Arg::u32(8)],
+            Launch::d1(8),
+            "must be a f32 buffer",
+        );
+        check(
+            &mut [Arg::buf(&a), Arg::buf(&b), Arg::buf(&b), Arg::u32(8)],
+            Launch::d1(8),
+            "writable",
+        );
+        check(
+            &mut [Arg::buf(&a), Arg::buf(&b), Arg::f32(1.0), Arg::u32(8)],
+            Launch::d1(8),
+            "must be",
+        );
+        check(
+            &mut [
+                Arg::buf(&a),
+                Arg::buf(&b),
+                Arg::buf_mut(&mut out),
+                Arg::f32(8.0),
+            ],
+            Launch::d1(8),
+            "u32 scalar",
+        );
+        check(
+            &mut [
+                Arg::buf(&a),
+                Arg::buf(&short),
+                Arg::buf_mut(&mut out),
+                Arg::u32(8),
+            ],
+            Launch::d1(7),
+            "equal lengths",
+        );
+        check(
+            &mut [
+                Arg::buf(&a),
+                Arg::buf(&b),
+                Arg::buf_mut(&mut out),
+                Arg::u32(9),
+            ],
+            Launch::d1(9),
+            "larger than buffer",
+        );
         // Nothing ran, nothing moved.
         assert_eq!(out.to_vec().unwrap(), vec![9.0; 8]);
         assert_eq!(a.stats().copies() + b.stats().copies(), 0);
@@ -217,8 +359,14 @@ fn misuse_is_a_clear_error_and_launches_nothing() {
     for target in locus::available().into_iter().filter(|l| !l.is_host()) {
         let c = Codelet::new(&host_only, &[target]).unwrap();
         let mut x = Buffer::from_slice(Location::Host, &[1.0f32]).unwrap();
-        let err = c.call(&mut [Arg::buf_mut(&mut x)], Launch::d1(1)).unwrap_err().to_string();
-        assert!(err.contains("kernel `double` has no") && err.contains("source"), "{err}");
+        let err = c
+            .call(&mut [Arg::buf_mut(&mut x)], Launch::d1(1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("kernel `double` has no") && err.contains("source"),
+            "{err}"
+        );
     }
     let c = Codelet::new(&host_only, &[Location::Host]).unwrap();
     let mut x = Buffer::from_slice(Location::Host, &[1.0f32, 3.0]).unwrap();

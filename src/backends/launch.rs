@@ -144,11 +144,13 @@ impl Drop for Completion {
 }
 
 /// The error for a kernel a backend cannot run with these arguments.
+#[allow(dead_code)] // used by the kernel-launching backends (features)
 pub(crate) fn bad_argument(location: crate::Location, index: usize, why: &str) -> Error {
     Error::Invalid(format!("{location}: kernel argument {index}: {why}"))
 }
 
 /// A stable key for caching a compiled kernel.
+#[allow(dead_code)] // used by the kernel-launching backends (features)
 pub(crate) fn cache_key(source: &str, entry: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();

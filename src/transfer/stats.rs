@@ -44,17 +44,34 @@ impl TransferTotals {
 }
 
 impl std::fmt::Display for TransferTotals {
+    /// `moved 12 B in 1 copy (direct 1 x 12 B); 2 accesses served in place`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let parts: Vec<String> = RouteKind::ALL
+        let legs: Vec<String> = RouteKind::ALL
             .iter()
-            .filter(|k| self.calls_of(**k) > 0)
-            .map(|k| format!("{k}: {} x, {} B", self.calls_of(*k), self.bytes_of(*k)))
+            .filter(|k| **k != RouteKind::InPlace && self.calls_of(**k) > 0)
+            .map(|k| format!("{k} {} x {} B", self.calls_of(*k), self.bytes_of(*k)))
             .collect();
-        if parts.is_empty() {
-            f.write_str("no transfers")
+        if legs.is_empty() {
+            f.write_str("moved nothing")?;
         } else {
-            f.write_str(&parts.join("; "))
+            let copies = self.copies();
+            write!(
+                f,
+                "moved {} B in {copies} cop{} ({})",
+                self.bytes_moved(),
+                if copies == 1 { "y" } else { "ies" },
+                legs.join(", ")
+            )?;
         }
+        let in_place = self.calls_of(RouteKind::InPlace);
+        if in_place > 0 {
+            write!(
+                f,
+                "; {in_place} access{} served in place",
+                if in_place == 1 { "" } else { "es" }
+            )?;
+        }
+        Ok(())
     }
 }
 

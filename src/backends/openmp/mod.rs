@@ -326,6 +326,25 @@ pub unsafe fn target_memcpy(
     }
 }
 
+/// The raw entry point `locus_omp_k_<entry>` of an OpenMP kernel built into locus's
+/// kernel library (for baselines that call it directly, without a codelet).
+///
+/// The function follows the convention `int f(void **args, size_t gx, size_t gy, int
+/// device)` described in `shaders/vec_add_openmp.c`.
+pub fn raw_kernel(
+    entry: &str,
+) -> Result<unsafe extern "C" fn(*mut *mut c_void, usize, usize, i32) -> i32> {
+    let api = api().map_err(Error::Invalid)?;
+    let symbol = format!("locus_omp_k_{entry}\0");
+    // SAFETY: kernels in the library follow the documented convention.
+    unsafe {
+        api._library
+            .get::<KernelEntry>(symbol.as_bytes())
+            .map(|f| *f)
+            .map_err(|e| Error::Invalid(format!("no OpenMP kernel `{entry}`: {e}")))
+    }
+}
+
 /// Runs the `vec_add` kernel of `shaders/vec_add_openmp.c` on OpenMP device `device`:
 /// `c[i] = a[i] + b[i]` for `i < n`, as a `target teams distribute parallel for`.
 ///

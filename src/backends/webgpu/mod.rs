@@ -425,7 +425,7 @@ impl Device for WebGpuDevice {
 
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
         let pipeline = self.pipeline(spec.source, spec.entry)?;
-        let binding_limit = u64::from(self.limits.max_storage_buffer_binding_size);
+        let binding_limit = self.limits.max_storage_buffer_binding_size;
         let mut buffers = Vec::new();
         let mut scalars: Vec<u8> = Vec::new();
         for (i, a) in args.iter().enumerate() {

@@ -109,6 +109,32 @@ impl Completion {
         self.finish()
     }
 
+    /// True when the kernel runs on the device's in-order queue that every later locus
+    /// operation on its memory also goes through (OpenCL, WebGPU): those operations are
+    /// ordered after it without a host wait.
+    pub fn is_queue_ordered(&self) -> bool {
+        match &self.pending {
+            Pending::Done => true,
+            #[cfg(feature = "opencl")]
+            Pending::OpenCl(_) => true,
+            #[cfg(feature = "sycl")]
+            Pending::Sycl { .. } => false,
+            #[cfg(feature = "webgpu")]
+            Pending::WebGpu { .. } => true,
+        }
+    }
+
+    /// Lets the kernel run on without a host wait (only for a queue-ordered completion;
+    /// others are waited for).
+    pub fn detach(mut self) -> Result<()> {
+        if self.is_queue_ordered() {
+            self.pending = Pending::Done;
+            Ok(())
+        } else {
+            self.finish()
+        }
+    }
+
     fn finish(&mut self) -> Result<()> {
         match std::mem::replace(&mut self.pending, Pending::Done) {
             Pending::Done => Ok(()),

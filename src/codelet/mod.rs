@@ -576,10 +576,16 @@ impl<'k> Codelet<'k> {
         Ok(())
     }
 
-    /// Runs the kernel and waits for it.
+    /// Runs the kernel. When it returns, every later locus operation on the arguments
+    /// (a read elsewhere, an access, another call) sees the kernel's results: on targets
+    /// whose kernels and transfers share one in-order queue (OpenCL, WebGPU) that holds
+    /// once the kernel is enqueued, so consecutive calls pipeline without a host wait;
+    /// elsewhere (SYCL USM read in place by the host, OpenMP, host) the call waits.
+    /// Use [`Codelet::call_async`] and [`Pending::synchronize`] to wait explicitly,
+    /// e.g. before handing a native handle to another queue.
     pub fn call(&self, args: &mut [Arg<'_>], launch: Launch) -> Result<CallReport> {
         let before = totals(args);
-        self.start(args, launch)?.wait()?;
+        self.start(args, launch)?.detach()?;
         Ok(CallReport {
             target: self.target,
             moved: difference(totals(args), before),

@@ -11,7 +11,10 @@ cd "$(dirname "$0")/.."
 step() { printf '\n==> %s\n' "$*"; }
 
 # 1. Runtimes (Debian/Ubuntu). Skipped when already installed.
-packages=(pocl-opencl-icd ocl-icd-opencl-dev clinfo mesa-vulkan-drivers libvulkan1 bindgen libclang-dev)
+# libamdhip64-5 is the HIP runtime (it loads and answers "no device" here);
+# libamdhip64-dev has the headers the HIP bindings are checked against.
+packages=(pocl-opencl-icd ocl-icd-opencl-dev clinfo mesa-vulkan-drivers libvulkan1 bindgen libclang-dev
+          libamdhip64-5 libamdhip64-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -41,6 +44,11 @@ scripts/gen-sycl-bindings.sh "" "${TMPDIR:-/tmp}/locus-sycl-bindings.rs" >/dev/n
 diff -u src/backends/sycl/bindings.rs "${TMPDIR:-/tmp}/locus-sycl-bindings.rs"
 echo "ok: src/backends/sycl/bindings.rs is up to date"
 
+step "HIP bindings are what bindgen makes from the installed headers"
+scripts/gen-hip-bindings.sh /usr/include "${TMPDIR:-/tmp}/locus-hip-bindings.rs" >/dev/null
+diff -u src/backends/hip/bindings.rs "${TMPDIR:-/tmp}/locus-hip-bindings.rs"
+echo "ok: src/backends/hip/bindings.rs is up to date"
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -57,12 +65,12 @@ target/release/locus info
 step "no vendor library is linked at load time"
 for bin in target/release/locus target/release/examples/hello_* target/release/examples/0[1-7]_* target/release/examples/choose_backend; do
   case "$bin" in *.d) continue ;; esac
-  if ldd "$bin" | grep -E 'libOpenCL|libvulkan|libcuda|libamdhip64|libsycl|libDPCTL|libgomp'; then
+  if ldd "$bin" | grep -E 'libOpenCL|libvulkan|libcuda|libnvrtc|libamdhip64|libsycl|libDPCTL|libgomp'; then
     echo "FAIL: $bin links a vendor runtime at load time" >&2
     exit 1
   fi
 done
-echo "ok: none of libOpenCL, libvulkan, libcuda, libamdhip64, libsycl, libDPCTLSyclInterface, libgomp"
+echo "ok: none of libOpenCL, libvulkan, libcuda, libnvrtc, libamdhip64, libsycl, libDPCTLSyclInterface, libgomp"
 
 step "examples"
 for ex in hello_host hello_openmp hello_opencl hello_sycl hello_webgpu; do
@@ -70,6 +78,21 @@ for ex in hello_host hello_openmp hello_opencl hello_sycl hello_webgpu; do
 done
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   LOCUS_LOCATION=$loc target/release/examples/choose_backend
+done
+# CUDA and HIP: here there is no GPU, so the examples must say why and exit non-zero
+# (on a GPU machine that names them in LOCUS_REQUIRE, they must run and check).
+for t in cuda hip; do
+  case ",$LOCUS_REQUIRE," in
+    *,$t,*|*,$t:*) target/release/examples/hello_$t ;;
+    *)
+      if out=$(target/release/examples/hello_$t 2>&1); then
+        echo "FAIL: hello_$t succeeded on a machine where $t is not required: $out" >&2
+        exit 1
+      fi
+      echo "$out" | grep -q "^$t unavailable: " || { echo "FAIL: hello_$t: $out" >&2; exit 1; }
+      echo "ok: hello_$t exits non-zero: $out"
+      ;;
+  esac
 done
 # The numbered teaching sequence; 06 and 07 on every location.
 for ex in 01_locations 02_buffers 03_declared_access 04_transfer_matrix 05_codelet_vec_add; do
@@ -91,9 +114,20 @@ case ",$LOCUS_REQUIRE," in
   *,opencl,*) export LOCUS_REQUIRE="$LOCUS_REQUIRE,opencl:1,opencl:2" ;;
 esac
 echo "POCL_DEVICES=$POCL_DEVICES LOCUS_REQUIRE=$LOCUS_REQUIRE"
+# GPU conformance suites are #[ignore]d: reported as skipped (not run), unless
+# LOCUS_REQUIRE names cuda or hip, which runs them. Without a GPU, the unavailability
+# checks expect the answers of this machine: no libcuda, and HIP saying "no device".
+ignored=()
+case ",$LOCUS_REQUIRE," in
+  *,cuda*|*,hip*) ignored=(--run-ignored all) ;;
+  *)
+    export LOCUS_EXPECT_NO_LIBCUDA=1
+    export LOCUS_EXPECT_HIP_NO_DEVICE=1
+    ;;
+esac
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --all-features --no-fail-fast
+  cargo nextest run --all-features --no-fail-fast "${ignored[@]}"
 else
-  cargo test --all-features --no-fail-fast
+  cargo test --all-features --no-fail-fast -- ${ignored:+--include-ignored}
 fi
 cargo test --doc --all-features

@@ -15,6 +15,11 @@ pub fn location_accessibility(
 ) -> Result<(bool, String)> {
     let owner = registry.device(memory)?;
     let user = registry.device(accessor)?;
+    if memory != accessor {
+        if let Some(answer) = user.accessibility_of(owner.as_ref(), owner.host_access_default()) {
+            return Ok(answer);
+        }
+    }
     Ok(decide(
         memory,
         owner.host_access_default(),
@@ -26,10 +31,17 @@ pub fn location_accessibility(
 
 /// The same question for one allocation.
 pub fn memory_accessibility(memory: &Memory, accessor: Location) -> (bool, String) {
-    let executes_on_host = match crate::registry().device(accessor) {
-        Ok(device) => device.executes_on_host(),
+    let user = match crate::registry().device(accessor) {
+        Ok(device) => device,
         Err(_) => return (false, format!("{accessor} is not available")),
     };
+    if memory.location() != accessor {
+        if let Some(answer) = user.accessibility_of(memory.device().as_ref(), memory.host_access())
+        {
+            return answer;
+        }
+    }
+    let executes_on_host = user.executes_on_host();
     decide(
         memory.location(),
         memory.host_access(),

@@ -468,8 +468,30 @@ pub fn staged_pairs_from_here(l: Location) {
     }
 }
 
+/// The tests of the suite, each with the given attributes (e.g. `#[ignore]`).
+macro_rules! suite {
+    ($(#[$m:meta])*) => {
+        $(#[$m])* #[test] fn constructors_round_trip() { run(super::constructors_round_trip) }
+        $(#[$m])* #[test] fn copy_sub_ranges() { run(super::copy_sub_ranges) }
+        $(#[$m])* #[test] fn zero_length() { run(super::zero_length) }
+        $(#[$m])* #[test] fn out_of_range_writes_nothing() { run(super::out_of_range_writes_nothing) }
+        $(#[$m])* #[test] fn access_everywhere() { run(super::access_everywhere) }
+        $(#[$m])* #[test] fn writes_invalidate_and_are_never_lost() { run(super::writes_invalidate_and_are_never_lost) }
+        $(#[$m])* #[test] fn resize_keeps_prefix() { run(super::resize_keeps_prefix) }
+        $(#[$m])* #[test] fn dropping_frees() { run(super::dropping_frees) }
+        $(#[$m])* #[test] fn errors_are_clear() { run(super::errors_are_clear) }
+        $(#[$m])* #[test] fn mirrors() { run(super::mirrors) }
+        $(#[$m])* #[test] fn pairs_from_here() { run(super::pairs_from_here) }
+        $(#[$m])* #[test] fn large_pairs_from_here() { run(super::large_pairs_from_here) }
+        $(#[$m])* #[test] fn staged_pairs_from_here() { run(super::staged_pairs_from_here) }
+    };
+}
+
+/// One module of the suite per location. GPU locations are `#[ignore]`d: they are
+/// reported as not run (skipped), never as passed, unless the test script is asked
+/// for them (`LOCUS_REQUIRE=host,cuda scripts/test.sh` runs ignored tests too).
 macro_rules! conformance {
-    ($($name:ident => $text:literal),* $(,)?) => {$(
+    ($($name:ident => $text:literal $(, ignore = $why:literal)?;)*) => {$(
         mod $name {
             use super::*;
 
@@ -481,32 +503,21 @@ macro_rules! conformance {
                 }
             }
 
-            #[test] fn constructors_round_trip() { run(super::constructors_round_trip) }
-            #[test] fn copy_sub_ranges() { run(super::copy_sub_ranges) }
-            #[test] fn zero_length() { run(super::zero_length) }
-            #[test] fn out_of_range_writes_nothing() { run(super::out_of_range_writes_nothing) }
-            #[test] fn access_everywhere() { run(super::access_everywhere) }
-            #[test] fn writes_invalidate_and_are_never_lost() { run(super::writes_invalidate_and_are_never_lost) }
-            #[test] fn resize_keeps_prefix() { run(super::resize_keeps_prefix) }
-            #[test] fn dropping_frees() { run(super::dropping_frees) }
-            #[test] fn errors_are_clear() { run(super::errors_are_clear) }
-            #[test] fn mirrors() { run(super::mirrors) }
-            #[test] fn pairs_from_here() { run(super::pairs_from_here) }
-            #[test] fn large_pairs_from_here() { run(super::large_pairs_from_here) }
-            #[test] fn staged_pairs_from_here() { run(super::staged_pairs_from_here) }
+            suite!($(#[ignore = $why])?);
         }
     )*};
 }
 
 conformance! {
-    host => "host",
-    openmp_0 => "openmp:0",
-    opencl_0 => "opencl:0",
-    opencl_1 => "opencl:1",
-    opencl_2 => "opencl:2",
-    webgpu_0 => "webgpu:0",
-    sycl_0 => "sycl:0",
-    cuda_0 => "cuda:0",
-    cuda_1 => "cuda:1",
-    hip_0 => "hip:0",
+    host => "host";
+    openmp_0 => "openmp:0";
+    opencl_0 => "opencl:0";
+    opencl_1 => "opencl:1";
+    opencl_2 => "opencl:2";
+    sycl_0 => "sycl:0";
+    webgpu_0 => "webgpu:0";
+    cuda_0 => "cuda:0", ignore = "needs an NVIDIA GPU: LOCUS_REQUIRE=host,cuda scripts/test.sh";
+    cuda_1 => "cuda:1", ignore = "needs two NVIDIA GPUs: LOCUS_REQUIRE=host,cuda:1 scripts/test.sh";
+    hip_0 => "hip:0", ignore = "needs an AMD GPU: LOCUS_REQUIRE=host,hip scripts/test.sh";
+    hip_1 => "hip:1", ignore = "needs two AMD GPUs: LOCUS_REQUIRE=host,hip:1 scripts/test.sh";
 }

@@ -53,7 +53,10 @@ impl Memory {
 
     /// Wraps a native allocation that `device` made with its own allocator (backends
     /// use this for kinds other than the default, e.g. SYCL shared USM).
-    #[cfg_attr(not(feature = "sycl"), allow(dead_code))]
+    #[cfg_attr(
+        not(any(feature = "sycl", feature = "cuda", feature = "hip")),
+        allow(dead_code)
+    )]
     pub(crate) fn from_native(device: Arc<dyn Device>, native: Native, len: usize) -> Memory {
         Memory {
             device,

@@ -16,12 +16,18 @@ use std::fmt;
 use crate::error::Result;
 use crate::location::{Location, Technology};
 
+#[cfg(any(feature = "cuda", feature = "hip"))]
+pub mod gpu;
 pub mod host;
 mod launch;
 mod memory;
 pub(crate) mod probe;
 pub mod raw;
 
+#[cfg(feature = "cuda")]
+pub mod cuda;
+#[cfg(feature = "hip")]
+pub mod hip;
 #[cfg(feature = "opencl")]
 pub mod opencl;
 #[cfg(feature = "openmp")]
@@ -93,6 +99,22 @@ pub enum Native {
         /// The `cl_mem` handle.
         mem: opencl3::types::cl_mem,
     },
+    /// CUDA memory (device, pinned host or managed).
+    #[cfg(feature = "cuda")]
+    Cuda {
+        /// The device address (a host address too for pinned and managed memory).
+        ptr: u64,
+        /// Which kind of allocation.
+        kind: gpu::GpuMemory,
+    },
+    /// HIP memory (device, pinned host or managed).
+    #[cfg(feature = "hip")]
+    Hip {
+        /// The device address (a host address too for pinned and managed memory).
+        ptr: u64,
+        /// Which kind of allocation.
+        kind: gpu::GpuMemory,
+    },
     /// SYCL unified shared memory.
     #[cfg(feature = "sycl")]
     Sycl {
@@ -126,6 +148,10 @@ impl Native {
             Native::OpenMp { .. } => Technology::OpenMp,
             #[cfg(feature = "opencl")]
             Native::OpenCl { .. } => Technology::OpenCl,
+            #[cfg(feature = "cuda")]
+            Native::Cuda { .. } => Technology::Cuda,
+            #[cfg(feature = "hip")]
+            Native::Hip { .. } => Technology::Hip,
             #[cfg(feature = "sycl")]
             Native::Sycl { .. } => Technology::Sycl,
             #[cfg(feature = "webgpu")]
@@ -142,6 +168,10 @@ impl fmt::Debug for Native {
             Native::OpenMp { ptr, device } => write!(f, "OpenMp({ptr:p}, device {device})"),
             #[cfg(feature = "opencl")]
             Native::OpenCl { mem } => write!(f, "OpenCl(cl_mem {mem:p})"),
+            #[cfg(feature = "cuda")]
+            Native::Cuda { ptr, kind } => write!(f, "Cuda({ptr:#x}, {kind:?})"),
+            #[cfg(feature = "hip")]
+            Native::Hip { ptr, kind } => write!(f, "Hip({ptr:#x}, {kind:?})"),
             #[cfg(feature = "sycl")]
             Native::Sycl { ptr, kind } => write!(f, "Sycl({ptr:p}, {kind:?} USM)"),
             #[cfg(feature = "webgpu")]
@@ -186,6 +216,11 @@ pub trait Device: Send + Sync + fmt::Debug {
             }
             HostAccess::None => format!("{loc} memory is not host-visible"),
         }
+    }
+    /// The accessor's own say on memory owned by `owner` (e.g. a GPU with peer access
+    /// enabled to the owner), before the generic rules; `None` leaves it to them.
+    fn accessibility_of(&self, _owner: &dyn Device, _host: HostAccess) -> Option<(bool, String)> {
+        None
     }
     /// True when code running at this location dereferences plain host pointers (the
     /// host itself, the OpenMP initial device, a SYCL device with system USM).
@@ -287,8 +322,10 @@ pub(crate) fn discover(technology: Technology) -> Result<Discovery, Unavailable>
         Technology::OpenCl => opencl::discover(),
         #[cfg(feature = "webgpu")]
         Technology::WebGpu => webgpu::discover(),
-        Technology::Cuda => Err(probe::cuda()),
-        Technology::Hip => Err(probe::hip()),
+        #[cfg(feature = "cuda")]
+        Technology::Cuda => cuda::discover(),
+        #[cfg(feature = "hip")]
+        Technology::Hip => hip::discover(),
         #[cfg(feature = "sycl")]
         Technology::Sycl => sycl::discover(),
         #[allow(unreachable_patterns)]

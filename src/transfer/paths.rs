@@ -190,6 +190,17 @@ impl CopyPath for Staged {
     }
 }
 
+/// The cheapest route among `paths` that apply to the pair.
+fn best<'m>(
+    paths: impl Iterator<Item = &'m Arc<dyn CopyPath>>,
+    src: Endpoint<'_>,
+    dst: Endpoint<'_>,
+) -> Option<(Route, &'m Arc<dyn CopyPath>)> {
+    paths
+        .filter_map(|p| p.plan(src, dst).map(|r| (r, p)))
+        .min_by_key(|(r, _)| r.kind)
+}
+
 /// The registry of copy paths, filled by the backends at discovery.
 pub struct TransferMatrix {
     registered: BTreeMap<(Technology, Technology), Vec<Arc<dyn CopyPath>>>,
@@ -224,15 +235,22 @@ impl TransferMatrix {
             .chain(self.generic.iter())
     }
 
-    /// The best route between two endpoints and the path that takes it.
+    /// The best route between two endpoints and the path that takes it: the best of the
+    /// paths a backend registered for this pair when one applies (the backend knows
+    /// better, e.g. that a GPU copy should go through pinned memory), else the best
+    /// generic one.
     pub fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> (Route, &Arc<dyn CopyPath>) {
         let (s, d) = (
             src.device.location().technology(),
             dst.device.location().technology(),
         );
-        self.candidates(s, d)
-            .filter_map(|p| p.plan(src, dst).map(|r| (r, p)))
-            .min_by_key(|(r, _)| r.kind)
+        let registered = if Arc::ptr_eq(src.device, dst.device) {
+            None
+        } else {
+            best(self.registered.get(&(s, d)).into_iter().flatten(), src, dst)
+        };
+        registered
+            .or_else(|| best(self.generic.iter(), src, dst))
             .expect("the staged path applies to every pair")
     }
 

@@ -1,0 +1,927 @@
+//! What CUDA and HIP share: device, pinned and managed memory, one stream per device,
+//! host transfers that stage pageable memory through pinned chunks with the two legs
+//! overlapping, peer copies where peer access is enabled, transfers to every other
+//! technology staged through pinned host memory, and kernels compiled at run time.
+//!
+//! The vendor calls sit behind [`GpuApi`]; `cuda` implements it with cudarc (driver
+//! API and NVRTC), `hip` with bindgen bindings of the HIP runtime and hiprtc. Both are
+//! loaded at run time. No GPU was available where this was written: everything here is
+//! built and probed, and the conformance suite runs it wherever a GPU exists
+//! (`LOCUS_REQUIRE=host,cuda scripts/test.sh`).
+
+use std::any::Any;
+use std::collections::{HashMap, HashSet};
+use std::ffi::c_void;
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::launch::{bad_argument, cache_key};
+use super::{Completion, Device, DeviceInfo, HostAccess, LaunchArg, LaunchSpec, Memory, Native};
+use crate::error::{Error, Result};
+use crate::location::{Location, Technology};
+use crate::transfer::{CopyPath, Endpoint, Route, RouteKind};
+
+/// The kind of a GPU allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuMemory {
+    /// Device memory (`cuMemAlloc`, `hipMalloc`).
+    Device,
+    /// Page-locked host memory (`cuMemAllocHost`, `hipHostMalloc`): usable in place by
+    /// the host and by the device.
+    Pinned,
+    /// Managed (unified) memory (`cuMemAllocManaged`, `hipMallocManaged`): usable in
+    /// place by the host only when the device reports concurrent managed access.
+    Managed,
+}
+
+/// Bytes per pinned staging chunk.
+pub(crate) const STAGING: usize = 8 << 20;
+
+/// The vendor calls a GPU backend needs. Pointers are device addresses as `u64` (host
+/// addresses for pinned memory, which is mapped into the device's address space).
+pub trait GpuApi: Send + Sync + 'static {
+    /// Which technology this is.
+    const TECHNOLOGY: Technology;
+    /// Makes device `ordinal` current on this thread.
+    fn activate(&self, ordinal: u32) -> Result<(), String>;
+    /// Allocates.
+    ///
+    /// # Safety
+    /// The device is current.
+    unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, String>;
+    /// Frees.
+    ///
+    /// # Safety
+    /// `ptr` came from `alloc(kind, ..)` on the current device and is unused.
+    unsafe fn free(&self, kind: GpuMemory, ptr: u64);
+    /// Host (any memory) -> device, on the device's stream; `wait` synchronises it.
+    ///
+    /// # Safety
+    /// Both ranges are valid for `n` bytes until the copy completes.
+    unsafe fn to_device(
+        &self,
+        dst: u64,
+        src: *const u8,
+        n: usize,
+        wait: bool,
+    ) -> Result<(), String>;
+    /// Device -> host, on the device's stream; `wait` synchronises it.
+    ///
+    /// # Safety
+    /// As for `to_device`.
+    unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), String>;
+    /// Device -> device on one device, synchronous.
+    ///
+    /// # Safety
+    /// As for `to_device`.
+    unsafe fn on_device(&self, dst: u64, src: u64, n: usize) -> Result<(), String>;
+    /// Peer copy between two devices, synchronous.
+    ///
+    /// # Safety
+    /// As for `to_device`, and the two ordinals own the pointers.
+    unsafe fn peer(
+        &self,
+        dst: u64,
+        dst_ordinal: u32,
+        src: u64,
+        src_ordinal: u32,
+        n: usize,
+    ) -> Result<(), String>;
+    /// Sets `n` bytes to `byte`, synchronous.
+    ///
+    /// # Safety
+    /// The range is valid.
+    unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), String>;
+    /// Waits for the current device's stream.
+    fn synchronize(&self) -> Result<(), String>;
+    /// Tries to enable peer access from `from` to `to`; true when enabled.
+    fn enable_peer(&self, from: u32, to: u32) -> bool;
+    /// Compiles `source` (NVRTC / hiprtc) and returns a handle to kernel `entry`.
+    fn compile(&self, source: &str, entry: &str) -> Result<u64, String>;
+    /// Launches a compiled kernel on the current device's stream.
+    ///
+    /// # Safety
+    /// `params` point to values matching the kernel's parameters.
+    unsafe fn launch(
+        &self,
+        function: u64,
+        grid: [u32; 3],
+        block: [u32; 3],
+        params: &mut [*mut c_void],
+    ) -> Result<(), String>;
+    /// Wraps a pointer as this technology's native handle.
+    fn native(ptr: u64, kind: GpuMemory) -> Native;
+    /// Unwraps this technology's native handle.
+    fn unpack(native: &Native) -> Option<(u64, GpuMemory)>;
+}
+
+/// What a GPU says about itself.
+#[derive(Debug, Clone)]
+pub(crate) struct GpuFacts {
+    pub name: String,
+    pub memory_bytes: u64,
+    pub concurrent_managed_access: bool,
+    pub notes: Vec<String>,
+}
+
+/// One CUDA or HIP device.
+pub struct GpuDevice<A: GpuApi> {
+    api: Arc<A>,
+    location: Location,
+    ordinal: u32,
+    info: DeviceInfo,
+    concurrent_managed: bool,
+    peers: Mutex<HashSet<u32>>,
+    staging: Mutex<Vec<u64>>,
+    functions: Mutex<HashMap<u64, u64>>,
+    live: AtomicUsize,
+}
+
+impl<A: GpuApi> fmt::Debug for GpuDevice<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "GpuDevice({}, {})", self.location, self.info.name)
+    }
+}
+
+impl<A: GpuApi> GpuDevice<A> {
+    pub(crate) fn new(api: Arc<A>, ordinal: u32, facts: GpuFacts) -> GpuDevice<A> {
+        let location = A::TECHNOLOGY.location(ordinal);
+        let mut notes = facts.notes;
+        notes.push(format!(
+            "managed memory is {} from the host in place (concurrent managed access: {})",
+            if facts.concurrent_managed_access {
+                "used"
+            } else {
+                "not used"
+            },
+            facts.concurrent_managed_access
+        ));
+        GpuDevice {
+            api,
+            location,
+            ordinal,
+            info: DeviceInfo {
+                name: facts.name,
+                platform: A::TECHNOLOGY.name().to_string(),
+                kind: "gpu".into(),
+                memory_bytes: Some(facts.memory_bytes),
+                max_allocation: facts.memory_bytes,
+                shares_host_memory: false,
+                notes,
+            },
+            concurrent_managed: facts.concurrent_managed_access,
+            peers: Mutex::new(HashSet::new()),
+            staging: Mutex::new(Vec::new()),
+            functions: Mutex::new(HashMap::new()),
+            live: AtomicUsize::new(0),
+        }
+    }
+
+    /// Enables peer access to `other` where the driver allows; remembered for routes.
+    pub(crate) fn try_enable_peer(&self, other: &GpuDevice<A>) -> bool {
+        let ok = self.api.enable_peer(self.ordinal, other.ordinal);
+        if ok {
+            self.peers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(other.ordinal);
+        }
+        ok
+    }
+
+    /// True when peer access from this device to `ordinal` is enabled.
+    pub fn peer_enabled(&self, ordinal: u32) -> bool {
+        self.peers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&ordinal)
+    }
+
+    fn fail(&self, call: &'static str, message: String) -> Error {
+        Error::Backend {
+            location: self.location,
+            call,
+            message,
+            hint: "see the driver's message".into(),
+        }
+    }
+
+    fn activate(&self) -> Result<()> {
+        self.api
+            .activate(self.ordinal)
+            .map_err(|e| self.fail("set device", e))
+    }
+
+    /// Allocates `bytes` of `kind` as a [`Memory`] of this device.
+    pub fn allocate_kind(self: &Arc<Self>, bytes: usize, kind: GpuMemory) -> Result<Memory> {
+        let native = self.alloc(kind, bytes)?;
+        let device: Arc<dyn Device> = self.clone();
+        Ok(Memory::from_native(device, native, bytes))
+    }
+
+    fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<Native> {
+        self.activate()?;
+        // SAFETY: the device is current.
+        let ptr =
+            unsafe { self.api.alloc(kind, bytes.max(1)) }.map_err(|e| self.fail("allocate", e))?;
+        self.live.fetch_add(1, Ordering::Relaxed);
+        Ok(A::native(ptr, kind))
+    }
+
+    fn ptr(&self, native: &Native) -> Result<(u64, GpuMemory)> {
+        A::unpack(native).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{}: not a {} allocation",
+                self.location,
+                A::TECHNOLOGY
+            ))
+        })
+    }
+
+    /// Runs `f` with the two pinned staging chunks of this device.
+    fn with_staging<R>(&self, f: impl FnOnce(&[u64]) -> Result<R>) -> Result<R> {
+        let mut chunks = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        while chunks.len() < 2 {
+            // SAFETY: the device is current (callers activate it first).
+            let p = unsafe { self.api.alloc(GpuMemory::Pinned, STAGING) }
+                .map_err(|e| self.fail("allocate pinned staging", e))?;
+            chunks.push(p);
+        }
+        f(&chunks)
+    }
+
+    /// Host -> device. Pinned sources go straight over DMA; pageable ones are staged
+    /// through two pinned chunks: the CPU fills one while the other is copied.
+    fn upload(&self, dst: u64, src: &[u8], src_pinned: bool) -> Result<()> {
+        self.activate()?;
+        if src_pinned || src.len() <= 64 << 10 {
+            // SAFETY: `dst` holds `src.len()` bytes (bounds-checked by `Memory`).
+            return unsafe { self.api.to_device(dst, src.as_ptr(), src.len(), true) }
+                .map_err(|e| self.fail("copy to device", e));
+        }
+        self.with_staging(|chunks| {
+            for (i, piece) in src.chunks(STAGING).enumerate() {
+                let pinned = chunks[i % 2] as *mut u8;
+                if i >= 2 {
+                    // The chunk's previous copy must be done before it is refilled.
+                    self.api
+                        .synchronize()
+                        .map_err(|e| self.fail("synchronize", e))?;
+                }
+                // SAFETY: the pinned chunk holds STAGING bytes and no copy reads it now.
+                unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), pinned, piece.len()) };
+                // SAFETY: asynchronous copy from the pinned chunk, waited for before reuse.
+                unsafe {
+                    self.api
+                        .to_device(dst + (i * STAGING) as u64, pinned, piece.len(), false)
+                }
+                .map_err(|e| self.fail("copy to device", e))?;
+            }
+            self.api
+                .synchronize()
+                .map_err(|e| self.fail("synchronize", e))
+        })
+    }
+
+    /// Device -> host, staged like [`GpuDevice::upload`] for pageable destinations.
+    fn download(&self, dst: &mut [u8], src: u64, dst_pinned: bool) -> Result<()> {
+        self.activate()?;
+        if dst_pinned || dst.len() <= 64 << 10 {
+            // SAFETY: `src` holds `dst.len()` bytes (bounds-checked by `Memory`).
+            return unsafe { self.api.to_host(dst.as_mut_ptr(), src, dst.len(), true) }
+                .map_err(|e| self.fail("copy to host", e));
+        }
+        self.with_staging(|chunks| {
+            let pieces: Vec<(usize, usize)> = (0..dst.len())
+                .step_by(STAGING)
+                .map(|o| (o, STAGING.min(dst.len() - o)))
+                .collect();
+            let start = |k: usize| -> Result<()> {
+                let (o, n) = pieces[k];
+                // SAFETY: asynchronous copy into a pinned chunk that nothing else uses.
+                unsafe {
+                    self.api
+                        .to_host(chunks[k % 2] as *mut u8, src + o as u64, n, false)
+                }
+                .map_err(|e| self.fail("copy to host", e))
+            };
+            start(0)?;
+            for k in 0..pieces.len() {
+                self.api
+                    .synchronize()
+                    .map_err(|e| self.fail("synchronize", e))?;
+                if k + 1 < pieces.len() {
+                    start(k + 1)?;
+                }
+                let (o, n) = pieces[k];
+                // SAFETY: chunk k is complete (synchronised above); the next copy writes the other chunk.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        chunks[k % 2] as *const u8,
+                        dst[o..].as_mut_ptr(),
+                        n,
+                    )
+                };
+            }
+            Ok(())
+        })
+    }
+}
+
+impl<A: GpuApi> Device for GpuDevice<A> {
+    fn location(&self) -> Location {
+        self.location
+    }
+
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Native> {
+        self.alloc(GpuMemory::Device, bytes)
+    }
+
+    unsafe fn free(&self, native: &Native, _bytes: usize) {
+        if let (Ok(()), Some((ptr, kind))) = (self.activate(), A::unpack(native)) {
+            // SAFETY: per the caller's contract.
+            unsafe { self.api.free(kind, ptr) };
+        }
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn host_access(&self, native: &Native) -> HostAccess {
+        match A::unpack(native) {
+            Some((_, GpuMemory::Pinned)) => HostAccess::Pointer,
+            Some((_, GpuMemory::Managed)) if self.concurrent_managed => HostAccess::Pointer,
+            _ => HostAccess::None,
+        }
+    }
+
+    fn host_access_default(&self) -> HostAccess {
+        HostAccess::None
+    }
+
+    fn host_access_reason(&self) -> String {
+        format!(
+            "{} device memory is not host-visible (its pinned memory is{})",
+            self.location,
+            if self.concurrent_managed {
+                ", and so is its managed memory"
+            } else {
+                ""
+            }
+        )
+    }
+
+    fn executes_on_host(&self) -> bool {
+        false
+    }
+
+    fn accessibility_of(&self, owner: &dyn Device, _host: HostAccess) -> Option<(bool, String)> {
+        let other = owner.as_any().downcast_ref::<GpuDevice<A>>()?;
+        (other.ordinal != self.ordinal && self.peer_enabled(other.ordinal)).then(|| {
+            (
+                true,
+                format!(
+                    "peer access from {} to {} is enabled",
+                    self.location, other.location
+                ),
+            )
+        })
+    }
+
+    fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
+        let (ptr, _) = self.ptr(dst)?;
+        self.upload(ptr + offset as u64, src, false)
+    }
+
+    fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let (ptr, _) = self.ptr(src)?;
+        self.download(dst, ptr + offset as u64, false)
+    }
+
+    fn copy_within(
+        &self,
+        src: &Native,
+        so: usize,
+        dst: &Native,
+        d: usize,
+        len: usize,
+    ) -> Result<()> {
+        let ((s, _), (t, _)) = (self.ptr(src)?, self.ptr(dst)?);
+        self.activate()?;
+        // SAFETY: both ranges were bounds-checked and do not overlap.
+        unsafe { self.api.on_device(t + d as u64, s + so as u64, len) }
+            .map_err(|e| self.fail("copy on device", e))
+    }
+
+    fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        if pattern.iter().all(|&b| b == pattern[0]) {
+            let (ptr, _) = self.ptr(dst)?;
+            self.activate()?;
+            // SAFETY: the range was bounds-checked.
+            return unsafe { self.api.memset(ptr + offset as u64, pattern[0], len) }
+                .map_err(|e| self.fail("memset", e));
+        }
+        super::fill_by_writes(self, dst, offset, len, pattern)
+    }
+
+    fn map(&self, native: &Native, offset: usize, _len: usize, _write: bool) -> Result<*mut u8> {
+        if self.host_access(native) == HostAccess::None {
+            return Err(Error::NotHostAccessible {
+                location: self.location,
+            });
+        }
+        self.activate()?;
+        // Kernels may still write managed or pinned memory: finish them first.
+        self.api
+            .synchronize()
+            .map_err(|e| self.fail("synchronize", e))?;
+        let (ptr, _) = self.ptr(native)?;
+        Ok((ptr + offset as u64) as *mut u8)
+    }
+
+    unsafe fn unmap(&self, _native: &Native, _ptr: *mut u8) -> Result<()> {
+        Ok(())
+    }
+
+    fn live_allocations(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
+        self.activate()?;
+        let key = cache_key(spec.source, spec.entry);
+        let function = {
+            let mut cache = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+            match cache.get(&key) {
+                Some(f) => *f,
+                None => {
+                    let f =
+                        self.api
+                            .compile(spec.source, spec.entry)
+                            .map_err(|e| Error::Backend {
+                                location: self.location,
+                                call: "run-time compilation",
+                                message: e,
+                                hint: format!("fix the source of `{}`", spec.entry),
+                            })?;
+                    cache.insert(key, f);
+                    f
+                }
+            }
+        };
+        let mut values: Vec<[u8; 8]> = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            let mut v = [0u8; 8];
+            match a {
+                LaunchArg::Memory(m) => {
+                    let usable = A::unpack(m.native()).filter(|_| {
+                        m.location() == self.location
+                            || self
+                                .accessibility_of(m.device().as_ref(), m.host_access())
+                                .is_some()
+                    });
+                    let (ptr, _) = usable.ok_or_else(|| {
+                        bad_argument(
+                            self.location,
+                            i,
+                            &format!("memory at {} is not addressable here", m.location()),
+                        )
+                    })?;
+                    v.copy_from_slice(&ptr.to_ne_bytes());
+                }
+                scalar => v[..4].copy_from_slice(&scalar.scalar_bytes().unwrap_or_default()),
+            }
+            values.push(v);
+        }
+        let mut params: Vec<*mut c_void> =
+            values.iter_mut().map(|v| v.as_mut_ptr().cast()).collect();
+        let block = if spec.dims >= 2 {
+            [16, 16, 1]
+        } else {
+            [256, 1, 1]
+        };
+        let grid = [
+            (spec.global[0] as u64).div_ceil(u64::from(block[0])) as u32,
+            (spec.global[1] as u64).div_ceil(u64::from(block[1])) as u32,
+            1,
+        ];
+        // SAFETY: one parameter value per kernel parameter (checked by the codelet):
+        // device pointers as 8 bytes, 32-bit scalars in the first 4 bytes.
+        unsafe { self.api.launch(function, grid, block, &mut params) }
+            .map_err(|e| self.fail("launch", e))?;
+        self.api
+            .synchronize()
+            .map_err(|e| self.fail("synchronize", e))?;
+        Ok(Completion::done())
+    }
+}
+
+/// The paths a GPU technology adds to the transfer matrix.
+pub(crate) fn paths<A: GpuApi>() -> Vec<(Technology, Technology, Arc<dyn CopyPath>)> {
+    let t = A::TECHNOLOGY;
+    let mut out: Vec<(Technology, Technology, Arc<dyn CopyPath>)> =
+        vec![(t, t, Arc::new(Peer::<A>(std::marker::PhantomData)))];
+    for other in Technology::ALL {
+        if other != t && other != Technology::Host {
+            out.push((
+                other,
+                t,
+                Arc::new(ThroughPinned::<A>(std::marker::PhantomData)),
+            ));
+            out.push((
+                t,
+                other,
+                Arc::new(ThroughPinned::<A>(std::marker::PhantomData)),
+            ));
+        }
+    }
+    out
+}
+
+fn gpu_of<A: GpuApi>(d: &Arc<dyn Device>) -> Option<&GpuDevice<A>> {
+    d.as_any().downcast_ref::<GpuDevice<A>>()
+}
+
+/// Between two devices of one GPU technology: a peer copy when peer access is enabled,
+/// otherwise staged through pinned host memory.
+struct Peer<A>(std::marker::PhantomData<A>);
+
+impl<A: GpuApi> CopyPath for Peer<A> {
+    fn name(&self) -> &'static str {
+        "peer copy when enabled, else staged through pinned host memory"
+    }
+
+    fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route> {
+        plan_between::<A>(src.device, dst.device)
+    }
+
+    fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
+        let (Some(a), Some(b)) = (gpu_of::<A>(src.device()), gpu_of::<A>(dst.device())) else {
+            return Err(Error::Invalid("GPU peer path given foreign memory".into()));
+        };
+        if a.peer_enabled(b.ordinal) || b.peer_enabled(a.ordinal) {
+            let ((s, _), (t, _)) = (a.ptr(src.native())?, b.ptr(dst.native())?);
+            b.activate()?;
+            // SAFETY: both ranges were bounds-checked.
+            return unsafe {
+                a.api
+                    .peer(t + d as u64, b.ordinal, s + so as u64, a.ordinal, len)
+            }
+            .map_err(|e| a.fail("peer copy", e));
+        }
+        through_pinned(a, src, so, dst, d, len)
+    }
+}
+
+/// The route between two devices of one GPU technology, from their facts.
+pub(crate) fn plan_between<A: GpuApi>(
+    src: &Arc<dyn Device>,
+    dst: &Arc<dyn Device>,
+) -> Option<Route> {
+    let (a, b) = (gpu_of::<A>(src)?, gpu_of::<A>(dst)?);
+    if a.ordinal == b.ordinal {
+        return None; // same device: the generic same-device path
+    }
+    Some(if a.peer_enabled(b.ordinal) || b.peer_enabled(a.ordinal) {
+        Route {
+            src: a.location,
+            dst: b.location,
+            kind: RouteKind::Peer,
+            reason: "peer access is enabled: one peer copy".into(),
+        }
+    } else {
+        Route {
+            src: a.location,
+            dst: b.location,
+            kind: RouteKind::Staged,
+            reason: format!(
+                "no peer access: staged through pinned host memory in {} MiB chunks",
+                STAGING >> 20
+            ),
+        }
+    })
+}
+
+/// A GPU and any other technology: staged through the GPU's pinned chunks, so the GPU
+/// leg is always a DMA from or to pinned memory.
+struct ThroughPinned<A>(std::marker::PhantomData<A>);
+
+impl<A: GpuApi> CopyPath for ThroughPinned<A> {
+    fn name(&self) -> &'static str {
+        "staged through pinned host memory"
+    }
+
+    fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route> {
+        let gpu = gpu_of::<A>(src.device).or_else(|| gpu_of::<A>(dst.device))?;
+        Some(Route {
+            src: src.device.location(),
+            dst: dst.device.location(),
+            kind: RouteKind::Staged,
+            reason: format!(
+                "staged through pinned host memory of {} in {} MiB chunks",
+                gpu.location,
+                STAGING >> 20
+            ),
+        })
+    }
+
+    fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
+        let gpu = gpu_of::<A>(src.device())
+            .or_else(|| gpu_of::<A>(dst.device()))
+            .ok_or_else(|| Error::Invalid("pinned staging path without a GPU side".into()))?;
+        through_pinned(gpu, src, so, dst, d, len)
+    }
+}
+
+/// Copies chunk by chunk through `gpu`'s pinned staging memory.
+fn through_pinned<A: GpuApi>(
+    gpu: &GpuDevice<A>,
+    src: &Memory,
+    so: usize,
+    dst: &Memory,
+    d: usize,
+    len: usize,
+) -> Result<()> {
+    gpu.activate()?;
+    gpu.with_staging(|chunks| {
+        let mut done = 0;
+        while done < len {
+            let n = STAGING.min(len - done);
+            // SAFETY: the pinned chunk holds STAGING bytes, used only under this lock.
+            let chunk = unsafe { std::slice::from_raw_parts_mut(chunks[0] as *mut u8, n) };
+            match gpu_of::<A>(src.device()).and_then(|g| g.ptr(src.native()).ok().map(|p| (g, p))) {
+                Some((g, (p, _))) => g.download(chunk, p + (so + done) as u64, true)?,
+                None => src.read(so + done, chunk)?,
+            }
+            match gpu_of::<A>(dst.device()).and_then(|g| g.ptr(dst.native()).ok().map(|p| (g, p))) {
+                Some((g, (p, _))) => g.upload(p + (d + done) as u64, chunk, true)?,
+                None => dst.write(d + done, chunk)?,
+            }
+            done += n;
+        }
+        Ok(())
+    })
+}
+
+/// Enables peer access between every pair of `devices` where the driver allows.
+pub(crate) fn enable_peers<A: GpuApi>(devices: &[Arc<GpuDevice<A>>]) {
+    for a in devices {
+        for b in devices {
+            if a.ordinal != b.ordinal {
+                a.try_enable_peer(b);
+            }
+        }
+    }
+}
+
+/// The GPU device of technology `A` at `location`, shared.
+pub(crate) fn device_arc<A: GpuApi>(location: Location) -> Result<Arc<GpuDevice<A>>> {
+    let device = Arc::clone(crate::registry().device(location)?);
+    if device.as_any().downcast_ref::<GpuDevice<A>>().is_none() {
+        return Err(Error::Invalid(format!(
+            "{location} is not a {} device",
+            A::TECHNOLOGY
+        )));
+    }
+    let raw = Arc::into_raw(device).cast::<GpuDevice<A>>();
+    // SAFETY: the `dyn Device` behind the Arc is a `GpuDevice<A>` (checked above), so
+    // the data pointer of the fat pointer points to one; the count carries over.
+    Ok(unsafe { Arc::from_raw(raw) })
+}
+
+#[cfg(all(test, feature = "cuda"))]
+mod tests {
+    //! The GPU logic without a GPU: a simulated driver whose "device memory" is host
+    //! memory (CHAI's simulation idea), so routes, staging chunk plans, accessibility
+    //! and data paths are tested as functions of the device facts.
+
+    use super::*;
+    use crate::transfer::TransferMatrix;
+
+    /// A fake CUDA driver: `peer` says which ordinals may access which.
+    struct Simulated {
+        peer: Vec<(u32, u32)>,
+    }
+
+    impl GpuApi for Simulated {
+        const TECHNOLOGY: Technology = Technology::Cuda;
+        fn activate(&self, _: u32) -> Result<(), String> {
+            Ok(())
+        }
+        unsafe fn alloc(&self, _: GpuMemory, bytes: usize) -> Result<u64, String> {
+            Ok(Box::into_raw(vec![0u8; bytes].into_boxed_slice()) as *mut u8 as u64)
+        }
+        unsafe fn free(&self, _: GpuMemory, _: u64) {
+            // Leaked on purpose: the simulated allocations do not record their sizes.
+        }
+        unsafe fn to_device(
+            &self,
+            dst: u64,
+            src: *const u8,
+            n: usize,
+            _: bool,
+        ) -> Result<(), String> {
+            // SAFETY: simulated device memory is host memory of at least `n` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(src, dst as *mut u8, n) };
+            Ok(())
+        }
+        unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, _: bool) -> Result<(), String> {
+            // SAFETY: as above.
+            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst, n) };
+            Ok(())
+        }
+        unsafe fn on_device(&self, dst: u64, src: u64, n: usize) -> Result<(), String> {
+            // SAFETY: as above.
+            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) };
+            Ok(())
+        }
+        unsafe fn peer(&self, dst: u64, _: u32, src: u64, _: u32, n: usize) -> Result<(), String> {
+            // SAFETY: as above.
+            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) };
+            Ok(())
+        }
+        unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), String> {
+            // SAFETY: as above.
+            unsafe { std::ptr::write_bytes(dst as *mut u8, byte, n) };
+            Ok(())
+        }
+        fn synchronize(&self) -> Result<(), String> {
+            Ok(())
+        }
+        fn enable_peer(&self, from: u32, to: u32) -> bool {
+            self.peer.contains(&(from, to))
+        }
+        fn compile(&self, _: &str, _: &str) -> Result<u64, String> {
+            Err("no compiler in the simulation".into())
+        }
+        unsafe fn launch(
+            &self,
+            _: u64,
+            _: [u32; 3],
+            _: [u32; 3],
+            _: &mut [*mut c_void],
+        ) -> Result<(), String> {
+            Err("no kernels in the simulation".into())
+        }
+        fn native(ptr: u64, kind: GpuMemory) -> Native {
+            Native::Cuda { ptr, kind }
+        }
+        fn unpack(native: &Native) -> Option<(u64, GpuMemory)> {
+            match native {
+                Native::Cuda { ptr, kind } => Some((*ptr, *kind)),
+                _ => None,
+            }
+        }
+    }
+
+    fn devices(peer: Vec<(u32, u32)>, managed: bool) -> Vec<Arc<GpuDevice<Simulated>>> {
+        let api = Arc::new(Simulated { peer });
+        let devices: Vec<_> = (0..2)
+            .map(|i| {
+                Arc::new(GpuDevice::new(
+                    Arc::clone(&api),
+                    i,
+                    GpuFacts {
+                        name: format!("sim {i}"),
+                        memory_bytes: 1 << 30,
+                        concurrent_managed_access: managed,
+                        notes: vec![],
+                    },
+                ))
+            })
+            .collect();
+        enable_peers(&devices);
+        devices
+    }
+
+    fn dynamic(d: &Arc<GpuDevice<Simulated>>) -> Arc<dyn Device> {
+        Arc::clone(d) as Arc<dyn Device>
+    }
+
+    fn matrix() -> TransferMatrix {
+        let mut m = TransferMatrix::default();
+        for (s, d, p) in paths::<Simulated>() {
+            m.register(s, d, p);
+        }
+        m
+    }
+
+    #[test]
+    fn routes_follow_the_peer_facts() {
+        let m = matrix();
+        let with_peer = devices(vec![(0, 1), (1, 0)], true);
+        let (a, b) = (dynamic(&with_peer[0]), dynamic(&with_peer[1]));
+        let e = |d| Endpoint {
+            device: d,
+            host: HostAccess::None,
+        };
+        assert_eq!(m.plan(e(&a), e(&b)).0.kind, RouteKind::Peer);
+        assert_eq!(
+            m.plan(e(&a), e(&a)).0.kind,
+            RouteKind::Direct,
+            "same device"
+        );
+        let without = devices(vec![], true);
+        let (c, d) = (dynamic(&without[0]), dynamic(&without[1]));
+        let route = m.plan(e(&c), e(&d)).0;
+        assert_eq!(route.kind, RouteKind::Staged);
+        assert!(route.reason.contains("pinned"), "{route}");
+        // One-way peer access still allows the peer copy.
+        let one_way = devices(vec![(1, 0)], true);
+        assert_eq!(
+            m.plan(e(&dynamic(&one_way[0])), e(&dynamic(&one_way[1])))
+                .0
+                .kind,
+            RouteKind::Peer
+        );
+    }
+
+    #[test]
+    fn other_technologies_go_through_pinned_memory_and_the_host_is_direct() {
+        let m = matrix();
+        let gpu = devices(vec![], false);
+        let g = dynamic(&gpu[0]);
+        let host = crate::registry().host();
+        let e = |d, h| Endpoint { device: d, host: h };
+        // The host itself: one direct copy (pageable memory staged inside, pinned DMA).
+        let r = m
+            .plan(e(&host, HostAccess::Pointer), e(&g, HostAccess::None))
+            .0;
+        assert_eq!(r.kind, RouteKind::Direct, "{r}");
+        // Any other technology, even a host-visible one: staged through pinned memory.
+        if let Ok(omp) = crate::registry().device(Location::OpenMp(0)) {
+            let r = m
+                .plan(e(omp, HostAccess::Pointer), e(&g, HostAccess::None))
+                .0;
+            assert_eq!(r.kind, RouteKind::Staged, "{r}");
+            assert!(r.reason.contains("pinned host memory of cuda:0"), "{r}");
+            let back = m
+                .plan(e(&g, HostAccess::None), e(omp, HostAccess::Pointer))
+                .0;
+            assert_eq!(back.kind, RouteKind::Staged, "{back}");
+        }
+    }
+
+    #[test]
+    fn accessibility_from_the_driver_facts() {
+        for managed in [false, true] {
+            let gpu = devices(vec![(0, 1)], managed);
+            let d0 = &gpu[0];
+            let access = |kind| d0.host_access(&Native::Cuda { ptr: 64, kind });
+            assert_eq!(access(GpuMemory::Device), HostAccess::None);
+            assert_eq!(
+                access(GpuMemory::Pinned),
+                HostAccess::Pointer,
+                "pinned: in place, not copied"
+            );
+            let expect = if managed {
+                HostAccess::Pointer
+            } else {
+                HostAccess::None
+            };
+            assert_eq!(
+                access(GpuMemory::Managed),
+                expect,
+                "managed with concurrent access = {managed}"
+            );
+            // Peer memory: accessible only where peer access was enabled (0 -> 1 here).
+            assert!(gpu[0]
+                .accessibility_of(gpu[1].as_ref(), HostAccess::None)
+                .is_some_and(|(ok, _)| ok));
+            assert!(gpu[1]
+                .accessibility_of(gpu[0].as_ref(), HostAccess::None)
+                .is_none());
+        }
+    }
+
+    #[test]
+    fn staging_plans_move_every_byte() {
+        let gpu = devices(vec![], false);
+        let d = &gpu[0];
+        // Pageable uploads and downloads larger than two chunks, with an odd tail.
+        let n = 2 * STAGING + 12_345;
+        let data: Vec<u8> = (0..n).map(|i| (i * 7 % 251) as u8).collect();
+        let mem = d.allocate_kind(n, GpuMemory::Device).unwrap();
+        mem.write(0, &data).unwrap();
+        let mut back = vec![0u8; n];
+        mem.read(0, &mut back).unwrap();
+        assert!(back == data);
+        // Through pinned memory between the two simulated devices (no peer access).
+        let other = gpu[1].allocate_kind(n, GpuMemory::Managed).unwrap();
+        through_pinned(d, &mem, 0, &other, 0, n).unwrap();
+        let mut seen = vec![0u8; n];
+        other.read(0, &mut seen).unwrap();
+        assert!(seen == data);
+        // Fill with a byte pattern goes through memset.
+        mem.fill(0..n, &[9]).unwrap();
+        mem.read(0, &mut back).unwrap();
+        assert!(back.iter().all(|&b| b == 9));
+    }
+}

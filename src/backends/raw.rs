@@ -200,6 +200,7 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
             let index = dev.queue().submit([encoder.finish()]);
             wgpu_wait(dev, index)
         }
+        #[allow(unreachable_patterns)]
         _ if src.location() == dst.location() => {
             src.device()
                 .copy_within(src.native(), 0, dst.native(), 0, len)

@@ -235,6 +235,22 @@ impl GpuApi for CudaApi {
         unsafe { result::stream::synchronize(self.stream()) }.map_err(text)
     }
 
+    fn event_create(&self) -> Result<u64, String> {
+        result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+            .map(|e| e as u64)
+            .map_err(text)
+    }
+
+    unsafe fn event_record(&self, event: u64) -> Result<(), String> {
+        // SAFETY: per the caller's contract.
+        unsafe { result::event::record(event as sys::CUevent, self.stream()) }.map_err(text)
+    }
+
+    unsafe fn event_wait(&self, event: u64) -> Result<(), String> {
+        // SAFETY: per the caller's contract.
+        unsafe { result::event::synchronize(event as sys::CUevent) }.map_err(text)
+    }
+
     fn enable_peer(&self, from: u32, to: u32) -> bool {
         let mut can = 0;
         // SAFETY: plain queries and an enable call on retained contexts.

@@ -95,6 +95,19 @@ pub trait GpuApi: Send + Sync + 'static {
     unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), String>;
     /// Waits for the current device's stream.
     fn synchronize(&self) -> Result<(), String>;
+    /// Creates an event (no timing).
+    fn event_create(&self) -> Result<u64, String>;
+    /// Records `event` on the current device's stream: it completes when everything
+    /// enqueued before it has.
+    ///
+    /// # Safety
+    /// `event` came from `event_create` and is not destroyed.
+    unsafe fn event_record(&self, event: u64) -> Result<(), String>;
+    /// Blocks until `event` completes.
+    ///
+    /// # Safety
+    /// As for `event_record`.
+    unsafe fn event_wait(&self, event: u64) -> Result<(), String>;
     /// Tries to enable peer access from `from` to `to`; true when enabled.
     fn enable_peer(&self, from: u32, to: u32) -> bool;
     /// Compiles `source` (NVRTC / hiprtc) and returns a handle to kernel `entry`.
@@ -133,7 +146,7 @@ pub struct GpuDevice<A: GpuApi> {
     info: DeviceInfo,
     concurrent_managed: bool,
     peers: Mutex<HashSet<u32>>,
-    staging: Mutex<Vec<u64>>,
+    staging: Mutex<Vec<(u64, u64)>>,
     functions: Mutex<HashMap<u64, u64>>,
     live: AtomicUsize,
 }
@@ -239,20 +252,27 @@ impl<A: GpuApi> GpuDevice<A> {
         })
     }
 
-    /// Runs `f` with the two pinned staging chunks of this device.
-    fn with_staging<R>(&self, f: impl FnOnce(&[u64]) -> Result<R>) -> Result<R> {
-        let mut chunks = self.staging.lock().unwrap_or_else(|e| e.into_inner());
-        while chunks.len() < 2 {
+    /// Runs `f` with the two pinned staging chunks of this device and their events.
+    fn with_staging<R>(&self, f: impl FnOnce(&[u64], &[u64]) -> Result<R>) -> Result<R> {
+        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        while staging.len() < 2 {
             // SAFETY: the device is current (callers activate it first).
             let p = unsafe { self.api.alloc(GpuMemory::Pinned, STAGING) }
                 .map_err(|e| self.fail("allocate pinned staging", e))?;
-            chunks.push(p);
+            let e = self
+                .api
+                .event_create()
+                .map_err(|e| self.fail("create event", e))?;
+            staging.push((p, e));
         }
-        f(&chunks)
+        let chunks = [staging[0].0, staging[1].0];
+        let events = [staging[0].1, staging[1].1];
+        f(&chunks, &events)
     }
 
     /// Host -> device. Pinned sources go straight over DMA; pageable ones are staged
-    /// through two pinned chunks: the CPU fills one while the other is copied.
+    /// through two pinned chunks: the CPU fills one while the other's asynchronous copy
+    /// runs, each copy followed by an event that the chunk's next refill waits on.
     fn upload(&self, dst: u64, src: &[u8], src_pinned: bool) -> Result<()> {
         self.activate()?;
         if src_pinned || src.len() <= 64 << 10 {
@@ -260,21 +280,22 @@ impl<A: GpuApi> GpuDevice<A> {
             return unsafe { self.api.to_device(dst, src.as_ptr(), src.len(), true) }
                 .map_err(|e| self.fail("copy to device", e));
         }
-        self.with_staging(|chunks| {
+        self.with_staging(|chunks, events| {
             for (i, piece) in src.chunks(STAGING).enumerate() {
-                let pinned = chunks[i % 2] as *mut u8;
+                let (pinned, event) = (chunks[i % 2] as *mut u8, events[i % 2]);
                 if i >= 2 {
-                    // The chunk's previous copy must be done before it is refilled.
-                    self.api
-                        .synchronize()
-                        .map_err(|e| self.fail("synchronize", e))?;
+                    // SAFETY: the event was recorded after this chunk's previous copy.
+                    unsafe { self.api.event_wait(event) }
+                        .map_err(|e| self.fail("event wait", e))?;
                 }
                 // SAFETY: the pinned chunk holds STAGING bytes and no copy reads it now.
                 unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), pinned, piece.len()) };
-                // SAFETY: asynchronous copy from the pinned chunk, waited for before reuse.
+                // SAFETY: asynchronous copy from the pinned chunk; its event is recorded
+                // right after and waited on before the chunk is refilled.
                 unsafe {
                     self.api
                         .to_device(dst + (i * STAGING) as u64, pinned, piece.len(), false)
+                        .and_then(|()| self.api.event_record(event))
                 }
                 .map_err(|e| self.fail("copy to device", e))?;
             }
@@ -284,7 +305,8 @@ impl<A: GpuApi> GpuDevice<A> {
         })
     }
 
-    /// Device -> host, staged like [`GpuDevice::upload`] for pageable destinations.
+    /// Device -> host, staged like [`GpuDevice::upload`] for pageable destinations: the
+    /// copy into one pinned chunk runs while the CPU empties the other.
     fn download(&self, dst: &mut [u8], src: u64, dst_pinned: bool) -> Result<()> {
         self.activate()?;
         if dst_pinned || dst.len() <= 64 << 10 {
@@ -292,30 +314,32 @@ impl<A: GpuApi> GpuDevice<A> {
             return unsafe { self.api.to_host(dst.as_mut_ptr(), src, dst.len(), true) }
                 .map_err(|e| self.fail("copy to host", e));
         }
-        self.with_staging(|chunks| {
+        self.with_staging(|chunks, events| {
             let pieces: Vec<(usize, usize)> = (0..dst.len())
                 .step_by(STAGING)
                 .map(|o| (o, STAGING.min(dst.len() - o)))
                 .collect();
             let start = |k: usize| -> Result<()> {
                 let (o, n) = pieces[k];
-                // SAFETY: asynchronous copy into a pinned chunk that nothing else uses.
+                // SAFETY: asynchronous copy into a pinned chunk nothing else uses, then
+                // an event that completes with it.
                 unsafe {
                     self.api
                         .to_host(chunks[k % 2] as *mut u8, src + o as u64, n, false)
+                        .and_then(|()| self.api.event_record(events[k % 2]))
                 }
                 .map_err(|e| self.fail("copy to host", e))
             };
             start(0)?;
             for k in 0..pieces.len() {
-                self.api
-                    .synchronize()
-                    .map_err(|e| self.fail("synchronize", e))?;
                 if k + 1 < pieces.len() {
                     start(k + 1)?;
                 }
+                // SAFETY: the event of chunk k was recorded after its copy.
+                unsafe { self.api.event_wait(events[k % 2]) }
+                    .map_err(|e| self.fail("event wait", e))?;
                 let (o, n) = pieces[k];
-                // SAFETY: chunk k is complete (synchronised above); the next copy writes the other chunk.
+                // SAFETY: chunk k is complete; the copy in flight writes the other chunk.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
                         chunks[k % 2] as *const u8,
@@ -650,7 +674,7 @@ fn through_pinned<A: GpuApi>(
     len: usize,
 ) -> Result<()> {
     gpu.activate()?;
-    gpu.with_staging(|chunks| {
+    gpu.with_staging(|chunks, _| {
         let mut done = 0;
         while done < len {
             let n = STAGING.min(len - done);
@@ -753,6 +777,15 @@ mod tests {
             Ok(())
         }
         fn synchronize(&self) -> Result<(), String> {
+            Ok(())
+        }
+        fn event_create(&self) -> Result<u64, String> {
+            Ok(1)
+        }
+        unsafe fn event_record(&self, _: u64) -> Result<(), String> {
+            Ok(())
+        }
+        unsafe fn event_wait(&self, _: u64) -> Result<(), String> {
             Ok(())
         }
         fn enable_peer(&self, from: u32, to: u32) -> bool {

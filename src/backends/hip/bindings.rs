@@ -250,6 +250,12 @@ pub struct ihipModuleSymbol_t {
     _unused: [u8; 0],
 }
 pub type hipFunction_t = *mut ihipModuleSymbol_t;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct ihipEvent_t {
+    _unused: [u8; 0],
+}
+pub type hipEvent_t = *mut ihipEvent_t;
 pub const hiprtcResult_HIPRTC_SUCCESS: hiprtcResult = 0;
 pub const hiprtcResult_HIPRTC_ERROR_OUT_OF_MEMORY: hiprtcResult = 1;
 pub const hiprtcResult_HIPRTC_ERROR_PROGRAM_CREATION_FAILURE: hiprtcResult = 2;
@@ -296,6 +302,11 @@ pub struct HipApiRaw {
     pub hipStreamCreateWithFlags:
         unsafe extern "C" fn(stream: *mut hipStream_t, flags: ::std::os::raw::c_uint) -> hipError_t,
     pub hipStreamSynchronize: unsafe extern "C" fn(stream: hipStream_t) -> hipError_t,
+    pub hipEventCreateWithFlags:
+        unsafe extern "C" fn(event: *mut hipEvent_t, flags: ::std::os::raw::c_uint) -> hipError_t,
+    pub hipEventRecord: unsafe extern "C" fn(event: hipEvent_t, stream: hipStream_t) -> hipError_t,
+    pub hipEventDestroy: unsafe extern "C" fn(event: hipEvent_t) -> hipError_t,
+    pub hipEventSynchronize: unsafe extern "C" fn(event: hipEvent_t) -> hipError_t,
     pub hipMalloc:
         unsafe extern "C" fn(ptr: *mut *mut ::std::os::raw::c_void, size: usize) -> hipError_t,
     pub hipHostMalloc: unsafe extern "C" fn(
@@ -413,6 +424,12 @@ impl HipApiRaw {
             .get(b"hipStreamCreateWithFlags\0")
             .map(|sym| *sym)?;
         let hipStreamSynchronize = __library.get(b"hipStreamSynchronize\0").map(|sym| *sym)?;
+        let hipEventCreateWithFlags = __library
+            .get(b"hipEventCreateWithFlags\0")
+            .map(|sym| *sym)?;
+        let hipEventRecord = __library.get(b"hipEventRecord\0").map(|sym| *sym)?;
+        let hipEventDestroy = __library.get(b"hipEventDestroy\0").map(|sym| *sym)?;
+        let hipEventSynchronize = __library.get(b"hipEventSynchronize\0").map(|sym| *sym)?;
         let hipMalloc = __library.get(b"hipMalloc\0").map(|sym| *sym)?;
         let hipHostMalloc = __library.get(b"hipHostMalloc\0").map(|sym| *sym)?;
         let hipMallocManaged = __library.get(b"hipMallocManaged\0").map(|sym| *sym)?;
@@ -451,6 +468,10 @@ impl HipApiRaw {
             hipGetErrorString,
             hipStreamCreateWithFlags,
             hipStreamSynchronize,
+            hipEventCreateWithFlags,
+            hipEventRecord,
+            hipEventDestroy,
+            hipEventSynchronize,
             hipMalloc,
             hipHostMalloc,
             hipMallocManaged,
@@ -523,6 +544,22 @@ impl HipApiRaw {
     }
     pub unsafe fn hipStreamSynchronize(&self, stream: hipStream_t) -> hipError_t {
         (self.hipStreamSynchronize)(stream)
+    }
+    pub unsafe fn hipEventCreateWithFlags(
+        &self,
+        event: *mut hipEvent_t,
+        flags: ::std::os::raw::c_uint,
+    ) -> hipError_t {
+        (self.hipEventCreateWithFlags)(event, flags)
+    }
+    pub unsafe fn hipEventRecord(&self, event: hipEvent_t, stream: hipStream_t) -> hipError_t {
+        (self.hipEventRecord)(event, stream)
+    }
+    pub unsafe fn hipEventDestroy(&self, event: hipEvent_t) -> hipError_t {
+        (self.hipEventDestroy)(event)
+    }
+    pub unsafe fn hipEventSynchronize(&self, event: hipEvent_t) -> hipError_t {
+        (self.hipEventSynchronize)(event)
     }
     pub unsafe fn hipMalloc(
         &self,

@@ -299,6 +299,29 @@ impl GpuApi for HipApi {
         })
     }
 
+    fn event_create(&self) -> Result<u64, String> {
+        let mut event: hipEvent_t = std::ptr::null_mut();
+        // SAFETY: out-pointer to a local; 2 = hipEventDisableTiming.
+        self.check("hipEventCreateWithFlags", unsafe {
+            self.raw.hipEventCreateWithFlags(&mut event, 2)
+        })?;
+        Ok(event as u64)
+    }
+
+    unsafe fn event_record(&self, event: u64) -> Result<(), String> {
+        // SAFETY: per the caller's contract.
+        self.check("hipEventRecord", unsafe {
+            self.raw.hipEventRecord(event as hipEvent_t, self.stream())
+        })
+    }
+
+    unsafe fn event_wait(&self, event: u64) -> Result<(), String> {
+        // SAFETY: per the caller's contract.
+        self.check("hipEventSynchronize", unsafe {
+            self.raw.hipEventSynchronize(event as hipEvent_t)
+        })
+    }
+
     fn enable_peer(&self, from: u32, to: u32) -> bool {
         let mut can = 0;
         // SAFETY: plain queries with out-pointers to locals.

@@ -9,28 +9,6 @@
 
 mod common;
 
-use locus::codelet::{kernels, Arg, Codelet, Launch};
-use locus::{Buffer, Location};
-
 fn main() -> Result<(), common::AnyError> {
-    let device: Location = "cuda:0".parse()?;
-    if !locus::registry().has(device) {
-        common::unavailable(device);
-    }
-    let n = 1 << 16;
-    let a = Buffer::filled(device, n, 1.0f32)?;
-    let b = Buffer::from_vec((0..n).map(|i| i as f32).collect());
-    let mut c = Buffer::<f32>::zeroed(device, n)?;
-    let kernel = kernels::vec_add();
-    let codelet = Codelet::new(&kernel, &[device])?;
-    codelet.call(
-        &mut [
-            Arg::buf(&a),
-            Arg::buf(&b),
-            Arg::buf_mut(&mut c),
-            Arg::u32(n as u32),
-        ],
-        Launch::d1(n),
-    )?;
-    common::print_and_check(&c)
+    common::hello_codelet("cuda:0".parse()?)
 }

@@ -17,6 +17,32 @@ pub fn hello(device: Location, n: usize) -> Result<Buffer<f32>, AnyError> {
     Ok(c)
 }
 
+/// The hello world through the `vec_add` codelet (for technologies whose kernels are
+/// compiled at run time by locus: CUDA through NVRTC, HIP through hiprtc). Exits with
+/// status 1 and the reason where `device` is missing.
+pub fn hello_codelet(device: Location) -> Result<(), AnyError> {
+    use locus::codelet::{kernels, Arg, Codelet, Launch};
+    if !locus::registry().has(device) {
+        unavailable(device);
+    }
+    let n = 1 << 16;
+    let a = Buffer::filled(device, n, 1.0f32)?;
+    let b = Buffer::from_vec((0..n).map(|i| i as f32).collect());
+    let mut c = Buffer::<f32>::zeroed(device, n)?;
+    let kernel = kernels::vec_add();
+    let codelet = Codelet::new(&kernel, &[device])?;
+    codelet.call(
+        &mut [
+            Arg::buf(&a),
+            Arg::buf(&b),
+            Arg::buf_mut(&mut c),
+            Arg::u32(n as u32),
+        ],
+        Launch::d1(n),
+    )?;
+    print_and_check(&c)
+}
+
 /// Prints the first elements of `c` on the host and checks every one.
 pub fn print_and_check(c: &Buffer<f32>) -> Result<(), AnyError> {
     let host = c.access(Location::Host)?;

@@ -45,6 +45,7 @@ pub mod codelet;
 mod error;
 mod location;
 pub mod mirror;
+pub mod resource;
 mod registry;
 pub mod transfer;
 

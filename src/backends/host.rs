@@ -161,4 +161,9 @@ impl Device for HostDevice {
     fn live_allocations(&self) -> usize {
         self.live.load(Ordering::Relaxed)
     }
+
+    fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
+        // SAFETY: the sub-allocator keeps `offset + len` inside the parent.
+        Ok(Native::Host { ptr: unsafe { ptr_of(parent).add(offset) } })
+    }
 }

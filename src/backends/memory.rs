@@ -32,6 +32,23 @@ impl Memory {
         Memory::on(device, bytes)
     }
 
+    /// Allocates `bytes` from `resource`; the memory goes back to it on drop.
+    pub fn from_resource(
+        resource: &Arc<dyn crate::resource::MemoryResource>,
+        bytes: usize,
+    ) -> Result<Memory> {
+        let block = resource.allocate(bytes, super::ALIGNMENT)?;
+        let device = Arc::clone(crate::registry().device(resource.location())?);
+        let native = block.native().duplicate();
+        let owner = Arc::clone(resource);
+        Ok(Memory {
+            device,
+            native,
+            len: bytes,
+            deleter: Some(Box::new(move |_| owner.deallocate(block))),
+        })
+    }
+
     /// Allocates `bytes` on `device`.
     pub fn on(device: &Arc<dyn Device>, bytes: usize) -> Result<Memory> {
         let max = device.info().max_allocation;

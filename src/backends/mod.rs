@@ -140,6 +140,26 @@ unsafe impl Send for Native {}
 unsafe impl Sync for Native {}
 
 impl Native {
+    /// A second handle to the same memory (no reference is taken: the owner of the
+    /// original keeps the memory alive).
+    pub(crate) fn duplicate(&self) -> Native {
+        match self {
+            Native::Host { ptr } => Native::Host { ptr: *ptr },
+            #[cfg(feature = "cuda")]
+            Native::Cuda { ptr, kind } => Native::Cuda { ptr: *ptr, kind: *kind },
+            #[cfg(feature = "hip")]
+            Native::Hip { ptr, kind } => Native::Hip { ptr: *ptr, kind: *kind },
+            #[cfg(feature = "openmp")]
+            Native::OpenMp { ptr, device } => Native::OpenMp { ptr: *ptr, device: *device },
+            #[cfg(feature = "opencl")]
+            Native::OpenCl { mem } => Native::OpenCl { mem: *mem },
+            #[cfg(feature = "sycl")]
+            Native::Sycl { ptr, kind } => Native::Sycl { ptr: *ptr, kind: *kind },
+            #[cfg(feature = "webgpu")]
+            Native::WebGpu { buffer } => Native::WebGpu { buffer: buffer.clone() },
+        }
+    }
+
     /// The technology this handle belongs to.
     pub fn technology(&self) -> Technology {
         match self {
@@ -253,6 +273,24 @@ pub trait Device: Send + Sync + fmt::Debug {
     unsafe fn unmap(&self, native: &Native, ptr: *mut u8) -> Result<()>;
     /// How many allocations of this device are alive (made by `allocate`, not freed).
     fn live_allocations(&self) -> usize;
+    /// A handle to `len` bytes at `offset` inside `parent`, for sub-allocators (a
+    /// pointer plus offset, or an OpenCL sub-buffer). The default: this technology
+    /// cannot address part of an allocation.
+    fn sub_native(&self, _parent: &Native, _offset: usize, _len: usize) -> Result<Native> {
+        Err(crate::error::Error::Invalid(format!(
+            "{}: sub-allocation is not supported for this technology yet; use the upstream resource",
+            self.location()
+        )))
+    }
+    /// Releases a handle made by [`Device::sub_native`]; the parent allocation stays.
+    ///
+    /// # Safety
+    /// `native` came from `sub_native` of this device and is no longer used.
+    unsafe fn release_sub(&self, _native: &Native) {}
+    /// The alignment, in bytes, that sub-allocations inside one allocation must keep.
+    fn sub_alignment(&self) -> usize {
+        ALIGNMENT
+    }
     /// Launches a kernel written in this technology's language (the backend builds and
     /// caches it) on this device's queue. The default: this technology runs no kernels
     /// through locus.

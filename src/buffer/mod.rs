@@ -67,8 +67,10 @@ impl<T: Pod> Buffer<T> {
         }
     }
 
+    /// Allocates through the location's default memory resource.
     fn allocate(location: Location, len: usize) -> Result<Memory> {
-        Memory::new(location, bytes_of::<T>(len)?)
+        let resource = crate::resource::default_for(location)?;
+        Memory::from_resource(&resource, bytes_of::<T>(len)?)
     }
 
     /// `len` zeroed elements at `location`.

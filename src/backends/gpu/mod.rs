@@ -478,6 +478,11 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         self.live.load(Ordering::Relaxed)
     }
 
+    fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
+        let (ptr, kind) = self.ptr(parent)?;
+        Ok(A::native(ptr + offset as u64, kind))
+    }
+
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
         self.activate()?;
         let key = cache_key(spec.source, spec.entry);

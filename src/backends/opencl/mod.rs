@@ -421,6 +421,36 @@ impl Device for OpenClDevice {
         self.live.load(Ordering::Relaxed)
     }
 
+    fn sub_native(&self, parent: &Native, offset: usize, len: usize) -> Result<Native> {
+        let region = opencl3::types::cl_buffer_region {
+            origin: offset,
+            size: len.max(1),
+        };
+        // SAFETY: a region inside a live buffer of this context (the sub-allocator keeps
+        // it in range and aligned to `sub_alignment`); the sub-buffer is released by
+        // `release_sub`.
+        let mem = unsafe {
+            opencl3::memory::create_sub_buffer(
+                mem_of(parent),
+                CL_MEM_READ_WRITE,
+                opencl3::memory::CL_BUFFER_CREATE_TYPE_REGION,
+                (&region as *const opencl3::types::cl_buffer_region).cast(),
+            )
+        }
+        .map_err(|code| self.fail("clCreateSubBuffer", code))?;
+        Ok(Native::OpenCl { mem })
+    }
+
+    unsafe fn release_sub(&self, native: &Native) {
+        // SAFETY: a sub-buffer made by `sub_native`, released once (caller's contract).
+        let _ = unsafe { release_mem_object(mem_of(native)) };
+    }
+
+    fn sub_alignment(&self) -> usize {
+        let bits = self.device.mem_base_addr_align().unwrap_or(1024) as usize;
+        (bits / 8).max(super::ALIGNMENT)
+    }
+
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
         let kernel = self.kernel(spec.source, spec.entry)?;
         // One launch at a time per kernel object: argument setting is not thread-safe.

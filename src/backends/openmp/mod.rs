@@ -380,9 +380,12 @@ impl Device for OpenMpDevice {
 
     fn allocate(&self, bytes: usize) -> Result<Native> {
         let api = api().map_err(|e| self.unavailable(e))?;
+        // On the initial device omp_target_alloc is malloc (16-byte aligned): take
+        // ALIGNMENT more, align, and keep the original pointer just below the result.
+        let extra = if self.on_host { super::ALIGNMENT } else { 0 };
         // SAFETY: omp_target_alloc has no preconditions; it returns NULL on failure.
-        let ptr = unsafe { (api.alloc)(bytes.max(1), self.device_number) };
-        if ptr.is_null() {
+        let raw = unsafe { (api.alloc)(bytes.max(1) + extra, self.device_number) };
+        if raw.is_null() {
             return Err(Error::Backend {
                 location: self.location,
                 call: "omp_target_alloc",
@@ -390,25 +393,43 @@ impl Device for OpenMpDevice {
                 hint: "the device is out of memory: free buffers or use a smaller size".into(),
             });
         }
-        if !(ptr as usize).is_multiple_of(super::ALIGNMENT) && !self.on_host {
-            // Device allocations are page aligned in practice; say so if not.
-            return Err(Error::Invalid(format!(
-                "{}: omp_target_alloc returned a pointer not aligned to {} bytes",
-                self.location,
-                super::ALIGNMENT
-            )));
-        }
+        let ptr = if self.on_host {
+            let aligned = (raw as usize + std::mem::size_of::<usize>()).next_multiple_of(super::ALIGNMENT);
+            // SAFETY: host memory of bytes + ALIGNMENT bytes: `aligned` lies within the
+            // first ALIGNMENT bytes, at least one usize past `raw`, so the slot below it
+            // is inside the allocation and aligned for usize.
+            unsafe { (aligned as *mut usize).sub(1).write(raw as usize) };
+            aligned as *mut u8
+        } else {
+            if !(raw as usize).is_multiple_of(super::ALIGNMENT) {
+                // SAFETY: freeing what was just allocated on this device.
+                unsafe { (api.free)(raw, self.device_number) };
+                return Err(Error::Invalid(format!(
+                    "{}: omp_target_alloc returned a pointer not aligned to {} bytes",
+                    self.location,
+                    super::ALIGNMENT
+                )));
+            }
+            raw.cast()
+        };
         self.live.fetch_add(1, Ordering::Relaxed);
         Ok(Native::OpenMp {
-            ptr: ptr.cast(),
+            ptr,
             device: self.device_number,
         })
     }
 
     unsafe fn free(&self, native: &Native, _bytes: usize) {
         if let Ok(api) = api() {
-            // SAFETY: the pointer came from omp_target_alloc on this device (contract).
-            unsafe { (api.free)(ptr_of(native).cast(), self.device_number) };
+            let ptr = ptr_of(native);
+            let raw = if self.on_host {
+                // SAFETY: `allocate` stored the original pointer just below `ptr`.
+                unsafe { (ptr as *const usize).sub(1).read() as *mut c_void }
+            } else {
+                ptr.cast()
+            };
+            // SAFETY: `raw` came from omp_target_alloc on this device (caller's contract).
+            unsafe { (api.free)(raw, self.device_number) };
         }
         self.live.fetch_sub(1, Ordering::Relaxed);
     }
@@ -526,6 +547,14 @@ impl Device for OpenMpDevice {
 
     fn live_allocations(&self) -> usize {
         self.live.load(Ordering::Relaxed)
+    }
+
+    fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
+        Ok(Native::OpenMp {
+            // SAFETY: the sub-allocator keeps `offset + len` inside the parent.
+            ptr: unsafe { ptr_of(parent).add(offset) },
+            device: self.device_number,
+        })
     }
 
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {

@@ -539,6 +539,15 @@ impl Device for SyclDevice {
         self.live.load(Ordering::Relaxed)
     }
 
+    fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
+        let (ptr, kind) = usm_of(parent);
+        Ok(Native::Sycl {
+            // SAFETY: the sub-allocator keeps `offset + len` inside the parent.
+            ptr: unsafe { ptr.add(offset) },
+            kind,
+        })
+    }
+
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
         let key = cache_key(spec.source, spec.entry);
         let kernel = {

@@ -1,0 +1,185 @@
+//! Memory resources (RMM's model, for every location): a [`MemoryResource`] hands out
+//! [`Block`]s of one location's memory. The [`Upstream`] resource is the backend's raw
+//! allocation; [`Pool`] sub-allocates large upstream blocks (coalescing best fit);
+//! adaptors wrap any resource: [`Statistics`], [`Limiting`], [`Tracking`]. Each
+//! location has a default resource, read and replaced at run time ([`default_for`],
+//! [`set_default`]); buffers allocate through it.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use locus::resource::{self, MemoryResource, Pool, Statistics};
+//! use locus::{Buffer, Location};
+//!
+//! // Route the host's buffers through a pool, and count what it does.
+//! let pool = Arc::new(Pool::new(resource::upstream(Location::Host)?, 1 << 20, 64 << 20));
+//! let counted = Arc::new(Statistics::new(pool));
+//! let previous = resource::set_default(Location::Host, counted.clone());
+//! {
+//!     let b = Buffer::<f32>::zeroed(Location::Host, 1000)?;
+//!     assert_eq!(counted.totals().current_bytes, 4000);
+//!     drop(b);
+//! }
+//! assert_eq!(counted.totals().current_bytes, 0);
+//! resource::set_default(Location::Host, previous);
+//! # Ok::<(), locus::Error>(())
+//! ```
+
+mod adaptors;
+mod pool;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, RwLock};
+
+pub use adaptors::{Limiting, Statistics, StatisticsTotals, Tracking};
+pub use pool::Pool;
+
+use crate::backends::{Device, Native};
+use crate::error::{Error, Result};
+use crate::location::Location;
+
+/// One allocation handed out by a resource. It can only be made by a resource and goes
+/// back to the one that made it (through [`MemoryResource::deallocate`]).
+pub struct Block {
+    pub(crate) native: Native,
+    pub(crate) bytes: usize,
+    /// Resource-private identity (e.g. the pool's offset record).
+    pub(crate) id: u64,
+    pub(crate) location: Location,
+}
+
+impl Block {
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Where it lives.
+    pub fn location(&self) -> Location {
+        self.location
+    }
+
+    /// The native handle.
+    pub fn native(&self) -> &Native {
+        &self.native
+    }
+}
+
+impl fmt::Debug for Block {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Block({} bytes at {}, {:?})", self.bytes, self.location, self.native)
+    }
+}
+
+/// A source of memory at one location.
+pub trait MemoryResource: Send + Sync {
+    /// Where its memory lives.
+    fn location(&self) -> Location;
+    /// One line about it (for `locus info` and logs).
+    fn describe(&self) -> String;
+    /// `bytes` aligned to at least `align`.
+    fn allocate(&self, bytes: usize, align: usize) -> Result<Block>;
+    /// Takes a block back. A block from another resource is refused (and leaked rather
+    /// than freed twice).
+    fn deallocate(&self, block: Block);
+}
+
+/// The backend's raw allocation at one location (`clCreateBuffer`, `cuMemAlloc`, ...).
+pub struct Upstream {
+    device: Arc<dyn Device>,
+}
+
+impl Upstream {
+    /// The upstream resource of `device`.
+    pub fn new(device: Arc<dyn Device>) -> Upstream {
+        Upstream { device }
+    }
+
+    /// The device it allocates on.
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.device
+    }
+}
+
+impl MemoryResource for Upstream {
+    fn location(&self) -> Location {
+        self.device.location()
+    }
+
+    fn describe(&self) -> String {
+        format!("upstream({})", self.device.location())
+    }
+
+    fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
+        let location = self.device.location();
+        if align > crate::backends::ALIGNMENT {
+            return Err(Error::Invalid(format!(
+                "{location}: upstream allocations are aligned to {} bytes; {align} was asked for (use a pool)",
+                crate::backends::ALIGNMENT
+            )));
+        }
+        let max = self.device.info().max_allocation;
+        if bytes as u64 > max {
+            return Err(Error::TooLarge { location, requested: bytes, max: max as usize });
+        }
+        Ok(Block { native: self.device.allocate(bytes)?, bytes, id: 0, location })
+    }
+
+    fn deallocate(&self, block: Block) {
+        if block.location != self.device.location() || block.id != 0 {
+            return; // not ours: leak rather than free twice
+        }
+        // SAFETY: the block came from this device's `allocate` (checked above as far as
+        // the handle allows) and is given back exactly once (blocks are not Clone).
+        unsafe { self.device.free(&block.native, block.bytes) };
+    }
+}
+
+/// The upstream resource at `location`.
+pub fn upstream(location: Location) -> Result<Arc<dyn MemoryResource>> {
+    let device = Arc::clone(crate::registry().device(location)?);
+    Ok(Arc::new(Upstream::new(device)))
+}
+
+static DEFAULTS: RwLock<Option<HashMap<Location, Arc<dyn MemoryResource>>>> = RwLock::new(None);
+
+/// The resource buffers at `location` allocate from (its upstream unless replaced).
+pub fn default_for(location: Location) -> Result<Arc<dyn MemoryResource>> {
+    if let Some(r) = DEFAULTS
+        .read()
+        .ok()
+        .and_then(|m| m.as_ref().and_then(|m| m.get(&location).cloned()))
+    {
+        return Ok(r);
+    }
+    upstream(location)
+}
+
+/// Replaces the default resource of `location` (thread safe); returns the previous one.
+/// Memory already allocated goes back to the resource that made it.
+pub fn set_default(location: Location, resource: Arc<dyn MemoryResource>) -> Arc<dyn MemoryResource> {
+    let mut guard = DEFAULTS.write().unwrap_or_else(|e| e.into_inner());
+    let map = guard.get_or_insert_with(HashMap::new);
+    let previous = map.insert(location, resource);
+    drop(guard);
+    previous.unwrap_or_else(|| upstream(location).unwrap_or_else(|_| unreachable_upstream(location)))
+}
+
+/// An upstream for a location this machine does not have: every allocation fails with
+/// the reason.
+fn unreachable_upstream(location: Location) -> Arc<dyn MemoryResource> {
+    struct Missing(Location);
+    impl MemoryResource for Missing {
+        fn location(&self) -> Location {
+            self.0
+        }
+        fn describe(&self) -> String {
+            format!("missing({})", self.0)
+        }
+        fn allocate(&self, _: usize, _: usize) -> Result<Block> {
+            Err(Error::Unavailable { location: self.0, reason: crate::registry().why_missing(self.0) })
+        }
+        fn deallocate(&self, _: Block) {}
+    }
+    Arc::new(Missing(location))
+}

@@ -23,7 +23,12 @@ impl Rng {
 }
 
 /// Runs the operation sequence; returns (seconds, peak live bytes).
-fn run(r: &dyn MemoryResource, n: usize, max: usize, seed: u64) -> Result<(f64, usize), locus::Error> {
+fn run(
+    r: &dyn MemoryResource,
+    n: usize,
+    max: usize,
+    seed: u64,
+) -> Result<(f64, usize), locus::Error> {
     let mut rng = Rng(seed);
     let mut live = Vec::new();
     let (mut bytes, mut peak) = (0usize, 0usize);
@@ -51,12 +56,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().any(|a| a == "--list") {
         return Ok(());
     }
-    println!("{:<10} {:>6} {:>9} {:>12} {:>12} {:>9} {:>14}", "location", "N", "max", "raw ms", "pool ms", "speed-up", "footprint/peak");
+    println!(
+        "{:<10} {:>6} {:>9} {:>12} {:>12} {:>9} {:>14}",
+        "location", "N", "max", "raw ms", "pool ms", "speed-up", "footprint/peak"
+    );
     for l in locus::available() {
-        for (n, max) in [(1000usize, 64usize << 10), (4000, 16 << 10), (1000, 1 << 20)] {
+        for (n, max) in [
+            (1000usize, 64usize << 10),
+            (4000, 16 << 10),
+            (1000, 1 << 20),
+        ] {
             let upstream = resource::upstream(l)?;
             let raw = run(upstream.as_ref(), n, max, 42);
-            let pool = Pool::new(Arc::clone(&upstream), 64 << 20, 8 << 30);
+            let pool = Pool::new(Arc::clone(&upstream), 8 << 20, 8 << 30);
             let pooled = run(&pool, n, max, 42);
             match (raw, pooled) {
                 (Ok((raw_s, peak)), Ok((pool_s, _))) => {
@@ -71,8 +83,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         footprint
                     );
                 }
-                (Ok((raw_s, _)), Err(e)) => println!("{:<10} {n:>6} {:>8}K {:>12.3}   pool: {e}", l.to_string(), max >> 10, raw_s * 1e3),
-                (Err(e), _) => println!("{:<10} {n:>6} {:>8}K   raw: {e}", l.to_string(), max >> 10),
+                (Ok((raw_s, _)), Err(e)) => println!(
+                    "{:<10} {n:>6} {:>8}K {:>12.3}   pool: {e}",
+                    l.to_string(),
+                    max >> 10,
+                    raw_s * 1e3
+                ),
+                (Err(e), _) => {
+                    println!("{:<10} {n:>6} {:>8}K   raw: {e}", l.to_string(), max >> 10)
+                }
             }
             pool.release();
         }

@@ -45,8 +45,8 @@ pub mod codelet;
 mod error;
 mod location;
 pub mod mirror;
-pub mod resource;
 mod registry;
+pub mod resource;
 pub mod transfer;
 
 pub use backends::{Device, DeviceInfo, HostAccess, HostMapping, Memory, Native};

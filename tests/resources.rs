@@ -13,14 +13,19 @@ const MIB: usize = 1 << 20;
 
 fn address(native: &Native) -> Option<u64> {
     match native {
-        Native::Host { ptr } | Native::OpenMp { ptr, .. } | Native::Sycl { ptr, .. } => Some(*ptr as u64),
+        Native::Host { ptr } | Native::OpenMp { ptr, .. } | Native::Sycl { ptr, .. } => {
+            Some(*ptr as u64)
+        }
         _ => None,
     }
 }
 
 /// Locations whose backend can sub-allocate (all here but WebGPU).
 fn poolable() -> Vec<Location> {
-    locus::available().into_iter().filter(|l| *l != Location::WebGpu(0) && l.technology() != locus::Technology::WebGpu).collect()
+    locus::available()
+        .into_iter()
+        .filter(|l| *l != Location::WebGpu(0) && l.technology() != locus::Technology::WebGpu)
+        .collect()
 }
 
 #[test]
@@ -39,7 +44,11 @@ fn pool_reuses_coalesces_grows_releases_and_stops_at_its_maximum() {
         assert_eq!(held, 4 * MIB, "{l}: grew by the initial size once");
         pool.deallocate(a);
         let again = pool.allocate(1000, 64).unwrap();
-        assert_eq!(address(again.native()), first, "{l}: the freed block is reused");
+        assert_eq!(
+            address(again.native()),
+            first,
+            "{l}: the freed block is reused"
+        );
         pool.deallocate(again);
         // Coalescing: three neighbours freed make one range that fits their sum.
         let blocks: Vec<_> = (0..3).map(|_| pool.allocate(MIB, 64).unwrap()).collect();
@@ -53,7 +62,10 @@ fn pool_reuses_coalesces_grows_releases_and_stops_at_its_maximum() {
         assert_eq!(pool.held_bytes(), 8 * MIB, "{l}: grew");
         // The maximum: an error, not a crash, and nothing changes.
         let err = pool.allocate(12 * MIB, 64).unwrap_err().to_string();
-        assert!(err.contains("maximum") && err.contains(&l.to_string()), "{err}");
+        assert!(
+            err.contains("maximum") && err.contains(&l.to_string()),
+            "{err}"
+        );
         assert_eq!(pool.held_bytes(), 8 * MIB);
         // Release gives wholly free chunks back.
         pool.deallocate(big);
@@ -67,7 +79,8 @@ fn pool_reuses_coalesces_grows_releases_and_stops_at_its_maximum() {
 fn pooled_memory_holds_data_and_buffers_use_the_default_resource() {
     let _serial = common::serial();
     for l in poolable() {
-        let pool: Arc<dyn MemoryResource> = Arc::new(Pool::new(resource::upstream(l).unwrap(), 2 * MIB, 64 * MIB));
+        let pool: Arc<dyn MemoryResource> =
+            Arc::new(Pool::new(resource::upstream(l).unwrap(), 2 * MIB, 64 * MIB));
         let stats = Arc::new(Statistics::new(pool));
         let previous = resource::set_default(l, stats.clone());
         {
@@ -76,11 +89,16 @@ fn pooled_memory_holds_data_and_buffers_use_the_default_resource() {
             let b = Buffer::from_slice(l, &common::pattern_f32(7000, 2.0)).unwrap();
             assert_eq!(a.to_vec().unwrap(), common::pattern_f32(5000, 1.0), "{l}");
             assert_eq!(b.to_vec().unwrap(), common::pattern_f32(7000, 2.0), "{l}");
-            assert_eq!(stats.totals().current_count, 2, "{l}: both buffers came from the pool");
+            assert_eq!(
+                stats.totals().current_count,
+                2,
+                "{l}: both buffers came from the pool"
+            );
             let c = b.to_location(Location::Host).unwrap();
             assert_eq!(c.to_vec().unwrap(), common::pattern_f32(7000, 2.0));
             // Memory from the resource, written and read at an offset.
-            let m = Memory::from_resource(&(stats.clone() as Arc<dyn MemoryResource>), 4096).unwrap();
+            let m =
+                Memory::from_resource(&(stats.clone() as Arc<dyn MemoryResource>), 4096).unwrap();
             m.write(100, &[7u8; 50]).unwrap();
             let mut back = [0u8; 50];
             m.read(100, &mut back).unwrap();
@@ -94,13 +112,20 @@ fn pooled_memory_holds_data_and_buffers_use_the_default_resource() {
 #[test]
 fn webgpu_pools_say_they_are_not_supported_yet() {
     let _serial = common::serial();
-    let Some(gpu) = locus::available().into_iter().find(|l| l.technology() == locus::Technology::WebGpu) else {
+    let Some(gpu) = locus::available()
+        .into_iter()
+        .find(|l| l.technology() == locus::Technology::WebGpu)
+    else {
         return;
     };
     let pool = Pool::new(resource::upstream(gpu).unwrap(), MIB, 4 * MIB);
     let err = pool.allocate(100, 64).unwrap_err().to_string();
     assert!(err.contains("sub-allocation is not supported"), "{err}");
-    assert_eq!(pool.release(), MIB, "the chunk taken for the attempt is given back");
+    assert_eq!(
+        pool.release(),
+        MIB,
+        "the chunk taken for the attempt is given back"
+    );
 }
 
 #[test]
@@ -134,7 +159,11 @@ fn limiting_statistics_and_tracking() {
                 peak = peak.max(cur);
             }
             let t = stats.totals();
-            assert_eq!((t.current_bytes, t.peak_bytes, t.total_bytes), (cur, peak, total), "{l} step {i}");
+            assert_eq!(
+                (t.current_bytes, t.peak_bytes, t.total_bytes),
+                (cur, peak, total),
+                "{l} step {i}"
+            );
         }
         for b in live {
             stats.deallocate(b);
@@ -156,7 +185,11 @@ fn limiting_statistics_and_tracking() {
 #[test]
 fn threads_share_one_pool_and_balance_to_zero() {
     let _serial = common::serial();
-    let pool: Arc<dyn MemoryResource> = Arc::new(Pool::new(resource::upstream(Location::Host).unwrap(), MIB, 256 * MIB));
+    let pool: Arc<dyn MemoryResource> = Arc::new(Pool::new(
+        resource::upstream(Location::Host).unwrap(),
+        MIB,
+        256 * MIB,
+    ));
     let stats = Arc::new(Statistics::new(pool));
     std::thread::scope(|s| {
         for t in 0..4usize {

@@ -146,17 +146,31 @@ impl Native {
         match self {
             Native::Host { ptr } => Native::Host { ptr: *ptr },
             #[cfg(feature = "cuda")]
-            Native::Cuda { ptr, kind } => Native::Cuda { ptr: *ptr, kind: *kind },
+            Native::Cuda { ptr, kind } => Native::Cuda {
+                ptr: *ptr,
+                kind: *kind,
+            },
             #[cfg(feature = "hip")]
-            Native::Hip { ptr, kind } => Native::Hip { ptr: *ptr, kind: *kind },
+            Native::Hip { ptr, kind } => Native::Hip {
+                ptr: *ptr,
+                kind: *kind,
+            },
             #[cfg(feature = "openmp")]
-            Native::OpenMp { ptr, device } => Native::OpenMp { ptr: *ptr, device: *device },
+            Native::OpenMp { ptr, device } => Native::OpenMp {
+                ptr: *ptr,
+                device: *device,
+            },
             #[cfg(feature = "opencl")]
             Native::OpenCl { mem } => Native::OpenCl { mem: *mem },
             #[cfg(feature = "sycl")]
-            Native::Sycl { ptr, kind } => Native::Sycl { ptr: *ptr, kind: *kind },
+            Native::Sycl { ptr, kind } => Native::Sycl {
+                ptr: *ptr,
+                kind: *kind,
+            },
             #[cfg(feature = "webgpu")]
-            Native::WebGpu { buffer } => Native::WebGpu { buffer: buffer.clone() },
+            Native::WebGpu { buffer } => Native::WebGpu {
+                buffer: buffer.clone(),
+            },
         }
     }
 

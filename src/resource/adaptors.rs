@@ -35,7 +35,10 @@ pub struct Statistics {
 impl Statistics {
     /// Wraps `inner`.
     pub fn new(inner: Arc<dyn MemoryResource>) -> Statistics {
-        Statistics { inner, totals: Mutex::new(StatisticsTotals::default()) }
+        Statistics {
+            inner,
+            totals: Mutex::new(StatisticsTotals::default()),
+        }
     }
 
     /// The counts so far.
@@ -82,7 +85,11 @@ pub struct Limiting {
 impl Limiting {
     /// Wraps `inner` with a budget of `budget` bytes in use at once.
     pub fn new(inner: Arc<dyn MemoryResource>, budget: usize) -> Limiting {
-        Limiting { inner, budget, used: AtomicUsize::new(0) }
+        Limiting {
+            inner,
+            budget,
+            used: AtomicUsize::new(0),
+        }
     }
 
     /// Bytes in use now.
@@ -129,12 +136,19 @@ pub struct Tracking {
 impl Tracking {
     /// Wraps `inner`.
     pub fn new(inner: Arc<dyn MemoryResource>) -> Tracking {
-        Tracking { inner, live: Mutex::new(HashMap::new()), next: AtomicUsize::new(1) }
+        Tracking {
+            inner,
+            live: Mutex::new(HashMap::new()),
+            next: AtomicUsize::new(1),
+        }
     }
 
     /// The allocations alive now: (bytes, thread that made it).
     pub fn leaks(&self) -> Vec<(usize, String)> {
-        self.live.lock().map(|m| m.values().cloned().collect()).unwrap_or_default()
+        self.live
+            .lock()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
     }
 }
 
@@ -151,12 +165,18 @@ impl MemoryResource for Tracking {
         // so that the inner resource still recognises its part.
         let key = self.next.fetch_add(1, Ordering::Relaxed) as u64;
         let thread = format!("{:?}", std::thread::current().id());
-        self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(key << 40 | block.id, (bytes, thread));
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key << 40 | block.id, (bytes, thread));
         block.id |= key << 40;
         Ok(block)
     }
     fn deallocate(&self, mut block: Block) {
-        self.live.lock().unwrap_or_else(|e| e.into_inner()).remove(&block.id);
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&block.id);
         block.id &= (1 << 40) - 1;
         self.inner.deallocate(block);
     }

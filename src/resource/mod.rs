@@ -67,7 +67,11 @@ impl Block {
 
 impl fmt::Debug for Block {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Block({} bytes at {}, {:?})", self.bytes, self.location, self.native)
+        write!(
+            f,
+            "Block({} bytes at {}, {:?})",
+            self.bytes, self.location, self.native
+        )
     }
 }
 
@@ -120,9 +124,18 @@ impl MemoryResource for Upstream {
         }
         let max = self.device.info().max_allocation;
         if bytes as u64 > max {
-            return Err(Error::TooLarge { location, requested: bytes, max: max as usize });
+            return Err(Error::TooLarge {
+                location,
+                requested: bytes,
+                max: max as usize,
+            });
         }
-        Ok(Block { native: self.device.allocate(bytes)?, bytes, id: 0, location })
+        Ok(Block {
+            native: self.device.allocate(bytes)?,
+            bytes,
+            id: 0,
+            location,
+        })
     }
 
     fn deallocate(&self, block: Block) {
@@ -157,12 +170,16 @@ pub fn default_for(location: Location) -> Result<Arc<dyn MemoryResource>> {
 
 /// Replaces the default resource of `location` (thread safe); returns the previous one.
 /// Memory already allocated goes back to the resource that made it.
-pub fn set_default(location: Location, resource: Arc<dyn MemoryResource>) -> Arc<dyn MemoryResource> {
+pub fn set_default(
+    location: Location,
+    resource: Arc<dyn MemoryResource>,
+) -> Arc<dyn MemoryResource> {
     let mut guard = DEFAULTS.write().unwrap_or_else(|e| e.into_inner());
     let map = guard.get_or_insert_with(HashMap::new);
     let previous = map.insert(location, resource);
     drop(guard);
-    previous.unwrap_or_else(|| upstream(location).unwrap_or_else(|_| unreachable_upstream(location)))
+    previous
+        .unwrap_or_else(|| upstream(location).unwrap_or_else(|_| unreachable_upstream(location)))
 }
 
 /// An upstream for a location this machine does not have: every allocation fails with
@@ -177,7 +194,10 @@ fn unreachable_upstream(location: Location) -> Arc<dyn MemoryResource> {
             format!("missing({})", self.0)
         }
         fn allocate(&self, _: usize, _: usize) -> Result<Block> {
-            Err(Error::Unavailable { location: self.0, reason: crate::registry().why_missing(self.0) })
+            Err(Error::Unavailable {
+                location: self.0,
+                reason: crate::registry().why_missing(self.0),
+            })
         }
         fn deallocate(&self, _: Block) {}
     }

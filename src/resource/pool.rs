@@ -1,6 +1,6 @@
 //! A pool: large upstream blocks, sub-allocated by coalescing best fit.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use super::{Block, MemoryResource};
@@ -17,10 +17,48 @@ struct Chunk {
 #[derive(Default)]
 struct State {
     chunks: Vec<Option<Chunk>>,
+    /// Every free range by size, for best fit in O(log n): (length, chunk, offset).
+    by_size: BTreeSet<(usize, usize, usize)>,
     /// Handed-out blocks: id -> (chunk, offset, length).
     live: HashMap<u64, (usize, usize, usize)>,
     next_id: u64,
     held: usize,
+}
+
+impl State {
+    /// Adds a free range to chunk `c`, merged with its free neighbours.
+    fn give(&mut self, c: usize, offset: usize, length: usize) {
+        let Some(chunk) = self.chunks[c].as_mut() else {
+            return;
+        };
+        let (mut start, mut len) = (offset, length);
+        if let Some((&prev, &prev_len)) = chunk.free.range(..offset).next_back() {
+            if prev + prev_len == offset {
+                chunk.free.remove(&prev);
+                self.by_size.remove(&(prev_len, c, prev));
+                start = prev;
+                len += prev_len;
+            }
+        }
+        if let Some(next_len) = chunk.free.remove(&(start + len)) {
+            self.by_size.remove(&(next_len, c, start + len));
+            len += next_len;
+        }
+        chunk.free.insert(start, len);
+        self.by_size.insert((len, c, start));
+    }
+
+    /// Takes `need` bytes from the start of the free range (length, c, offset).
+    fn take(&mut self, (length, c, offset): (usize, usize, usize), need: usize) {
+        self.by_size.remove(&(length, c, offset));
+        if let Some(chunk) = self.chunks[c].as_mut() {
+            chunk.free.remove(&offset);
+            if length > need {
+                chunk.free.insert(offset + need, length - need);
+                self.by_size.insert((length - need, c, offset + need));
+            }
+        }
+    }
 }
 
 /// Coalescing best-fit sub-allocator over an upstream resource: grows by at least its
@@ -46,7 +84,14 @@ impl Pool {
             .map(Arc::clone)
             .unwrap_or_else(|_| crate::registry().host());
         let align = device.sub_alignment().max(crate::backends::ALIGNMENT);
-        Pool { upstream, device, initial: initial.max(align), maximum, align, state: Mutex::new(State::default()) }
+        Pool {
+            upstream,
+            device,
+            initial: initial.max(align),
+            maximum,
+            align,
+            state: Mutex::new(State::default()),
+        }
     }
 
     /// Bytes taken from upstream.
@@ -58,12 +103,13 @@ impl Pool {
     pub fn release(&self) -> usize {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let mut released = 0;
-        for slot in state.chunks.iter_mut() {
-            let whole = slot
+        for c in 0..state.chunks.len() {
+            let whole = state.chunks[c]
                 .as_ref()
-                .is_some_and(|c| c.free.len() == 1 && c.free.get(&0) == Some(&c.block.bytes));
+                .is_some_and(|k| k.free.len() == 1 && k.free.get(&0) == Some(&k.block.bytes));
             if whole {
-                if let Some(chunk) = slot.take() {
+                if let Some(chunk) = state.chunks[c].take() {
+                    state.by_size.remove(&(chunk.block.bytes, c, 0));
                     released += chunk.block.bytes;
                     self.upstream.deallocate(chunk.block);
                 }
@@ -84,7 +130,12 @@ impl MemoryResource for Pool {
     }
 
     fn describe(&self) -> String {
-        format!("pool({}, {} up to {} bytes)", self.upstream.describe(), self.initial, self.maximum)
+        format!(
+            "pool({}, {} up to {} bytes)",
+            self.upstream.describe(),
+            self.initial,
+            self.maximum
+        )
     }
 
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
@@ -98,16 +149,9 @@ impl MemoryResource for Pool {
         let need = self.round(bytes);
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         // Best fit: the smallest free range that holds `need`.
-        let best = state
-            .chunks
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| c.as_ref().map(|c| (i, c)))
-            .flat_map(|(i, c)| c.free.iter().map(move |(&o, &l)| (l, i, o)))
-            .filter(|(l, _, _)| *l >= need)
-            .min();
-        let (chunk_index, offset) = match best {
-            Some((_, i, o)) => (i, o),
+        let best = state.by_size.range((need, 0, 0)..).next().copied();
+        let range = match best {
+            Some(r) => r,
             None => {
                 let grow = need.max(self.initial);
                 if state.held + grow > self.maximum {
@@ -118,40 +162,42 @@ impl MemoryResource for Pool {
                     )));
                 }
                 let block = self.upstream.allocate(grow, crate::backends::ALIGNMENT)?;
-                let mut free = BTreeMap::new();
-                free.insert(0, grow);
                 state.held += grow;
-                let index = match state.chunks.iter().position(Option::is_none) {
+                let chunk = Chunk {
+                    block,
+                    free: BTreeMap::new(),
+                };
+                let c = match state.chunks.iter().position(Option::is_none) {
                     Some(i) => {
-                        state.chunks[i] = Some(Chunk { block, free });
+                        state.chunks[i] = Some(chunk);
                         i
                     }
                     None => {
-                        state.chunks.push(Some(Chunk { block, free }));
+                        state.chunks.push(Some(chunk));
                         state.chunks.len() - 1
                     }
                 };
-                (index, 0)
+                state.give(c, 0, grow);
+                (grow, c, 0)
             }
         };
-        let chunk = state.chunks[chunk_index].as_mut().ok_or_else(|| Error::Invalid("pool chunk vanished".into()))?;
-        let length = chunk.free.remove(&offset).unwrap_or(0);
-        if length > need {
-            chunk.free.insert(offset + need, length - need);
-        }
-        let native = match self.device.sub_native(&chunk.block.native, offset, need) {
-            Ok(n) => n,
-            Err(e) => {
-                // Put the range back (and merge it) before reporting.
-                chunk.free.insert(offset, length.min(need));
-                coalesce(&mut chunk.free, offset);
-                return Err(e);
-            }
-        };
+        let (_, chunk_index, offset) = range;
+        let parent = &state.chunks[chunk_index]
+            .as_ref()
+            .ok_or_else(|| Error::Invalid("pool chunk vanished".into()))?
+            .block
+            .native;
+        let native = self.device.sub_native(parent, offset, need)?;
+        state.take(range, need);
         state.next_id += 1;
         let id = state.next_id;
         state.live.insert(id, (chunk_index, offset, need));
-        Ok(Block { native, bytes, id, location })
+        Ok(Block {
+            native,
+            bytes,
+            id,
+            location,
+        })
     }
 
     fn deallocate(&self, block: Block) {
@@ -162,29 +208,8 @@ impl MemoryResource for Pool {
         // SAFETY: the handle was made by `sub_native` of this device in `allocate` and
         // is given back exactly once (blocks are not Clone).
         unsafe { self.device.release_sub(&block.native) };
-        if let Some(chunk) = state.chunks[chunk_index].as_mut() {
-            chunk.free.insert(offset, length);
-            coalesce(&mut chunk.free, offset);
-        }
+        state.give(chunk_index, offset, length);
     }
-}
-
-/// Merges the free range at `offset` with its neighbours.
-fn coalesce(free: &mut BTreeMap<usize, usize>, offset: usize) {
-    let mut start = offset;
-    let mut length = free[&offset];
-    if let Some((&prev, &prev_len)) = free.range(..offset).next_back() {
-        if prev + prev_len == offset {
-            free.remove(&offset);
-            start = prev;
-            length += prev_len;
-        }
-    }
-    if let Some(&next_len) = free.get(&(start + length)) {
-        free.remove(&(start + length));
-        length += next_len;
-    }
-    free.insert(start, length);
 }
 
 impl Drop for Pool {
@@ -192,7 +217,11 @@ impl Drop for Pool {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
         if !state.live.is_empty() {
             // Blocks still out keep their chunks: leak them rather than free memory in use.
-            eprintln!("locus: pool at {} dropped with {} blocks still allocated", self.upstream.location(), state.live.len());
+            eprintln!(
+                "locus: pool at {} dropped with {} blocks still allocated",
+                self.upstream.location(),
+                state.live.len()
+            );
             return;
         }
         for chunk in state.chunks.drain(..).flatten() {
@@ -205,15 +234,52 @@ impl Drop for Pool {
 mod tests {
     use super::*;
 
+    fn state_with(ranges: &[(usize, usize)]) -> State {
+        let mut s = State::default();
+        s.chunks.push(Some(Chunk {
+            block: Block {
+                native: crate::backends::Native::Host {
+                    ptr: std::ptr::null_mut(),
+                },
+                bytes: 100,
+                id: 0,
+                location: Location::Host,
+            },
+            free: BTreeMap::new(),
+        }));
+        for &(o, l) in ranges {
+            s.give(0, o, l);
+        }
+        s
+    }
+
     #[test]
-    fn coalescing_merges_neighbours() {
-        let mut free = BTreeMap::from([(0, 10), (20, 10)]);
-        free.insert(10, 10);
-        coalesce(&mut free, 10);
-        assert_eq!(free, BTreeMap::from([(0, 30)]));
-        let mut free = BTreeMap::from([(0, 10), (40, 10)]);
-        free.insert(20, 5);
-        coalesce(&mut free, 20);
-        assert_eq!(free, BTreeMap::from([(0, 10), (20, 5), (40, 10)]));
+    fn free_ranges_coalesce_and_stay_indexed() {
+        let mut s = state_with(&[(0, 10), (20, 10)]);
+        s.give(0, 10, 10);
+        assert_eq!(
+            s.chunks[0].as_ref().unwrap().free,
+            BTreeMap::from([(0, 30)])
+        );
+        assert_eq!(
+            s.by_size.iter().copied().collect::<Vec<_>>(),
+            vec![(30, 0, 0)]
+        );
+        let mut s = state_with(&[(0, 10), (40, 10), (20, 5)]);
+        assert_eq!(s.chunks[0].as_ref().unwrap().free.len(), 3);
+        // Best fit picks the smallest range that holds the request.
+        let best = *s.by_size.range((5, 0, 0)..).next().unwrap();
+        assert_eq!(best, (5, 0, 20));
+        s.take(best, 5);
+        assert_eq!(s.by_size.len(), 2);
+        let best = *s.by_size.range((6, 0, 0)..).next().unwrap();
+        s.take(best, 6);
+        assert_eq!(
+            s.by_size.iter().copied().collect::<Vec<_>>(),
+            vec![(4, 0, 6), (10, 0, 40)]
+        );
+        for &(len, _, off) in &s.by_size {
+            assert_eq!(s.chunks[0].as_ref().unwrap().free[&off], len);
+        }
     }
 }

@@ -394,7 +394,8 @@ impl Device for OpenMpDevice {
             });
         }
         let ptr = if self.on_host {
-            let aligned = (raw as usize + std::mem::size_of::<usize>()).next_multiple_of(super::ALIGNMENT);
+            let aligned =
+                (raw as usize + std::mem::size_of::<usize>()).next_multiple_of(super::ALIGNMENT);
             // SAFETY: host memory of bytes + ALIGNMENT bytes: `aligned` lies within the
             // first ALIGNMENT bytes, at least one usize past `raw`, so the slot below it
             // is inside the allocation and aligned for usize.

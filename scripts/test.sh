@@ -14,7 +14,7 @@ step() { printf '\n==> %s\n' "$*"; }
 # libamdhip64-5 is the HIP runtime (it loads and answers "no device" here);
 # libamdhip64-dev has the headers the HIP bindings are checked against.
 packages=(pocl-opencl-icd ocl-icd-opencl-dev clinfo mesa-vulkan-drivers libvulkan1 bindgen libclang-dev
-          libamdhip64-5 libamdhip64-dev)
+          libamdhip64-5 libamdhip64-dev valgrind)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -105,6 +105,12 @@ for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   target/release/examples/07_async "$loc"
 done
 
+step "leaks: the host pool tests under valgrind (no memory definitely lost)"
+exe=$(cargo test --all-features --test resources --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\))/\1/p' | tail -1)
+LOCUS_BACKENDS=host valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=3 \
+  "$exe" threads_share_one_pool_and_balance_to_zero pool_reuses_coalesces_grows_releases_and_stops_at_its_maximum
+echo "ok: no leak"
+
 step "tests"
 # OpenCL sees Intel's CPU device (opencl:0) and PoCL; PoCL is asked for two CPU devices
 # (opencl:1, opencl:2), each of which locus opens in its own context, so the OpenCL
@@ -131,3 +137,4 @@ else
   cargo test --all-features --no-fail-fast -- ${ignored:+--include-ignored}
 fi
 cargo test --doc --all-features
+

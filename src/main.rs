@@ -13,6 +13,7 @@ use locus::{access, bench, transfer, Registry};
 const USAGE: &str = "usage: locus info [--require LIST]
        locus bench [OPTIONS]
        locus bench --compare OLD.json NEW.json
+       locus replay LOG.csv [--location L] [--resource upstream|pool|binning]
 
   info             the locations found, their devices, the reason each missing backend
                    is absent, the accessibility table and the route of every pair
@@ -29,7 +30,11 @@ const USAGE: &str = "usage: locus info [--require LIST]
     --json[=FILE]  the whole report as JSON (to stdout, or FILE)
     --csv[=FILE]   one CSV row per cell (to stdout, or FILE)
     --plot FILE    an SVG heat map of the matrix with bandwidth-against-size curves
-    --compare OLD NEW  per-cell bandwidth ratios of two --json reports";
+    --compare OLD NEW  per-cell bandwidth ratios of two --json reports
+
+  replay           replays an allocation log written by the logging resource adaptor
+    --location L   where to allocate (default host)
+    --resource R   upstream (the raw backend allocation, default), pool or binning";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -39,6 +44,13 @@ fn main() -> ExitCode {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("locus bench: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Some("replay") => match replay(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("locus replay: {e}");
                 ExitCode::from(2)
             }
         },
@@ -262,4 +274,68 @@ fn bench(args: &[String]) -> Result<ExitCode, String> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn replay(args: &[String]) -> Result<(), String> {
+    use locus::resource::{self, Binning, MemoryResource, Pool, Statistics};
+    use std::sync::Arc;
+    let mut file = None;
+    let mut location = locus::Location::Host;
+    let mut kind = "upstream".to_string();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--location" => {
+                location = it
+                    .next()
+                    .ok_or("--location needs a location, e.g. opencl:0")?
+                    .parse()
+                    .map_err(|e: locus::Error| e.to_string())?;
+            }
+            "--resource" => {
+                kind = it
+                    .next()
+                    .ok_or("--resource needs upstream, pool or binning")?
+                    .clone()
+            }
+            other if file.is_none() && !other.starts_with("--") => file = Some(other.to_string()),
+            other => return Err(format!("unexpected `{other}`\n\n{USAGE}")),
+        }
+    }
+    let file = file.ok_or(format!("replay needs the log file\n\n{USAGE}"))?;
+    let log = std::fs::read_to_string(&file).map_err(|e| format!("reading {file}: {e}"))?;
+    let upstream = resource::upstream(location).map_err(|e| e.to_string())?;
+    let counted = Arc::new(Statistics::new(Arc::clone(&upstream)));
+    let footprint: Arc<dyn MemoryResource> = counted.clone();
+    let target: Arc<dyn MemoryResource> = match kind.as_str() {
+        "upstream" => footprint,
+        "pool" => Arc::new(Pool::new(footprint, 16 << 20, usize::MAX / 2)),
+        "binning" => Arc::new(
+            Binning::new(
+                Arc::clone(&footprint),
+                Arc::new(Pool::new(footprint, 16 << 20, usize::MAX / 2)),
+                256,
+                1 << 20,
+                64,
+            )
+            .map_err(|e| e.to_string())?,
+        ),
+        other => {
+            return Err(format!(
+                "unknown resource `{other}`: use upstream, pool or binning"
+            ))
+        }
+    };
+    let report = resource::replay(&log, target.as_ref()).map_err(|e| e.to_string())?;
+    println!(
+        "replayed {} operations from {file} on {} ({}) in {:.3} ms; peak live {} bytes, peak footprint {} bytes ({:.2}x)",
+        report.operations,
+        location,
+        target.describe(),
+        report.seconds * 1e3,
+        report.peak_live_bytes,
+        counted.totals().peak_bytes,
+        counted.totals().peak_bytes as f64 / report.peak_live_bytes.max(1) as f64
+    );
+    Ok(())
 }

@@ -47,7 +47,22 @@ impl Registry {
         let mut missing = BTreeMap::new();
         let mut skipped = BTreeMap::new();
         let mut matrix = TransferMatrix::default();
+        // LOCUS_BACKENDS=host,opencl limits discovery (the host is always there).
+        let only: Option<Vec<String>> = std::env::var("LOCUS_BACKENDS").ok().map(|v| {
+            v.split(',')
+                .map(|s| s.trim().to_ascii_lowercase())
+                .collect()
+        });
         for technology in Technology::ALL {
+            if let Some(only) = &only {
+                if technology != Technology::Host && !only.iter().any(|t| t == technology.name()) {
+                    missing.insert(
+                        technology,
+                        "not probed: LOCUS_BACKENDS leaves it out".to_string(),
+                    );
+                    continue;
+                }
+            }
             match backends::discover(technology) {
                 Ok(found) => {
                     if !found.skipped.is_empty() {

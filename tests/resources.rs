@@ -215,3 +215,135 @@ fn threads_share_one_pool_and_balance_to_zero() {
     assert_eq!((t.current_bytes, t.current_count), (0, 0));
     assert!(t.total_count > 1000);
 }
+
+#[test]
+fn fixed_size_and_binning_hand_out_and_reuse_blocks() {
+    let _serial = common::serial();
+    for l in poolable() {
+        let up = resource::upstream(l).unwrap();
+        let fixed = resource::FixedSize::new(up.clone(), 1000, 4).unwrap();
+        let size = fixed.block_size();
+        assert!(size >= 1000);
+        let blocks: Vec<_> = (0..6).map(|_| fixed.allocate(900, 64).unwrap()).collect();
+        let first = address(blocks[0].native());
+        assert!(
+            fixed.allocate(size + 1, 64).is_err(),
+            "{l}: larger than a block"
+        );
+        for b in blocks {
+            fixed.deallocate(b);
+        }
+        let again = fixed.allocate(10, 64).unwrap();
+        if first.is_some() {
+            assert!(address(again.native()).is_some(), "{l}");
+        }
+        fixed.deallocate(again);
+        // Binning: small sizes from bins, large from the fallback pool; data survives.
+        let fallback: Arc<dyn MemoryResource> = Arc::new(Pool::new(up.clone(), 4 * MIB, 64 * MIB));
+        let binning: Arc<dyn MemoryResource> =
+            Arc::new(resource::Binning::new(up, fallback, 256, 64 << 10, 16).unwrap());
+        let small = Memory::from_resource(&binning, 300).unwrap();
+        let large = Memory::from_resource(&binning, MIB).unwrap();
+        small.write(0, &[3u8; 300]).unwrap();
+        large.write(MIB - 10, &[4u8; 10]).unwrap();
+        let (mut a, mut b) = ([0u8; 300], [0u8; 10]);
+        small.read(0, &mut a).unwrap();
+        large.read(MIB - 10, &mut b).unwrap();
+        assert_eq!((a, b), ([3u8; 300], [4u8; 10]), "{l}");
+    }
+}
+
+#[test]
+fn the_failure_callback_frees_and_retries() {
+    let _serial = common::serial();
+    for l in locus::available() {
+        let limited: Arc<dyn MemoryResource> =
+            Arc::new(Limiting::new(resource::upstream(l).unwrap(), 4096));
+        // Something holds 3 KiB that the callback can give back.
+        let hog = Arc::new(std::sync::Mutex::new(Some(
+            Memory::from_resource(&limited, 3072).unwrap(),
+        )));
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (h, c) = (hog.clone(), calls.clone());
+        let retrying = resource::FailureCallback::new(limited.clone(), 2, move |_| {
+            c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            h.lock().unwrap().take().is_some()
+        });
+        let block = retrying.allocate(2048, 64).unwrap();
+        assert_eq!(
+            calls.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "{l}: one failure, one retry"
+        );
+        retrying.deallocate(block);
+        // Nothing left to free: the error comes through after the callback says no.
+        let err = resource::FailureCallback::new(limited, 3, |_| false)
+            .allocate(8192, 64)
+            .unwrap_err();
+        assert!(err.to_string().contains("budget"), "{err}");
+    }
+}
+
+#[test]
+fn logging_writes_a_log_that_replays() {
+    let _serial = common::serial();
+    let dir = std::env::temp_dir().join(format!("locus-log-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("allocations.csv");
+    let file = std::fs::File::create(&path).unwrap();
+    let logging: Arc<dyn MemoryResource> = Arc::new(
+        resource::Logging::new(resource::upstream(Location::Host).unwrap(), Box::new(file))
+            .unwrap(),
+    );
+    let mut live = Vec::new();
+    for i in 0..200usize {
+        if i % 3 == 2 {
+            live.swap_remove(i % live.len());
+        } else {
+            live.push(Memory::from_resource(&logging, 64 * (1 + i % 17)).unwrap());
+        }
+    }
+    drop(live);
+    drop(logging);
+    let log = std::fs::read_to_string(&path).unwrap();
+    assert!(log.starts_with(resource::LOG_HEADER));
+    assert_eq!(
+        log.lines().count(),
+        1 + 2 * 134,
+        "a line per allocation and per free"
+    );
+    // Replay against a pool, in process and through the CLI.
+    let pool = Pool::new(resource::upstream(Location::Host).unwrap(), MIB, 64 * MIB);
+    let report = resource::replay(&log, &pool).unwrap();
+    assert_eq!(report.operations, 2 * 134);
+    assert!(report.peak_live_bytes > 0);
+    for kind in ["upstream", "pool", "binning"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_locus"))
+            .args(["replay"])
+            .arg(&path)
+            .args(["--resource", kind])
+            .env("XDG_RUNTIME_DIR", "/tmp")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{kind}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains("replayed 268 operations") && text.contains("peak footprint"),
+            "{text}"
+        );
+    }
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "not,a,log\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_locus"))
+        .args(["replay"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a locus allocation log"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

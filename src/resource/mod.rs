@@ -1,7 +1,9 @@
 //! Memory resources (RMM's model, for every location): a [`MemoryResource`] hands out
 //! [`Block`]s of one location's memory. The [`Upstream`] resource is the backend's raw
-//! allocation; [`Pool`] sub-allocates large upstream blocks (coalescing best fit);
-//! adaptors wrap any resource: [`Statistics`], [`Limiting`], [`Tracking`]. Each
+//! allocation; [`Pool`] sub-allocates large upstream blocks (coalescing best fit),
+//! [`FixedSize`] hands out blocks of one size and [`Binning`] routes sizes to bins;
+//! adaptors wrap any resource: [`Statistics`], [`Limiting`], [`Tracking`],
+//! [`FailureCallback`] and [`Logging`] (a CSV that [`replay`] and `locus replay` replay). Each
 //! location has a default resource, read and replaced at run time ([`default_for`],
 //! [`set_default`]); buffers allocate through it.
 //!
@@ -25,6 +27,7 @@
 //! ```
 
 mod adaptors;
+mod more;
 mod pool;
 
 use std::collections::HashMap;
@@ -32,6 +35,7 @@ use std::fmt;
 use std::sync::{Arc, RwLock};
 
 pub use adaptors::{Limiting, Statistics, StatisticsTotals, Tracking};
+pub use more::{replay, Binning, FailureCallback, FixedSize, Logging, ReplayReport, LOG_HEADER};
 pub use pool::Pool;
 
 use crate::backends::{Device, Native};

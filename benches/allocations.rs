@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use locus::resource::{self, MemoryResource, Pool};
+use locus::resource::{self, Binning, MemoryResource, Pool};
 use locus::Location;
 
 struct Rng(u64);
@@ -70,11 +70,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let raw = run(upstream.as_ref(), n, max, 42);
             let pool = Pool::new(Arc::clone(&upstream), 8 << 20, 8 << 30);
             let pooled = run(&pool, n, max, 42);
+            let binning = Pool::new(Arc::clone(&upstream), 8 << 20, 8 << 30);
+            let binned = Binning::new(Arc::clone(&upstream), Arc::new(binning), 256, 64 << 10, 256)
+                .and_then(|b| run(&b, n, max, 42));
+            let binned = binned.map_or_else(|e| format!("{e}"), |(s, _)| format!("{:.3}", s * 1e3));
             match (raw, pooled) {
                 (Ok((raw_s, peak)), Ok((pool_s, _))) => {
                     let footprint = pool.held_bytes() as f64 / peak as f64;
                     println!(
-                        "{:<10} {n:>6} {:>8}K {:>12.3} {:>12.3} {:>8.1}x {:>14.2}",
+                        "{:<10} {n:>6} {:>8}K {:>10.3} {:>10.3} {:>8.1}x {:>14.2} {binned:>11}",
                         l.to_string(),
                         max >> 10,
                         raw_s * 1e3,
@@ -84,7 +88,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     );
                 }
                 (Ok((raw_s, _)), Err(e)) => println!(
-                    "{:<10} {n:>6} {:>8}K {:>12.3}   pool: {e}",
+                    "{:<10} {n:>6} {:>8}K {:>10.3}   pool: {e}",
                     l.to_string(),
                     max >> 10,
                     raw_s * 1e3

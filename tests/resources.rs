@@ -347,3 +347,48 @@ fn logging_writes_a_log_that_replays() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a locus allocation log"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn arenas_per_thread_over_a_global_pool() {
+    let _serial = common::serial();
+    for l in poolable()
+        .into_iter()
+        .filter(|l| l.technology() != locus::Technology::OpenCl)
+    {
+        let global: Arc<dyn MemoryResource> = Arc::new(Pool::new(
+            resource::upstream(l).unwrap(),
+            8 * MIB,
+            256 * MIB,
+        ));
+        let counted = Arc::new(Statistics::new(global));
+        let arena = Arc::new(resource::Arena::new(counted.clone(), MIB));
+        let blocks = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..3)
+                .map(|t| {
+                    let arena = arena.clone();
+                    s.spawn(move || {
+                        (0..50)
+                            .map(|i| arena.allocate(64 * (1 + (i + t) % 9), 64).unwrap())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
+        });
+        assert_eq!(arena.arenas(), 3, "{l}: one arena per thread");
+        assert!(
+            counted.totals().current_count >= 3,
+            "{l}: each arena took a superblock"
+        );
+        // Freed on this (fourth) thread: every block goes back to the arena that made it.
+        for b in blocks {
+            arena.deallocate(b);
+        }
+        let block = arena.allocate(128, 64).unwrap();
+        arena.deallocate(block);
+        assert_eq!(arena.arenas(), 4);
+    }
+}

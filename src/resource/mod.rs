@@ -1,7 +1,8 @@
 //! Memory resources (RMM's model, for every location): a [`MemoryResource`] hands out
 //! [`Block`]s of one location's memory. The [`Upstream`] resource is the backend's raw
 //! allocation; [`Pool`] sub-allocates large upstream blocks (coalescing best fit),
-//! [`FixedSize`] hands out blocks of one size and [`Binning`] routes sizes to bins;
+//! [`Arena`] gives each thread its own pool, [`FixedSize`] hands out blocks of one size
+//! and [`Binning`] routes sizes to bins;
 //! adaptors wrap any resource: [`Statistics`], [`Limiting`], [`Tracking`],
 //! [`FailureCallback`] and [`Logging`] (a CSV that [`replay`] and `locus replay` replay). Each
 //! location has a default resource, read and replaced at run time ([`default_for`],
@@ -35,7 +36,9 @@ use std::fmt;
 use std::sync::{Arc, RwLock};
 
 pub use adaptors::{Limiting, Statistics, StatisticsTotals, Tracking};
-pub use more::{replay, Binning, FailureCallback, FixedSize, Logging, ReplayReport, LOG_HEADER};
+pub use more::{
+    replay, Arena, Binning, FailureCallback, FixedSize, Logging, ReplayReport, LOG_HEADER,
+};
 pub use pool::Pool;
 
 use crate::backends::{Device, Native};

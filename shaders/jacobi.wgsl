@@ -2,7 +2,7 @@
 // mean of their four neighbours, boundary points are copied.
 struct Params { nx: u32, ny: u32 }
 
-@group(0) @binding(0) var<storage, read> src: array<f32>;
+@group(0) @binding(0) var<storage, read_write> src: array<f32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<uniform> params: Params;
 

@@ -1,7 +1,7 @@
 // saxpy for WebGPU: y = a * x + y.
 struct Params { a: f32, n: u32 }
 
-@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(0) var<storage, read_write> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;
 @group(0) @binding(2) var<uniform> params: Params;
 

@@ -123,8 +123,9 @@ fn clone_native(native: &locus::Native) -> locus::Native {
             ptr: *ptr,
             kind: *kind,
         },
-        locus::Native::WebGpu { buffer } => locus::Native::WebGpu {
+        locus::Native::WebGpu { buffer, offset } => locus::Native::WebGpu {
             buffer: buffer.clone(),
+            offset: *offset,
         },
         _ => panic!("no clone for {native:?}"),
     }

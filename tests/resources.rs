@@ -20,12 +20,9 @@ fn address(native: &Native) -> Option<u64> {
     }
 }
 
-/// Locations whose backend can sub-allocate (all here but WebGPU).
+/// Locations whose backend can sub-allocate: every one.
 fn poolable() -> Vec<Location> {
     locus::available()
-        .into_iter()
-        .filter(|l| *l != Location::WebGpu(0) && l.technology() != locus::Technology::WebGpu)
-        .collect()
 }
 
 #[test]
@@ -110,22 +107,50 @@ fn pooled_memory_holds_data_and_buffers_use_the_default_resource() {
 }
 
 #[test]
-fn webgpu_pools_say_they_are_not_supported_yet() {
+fn kernels_run_on_pooled_buffers() {
+    use locus::codelet::{kernels, Arg, Codelet, Launch};
     let _serial = common::serial();
-    let Some(gpu) = locus::available()
-        .into_iter()
-        .find(|l| l.technology() == locus::Technology::WebGpu)
-    else {
-        return;
-    };
-    let pool = Pool::new(resource::upstream(gpu).unwrap(), MIB, 4 * MIB);
-    let err = pool.allocate(100, 64).unwrap_err().to_string();
-    assert!(err.contains("sub-allocation is not supported"), "{err}");
-    assert_eq!(
-        pool.release(),
-        MIB,
-        "the chunk taken for the attempt is given back"
-    );
+    for l in locus::available() {
+        let pool: Arc<dyn MemoryResource> =
+            Arc::new(Pool::new(resource::upstream(l).unwrap(), 4 * MIB, 64 * MIB));
+        let previous = resource::set_default(l, pool);
+        {
+            // Neighbouring sub-allocations; the kernel must see each at its offset.
+            let n = 3000;
+            let x = Buffer::from_slice(l, &common::pattern_f32(n, 1.0)).unwrap();
+            let mut y = Buffer::from_slice(l, &common::pattern_f32(n, 2.0)).unwrap();
+            let k = kernels::saxpy();
+            let c = Codelet::new(&k, &[l]).unwrap();
+            c.call(
+                &mut [
+                    Arg::f32(2.0),
+                    Arg::buf(&x),
+                    Arg::buf_mut(&mut y),
+                    Arg::u32(n as u32),
+                ],
+                Launch::d1(n),
+            )
+            .unwrap();
+            let expect: Vec<f32> = common::pattern_f32(n, 1.0)
+                .iter()
+                .zip(common::pattern_f32(n, 2.0))
+                .map(|(x, y)| 2.0 * x + y)
+                .collect();
+            let got = y.to_vec().unwrap();
+            for (i, (a, b)) in got.iter().zip(&expect).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-5 * b.abs().max(1.0),
+                    "{l}[{i}]: {a} vs {b}"
+                );
+            }
+            assert_eq!(
+                x.to_vec().unwrap(),
+                common::pattern_f32(n, 1.0),
+                "{l}: the input is intact"
+            );
+        }
+        resource::set_default(l, previous);
+    }
 }
 
 #[test]

@@ -215,10 +215,10 @@ fn webgpu(
         cache: None,
     });
     let buffer = |native: &Native| match native {
-        Native::WebGpu { buffer } => Ok(buffer.clone()),
+        Native::WebGpu { buffer, offset } => Ok((buffer.clone(), *offset)),
         other => Err(format!("not a wgpu buffer: {other:?}")),
     };
-    let (ba, bb, bc) = (
+    let ((ba, oa), (bb, ob), (bc, oc)) = (
         buffer(a.native())?,
         buffer(b.native())?,
         buffer(c.native())?,
@@ -256,9 +256,9 @@ fn webgpu(
             label: None,
             layout: &pipeline.get_bind_group_layout(0),
             entries: &[
-                entry(0, &ba, offset, size),
-                entry(1, &bb, offset, size),
-                entry(2, &bc, offset, size),
+                entry(0, &ba, oa + offset, size),
+                entry(1, &bb, ob + offset, size),
+                entry(2, &bc, oc + offset, size),
                 entry(3, &params, 0, 16),
             ],
         });

@@ -123,11 +123,14 @@ pub enum Native {
         /// Device, shared or host USM.
         kind: sycl::UsmKind,
     },
-    /// A wgpu storage buffer (usage STORAGE | COPY_SRC | COPY_DST).
+    /// A range of a wgpu storage buffer (usage STORAGE | COPY_SRC | COPY_DST).
     #[cfg(feature = "webgpu")]
     WebGpu {
         /// The buffer; its size is rounded up to a multiple of 4 bytes.
         buffer: wgpu::Buffer,
+        /// Where this allocation starts inside it (non-zero for pool sub-allocations;
+        /// a multiple of the storage-buffer offset alignment).
+        offset: u64,
     },
 }
 
@@ -168,8 +171,9 @@ impl Native {
                 kind: *kind,
             },
             #[cfg(feature = "webgpu")]
-            Native::WebGpu { buffer } => Native::WebGpu {
+            Native::WebGpu { buffer, offset } => Native::WebGpu {
                 buffer: buffer.clone(),
+                offset: *offset,
             },
         }
     }
@@ -209,7 +213,9 @@ impl fmt::Debug for Native {
             #[cfg(feature = "sycl")]
             Native::Sycl { ptr, kind } => write!(f, "Sycl({ptr:p}, {kind:?} USM)"),
             #[cfg(feature = "webgpu")]
-            Native::WebGpu { buffer } => write!(f, "WebGpu({} bytes)", buffer.size()),
+            Native::WebGpu { buffer, offset } => {
+                write!(f, "WebGpu({} bytes, offset {offset})", buffer.size())
+            }
         }
     }
 }

@@ -93,9 +93,9 @@ pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
         #[cfg(feature = "sycl")]
         Native::Sycl { ptr, .. } => sycl_memcpy(dst, *ptr, src.as_ptr(), src.len()),
         #[cfg(feature = "webgpu")]
-        Native::WebGpu { buffer } => {
+        Native::WebGpu { buffer, offset } => {
             let dev = super::webgpu::device(dst.location())?;
-            dev.queue().write_buffer(buffer, 0, src);
+            dev.queue().write_buffer(buffer, *offset, src);
             let index = dev.queue().submit([]);
             wgpu_wait(dev, index)
         }
@@ -147,7 +147,7 @@ pub fn read(src: &Memory, dst: &mut [u8]) -> Result<()> {
         #[cfg(feature = "sycl")]
         Native::Sycl { ptr, .. } => sycl_memcpy(src, dst.as_mut_ptr(), *ptr, dst.len()),
         #[cfg(feature = "webgpu")]
-        Native::WebGpu { buffer } => wgpu_readback(src, buffer, dst),
+        Native::WebGpu { buffer, offset } => wgpu_readback(src, buffer, *offset, dst),
         #[allow(unreachable_patterns)]
         _ => src.device().read(src.native(), 0, dst),
     }
@@ -193,10 +193,19 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
         #[cfg(feature = "sycl")]
         (Native::Sycl { ptr: s, .. }, Native::Sycl { ptr: d, .. }) => sycl_memcpy(src, *d, *s, len),
         #[cfg(feature = "webgpu")]
-        (Native::WebGpu { buffer: s }, Native::WebGpu { buffer: d }) => {
+        (
+            Native::WebGpu {
+                buffer: s,
+                offset: so,
+            },
+            Native::WebGpu {
+                buffer: d,
+                offset: d0,
+            },
+        ) => {
             let dev = super::webgpu::device(src.location())?;
             let mut encoder = dev.device().create_command_encoder(&Default::default());
-            encoder.copy_buffer_to_buffer(s, 0, d, 0, (len as u64).div_ceil(4) * 4);
+            encoder.copy_buffer_to_buffer(s, *so, d, *d0, (len as u64).div_ceil(4) * 4);
             let index = dev.queue().submit([encoder.finish()]);
             wgpu_wait(dev, index)
         }
@@ -244,7 +253,12 @@ static READBACK: std::sync::Mutex<Vec<(crate::Location, wgpu::Buffer)>> =
     std::sync::Mutex::new(Vec::new());
 
 #[cfg(feature = "webgpu")]
-fn wgpu_readback(memory: &Memory, buffer: &wgpu::Buffer, dst: &mut [u8]) -> Result<()> {
+fn wgpu_readback(
+    memory: &Memory,
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    dst: &mut [u8],
+) -> Result<()> {
     let dev = super::webgpu::device(memory.location())?;
     let size = (dst.len() as u64).div_ceil(4) * 4;
     if size == 0 {
@@ -265,7 +279,7 @@ fn wgpu_readback(memory: &Memory, buffer: &wgpu::Buffer, dst: &mut [u8]) -> Resu
         return Err(bad("read", memory));
     };
     let mut encoder = dev.device().create_command_encoder(&Default::default());
-    encoder.copy_buffer_to_buffer(buffer, 0, staging, 0, size);
+    encoder.copy_buffer_to_buffer(buffer, offset, staging, 0, size);
     dev.queue().submit([encoder.finish()]);
     let (tx, rx) = std::sync::mpsc::channel();
     staging.map_async(wgpu::MapMode::Read, 0..size, move |r| {

@@ -298,9 +298,9 @@ pub fn binding_windows(limits: &wgpu::Limits, bytes: u64, element: u64) -> Vec<(
     windows
 }
 
-fn buffer_of(native: &Native) -> &wgpu::Buffer {
+fn buffer_of(native: &Native) -> (&wgpu::Buffer, u64) {
     match native {
-        Native::WebGpu { buffer } => buffer,
+        Native::WebGpu { buffer, offset } => (buffer, *offset),
         #[allow(unreachable_patterns)]
         other => unreachable!("WebGPU device given a foreign handle {other:?}"),
     }
@@ -342,11 +342,14 @@ impl Device for WebGpuDevice {
         }
         self.check("create_buffer")?;
         self.live.fetch_add(1, Ordering::Relaxed);
-        Ok(Native::WebGpu { buffer })
+        Ok(Native::WebGpu { buffer, offset: 0 })
     }
 
     unsafe fn free(&self, native: &Native, _bytes: usize) {
-        buffer_of(native).destroy();
+        let (buffer, offset) = buffer_of(native);
+        if offset == 0 {
+            buffer.destroy();
+        }
         self.live.fetch_sub(1, Ordering::Relaxed);
     }
 
@@ -364,11 +367,13 @@ impl Device for WebGpuDevice {
 
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         let mut staging = self.upload.lock().unwrap_or_else(|e| e.into_inner());
-        staging.upload(self, buffer_of(dst), offset as u64, src)
+        let (buffer, base) = buffer_of(dst);
+        staging.upload(self, buffer, base + offset as u64, src)
     }
 
     fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.read_raw(buffer_of(src), offset as u64, dst)
+        let (buffer, base) = buffer_of(src);
+        self.read_raw(buffer, base + offset as u64, dst)
     }
 
     fn copy_within(
@@ -380,16 +385,18 @@ impl Device for WebGpuDevice {
         len: usize,
     ) -> Result<()> {
         if !(src_offset | dst_offset | len).is_multiple_of(4) {
+            // (bases are multiples of the offset alignment, so only these matter)
             // copy_buffer_to_buffer needs 4-byte alignment: go through the host.
             let mut tmp = vec![0u8; len];
             self.read(src, src_offset, &mut tmp)?;
             return self.write(dst, dst_offset, &tmp);
         }
+        let ((s, s0), (d, d0)) = (buffer_of(src), buffer_of(dst));
         let index = self.copy_on_device(
-            buffer_of(src),
-            src_offset as u64,
-            buffer_of(dst),
-            dst_offset as u64,
+            s,
+            s0 + src_offset as u64,
+            d,
+            d0 + dst_offset as u64,
             len as u64,
         );
         self.wait("copy_buffer_to_buffer", Some(index))
@@ -402,7 +409,8 @@ impl Device for WebGpuDevice {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("locus clear"),
                 });
-            encoder.clear_buffer(buffer_of(dst), offset as u64, Some(len as u64));
+            let (buffer, base) = buffer_of(dst);
+            encoder.clear_buffer(buffer, base + offset as u64, Some(len as u64));
             let index = self.queue.submit([encoder.finish()]);
             return self.wait("clear_buffer", Some(index));
         }
@@ -423,6 +431,18 @@ impl Device for WebGpuDevice {
         self.live.load(Ordering::Relaxed)
     }
 
+    fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
+        let (buffer, base) = buffer_of(parent);
+        Ok(Native::WebGpu {
+            buffer: buffer.clone(),
+            offset: base + offset as u64,
+        })
+    }
+
+    fn sub_alignment(&self) -> usize {
+        (self.limits.min_storage_buffer_offset_alignment as usize).max(super::ALIGNMENT)
+    }
+
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
         let pipeline = self.pipeline(spec.source, spec.entry)?;
         let binding_limit = self.limits.max_storage_buffer_binding_size;
@@ -431,18 +451,18 @@ impl Device for WebGpuDevice {
         for (i, a) in args.iter().enumerate() {
             match a {
                 LaunchArg::Memory(m) => match m.native() {
-                    Native::WebGpu { buffer } if m.location() == self.location => {
-                        if buffer.size() > binding_limit {
+                    Native::WebGpu { buffer, offset } if m.location() == self.location => {
+                        let size = (m.len() as u64).div_ceil(4).max(1) * 4;
+                        if size > binding_limit {
                             return Err(bad_argument(
                                 self.location,
                                 i,
                                 &format!(
-                                    "{} bytes exceed the storage binding limit of {binding_limit} bytes; split the work",
-                                    buffer.size()
+                                    "{size} bytes exceed the storage binding limit of {binding_limit} bytes; split the work"
                                 ),
                             ));
                         }
-                        buffers.push(buffer.clone());
+                        buffers.push((buffer.clone(), *offset, size));
                     }
                     _ => {
                         return Err(bad_argument(
@@ -461,9 +481,13 @@ impl Device for WebGpuDevice {
         let mut entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
             .iter()
             .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry {
+            .map(|(i, (b, offset, size))| wgpu::BindGroupEntry {
                 binding: i as u32,
-                resource: b.as_entire_binding(),
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: b,
+                    offset: *offset,
+                    size: wgpu::BufferSize::new(*size),
+                }),
             })
             .collect();
         let uniform;

@@ -104,6 +104,29 @@ impl Completion {
         }
     }
 
+    /// The OpenCL event behind this completion, if it is one (for native dependencies).
+    #[cfg(feature = "opencl")]
+    pub(crate) fn opencl_event(&self) -> Option<opencl3::types::cl_event> {
+        match &self.pending {
+            Pending::OpenCl(e) => Some(e.get()),
+            _ => None,
+        }
+    }
+
+    /// True when the work is known to be finished, without blocking (OpenCL events
+    /// report it; the others only once waited for).
+    pub fn poll_complete(&self) -> bool {
+        match &self.pending {
+            Pending::Done => true,
+            #[cfg(feature = "opencl")]
+            Pending::OpenCl(e) => e
+                .command_execution_status()
+                .is_ok_and(|s| s.0 == opencl3::event::CL_COMPLETE),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
     /// Blocks until the kernel has finished.
     pub fn wait(mut self) -> Result<()> {
         self.finish()

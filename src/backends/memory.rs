@@ -22,6 +22,17 @@ pub struct Memory {
     native: Native,
     len: usize,
     deleter: Option<Deleter>,
+    /// The resource and block this memory came from, when it came from one (taken out
+    /// by `release_after`).
+    from: std::sync::Mutex<
+        Option<(
+            Arc<dyn crate::resource::MemoryResource>,
+            crate::resource::Block,
+        )>,
+    >,
+    /// True when the memory came from a resource: drop gives it back there (or, after
+    /// `release_after` took the block, does nothing) and never frees it itself.
+    released: bool,
 }
 
 impl Memory {
@@ -40,12 +51,33 @@ impl Memory {
         let block = resource.allocate(bytes, super::ALIGNMENT)?;
         let device = Arc::clone(crate::registry().device(resource.location())?);
         let native = block.native().duplicate();
-        let owner = Arc::clone(resource);
         Ok(Memory {
             device,
             native,
             len: bytes,
-            deleter: Some(Box::new(move |_| owner.deallocate(block))),
+            deleter: None,
+            from: std::sync::Mutex::new(Some((Arc::clone(resource), block))),
+            released: true,
+        })
+    }
+
+    /// Allocates `bytes` from `resource` for work on `queue` (stream-ordered reuse:
+    /// see [`Memory::release_after`]).
+    pub fn from_resource_on(
+        resource: &Arc<dyn crate::resource::MemoryResource>,
+        bytes: usize,
+        queue: crate::Queue,
+    ) -> Result<Memory> {
+        let block = resource.allocate_on(bytes, super::ALIGNMENT, queue)?;
+        let device = Arc::clone(crate::registry().device(resource.location())?);
+        let native = block.native().duplicate();
+        Ok(Memory {
+            device,
+            native,
+            len: bytes,
+            deleter: None,
+            from: std::sync::Mutex::new(Some((Arc::clone(resource), block))),
+            released: true,
         })
     }
 
@@ -65,6 +97,8 @@ impl Memory {
             native,
             len: bytes,
             deleter: None,
+            from: std::sync::Mutex::new(None),
+            released: false,
         })
     }
 
@@ -80,6 +114,8 @@ impl Memory {
             native,
             len,
             deleter: None,
+            from: std::sync::Mutex::new(None),
+            released: false,
         }
     }
 
@@ -93,6 +129,8 @@ impl Memory {
             native: Native::Host { ptr },
             len,
             deleter: Some(Box::new(move |_| drop(vec))),
+            from: std::sync::Mutex::new(None),
+            released: false,
         }
     }
 
@@ -121,6 +159,8 @@ impl Memory {
             native,
             len,
             deleter: Some(Box::new(deleter)),
+            from: std::sync::Mutex::new(None),
+            released: false,
         })
     }
 
@@ -259,6 +299,53 @@ impl Memory {
         transfer::copy(self, src_offset, dst, dst_offset, len, None, Some(kind))
     }
 
+    /// Gives the memory back to its resource once `event` (the last work using it) is
+    /// done, without waiting here: a [`crate::resource::Pool`] keeps the range aside
+    /// and hands it out again only after the event. Safe to call while asynchronous
+    /// work still holds this memory; the memory must not be used after this call.
+    /// Memory not from a resource is freed when its last handle goes.
+    pub fn release_after(self: &Arc<Self>, queue: crate::Queue, event: crate::Event) {
+        let taken = self.from.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some((resource, block)) = taken {
+            resource.deallocate_after(block, queue, event);
+        }
+    }
+
+    /// Starts `copy_to` asynchronously after `after` and returns its event (the
+    /// synchronous form is [`Memory::copy_to`]). Bounds are checked at once: an
+    /// out-of-range copy is an error and starts nothing. A copy within one OpenCL
+    /// device is enqueued natively with its OpenCL dependencies; every other copy runs
+    /// on a worker thread after a host wait on its dependencies.
+    pub fn copy_to_async(
+        self: &Arc<Self>,
+        src_offset: usize,
+        dst: &Arc<Memory>,
+        dst_offset: usize,
+        len: usize,
+        after: &[crate::Event],
+    ) -> Result<crate::Event> {
+        self.check("copy source", src_offset, len)?;
+        dst.check("copy destination", dst_offset, len)?;
+        #[cfg(feature = "opencl")]
+        if let Some(event) =
+            super::opencl::copy_async(self, src_offset, dst, dst_offset, len, after)?
+        {
+            return Ok(event);
+        }
+        let (src, dst) = (Arc::clone(self), Arc::clone(dst));
+        let deps: Vec<crate::Event> = after.to_vec();
+        let handle = std::thread::Builder::new()
+            .name("locus-copy".into())
+            .spawn(move || {
+                for d in &deps {
+                    d.wait()?;
+                }
+                src.copy_to(src_offset, &dst, dst_offset, len).map(|_| ())
+            })
+            .map_err(|e| Error::Invalid(format!("starting an asynchronous copy: {e}")))?;
+        Ok(crate::Event::thread(handle))
+    }
+
     /// Maps `range` for host access in place. Fails with
     /// [`Error::NotHostAccessible`] when [`Memory::host_access`] is `None`.
     pub fn map(self: &Arc<Self>, range: Range<usize>, write: bool) -> Result<HostMapping> {
@@ -298,6 +385,18 @@ impl Memory {
 
 impl Drop for Memory {
     fn drop(&mut self) {
+        let from = self
+            .from
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some((resource, block)) = from {
+            resource.deallocate(block);
+            return;
+        }
+        if self.released {
+            return; // `release_after` gave the block back already
+        }
         match self.deleter.take() {
             Some(deleter) => deleter(&self.native),
             // SAFETY: the native handle came from this device's `allocate`, and this is

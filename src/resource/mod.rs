@@ -93,6 +93,18 @@ pub trait MemoryResource: Send + Sync {
     /// Takes a block back. A block from another resource is refused (and leaked rather
     /// than freed twice).
     fn deallocate(&self, block: Block);
+    /// Allocates for work on `queue`. Reserved for same-queue reuse of memory whose work
+    /// is still pending (not done yet: every resource here reuses freed memory only
+    /// after its event). The default: [`MemoryResource::allocate`].
+    fn allocate_on(&self, bytes: usize, align: usize, _queue: crate::Queue) -> Result<Block> {
+        self.allocate(bytes, align)
+    }
+    /// Takes a block back once `event` (work on `queue` still using it) is done. The
+    /// default waits for the event, then deallocates.
+    fn deallocate_after(&self, block: Block, _queue: crate::Queue, event: crate::Event) {
+        let _ = event.wait();
+        self.deallocate(block);
+    }
 }
 
 /// The backend's raw allocation at one location (`clCreateBuffer`, `cuMemAlloc`, ...).

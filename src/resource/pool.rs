@@ -21,8 +21,21 @@ struct State {
     by_size: BTreeSet<(usize, usize, usize)>,
     /// Handed-out blocks: id -> (chunk, offset, length).
     live: HashMap<u64, (usize, usize, usize)>,
+    /// Freed blocks whose last work (on a queue) may still be running.
+    pending: Vec<Pending>,
     next_id: u64,
     held: usize,
+}
+
+/// A block freed while work (completed by `event`, on `queue`) may still use it.
+struct Pending {
+    chunk: usize,
+    offset: usize,
+    length: usize,
+    /// Kept for same-queue reuse without a wait (not done yet).
+    #[allow(dead_code)]
+    queue: crate::Queue,
+    event: crate::Event,
 }
 
 impl State {
@@ -124,6 +137,23 @@ impl Pool {
     }
 }
 
+impl Pool {
+    /// Gives back every pending block whose work is done (without waiting).
+    fn reclaim(state: &mut State, wait: bool) {
+        let mut i = 0;
+        while i < state.pending.len() {
+            let done = state.pending[i].event.is_complete()
+                || (wait && state.pending[i].event.wait().is_ok());
+            if done {
+                let p = state.pending.swap_remove(i);
+                state.give(p.chunk, p.offset, p.length);
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
+
 impl MemoryResource for Pool {
     fn location(&self) -> Location {
         self.upstream.location()
@@ -148,8 +178,14 @@ impl MemoryResource for Pool {
         }
         let need = self.round(bytes);
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        // Best fit: the smallest free range that holds `need`.
-        let best = state.by_size.range((need, 0, 0)..).next().copied();
+        Pool::reclaim(&mut state, false);
+        // Best fit: the smallest free range that holds `need`; failing that, memory
+        // still pending on another queue is waited for before the pool grows.
+        let mut best = state.by_size.range((need, 0, 0)..).next().copied();
+        if best.is_none() && !state.pending.is_empty() {
+            Pool::reclaim(&mut state, true);
+            best = state.by_size.range((need, 0, 0)..).next().copied();
+        }
         let range = match best {
             Some(r) => r,
             None => {
@@ -200,6 +236,23 @@ impl MemoryResource for Pool {
         })
     }
 
+    fn deallocate_after(&self, block: Block, queue: crate::Queue, event: crate::Event) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((chunk, offset, length)) = state.live.remove(&block.id) else {
+            return;
+        };
+        // SAFETY: made by `sub_native` in `allocate`, given back once; an OpenCL
+        // sub-buffer's release is deferred by the runtime until its commands finish.
+        unsafe { self.device.release_sub(&block.native) };
+        state.pending.push(Pending {
+            chunk,
+            offset,
+            length,
+            queue,
+            event,
+        });
+    }
+
     fn deallocate(&self, block: Block) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let Some((chunk_index, offset, length)) = state.live.remove(&block.id) else {
@@ -215,6 +268,7 @@ impl MemoryResource for Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        Pool::reclaim(state, true);
         if !state.live.is_empty() {
             // Blocks still out keep their chunks: leak them rather than free memory in use.
             eprintln!(

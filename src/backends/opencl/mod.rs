@@ -214,6 +214,70 @@ impl OpenClDevice {
     }
 }
 
+/// An asynchronous copy within one OpenCL device, enqueued natively after `after`
+/// (OpenCL events as a native wait list, any other event by a host wait first).
+/// `None` when the copy is not within one OpenCL device (or overlaps itself).
+pub(crate) fn copy_async(
+    src: &Arc<super::Memory>,
+    src_offset: usize,
+    dst: &Arc<super::Memory>,
+    dst_offset: usize,
+    len: usize,
+    after: &[crate::Event],
+) -> Result<Option<crate::Event>> {
+    let (Native::OpenCl { mem: s }, Native::OpenCl { mem: d }) = (src.native(), dst.native())
+    else {
+        return Ok(None);
+    };
+    if src.location() != dst.location()
+        || (Arc::ptr_eq(src, dst) && src_offset < dst_offset + len && dst_offset < src_offset + len)
+    {
+        return Ok(None);
+    }
+    let device = src
+        .device()
+        .as_any()
+        .downcast_ref::<OpenClDevice>()
+        .ok_or_else(|| Error::Invalid("OpenCL memory on a non-OpenCL device".into()))?;
+    let mut wait_list = Vec::new();
+    for e in after {
+        match e.opencl_event() {
+            Some(ev) => wait_list.push(ev),
+            None => e.wait()?,
+        }
+    }
+    if len == 0 {
+        return Ok(Some(crate::Event::done()));
+    }
+    // SAFETY: both buffers belong to this device's context and the ranges were
+    // bounds-checked and do not overlap; the events in the wait list are alive (held by
+    // `after`) for the call, and the returned event keeps both memories referenced by
+    // the caller's Arcs only as long as they live, so callers keep them until the wait.
+    let event = unsafe {
+        enqueue_copy_buffer(
+            device.queue.get(),
+            *s,
+            *d,
+            src_offset,
+            dst_offset,
+            len,
+            wait_list.len() as u32,
+            if wait_list.is_empty() {
+                ptr::null()
+            } else {
+                wait_list.as_ptr()
+            },
+        )
+    }
+    .map_err(|code| device.fail("clEnqueueCopyBuffer", code))?;
+    let _ = opencl3::command_queue::flush(device.queue.get());
+    let completion = super::Completion::opencl(opencl3::event::Event::new(event));
+    Ok(Some(crate::Event::native(
+        completion,
+        vec![Arc::clone(src), Arc::clone(dst)],
+    )))
+}
+
 /// The OpenCL device at `location`, for launching your own kernels on its context and
 /// queue.
 pub fn device(location: Location) -> Result<&'static OpenClDevice> {

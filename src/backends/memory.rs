@@ -32,7 +32,7 @@ pub struct Memory {
     >,
     /// True when the memory came from a resource: drop gives it back there (or, after
     /// `release_after` took the block, does nothing) and never frees it itself.
-    released: bool,
+    pooled: bool,
 }
 
 impl Memory {
@@ -49,16 +49,7 @@ impl Memory {
         bytes: usize,
     ) -> Result<Memory> {
         let block = resource.allocate(bytes, super::ALIGNMENT)?;
-        let device = Arc::clone(crate::registry().device(resource.location())?);
-        let native = block.native().duplicate();
-        Ok(Memory {
-            device,
-            native,
-            len: bytes,
-            deleter: None,
-            from: std::sync::Mutex::new(Some((Arc::clone(resource), block))),
-            released: true,
-        })
+        Memory::from_block(resource, block, bytes)
     }
 
     /// Allocates `bytes` from `resource` for work on `queue` (stream-ordered reuse:
@@ -69,7 +60,21 @@ impl Memory {
         queue: crate::Queue,
     ) -> Result<Memory> {
         let block = resource.allocate_on(bytes, super::ALIGNMENT, queue)?;
-        let device = Arc::clone(crate::registry().device(resource.location())?);
+        Memory::from_block(resource, block, bytes)
+    }
+
+    fn from_block(
+        resource: &Arc<dyn crate::resource::MemoryResource>,
+        block: crate::resource::Block,
+        bytes: usize,
+    ) -> Result<Memory> {
+        let device = match crate::registry().device(resource.location()) {
+            Ok(d) => Arc::clone(d),
+            Err(e) => {
+                resource.deallocate(block);
+                return Err(e);
+            }
+        };
         let native = block.native().duplicate();
         Ok(Memory {
             device,
@@ -77,7 +82,7 @@ impl Memory {
             len: bytes,
             deleter: None,
             from: std::sync::Mutex::new(Some((Arc::clone(resource), block))),
-            released: true,
+            pooled: true,
         })
     }
 
@@ -98,7 +103,7 @@ impl Memory {
             len: bytes,
             deleter: None,
             from: std::sync::Mutex::new(None),
-            released: false,
+            pooled: false,
         })
     }
 
@@ -115,7 +120,7 @@ impl Memory {
             len,
             deleter: None,
             from: std::sync::Mutex::new(None),
-            released: false,
+            pooled: false,
         }
     }
 
@@ -130,7 +135,7 @@ impl Memory {
             len,
             deleter: Some(Box::new(move |_| drop(vec))),
             from: std::sync::Mutex::new(None),
-            released: false,
+            pooled: false,
         }
     }
 
@@ -160,7 +165,7 @@ impl Memory {
             len,
             deleter: Some(Box::new(deleter)),
             from: std::sync::Mutex::new(None),
-            released: false,
+            pooled: false,
         })
     }
 
@@ -394,7 +399,7 @@ impl Drop for Memory {
             resource.deallocate(block);
             return;
         }
-        if self.released {
+        if self.pooled {
             return; // `release_after` gave the block back already
         }
         match self.deleter.take() {

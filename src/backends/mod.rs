@@ -323,6 +323,24 @@ pub trait Device: Send + Sync + fmt::Debug {
     }
 }
 
+/// The device at `location` as its concrete backend type `T`, shared.
+#[allow(dead_code)] // used by the SYCL and GPU backends (features)
+pub(crate) fn device_as<T: Device + 'static>(
+    location: Location,
+    what: &str,
+) -> Result<std::sync::Arc<T>> {
+    let device = std::sync::Arc::clone(crate::registry().device(location)?);
+    if device.as_any().downcast_ref::<T>().is_none() {
+        return Err(crate::error::Error::Invalid(format!(
+            "{location} is not a {what} device"
+        )));
+    }
+    let raw = std::sync::Arc::into_raw(device).cast::<T>();
+    // SAFETY: the `dyn Device` behind the Arc is a `T` (checked above), so the data
+    // pointer of the fat pointer points to one; the reference count carries over.
+    Ok(unsafe { std::sync::Arc::from_raw(raw) })
+}
+
 /// Fills through host chunks of the repeated pattern; used by backends without a native
 /// fill for the given pattern.
 pub(crate) fn fill_by_writes<D: Device + ?Sized>(

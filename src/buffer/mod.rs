@@ -210,7 +210,7 @@ impl<T: Pod> Buffer<T> {
                 replicas.len() - 1
             }
         };
-        let source = self.cheapest_source(replicas, target)?;
+        let source = self.cheapest_source_for(replicas, &replicas[target].memory)?;
         let route = replicas[source].memory.copy_to_counted(
             0,
             &replicas[target].memory,
@@ -220,18 +220,6 @@ impl<T: Pod> Buffer<T> {
         )?;
         replicas[target].valid = true;
         Ok((target, route))
-    }
-
-    fn cheapest_source(&self, replicas: &[Replica], target: usize) -> Result<usize> {
-        replicas
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.valid)
-            .min_by_key(|(_, r)| {
-                crate::transfer::route_between(&r.memory, &replicas[target].memory).kind
-            })
-            .map(|(i, _)| i)
-            .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))
     }
 
     /// Declares a read at `location`: served in place when the current data is

@@ -184,7 +184,16 @@ pub fn default_for(location: Location) -> Result<Arc<dyn MemoryResource>> {
     {
         return Ok(r);
     }
-    upstream(location)
+    // First use at this location: remember its upstream, so that later allocations
+    // take the read path above instead of making a resource each time.
+    let made = upstream(location)?;
+    let mut guard = DEFAULTS.write().unwrap_or_else(|e| e.into_inner());
+    Ok(Arc::clone(
+        guard
+            .get_or_insert_with(HashMap::new)
+            .entry(location)
+            .or_insert(made),
+    ))
 }
 
 /// Replaces the default resource of `location` (thread safe); returns the previous one.

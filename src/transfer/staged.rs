@@ -36,12 +36,6 @@ fn give_back(buf: Vec<u8>) {
     }
 }
 
-/// How many chunk buffers the pool holds now (for tests and `locus info`).
-#[allow(dead_code)]
-pub(crate) fn pooled_chunks() -> usize {
-    POOL.lock().map(|p| p.len()).unwrap_or(0)
-}
-
 pub(crate) fn copy(
     src: &Memory,
     src_offset: usize,

@@ -712,17 +712,7 @@ pub(crate) fn enable_peers<A: GpuApi>(devices: &[Arc<GpuDevice<A>>]) {
 
 /// The GPU device of technology `A` at `location`, shared.
 pub(crate) fn device_arc<A: GpuApi>(location: Location) -> Result<Arc<GpuDevice<A>>> {
-    let device = Arc::clone(crate::registry().device(location)?);
-    if device.as_any().downcast_ref::<GpuDevice<A>>().is_none() {
-        return Err(Error::Invalid(format!(
-            "{location} is not a {} device",
-            A::TECHNOLOGY
-        )));
-    }
-    let raw = Arc::into_raw(device).cast::<GpuDevice<A>>();
-    // SAFETY: the `dyn Device` behind the Arc is a `GpuDevice<A>` (checked above), so
-    // the data pointer of the fat pointer points to one; the count carries over.
-    Ok(unsafe { Arc::from_raw(raw) })
+    super::device_as::<GpuDevice<A>>(location, A::TECHNOLOGY.name())
 }
 
 #[cfg(all(test, feature = "cuda"))]

@@ -249,10 +249,9 @@ pub(crate) fn copy_async(
     if len == 0 {
         return Ok(Some(crate::Event::done()));
     }
-    // SAFETY: both buffers belong to this device's context and the ranges were
-    // bounds-checked and do not overlap; the events in the wait list are alive (held by
-    // `after`) for the call, and the returned event keeps both memories referenced by
-    // the caller's Arcs only as long as they live, so callers keep them until the wait.
+    // SAFETY: both buffers belong to this device's context, the ranges were
+    // bounds-checked and do not overlap, and the wait-list events are alive (held by
+    // `after`) for the call; the returned Event holds both memories until it is dropped.
     let event = unsafe {
         enqueue_copy_buffer(
             device.queue.get(),

@@ -384,14 +384,7 @@ pub fn device(location: Location) -> Result<&'static SyclDevice> {
 
 /// The SYCL device at `location`, shared (for [`SyclDevice::allocate_kind`]).
 pub fn device_arc(location: Location) -> Result<Arc<SyclDevice>> {
-    let device = Arc::clone(crate::registry().device(location)?);
-    if device.as_any().downcast_ref::<SyclDevice>().is_none() {
-        return Err(Error::Invalid(format!("{location} is not a SYCL device")));
-    }
-    let raw = Arc::into_raw(device).cast::<SyclDevice>();
-    // SAFETY: the `dyn Device` behind the Arc is a `SyclDevice` (checked above), so the
-    // data pointer of the fat pointer points to one; the reference count carries over.
-    Ok(unsafe { Arc::from_raw(raw) })
+    super::device_as::<SyclDevice>(location, "SYCL")
 }
 
 fn usm_of(native: &Native) -> (*mut u8, UsmKind) {

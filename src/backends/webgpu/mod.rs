@@ -384,9 +384,9 @@ impl Device for WebGpuDevice {
         dst_offset: usize,
         len: usize,
     ) -> Result<()> {
+        // copy_buffer_to_buffer needs 4-byte alignment (the handles' own offsets are
+        // multiples of the storage offset alignment, so only these can break it).
         if !(src_offset | dst_offset | len).is_multiple_of(4) {
-            // (bases are multiples of the offset alignment, so only these matter)
-            // copy_buffer_to_buffer needs 4-byte alignment: go through the host.
             let mut tmp = vec![0u8; len];
             self.read(src, src_offset, &mut tmp)?;
             return self.write(dst, dst_offset, &tmp);

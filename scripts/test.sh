@@ -105,6 +105,17 @@ for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   target/release/examples/07_async "$loc"
 done
 
+step "python: the wheel (pip install ./python builds it with maturin), then pytest on every location"
+# Installed into the SYCL venv, which already has numpy; pytest fails (exit 1, or 5
+# when it collects nothing) on any error, and when LOCUS_REQUIRE names a missing location.
+"$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "numpy>=2.1" pytest ./python
+cargo clippy -p locus-python -- -D warnings
+(cd python && "$LOCUS_SYCL_VENV/bin/pytest" -q -rs -p no:cacheprovider)
+for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
+  echo "--- python/examples/hello.py $loc"
+  "$LOCUS_SYCL_VENV/bin/python" python/examples/hello.py "$loc" | tail -2
+done
+
 step "leaks: the host pool tests under valgrind (no memory definitely lost)"
 exe=$(cargo test --all-features --test resources --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\))/\1/p' | tail -1)
 LOCUS_BACKENDS=host valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=3 \

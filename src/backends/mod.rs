@@ -311,6 +311,13 @@ pub trait Device: Send + Sync + fmt::Debug {
     fn sub_alignment(&self) -> usize {
         ALIGNMENT
     }
+    /// Waits until every operation locus queued on this device is done (kernels
+    /// launched by queue-ordered codelet calls, asynchronous copies), so that a consumer
+    /// outside locus (another queue, a DLPack consumer) sees finished data. The default:
+    /// nothing is ever left queued.
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
     /// Launches a kernel written in this technology's language (the backend builds and
     /// caches it) on this device's queue. The default: this technology runs no kernels
     /// through locus.

@@ -354,6 +354,12 @@ impl<A: GpuApi> GpuDevice<A> {
 }
 
 impl<A: GpuApi> Device for GpuDevice<A> {
+    fn synchronize(&self) -> Result<()> {
+        self.api
+            .synchronize()
+            .map_err(|e| self.fail("synchronize", e))
+    }
+
     fn location(&self) -> Location {
         self.location
     }

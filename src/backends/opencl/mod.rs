@@ -296,6 +296,10 @@ fn mem_of(native: &Native) -> cl_mem {
 }
 
 impl Device for OpenClDevice {
+    fn synchronize(&self) -> Result<()> {
+        self.queue.finish().map_err(|e| self.fail("clFinish", e.0))
+    }
+
     fn location(&self) -> Location {
         self.location
     }

@@ -396,6 +396,12 @@ fn usm_of(native: &Native) -> (*mut u8, UsmKind) {
 }
 
 impl Device for SyclDevice {
+    fn synchronize(&self) -> Result<()> {
+        // SAFETY: the queue is owned by this device and alive.
+        unsafe { self.api.DPCTLQueue_Wait(self.queue) };
+        Ok(())
+    }
+
     fn location(&self) -> Location {
         self.location
     }

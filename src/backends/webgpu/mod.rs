@@ -307,6 +307,10 @@ fn buffer_of(native: &Native) -> (&wgpu::Buffer, u64) {
 }
 
 impl Device for WebGpuDevice {
+    fn synchronize(&self) -> Result<()> {
+        self.wait("Device::poll", None)
+    }
+
     fn location(&self) -> Location {
         self.location
     }

@@ -1,0 +1,42 @@
+"""locus: one memory model across Host, CUDA, HIP, OpenMP, OpenCL, SYCL and WebGPU.
+
+Buffers live at a location named by a string (``"host"``, ``"opencl:0"``, ``"sycl:0"``,
+``"webgpu:0"``, ``"cuda:0"``...); ``access(location)`` / ``access_mut(location)``
+declare where the data will be used and return a handle that numpy and every DLPack
+consumer use without copying::
+
+    import numpy as np, locus
+    b = locus.Buffer("opencl:0", 1000, dtype="float32", fill=3.1415)
+    with b.access_mut("host") as h:       # in place where the host can reach it
+        a = np.asarray(h)                 # zero-copy view
+        a[:10] += 1
+    print(b.to_numpy()[:12])
+"""
+
+from ._locus import (  # noqa: F401
+    Buffer,
+    Handle,
+    LocusError,
+    __version__,
+    available,
+    dlpack_device,
+    dtypes,
+    info,
+)
+
+
+def from_dlpack(obj, *, copy=None):
+    """Adopt a DLPack producer's memory (``Buffer.from_dlpack``)."""
+    return Buffer.from_dlpack(obj, copy=copy)
+
+
+__all__ = [
+    "Buffer",
+    "Handle",
+    "LocusError",
+    "available",
+    "dlpack_device",
+    "dtypes",
+    "from_dlpack",
+    "info",
+]

@@ -1,0 +1,157 @@
+//! A buffer of any element width: Python sees dtypes, Rust stores `Buffer<u8 / u16 / u32
+//! / u64>` (every supported dtype is plain bytes of one of these widths).
+
+use std::sync::Arc;
+
+use locus::{Buffer, Location, Memory, Native, Route};
+
+/// A `locus::Buffer` of elements of 1, 2, 4 or 8 bytes.
+pub enum Store {
+    /// 1-byte elements.
+    W1(Buffer<u8>),
+    /// 2-byte elements.
+    W2(Buffer<u16>),
+    /// 4-byte elements.
+    W4(Buffer<u32>),
+    /// 8-byte elements.
+    W8(Buffer<u64>),
+}
+
+/// Runs `$body` with `$b` bound to the typed buffer inside a [`Store`].
+macro_rules! on_store {
+    ($store:expr, $b:ident => $body:expr) => {
+        match $store {
+            Store::W1($b) => $body,
+            Store::W2($b) => $body,
+            Store::W4($b) => $body,
+            Store::W8($b) => $body,
+        }
+    };
+}
+
+/// Builds a [`Store`] of width `$size` with `$T` bound to the element type.
+macro_rules! make_store {
+    ($size:expr, $T:ident => $body:expr) => {
+        match $size {
+            1 => {
+                type $T = u8;
+                $body.map(Store::W1)
+            }
+            2 => {
+                type $T = u16;
+                $body.map(Store::W2)
+            }
+            4 => {
+                type $T = u32;
+                $body.map(Store::W4)
+            }
+            _ => {
+                type $T = u64;
+                $body.map(Store::W8)
+            }
+        }
+    };
+}
+
+/// What an access declared: the serving memory and how it was served.
+pub struct Served {
+    /// The allocation serving the access.
+    pub memory: Arc<Memory>,
+    /// True when nothing moved.
+    pub in_place: bool,
+    /// How the data got there.
+    pub route: Route,
+}
+
+impl Store {
+    /// `len` elements of `size` bytes at `location`, each the bytes of `pattern`.
+    pub fn filled(location: Location, len: usize, pattern: &[u8]) -> locus::Result<Store> {
+        make_store!(pattern.len(), T => {
+            let mut value = T::default();
+            bytemuck::bytes_of_mut(&mut value).copy_from_slice(pattern);
+            Buffer::<T>::filled(location, len, value)
+        })
+    }
+
+    /// `len` zeroed elements of `size` bytes.
+    pub fn zeroed(location: Location, len: usize, size: usize) -> locus::Result<Store> {
+        make_store!(size, T => Buffer::<T>::zeroed(location, len))
+    }
+
+    /// A copy of host `bytes` at `location` (elements of `size` bytes).
+    pub fn from_bytes(location: Location, bytes: &[u8], size: usize) -> locus::Result<Store> {
+        make_store!(size, T => {
+            let typed: Vec<T> = bytemuck::pod_collect_to_vec(bytes);
+            Buffer::<T>::from_slice(location, &typed)
+        })
+    }
+
+    /// Adopts `native` (`len` elements of `size` bytes) without copying.
+    ///
+    /// # Safety
+    /// As for [`Buffer::adopt`].
+    pub unsafe fn adopt(
+        location: Location,
+        native: Native,
+        len: usize,
+        size: usize,
+        deleter: impl FnOnce(&Native) + Send + Sync + 'static,
+    ) -> locus::Result<Store> {
+        // SAFETY: forwarded from the caller's contract.
+        make_store!(size, T => unsafe { Buffer::<T>::adopt(location, native, len, deleter) })
+    }
+
+    /// Where the buffer's home is.
+    pub fn location(&self) -> Location {
+        on_store!(self, b => b.location())
+    }
+
+    /// Replicas and whether each is valid.
+    pub fn replicas(&self) -> Vec<(Location, bool)> {
+        on_store!(self, b => b.replicas())
+    }
+
+    /// Declares a read at `location`.
+    pub fn access(&self, location: Location) -> locus::Result<Served> {
+        on_store!(self, b => {
+            let g = b.access(location)?;
+            Ok(Served { memory: Arc::clone(g.memory()), in_place: g.is_in_place(), route: g.route().clone() })
+        })
+    }
+
+    /// Declares a write at `location`.
+    pub fn access_mut(&mut self, location: Location) -> locus::Result<Served> {
+        on_store!(self, b => {
+            let g = b.access_mut(location)?;
+            Ok(Served { memory: Arc::clone(g.memory()), in_place: g.is_in_place(), route: g.route().clone() })
+        })
+    }
+
+    /// A copy at `location`.
+    pub fn to_location(&self, location: Location) -> locus::Result<Store> {
+        Ok(match self {
+            Store::W1(b) => Store::W1(b.to_location(location)?),
+            Store::W2(b) => Store::W2(b.to_location(location)?),
+            Store::W4(b) => Store::W4(b.to_location(location)?),
+            Store::W8(b) => Store::W8(b.to_location(location)?),
+        })
+    }
+
+    /// Moves the home to `location`.
+    pub fn move_to(&mut self, location: Location) -> locus::Result<()> {
+        on_store!(self, b => b.move_to(location))
+    }
+
+    /// Every element's bytes, read to the host.
+    pub fn to_bytes(&self) -> locus::Result<Vec<u8>> {
+        on_store!(self, b => Ok(bytemuck::cast_slice(&b.to_vec()?).to_vec()))
+    }
+
+    /// Bytes moved for this buffer so far (all routes).
+    pub fn bytes_moved(&self) -> u64 {
+        on_store!(self, b => {
+            let t = b.stats();
+            t.bytes_moved()
+        })
+    }
+}

@@ -1,0 +1,31 @@
+"""Shared fixtures: every test that takes `location` runs once per location this machine has."""
+
+import os
+
+import locus
+import pytest
+
+LOCATIONS = locus.available()
+
+
+def pytest_generate_tests(metafunc):
+    if "location" in metafunc.fixturenames:
+        metafunc.parametrize("location", LOCATIONS)
+
+
+def pytest_sessionstart(session):
+    # A runtime CI installs must be here: fail rather than run fewer locations.
+    required = [t for t in os.environ.get("LOCUS_REQUIRE", "").split(",") if t.strip()]
+    info = locus.info()
+    missing = [
+        f"{t}: {info[t.split(':')[0]]['missing']}"
+        for t in required
+        if not any(l == t or l.split(":")[0] == t for l in LOCATIONS)
+    ]
+    if missing:
+        raise pytest.UsageError("LOCUS_REQUIRE names missing locations:\n  " + "\n  ".join(missing))
+
+
+def host_addressable(location):
+    """True when code at `location` dereferences host pointers (numpy can view it in place)."""
+    return locus.Buffer(location, 1).access(location).ptr is not None

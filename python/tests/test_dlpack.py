@@ -1,0 +1,132 @@
+"""DLPack done properly: capsules, versions, devices, read-only flags, copies, streams."""
+
+import numpy as np
+import pytest
+
+import locus
+
+EXPECTED_DEVICE_TYPE = {"host": 1, "opencl": 4, "webgpu": 7, "sycl": 14, "cuda": 2, "hip": 10}
+
+
+def test_dlpack_device_per_location(location):
+    b = locus.Buffer(location, 4)
+    technology, _, ordinal = location.partition(":")
+    ordinal = int(ordinal or 0)
+    own = b.access(location).__dlpack_device__()
+    if technology == "openmp":
+        # The OpenMP initial device is the host: its pointers are host addresses.
+        assert own in [(1, 0), (12, ordinal)]
+    else:
+        assert own == (EXPECTED_DEVICE_TYPE[technology], 0 if technology == "host" else ordinal)
+    assert b.access("host").__dlpack_device__() == (1, 0)
+    assert b.__dlpack_device__() == own
+
+
+def test_dlpack_device_numbers_for_every_technology():
+    assert locus.dlpack_device("host") == (1, 0)
+    assert locus.dlpack_device("cuda:1") == (2, 1)
+    assert locus.dlpack_device("hip:0") == (10, 0)
+    assert locus.dlpack_device("opencl:2") == (4, 2)
+    assert locus.dlpack_device("sycl:0") == (14, 0)
+    assert locus.dlpack_device("webgpu:0") == (7, 0)
+
+
+def test_numpy_from_dlpack_zero_copy_and_read_only_flag(location):
+    b = locus.Buffer(location, 100, dtype="float64", fill=2.0)
+    r = np.from_dlpack(b.access("host"))  # numpy asks for a versioned capsule
+    assert not r.flags.writeable, "read handles carry DLPACK_FLAG_BITMASK_READ_ONLY"
+    h = b.access_mut("host")
+    w = np.from_dlpack(h)
+    assert w.flags.writeable
+    if h.in_place:
+        assert w.ctypes.data == h.ptr
+    w[3] = 5.0
+    h.close()
+    assert b.copy(location).to_list()[3] == 5.0
+
+
+def test_capsules_versioned_and_legacy():
+    b = locus.Buffer("host", 3, fill=1.0)
+    h = b.access("host")
+    assert '"dltensor"' in repr(h.__dlpack__())
+    assert '"dltensor"' in repr(h.__dlpack__(max_version=(0, 8)))
+    assert '"dltensor_versioned"' in repr(h.__dlpack__(max_version=(1, 0)))
+    assert '"dltensor_versioned"' in repr(h.__dlpack__(max_version=(1, 3)))
+
+
+@pytest.mark.parametrize("max_version", [None, (1, 0)])
+def test_capsule_renamed_after_use_and_double_consumption_refused(max_version):
+    b = locus.Buffer("host", 5, dtype="int16", fill=4)
+    cap = b.access("host").__dlpack__(max_version=max_version)
+    name = "dltensor_versioned" if max_version else "dltensor"
+    assert f'"{name}"' in repr(cap)
+    c = locus.Buffer.from_dlpack(cap)
+    assert f'"used_{name}"' in repr(cap)
+    assert c.to_list() == [4] * 5
+    assert c.readonly == bool(max_version), "the read-only flag travels with versioned capsules"
+    with pytest.raises(BufferError, match="already consumed"):
+        locus.Buffer.from_dlpack(cap)
+
+
+def test_unconsumed_capsules_are_freed():
+    b = locus.Buffer("host", 1 << 16)
+    for _ in range(2000):
+        b.access("host").__dlpack__(max_version=(1, 0))
+        b.access("host").__dlpack__()
+
+
+def test_legacy_producer_without_keywords():
+    class Legacy:
+        def __init__(self, arr):
+            self.arr = arr
+
+        def __dlpack__(self):
+            return self.arr.__dlpack__()
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    c = locus.Buffer.from_dlpack(Legacy(np.arange(6, dtype=np.uint8)))
+    assert c.to_list() == list(range(6))
+
+
+def test_dlpack_round_trip_at_every_location(location):
+    b = locus.Buffer(location, 50, dtype="float32", fill=6.0)
+    h = b.access(location)
+    if location.startswith("webgpu"):
+        with pytest.raises(BufferError, match="Vulkan"):
+            locus.Buffer.from_dlpack(h)
+        return
+    c = locus.Buffer.from_dlpack(h)  # adopts the same memory, no copy
+    assert c.location in (location, "host")
+    assert c.to_list() == [6.0] * 50
+
+
+def test_other_device_requested_gets_a_copy(location):
+    src = np.arange(64, dtype=np.float32)
+    b = locus.Buffer.from_dlpack(src).copy(location)
+    h = b.access(location)
+    cpu = np.from_dlpack(h, device="cpu")  # numpy passes dl_device=(1, 0)
+    np.testing.assert_array_equal(cpu, src)
+    if h.__dlpack_device__() != (1, 0):
+        with pytest.raises(BufferError):
+            h.__dlpack__(max_version=(1, 0), dl_device=(1, 0), copy=False)
+
+
+def test_copy_true_exports_an_independent_copy():
+    b = locus.Buffer("host", 8, fill=1.0)
+    a = np.from_dlpack(b.access_mut("host"), copy=True)
+    a[:] = 7.0
+    assert b.to_list() == [1.0] * 8
+
+
+def test_stream_rules():
+    b = locus.Buffer("host", 8)
+    with pytest.raises(BufferError, match="stream must be None"):
+        b.access("host").__dlpack__(stream=1)
+    for location in locus.available():
+        h = locus.Buffer(location, 8).access(location)
+        if h.__dlpack_device__()[0] != 1:
+            h.__dlpack__(stream=-1)  # no synchronisation asked
+            h.__dlpack__(stream=7)  # locus finishes its work: ready on any stream
+

@@ -113,7 +113,7 @@ cargo clippy -p locus-python -- -D warnings
 (cd python && "$LOCUS_SYCL_VENV/bin/pytest" -q -rs -p no:cacheprovider)
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   echo "--- python/examples/hello.py $loc"
-  "$LOCUS_SYCL_VENV/bin/python" python/examples/hello.py "$loc" | tail -2
+  "$LOCUS_SYCL_VENV/bin/python" python/examples/hello.py "$loc" | sed -n "1p;\$p"
 done
 
 step "leaks: the host pool tests under valgrind (no memory definitely lost)"

@@ -75,10 +75,12 @@ impl View {
         writable: bool,
     ) -> locus::Result<View> {
         let on_host = locus::registry().device(consumer)?.executes_on_host();
-        let mapping = if on_host && served.memory.host_access() != HostAccess::None {
-            Some(served.memory.map(0..served.memory.len(), writable)?)
-        } else {
-            None
+        let mapping = match served.mapping {
+            Some(m) => Some(m),
+            None if on_host && served.memory.host_access() != HostAccess::None => {
+                Some(served.memory.map(0..served.memory.len(), writable)?)
+            }
+            None => None,
         };
         Ok(View {
             memory: served.memory,
@@ -404,6 +406,7 @@ fn copy_view(view: &View, target: Location) -> locus::Result<View> {
             kind: locus::RouteKind::Staged,
             reason: "copy made for a DLPack export".into(),
         },
+        mapping: None,
     };
     let mut copy = View::new(
         served,
@@ -766,8 +769,9 @@ impl PyBuffer {
         py.detach(|| {
             let mut store = lock(&self.store);
             let at = self.sync_writers(&mut store)?.unwrap_or(store.location());
-            let served = store.access_mut(at)?;
-            served.memory.fill(0..served.memory.len(), &pattern)
+            // The mapping (if any) ends here: the fill goes through the backend.
+            let Served { memory, .. } = store.access_mut(at)?;
+            memory.fill(0..memory.len(), &pattern)
         })
         .map_err(py_err)
     }

@@ -61,6 +61,8 @@ pub struct Served {
     pub in_place: bool,
     /// How the data got there.
     pub route: Route,
+    /// The host mapping, when code at the consumer's location runs on the host.
+    pub mapping: Option<locus::HostMapping>,
 }
 
 impl Store {
@@ -115,7 +117,8 @@ impl Store {
     pub fn access(&self, location: Location) -> locus::Result<Served> {
         on_store!(self, b => {
             let g = b.access(location)?;
-            Ok(Served { memory: Arc::clone(g.memory()), in_place: g.is_in_place(), route: g.route().clone() })
+            let (memory, in_place, route) = (Arc::clone(g.memory()), g.is_in_place(), g.route().clone());
+            Ok(Served { memory, in_place, route, mapping: g.into_host_mapping() })
         })
     }
 
@@ -123,7 +126,8 @@ impl Store {
     pub fn access_mut(&mut self, location: Location) -> locus::Result<Served> {
         on_store!(self, b => {
             let g = b.access_mut(location)?;
-            Ok(Served { memory: Arc::clone(g.memory()), in_place: g.is_in_place(), route: g.route().clone() })
+            let (memory, in_place, route) = (Arc::clone(g.memory()), g.is_in_place(), g.route().clone());
+            Ok(Served { memory, in_place, route, mapping: g.into_host_mapping() })
         })
     }
 

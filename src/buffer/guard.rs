@@ -77,6 +77,13 @@ macro_rules! common_accessors {
             self.host.as_ref().map(|h| h.as_ptr().cast())
         }
 
+        /// Ends the access and keeps its host mapping (when code at this location runs on
+        /// the host): for bindings that hand the memory to code outside the borrow rules
+        /// (the Python handles), which then answer for the coherence of what they write.
+        pub fn into_host_mapping(self) -> Option<HostMapping> {
+            self.host
+        }
+
         /// The elements as a host slice, when code at this location runs on the host.
         pub fn as_slice(&self) -> Result<&[T]> {
             match &self.host {

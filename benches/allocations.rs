@@ -1,14 +1,20 @@
 //! RMM's `random_allocations` shape on every available location: 2N random operations,
-//! 73% allocations (while anything is allocated), sizes uniform up to a maximum; the
-//! raw backend allocation (upstream) against the pool, in the same run. Reports time
-//! and, for the pool, the footprint (bytes taken from upstream) against peak live bytes.
+//! 73% allocations (while anything is allocated), sizes uniform up to a maximum. In the
+//! same run, per location and shape: the raw backend allocation (upstream), the system
+//! allocator (host only: `std::alloc`, i.e. malloc), a pool, an arena and binning.
+//! Like RMM's benchmark, the pool's initial size is taken before timing starts (the
+//! peak the raw run reached); it still grows on demand. Every resource runs the
+//! sequence once untimed (warm-up), then timed. Reports milliseconds, the
+//! pool's speed-up over raw (and over malloc on the host), and the pool's footprint
+//! (bytes taken from upstream) over the peak live bytes.
 //!
-//! `cargo bench --bench allocations`
+//! `cargo bench --bench allocations [-- --quick]`
 
+use std::alloc::Layout;
 use std::sync::Arc;
 use std::time::Instant;
 
-use locus::resource::{self, Binning, MemoryResource, Pool};
+use locus::resource::{self, Arena, Binning, MemoryResource, Pool};
 use locus::Location;
 
 struct Rng(u64);
@@ -22,84 +28,161 @@ impl Rng {
     }
 }
 
-/// Runs the operation sequence; returns (seconds, peak live bytes).
-fn run(
-    r: &dyn MemoryResource,
-    n: usize,
-    max: usize,
-    seed: u64,
-) -> Result<(f64, usize), locus::Error> {
+/// The operation sequence: `Some(size)` allocates, `None(index)` frees live block `i`.
+fn ops(n: usize, max: usize, seed: u64) -> Vec<Result<usize, usize>> {
     let mut rng = Rng(seed);
-    let mut live = Vec::new();
+    let mut live = 0usize;
+    let mut out = Vec::with_capacity(2 * n);
+    for _ in 0..2 * n {
+        if live == 0 || rng.next() % 100 < 73 {
+            out.push(Ok(1 + (rng.next() as usize % max)));
+            live += 1;
+        } else {
+            out.push(Err(rng.next() as usize % live));
+            live -= 1;
+        }
+    }
+    out
+}
+
+/// Runs the sequence against `alloc` / `free`; returns (seconds, peak live bytes).
+fn run<B, E>(
+    ops: &[Result<usize, usize>],
+    mut alloc: impl FnMut(usize) -> Result<B, E>,
+    mut free: impl FnMut(B),
+    size_of: impl Fn(&B) -> usize,
+) -> Result<(f64, usize), E> {
+    let mut live: Vec<B> = Vec::with_capacity(ops.len());
     let (mut bytes, mut peak) = (0usize, 0usize);
     let start = Instant::now();
-    for _ in 0..2 * n {
-        if live.is_empty() || rng.next() % 100 < 73 {
-            let size = 1 + (rng.next() as usize % max);
-            live.push(r.allocate(size, 64)?);
-            bytes += size;
-            peak = peak.max(bytes);
-        } else {
-            let i = rng.next() as usize % live.len();
-            let b = live.swap_remove(i);
-            bytes -= b.bytes();
-            r.deallocate(b);
+    for op in ops {
+        match *op {
+            Ok(size) => {
+                live.push(alloc(size)?);
+                bytes += size;
+                peak = peak.max(bytes);
+            }
+            Err(i) => {
+                let b = live.swap_remove(i);
+                bytes -= size_of(&b);
+                free(b);
+            }
         }
     }
     for b in live.drain(..) {
-        r.deallocate(b);
+        free(b);
     }
     Ok((start.elapsed().as_secs_f64(), peak))
+}
+
+/// One warm-up pass (first-touch page faults of the harness's and the resource's own
+/// bookkeeping land there), then the timed pass.
+fn resource_run(
+    r: &dyn MemoryResource,
+    ops: &[Result<usize, usize>],
+) -> locus::Result<(f64, usize)> {
+    run(
+        ops,
+        |s| r.allocate(s, 64),
+        |b| r.deallocate(b),
+        |b| b.bytes(),
+    )?;
+    run(
+        ops,
+        |s| r.allocate(s, 64),
+        |b| r.deallocate(b),
+        |b| b.bytes(),
+    )
+}
+
+fn system_run(ops: &[Result<usize, usize>]) -> f64 {
+    let layout = |s: usize| Layout::from_size_align(s, 64).expect("layout");
+    let once = || {
+        run::<_, ()>(
+            ops,
+            // SAFETY: non-zero sizes; each pointer is freed once with its own layout.
+            |s| Ok((unsafe { std::alloc::alloc(layout(s)) }, s)),
+            |(p, s)| unsafe { std::alloc::dealloc(p, layout(s)) },
+            |&(_, s)| s,
+        )
+    };
+    let _ = once();
+    once().map(|(t, _)| t).unwrap_or(f64::NAN)
+}
+
+fn ms(r: &locus::Result<(f64, usize)>) -> String {
+    match r {
+        Ok((s, _)) => format!("{:.3}", s * 1e3),
+        Err(e) => format!("error: {e}"),
+    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().any(|a| a == "--list") {
         return Ok(());
     }
+    let quick = std::env::args().any(|a| a == "--quick");
     println!(
-        "{:<10} {:>6} {:>9} {:>12} {:>12} {:>9} {:>14}",
-        "location", "N", "max", "raw ms", "pool ms", "speed-up", "footprint/peak"
+        "{:<9} {:>5} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>10}",
+        "location",
+        "N",
+        "max",
+        "raw ms",
+        "malloc ms",
+        "pool ms",
+        "pool/raw",
+        "pool/mall",
+        "arena ms",
+        "binning ms",
+        "footprint"
     );
-    for l in locus::available() {
-        for (n, max) in [
-            (1000usize, 64usize << 10),
+    let shapes: &[(usize, usize)] = if quick {
+        &[(1000, 64 << 10)]
+    } else {
+        &[
+            (1000, 64 << 10),
             (4000, 16 << 10),
+            (10_000, 4 << 10),
             (1000, 1 << 20),
-        ] {
+        ]
+    };
+    for l in locus::available() {
+        for &(n, max) in shapes {
+            let ops = ops(n, max, 42);
             let upstream = resource::upstream(l)?;
-            let raw = run(upstream.as_ref(), n, max, 42);
+            let raw = resource_run(upstream.as_ref(), &ops);
+            let system = (l == Location::Host).then(|| system_run(&ops));
+            let peak = raw.as_ref().map_or(64 << 20, |&(_, p)| p);
             let pool = Pool::new(Arc::clone(&upstream), 8 << 20, 8 << 30);
-            let pooled = run(&pool, n, max, 42);
-            let binning = Pool::new(Arc::clone(&upstream), 8 << 20, 8 << 30);
-            let binned = Binning::new(Arc::clone(&upstream), Arc::new(binning), 256, 64 << 10, 256)
-                .and_then(|b| run(&b, n, max, 42));
-            let binned = binned.map_or_else(|e| format!("{e}"), |(s, _)| format!("{:.3}", s * 1e3));
-            match (raw, pooled) {
-                (Ok((raw_s, peak)), Ok((pool_s, _))) => {
-                    let footprint = pool.held_bytes() as f64 / peak as f64;
-                    println!(
-                        "{:<10} {n:>6} {:>8}K {:>10.3} {:>10.3} {:>8.1}x {:>14.2} {binned:>11}",
-                        l.to_string(),
-                        max >> 10,
-                        raw_s * 1e3,
-                        pool_s * 1e3,
-                        raw_s / pool_s,
-                        footprint
-                    );
-                }
-                (Ok((raw_s, _)), Err(e)) => println!(
-                    "{:<10} {n:>6} {:>8}K {:>10.3}   pool: {e}",
-                    l.to_string(),
-                    max >> 10,
-                    raw_s * 1e3
-                ),
-                (Err(e), _) => {
-                    println!("{:<10} {n:>6} {:>8}K   raw: {e}", l.to_string(), max >> 10)
-                }
-            }
+            let pooled = pool.reserve(peak).and_then(|()| resource_run(&pool, &ops));
+            let footprint = pool.held_bytes() as f64 / peak as f64;
+            let arena = Arena::new(Arc::clone(&upstream), 8 << 20);
+            let arena_run = resource_run(&arena, &ops);
+            let large = Arc::new(Pool::new(Arc::clone(&upstream), 8 << 20, 8 << 30));
+            let binned = large.reserve(peak).and_then(|()| {
+                Binning::new(Arc::clone(&upstream), large.clone(), 256, 64 << 10, 256)
+                    .and_then(|b| resource_run(&b, &ops))
+            });
+            let ratio = |a: &locus::Result<(f64, usize)>, b: f64| {
+                a.as_ref()
+                    .map_or("-".to_string(), |&(s, _)| format!("{:.1}x", b / s))
+            };
+            println!(
+                "{:<9} {n:>5} {:>5}K {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9} {:>10.2}",
+                l.to_string(),
+                max >> 10,
+                ms(&raw),
+                system.map_or("-".into(), |s| format!("{:.3}", s * 1e3)),
+                ms(&pooled),
+                raw.as_ref().map_or("-".into(), |&(r, _)| ratio(&pooled, r)),
+                system.map_or("-".into(), |s| ratio(&pooled, s)),
+                ms(&arena_run),
+                ms(&binned),
+                footprint
+            );
+            drop(arena);
             pool.release();
         }
     }
-    let _ = Location::Host;
     Ok(())
 }

@@ -1,95 +1,302 @@
-//! A pool: large upstream blocks, sub-allocated by coalescing best fit.
+//! A pool: large upstream blocks, sub-allocated by coalescing best fit over size classes
+//! (the TLSF layout: every operation is O(1), whatever the number of free ranges).
+//!
+//! The metadata lives outside the memory (device memory cannot hold headers): one record
+//! per range, linked to its neighbours in address order (for coalescing) and, when
+//! free, into the list of its size class; a bitmap says which classes have ranges.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use super::{Block, MemoryResource};
 use crate::backends::Device;
 use crate::error::{Error, Result};
+use crate::event::{Event, Queue};
 use crate::location::Location;
+
+const NIL: u32 = u32::MAX;
+/// Size classes per power of two.
+const SUB_BITS: u32 = 3;
+const SUB: usize = 1 << SUB_BITS;
+const CLASSES: usize = 64 * SUB;
+
+/// One range of a chunk: free, handed out, or freed while work may still use it.
+#[derive(Clone, Copy)]
+struct Range {
+    chunk: u32,
+    offset: usize,
+    len: usize,
+    free: bool,
+    /// Handed out (and not yet given back).
+    used: bool,
+    /// Neighbours in address order within the chunk.
+    prev: u32,
+    next: u32,
+    /// Neighbours in its size class's free list (free ranges only).
+    class_prev: u32,
+    class_next: u32,
+}
 
 struct Chunk {
     block: Block,
-    /// Free ranges: offset -> length.
-    free: BTreeMap<usize, usize>,
+}
+
+/// A range freed while work (completed by `event`, on `queue`) may still use it.
+struct Pending {
+    range: u32,
+    queue: Queue,
+    event: Event,
+}
+
+/// The size class of a range of `len` bytes (`len` > 0).
+fn class_of(len: usize) -> usize {
+    let log = usize::BITS - 1 - len.leading_zeros();
+    if log < SUB_BITS {
+        return len;
+    }
+    let sub = (len >> (log - SUB_BITS)) & (SUB - 1);
+    (log as usize) * SUB + sub
 }
 
 #[derive(Default)]
 struct State {
     chunks: Vec<Option<Chunk>>,
-    /// Every free range by size, for best fit in O(log n): (length, chunk, offset).
-    by_size: BTreeSet<(usize, usize, usize)>,
-    /// Handed-out blocks: id -> (chunk, offset, length).
-    live: HashMap<u64, (usize, usize, usize)>,
-    /// Freed blocks whose last work (on a queue) may still be running.
+    ranges: Vec<Range>,
+    /// Unused slots of `ranges`.
+    spare: Vec<u32>,
+    heads: Vec<u32>,
+    bitmap: [u64; CLASSES / 64],
     pending: Vec<Pending>,
-    next_id: u64,
+    live: usize,
     held: usize,
 }
 
-/// A block freed while work (completed by `event`, on `queue`) may still use it.
-struct Pending {
-    chunk: usize,
-    offset: usize,
-    length: usize,
-    /// Kept for same-queue reuse without a wait (not done yet).
-    #[allow(dead_code)]
-    queue: crate::Queue,
-    event: crate::Event,
-}
-
 impl State {
-    /// Adds a free range to chunk `c`, merged with its free neighbours.
-    fn give(&mut self, c: usize, offset: usize, length: usize) {
-        let Some(chunk) = self.chunks[c].as_mut() else {
-            return;
-        };
-        let (mut start, mut len) = (offset, length);
-        if let Some((&prev, &prev_len)) = chunk.free.range(..offset).next_back() {
-            if prev + prev_len == offset {
-                chunk.free.remove(&prev);
-                self.by_size.remove(&(prev_len, c, prev));
-                start = prev;
-                len += prev_len;
-            }
+    fn new() -> State {
+        State {
+            heads: vec![NIL; CLASSES],
+            ..State::default()
         }
-        if let Some(next_len) = chunk.free.remove(&(start + len)) {
-            self.by_size.remove(&(next_len, c, start + len));
-            len += next_len;
-        }
-        chunk.free.insert(start, len);
-        self.by_size.insert((len, c, start));
     }
 
-    /// Takes `need` bytes from the start of the free range (length, c, offset).
-    fn take(&mut self, (length, c, offset): (usize, usize, usize), need: usize) {
-        self.by_size.remove(&(length, c, offset));
-        if let Some(chunk) = self.chunks[c].as_mut() {
-            chunk.free.remove(&offset);
-            if length > need {
-                chunk.free.insert(offset + need, length - need);
-                self.by_size.insert((length - need, c, offset + need));
+    fn record(&mut self, r: Range) -> u32 {
+        match self.spare.pop() {
+            Some(i) => {
+                self.ranges[i as usize] = r;
+                i
+            }
+            None => {
+                self.ranges.push(r);
+                (self.ranges.len() - 1) as u32
             }
         }
+    }
+
+    fn link(&mut self, i: u32) {
+        let class = class_of(self.ranges[i as usize].len);
+        let head = self.heads[class];
+        {
+            let r = &mut self.ranges[i as usize];
+            r.free = true;
+            r.class_prev = NIL;
+            r.class_next = head;
+        }
+        if head != NIL {
+            self.ranges[head as usize].class_prev = i;
+        }
+        self.heads[class] = i;
+        self.bitmap[class / 64] |= 1 << (class % 64);
+    }
+
+    fn unlink(&mut self, i: u32) {
+        let Range {
+            len,
+            class_prev,
+            class_next,
+            ..
+        } = self.ranges[i as usize];
+        let class = class_of(len);
+        if class_prev != NIL {
+            self.ranges[class_prev as usize].class_next = class_next;
+        } else {
+            self.heads[class] = class_next;
+            if class_next == NIL {
+                self.bitmap[class / 64] &= !(1 << (class % 64));
+            }
+        }
+        if class_next != NIL {
+            self.ranges[class_next as usize].class_prev = class_prev;
+        }
+        self.ranges[i as usize].free = false;
+    }
+
+    /// The first non-empty class at or above `class`.
+    fn first_class_from(&self, class: usize) -> Option<usize> {
+        let mut word = class / 64;
+        let mut bits = self.bitmap.get(word)? & (!0u64 << (class % 64));
+        loop {
+            if bits != 0 {
+                return Some(word * 64 + bits.trailing_zeros() as usize);
+            }
+            word += 1;
+            bits = *self.bitmap.get(word)?;
+        }
+    }
+
+    /// The free range that best fits `need`: the smallest one that holds it among the
+    /// first few of its own size class, else the head of the next class that has any
+    /// (every range there holds it).
+    fn find(&self, need: usize) -> Option<u32> {
+        let own = class_of(need);
+        let mut best: Option<(usize, u32)> = None;
+        let mut i = self.heads[own];
+        for _ in 0..16 {
+            if i == NIL {
+                break;
+            }
+            let len = self.ranges[i as usize].len;
+            if len >= need && best.is_none_or(|(b, _)| len < b) {
+                best = Some((len, i));
+                if len == need {
+                    break;
+                }
+            }
+            i = self.ranges[i as usize].class_next;
+        }
+        if let Some((_, i)) = best {
+            return Some(i);
+        }
+        let class = self.first_class_from(own + 1)?;
+        Some(self.heads[class])
+    }
+
+    /// Takes `need` bytes from the start of free range `i` (split off the rest).
+    fn take(&mut self, i: u32, need: usize) {
+        self.unlink(i);
+        let r = self.ranges[i as usize];
+        if r.len > need {
+            let rest = self.record(Range {
+                chunk: r.chunk,
+                offset: r.offset + need,
+                len: r.len - need,
+                free: false,
+                used: false,
+                prev: i,
+                next: r.next,
+                class_prev: NIL,
+                class_next: NIL,
+            });
+            if r.next != NIL {
+                self.ranges[r.next as usize].prev = rest;
+            }
+            let me = &mut self.ranges[i as usize];
+            me.next = rest;
+            me.len = need;
+            self.link(rest);
+        }
+    }
+
+    /// Frees range `i`, merged with its free neighbours.
+    fn give(&mut self, i: u32) {
+        let mut i = i;
+        let prev = self.ranges[i as usize].prev;
+        if prev != NIL && self.ranges[prev as usize].free {
+            self.unlink(prev);
+            self.absorb(prev, i);
+            i = prev;
+        }
+        let next = self.ranges[i as usize].next;
+        if next != NIL && self.ranges[next as usize].free {
+            self.unlink(next);
+            self.absorb(i, next);
+        }
+        self.link(i);
+    }
+
+    /// Appends range `b` (the next one in address order) to range `a`.
+    fn absorb(&mut self, a: u32, b: u32) {
+        let Range { len, next, .. } = self.ranges[b as usize];
+        self.ranges[a as usize].len += len;
+        self.ranges[a as usize].next = next;
+        if next != NIL {
+            self.ranges[next as usize].prev = a;
+        }
+        self.spare.push(b);
+    }
+
+    /// Gives back every pending range whose work is done (`wait`: waits for all).
+    fn reclaim(&mut self, wait: bool) {
+        let mut k = 0;
+        while k < self.pending.len() {
+            let done = self.pending[k].event.is_complete()
+                || (wait && self.pending[k].event.wait().is_ok());
+            if done {
+                let p = self.pending.swap_remove(k);
+                self.give(p.range);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    /// A pending range of `queue` that holds `need` (the smallest); its remainder
+    /// stays pending with the same event.
+    fn take_pending_of(&mut self, queue: Queue, need: usize) -> Option<u32> {
+        let k = self
+            .pending
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.queue == queue && self.ranges[p.range as usize].len >= need)
+            .min_by_key(|(_, p)| self.ranges[p.range as usize].len)
+            .map(|(k, _)| k)?;
+        let p = self.pending.swap_remove(k);
+        let r = self.ranges[p.range as usize];
+        if r.len > need {
+            let rest = self.record(Range {
+                offset: r.offset + need,
+                len: r.len - need,
+                prev: p.range,
+                ..r
+            });
+            if r.next != NIL {
+                self.ranges[r.next as usize].prev = rest;
+            }
+            self.ranges[p.range as usize].next = rest;
+            self.ranges[p.range as usize].len = need;
+            self.pending.push(Pending { range: rest, ..p });
+        }
+        Some(p.range)
     }
 }
 
 /// Coalescing best-fit sub-allocator over an upstream resource: grows by at least its
 /// initial size until its maximum, and gives wholly free chunks back on [`Pool::release`].
 /// Works on every location whose backend can address part of an allocation (host,
-/// OpenMP, SYCL, CUDA, HIP pointers; OpenCL sub-buffers).
+/// OpenMP, SYCL, CUDA, HIP pointers; OpenCL and WebGPU buffer offsets).
+///
+/// Stream order: memory given back with [`MemoryResource::deallocate_after`] while work
+/// on a queue may still use it is handed out again at once to an allocation on that
+/// same queue ([`MemoryResource::allocate_on`]: work on one queue runs in order), and to
+/// any other only after the work's event.
 pub struct Pool {
     upstream: Arc<dyn MemoryResource>,
     device: Arc<dyn Device>,
     initial: usize,
     maximum: usize,
     align: usize,
+    /// This pool's mark in block ids (bits 32..52), so foreign blocks are recognised.
+    tag: u64,
     state: Mutex<State>,
 }
 
+/// Block ids: bits 0..32 the range record + 1, bits 32..52 the pool's tag (the top bits
+/// are left to [`super::Arena`]).
+const TAG_SHIFT: u32 = 32;
+const TAG_MASK: u64 = (1 << 20) - 1;
+
 impl Pool {
     /// A pool over `upstream` that grows in steps of at least `initial` bytes up to
-    /// `maximum` bytes in all. Nothing is allocated until the first request.
+    /// `maximum` bytes in all. Nothing is allocated until the first request (or
+    /// [`Pool::reserve`]).
     pub fn new(upstream: Arc<dyn MemoryResource>, initial: usize, maximum: usize) -> Pool {
         let location = upstream.location();
         let device = crate::registry()
@@ -103,54 +310,168 @@ impl Pool {
             initial: initial.max(align),
             maximum,
             align,
-            state: Mutex::new(State::default()),
+            tag: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                (NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) & TAG_MASK).max(1)
+            },
+            state: Mutex::new(State::new()),
         }
+    }
+
+    /// Takes at least `bytes` from upstream now, as one free chunk (RMM's initial pool
+    /// size, allocated up front so that the first allocations do not pay for it).
+    pub fn reserve(&self, bytes: usize) -> Result<()> {
+        let mut state = self.lock();
+        self.grow(&mut state, self.round(bytes)).map(|_| ())
     }
 
     /// Bytes taken from upstream.
     pub fn held_bytes(&self) -> usize {
-        self.state.lock().map(|s| s.held).unwrap_or(0)
+        self.lock().held
     }
 
     /// Gives every wholly free chunk back to upstream; returns the bytes released.
     pub fn release(&self) -> usize {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.lock();
+        state.reclaim(false);
         let mut released = 0;
-        for c in 0..state.chunks.len() {
-            let whole = state.chunks[c]
-                .as_ref()
-                .is_some_and(|k| k.free.len() == 1 && k.free.get(&0) == Some(&k.block.bytes));
-            if whole {
-                if let Some(chunk) = state.chunks[c].take() {
-                    state.by_size.remove(&(chunk.block.bytes, c, 0));
-                    released += chunk.block.bytes;
-                    self.upstream.deallocate(chunk.block);
-                }
+        let whole: Vec<u32> = (0..state.ranges.len() as u32)
+            .filter(|&i| {
+                let r = &state.ranges[i as usize];
+                r.free && r.prev == NIL && r.next == NIL && state.chunks[r.chunk as usize].is_some()
+            })
+            .collect();
+        for i in whole {
+            state.unlink(i);
+            state.spare.push(i);
+            let c = state.ranges[i as usize].chunk as usize;
+            if let Some(chunk) = state.chunks[c].take() {
+                released += chunk.block.bytes;
+                self.upstream.deallocate(chunk.block);
             }
         }
         state.held -= released;
         released
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn round(&self, bytes: usize) -> usize {
         bytes.max(1).div_ceil(self.align) * self.align
     }
-}
 
-impl Pool {
-    /// Gives back every pending block whose work is done (without waiting).
-    fn reclaim(state: &mut State, wait: bool) {
-        let mut i = 0;
-        while i < state.pending.len() {
-            let done = state.pending[i].event.is_complete()
-                || (wait && state.pending[i].event.wait().is_ok());
-            if done {
-                let p = state.pending.swap_remove(i);
-                state.give(p.chunk, p.offset, p.length);
-            } else {
-                i += 1;
+    /// Adds a chunk of at least `need` bytes (and at least the initial size); returns
+    /// its one free range.
+    fn grow(&self, state: &mut State, need: usize) -> Result<u32> {
+        let location = self.location();
+        let grow = need.max(self.initial);
+        if state.held + grow > self.maximum {
+            return Err(Error::Invalid(format!(
+                "{location}: the pool cannot grow by {grow} bytes: it holds {} of its maximum {} bytes; \
+                 free buffers, call release(), or make a larger pool",
+                state.held, self.maximum
+            )));
+        }
+        let block = self.upstream.allocate(grow, crate::backends::ALIGNMENT)?;
+        state.held += grow;
+        let c = match state.chunks.iter().position(Option::is_none) {
+            Some(i) => {
+                state.chunks[i] = Some(Chunk { block });
+                i
+            }
+            None => {
+                state.chunks.push(Some(Chunk { block }));
+                state.chunks.len() - 1
+            }
+        };
+        let i = state.record(Range {
+            chunk: c as u32,
+            offset: 0,
+            len: grow,
+            free: false,
+            used: false,
+            prev: NIL,
+            next: NIL,
+            class_prev: NIL,
+            class_next: NIL,
+        });
+        state.link(i);
+        Ok(i)
+    }
+
+    fn check_align(&self, align: usize) -> Result<()> {
+        if align > self.align || !self.align.is_multiple_of(align.max(1)) {
+            return Err(Error::Invalid(format!(
+                "{}: the pool aligns blocks to {} bytes; {align} was asked for",
+                self.location(),
+                self.align
+            )));
+        }
+        Ok(())
+    }
+
+    /// Hands out range `i` (already taken out of the free lists) as a block.
+    fn hand_out(&self, state: &mut State, i: u32, bytes: usize) -> Result<Block> {
+        let r = state.ranges[i as usize];
+        let parent = &state.chunks[r.chunk as usize]
+            .as_ref()
+            .ok_or_else(|| Error::Invalid("pool chunk vanished".into()))?
+            .block
+            .native;
+        match self.device.sub_native(parent, r.offset, r.len) {
+            Ok(native) => {
+                state.live += 1;
+                state.ranges[i as usize].used = true;
+                Ok(Block {
+                    native,
+                    bytes,
+                    id: (self.tag << TAG_SHIFT) | (u64::from(i) + 1),
+                    location: self.location(),
+                })
+            }
+            Err(e) => {
+                state.give(i);
+                Err(e)
             }
         }
+    }
+
+    /// The range behind a block of this pool, or `None` for a foreign block.
+    fn range_of(&self, state: &State, block: &Block) -> Option<u32> {
+        if (block.id >> TAG_SHIFT) & TAG_MASK != self.tag {
+            return None;
+        }
+        let i = u32::try_from((block.id & 0xFFFF_FFFF).checked_sub(1)?).ok()?;
+        let r = state.ranges.get(i as usize)?;
+        let ours = block.location == self.location() && r.used && r.len >= block.bytes;
+        ours.then_some(i)
+    }
+
+    fn allocate_in(&self, bytes: usize, align: usize, queue: Option<Queue>) -> Result<Block> {
+        self.check_align(align)?;
+        let need = self.round(bytes);
+        let mut state = self.lock();
+        if let Some(i) = queue.and_then(|q| state.take_pending_of(q, need)) {
+            return self.hand_out(&mut state, i, bytes);
+        }
+        if !state.pending.is_empty() {
+            state.reclaim(false);
+        }
+        // Best fit; failing that, memory still pending on another queue is waited for
+        // before the pool grows.
+        let mut found = state.find(need);
+        if found.is_none() && !state.pending.is_empty() {
+            state.reclaim(true);
+            found = state.find(need);
+        }
+        let i = match found {
+            Some(i) => i,
+            None => self.grow(&mut state, need)?,
+        };
+        state.take(i, need);
+        self.hand_out(&mut state, i, bytes)
     }
 }
 
@@ -169,112 +490,56 @@ impl MemoryResource for Pool {
     }
 
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
-        let location = self.location();
-        if align > self.align || !self.align.is_multiple_of(align.max(1)) {
-            return Err(Error::Invalid(format!(
-                "{location}: the pool aligns blocks to {} bytes; {align} was asked for",
-                self.align
-            )));
-        }
-        let need = self.round(bytes);
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        Pool::reclaim(&mut state, false);
-        // Best fit: the smallest free range that holds `need`; failing that, memory
-        // still pending on another queue is waited for before the pool grows.
-        let mut best = state.by_size.range((need, 0, 0)..).next().copied();
-        if best.is_none() && !state.pending.is_empty() {
-            Pool::reclaim(&mut state, true);
-            best = state.by_size.range((need, 0, 0)..).next().copied();
-        }
-        let range = match best {
-            Some(r) => r,
-            None => {
-                let grow = need.max(self.initial);
-                if state.held + grow > self.maximum {
-                    return Err(Error::Invalid(format!(
-                        "{location}: the pool cannot grow by {grow} bytes: it holds {} of its maximum {} bytes; \
-                         free buffers, call release(), or make a larger pool",
-                        state.held, self.maximum
-                    )));
-                }
-                let block = self.upstream.allocate(grow, crate::backends::ALIGNMENT)?;
-                state.held += grow;
-                let chunk = Chunk {
-                    block,
-                    free: BTreeMap::new(),
-                };
-                let c = match state.chunks.iter().position(Option::is_none) {
-                    Some(i) => {
-                        state.chunks[i] = Some(chunk);
-                        i
-                    }
-                    None => {
-                        state.chunks.push(Some(chunk));
-                        state.chunks.len() - 1
-                    }
-                };
-                state.give(c, 0, grow);
-                (grow, c, 0)
-            }
-        };
-        let (_, chunk_index, offset) = range;
-        let parent = &state.chunks[chunk_index]
-            .as_ref()
-            .ok_or_else(|| Error::Invalid("pool chunk vanished".into()))?
-            .block
-            .native;
-        let native = self.device.sub_native(parent, offset, need)?;
-        state.take(range, need);
-        state.next_id += 1;
-        let id = state.next_id;
-        state.live.insert(id, (chunk_index, offset, need));
-        Ok(Block {
-            native,
-            bytes,
-            id,
-            location,
-        })
+        self.allocate_in(bytes, align, None)
     }
 
-    fn deallocate_after(&self, block: Block, queue: crate::Queue, event: crate::Event) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let Some((chunk, offset, length)) = state.live.remove(&block.id) else {
-            return;
+    /// Also reuses, at once, memory freed on `queue` whose work may still be running
+    /// there: the new owner's work on `queue` runs after it.
+    fn allocate_on(&self, bytes: usize, align: usize, queue: Queue) -> Result<Block> {
+        self.allocate_in(bytes, align, Some(queue))
+    }
+
+    fn deallocate_after(&self, block: Block, queue: Queue, event: Event) {
+        let mut state = self.lock();
+        let Some(range) = self.range_of(&state, &block) else {
+            return; // not ours: leak rather than corrupt the free lists
         };
         // SAFETY: made by `sub_native` in `allocate`, given back once; an OpenCL
         // sub-buffer's release is deferred by the runtime until its commands finish.
         unsafe { self.device.release_sub(&block.native) };
+        state.live -= 1;
+        state.ranges[range as usize].used = false;
         state.pending.push(Pending {
-            chunk,
-            offset,
-            length,
+            range,
             queue,
             event,
         });
     }
 
     fn deallocate(&self, block: Block) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let Some((chunk_index, offset, length)) = state.live.remove(&block.id) else {
+        let mut state = self.lock();
+        let Some(range) = self.range_of(&state, &block) else {
             return; // not ours: leak rather than corrupt the free lists
         };
         // SAFETY: the handle was made by `sub_native` of this device in `allocate` and
         // is given back exactly once (blocks are not Clone).
         unsafe { self.device.release_sub(&block.native) };
-        state.give(chunk_index, offset, length);
+        state.live -= 1;
+        state.ranges[range as usize].used = false;
+        state.give(range);
     }
 }
 
 impl Drop for Pool {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        Pool::reclaim(state, true);
-        if !state.live.is_empty() {
+        state.reclaim(true);
+        if state.live > 0 {
             // Blocks still out keep their chunks: leak them rather than free memory in use.
             eprintln!(
                 "locus: pool at {} dropped with {} blocks still allocated",
                 self.upstream.location(),
-                state.live.len()
+                state.live
             );
             return;
         }
@@ -288,52 +553,85 @@ impl Drop for Pool {
 mod tests {
     use super::*;
 
-    fn state_with(ranges: &[(usize, usize)]) -> State {
-        let mut s = State::default();
-        s.chunks.push(Some(Chunk {
-            block: Block {
-                native: crate::backends::Native::Host {
-                    ptr: std::ptr::null_mut(),
-                },
-                bytes: 100,
-                id: 0,
-                location: Location::Host,
-            },
-            free: BTreeMap::new(),
-        }));
-        for &(o, l) in ranges {
-            s.give(0, o, l);
+    /// A state with one chunk of `len` bytes, all free.
+    fn state_of(len: usize) -> (State, u32) {
+        let mut s = State::new();
+        s.chunks.push(None);
+        let i = s.record(Range {
+            chunk: 0,
+            offset: 0,
+            len,
+            free: false,
+            used: false,
+            prev: NIL,
+            next: NIL,
+            class_prev: NIL,
+            class_next: NIL,
+        });
+        s.link(i);
+        (s, i)
+    }
+
+    /// (offset, len, free) of every range of chunk 0 in address order.
+    fn layout(s: &State) -> Vec<(usize, usize, bool)> {
+        let mut i = (0..s.ranges.len() as u32)
+            .find(|&i| !s.spare.contains(&i) && s.ranges[i as usize].prev == NIL)
+            .unwrap();
+        let mut out = Vec::new();
+        while i != NIL {
+            let r = s.ranges[i as usize];
+            out.push((r.offset, r.len, r.free));
+            i = r.next;
         }
-        s
+        out
     }
 
     #[test]
-    fn free_ranges_coalesce_and_stay_indexed() {
-        let mut s = state_with(&[(0, 10), (20, 10)]);
-        s.give(0, 10, 10);
-        assert_eq!(
-            s.chunks[0].as_ref().unwrap().free,
-            BTreeMap::from([(0, 30)])
-        );
-        assert_eq!(
-            s.by_size.iter().copied().collect::<Vec<_>>(),
-            vec![(30, 0, 0)]
-        );
-        let mut s = state_with(&[(0, 10), (40, 10), (20, 5)]);
-        assert_eq!(s.chunks[0].as_ref().unwrap().free.len(), 3);
-        // Best fit picks the smallest range that holds the request.
-        let best = *s.by_size.range((5, 0, 0)..).next().unwrap();
-        assert_eq!(best, (5, 0, 20));
-        s.take(best, 5);
-        assert_eq!(s.by_size.len(), 2);
-        let best = *s.by_size.range((6, 0, 0)..).next().unwrap();
-        s.take(best, 6);
-        assert_eq!(
-            s.by_size.iter().copied().collect::<Vec<_>>(),
-            vec![(4, 0, 6), (10, 0, 40)]
-        );
-        for &(len, _, off) in &s.by_size {
-            assert_eq!(s.chunks[0].as_ref().unwrap().free[&off], len);
+    fn classes_are_monotonic_and_fine() {
+        // Monotonic: every range of a higher class holds any size of a lower one (what
+        // `find` relies on).
+        let mut last = 0;
+        for len in 1..200_000usize {
+            let c = class_of(len);
+            assert!(c >= last, "class_of({len})");
+            last = c;
         }
+        // Eight classes per power of two: sizes in one class differ by under 12.5%.
+        assert_ne!(class_of(1 << 20), class_of((1 << 20) + (1 << 17)));
+        assert_eq!(class_of(usize::MAX), CLASSES - 1);
+    }
+
+    #[test]
+    fn split_coalesce_and_best_fit() {
+        let (mut s, whole) = state_of(1000);
+        s.take(whole, 100);
+        let b = s.find(200).unwrap();
+        s.take(b, 200);
+        let c = s.find(50).unwrap();
+        s.take(c, 50);
+        assert_eq!(
+            layout(&s),
+            vec![
+                (0, 100, false),
+                (100, 200, false),
+                (300, 50, false),
+                (350, 650, true)
+            ]
+        );
+        // Free the first and third: not adjacent, no merge.
+        s.give(whole);
+        s.give(c);
+        assert_eq!(
+            layout(&s)[2],
+            (300, 700, true),
+            "third merged with the tail"
+        );
+        // Best fit: 100 fits the 100-byte hole exactly, not the 700 tail.
+        assert_eq!(s.find(100), Some(whole));
+        // Freeing the middle merges all three into one range.
+        s.give(b);
+        assert_eq!(layout(&s), vec![(0, 1000, true)]);
+        assert_eq!(s.find(1000).map(|i| s.ranges[i as usize].len), Some(1000));
+        assert_eq!(s.find(1001), None);
     }
 }

@@ -118,7 +118,10 @@ fn clone_native(native: &locus::Native) -> locus::Native {
             ptr: *ptr,
             device: *device,
         },
-        locus::Native::OpenCl { mem } => locus::Native::OpenCl { mem: *mem },
+        locus::Native::OpenCl { mem, offset } => locus::Native::OpenCl {
+            mem: *mem,
+            offset: *offset,
+        },
         locus::Native::Sycl { ptr, kind } => locus::Native::Sycl {
             ptr: *ptr,
             kind: *kind,

@@ -139,7 +139,10 @@ fn opencl(
         .map_err(|log| format!("building vec_add.cl failed: {log}"))?;
     let kernel = Kernel::create(&program, "vec_add")?;
     let mem = |native: &Native| match native {
-        Native::OpenCl { mem } => Ok(*mem),
+        Native::OpenCl { mem, offset: 0 } => Ok(*mem),
+        Native::OpenCl { offset, .. } => Err(format!(
+            "a pooled OpenCL range (offset {offset}): this example passes whole buffers"
+        )),
         other => Err(format!("not an OpenCL buffer: {other:?}")),
     };
     let (ma, mb, mc) = (mem(a.native())?, mem(b.native())?, mem(c.native())?);

@@ -205,19 +205,14 @@ pub fn native_for(
         Location::Host => Native::Host {
             ptr: data.wrapping_add(byte_offset as usize),
         },
-        #[allow(unreachable_patterns)]
         Location::OpenMp(n) => Native::OpenMp {
             ptr: data.wrapping_add(byte_offset as usize),
             device: n as i32,
         },
-        Location::OpenCl(_) => {
-            if byte_offset != 0 {
-                return Err(refuse(
-                    "a cl_mem with a byte offset (locus adopts whole OpenCL buffers)",
-                ));
-            }
-            Native::OpenCl { mem: data.cast() }
-        }
+        Location::OpenCl(_) => Native::OpenCl {
+            mem: data.cast(),
+            offset: byte_offset as usize,
+        },
         Location::Sycl(_) => Native::Sycl {
             ptr: data.wrapping_add(byte_offset as usize),
             kind: locus::backends::sycl::UsmKind::Device,

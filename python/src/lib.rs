@@ -138,7 +138,7 @@ impl View {
         match self.memory.native() {
             Native::Host { ptr } => (ptr.cast(), 0),
             Native::OpenMp { ptr, .. } => (ptr.cast(), 0),
-            Native::OpenCl { mem } => (mem.cast(), 0),
+            Native::OpenCl { mem, offset } => (mem.cast(), *offset as u64),
             Native::Sycl { ptr, .. } => (ptr.cast(), 0),
             Native::Cuda { ptr, .. } | Native::Hip { ptr, .. } => {
                 (*ptr as *mut std::ffi::c_void, 0)

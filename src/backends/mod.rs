@@ -93,11 +93,14 @@ pub enum Native {
         /// The OpenMP device number it belongs to (pass it to `device(...)` clauses).
         device: i32,
     },
-    /// An OpenCL buffer object.
+    /// A range of an OpenCL buffer object.
     #[cfg(feature = "opencl")]
     OpenCl {
         /// The `cl_mem` handle.
         mem: opencl3::types::cl_mem,
+        /// Where this allocation starts inside it (non-zero for pool sub-allocations:
+        /// OpenCL calls take it as their offset; kernels get a sub-buffer of the range).
+        offset: usize,
     },
     /// CUDA memory (device, pinned host or managed).
     #[cfg(feature = "cuda")]
@@ -164,7 +167,10 @@ impl Native {
                 device: *device,
             },
             #[cfg(feature = "opencl")]
-            Native::OpenCl { mem } => Native::OpenCl { mem: *mem },
+            Native::OpenCl { mem, offset } => Native::OpenCl {
+                mem: *mem,
+                offset: *offset,
+            },
             #[cfg(feature = "sycl")]
             Native::Sycl { ptr, kind } => Native::Sycl {
                 ptr: *ptr,
@@ -205,7 +211,7 @@ impl fmt::Debug for Native {
             #[cfg(feature = "openmp")]
             Native::OpenMp { ptr, device } => write!(f, "OpenMp({ptr:p}, device {device})"),
             #[cfg(feature = "opencl")]
-            Native::OpenCl { mem } => write!(f, "OpenCl(cl_mem {mem:p})"),
+            Native::OpenCl { mem, offset } => write!(f, "OpenCl(cl_mem {mem:p} + {offset})"),
             #[cfg(feature = "cuda")]
             Native::Cuda { ptr, kind } => write!(f, "Cuda({ptr:#x}, {kind:?})"),
             #[cfg(feature = "hip")]
@@ -294,7 +300,7 @@ pub trait Device: Send + Sync + fmt::Debug {
     /// How many allocations of this device are alive (made by `allocate`, not freed).
     fn live_allocations(&self) -> usize;
     /// A handle to `len` bytes at `offset` inside `parent`, for sub-allocators (a
-    /// pointer plus offset, or an OpenCL sub-buffer). The default: this technology
+    /// pointer plus offset, or a buffer plus offset). The default: this technology
     /// cannot address part of an allocation.
     fn sub_native(&self, _parent: &Native, _offset: usize, _len: usize) -> Result<Native> {
         Err(crate::error::Error::Invalid(format!(

@@ -70,7 +70,7 @@ pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
             unsafe { super::openmp::target_memcpy(*ptr, *device, src.as_ptr(), initial, src.len()) }
         }
         #[cfg(feature = "opencl")]
-        Native::OpenCl { mem } => {
+        Native::OpenCl { mem, offset } => {
             let dev = super::opencl::device(dst.location())?;
             // SAFETY: a blocking write of `src.len()` checked bytes from a live slice.
             let event = unsafe {
@@ -78,7 +78,7 @@ pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
                     dev.queue().get(),
                     *mem,
                     opencl3::types::CL_BLOCKING,
-                    0,
+                    *offset,
                     src.len(),
                     src.as_ptr().cast(),
                     0,
@@ -124,7 +124,7 @@ pub fn read(src: &Memory, dst: &mut [u8]) -> Result<()> {
             }
         }
         #[cfg(feature = "opencl")]
-        Native::OpenCl { mem } => {
+        Native::OpenCl { mem, offset } => {
             let dev = super::opencl::device(src.location())?;
             // SAFETY: a blocking read of `dst.len()` checked bytes into a live slice.
             let event = unsafe {
@@ -132,7 +132,7 @@ pub fn read(src: &Memory, dst: &mut [u8]) -> Result<()> {
                     dev.queue().get(),
                     *mem,
                     opencl3::types::CL_BLOCKING,
-                    0,
+                    *offset,
                     dst.len(),
                     dst.as_mut_ptr().cast(),
                     0,
@@ -169,7 +169,13 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
             unsafe { super::openmp::target_memcpy(*d, *b, *s, *a, len) }
         }
         #[cfg(feature = "opencl")]
-        (Native::OpenCl { mem: s }, Native::OpenCl { mem: d }) => {
+        (
+            Native::OpenCl { mem: s, offset: so },
+            Native::OpenCl {
+                mem: d,
+                offset: doff,
+            },
+        ) => {
             let dev = super::opencl::device(src.location())?;
             // SAFETY: two buffers of this context, `len` checked bytes each.
             let event = unsafe {
@@ -177,8 +183,8 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
                     dev.queue().get(),
                     *s,
                     *d,
-                    0,
-                    0,
+                    *so,
+                    *doff,
                     len,
                     0,
                     std::ptr::null(),

@@ -386,8 +386,8 @@ pub fn replay(log: &str, resource: &dyn MemoryResource) -> Result<ReplayReport> 
 /// Per-thread arenas over a global resource: each thread sub-allocates from its own
 /// [`Pool`](super::Pool), which takes superblocks from the global resource, so threads
 /// do not contend on one lock. A block freed on another thread goes back to the arena
-/// that made it. Works where sub-allocations can be sub-allocated again (pointer
-/// backends: host, OpenMP, SYCL, CUDA, HIP; not OpenCL sub-buffers or WebGPU).
+/// that made it. Works on every backend that sub-allocates (pointers, and offsets into
+/// OpenCL and WebGPU buffers, which add up).
 pub struct Arena {
     global: Arc<dyn MemoryResource>,
     superblock: usize,

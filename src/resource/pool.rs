@@ -504,8 +504,8 @@ impl MemoryResource for Pool {
         let Some(range) = self.range_of(&state, &block) else {
             return; // not ours: leak rather than corrupt the free lists
         };
-        // SAFETY: made by `sub_native` in `allocate`, given back once; an OpenCL
-        // sub-buffer's release is deferred by the runtime until its commands finish.
+        // SAFETY: made by `sub_native` in `allocate`, given back once; no backend's
+        // sub-allocation handle owns an object that pending work could still use.
         unsafe { self.device.release_sub(&block.native) };
         state.live -= 1;
         state.ranges[range as usize].used = false;

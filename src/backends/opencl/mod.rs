@@ -225,7 +225,16 @@ pub(crate) fn copy_async(
     len: usize,
     after: &[crate::Event],
 ) -> Result<Option<crate::Event>> {
-    let (Native::OpenCl { mem: s }, Native::OpenCl { mem: d }) = (src.native(), dst.native())
+    let (
+        Native::OpenCl {
+            mem: s,
+            offset: s_base,
+        },
+        Native::OpenCl {
+            mem: d,
+            offset: d_base,
+        },
+    ) = (src.native(), dst.native())
     else {
         return Ok(None);
     };
@@ -257,8 +266,8 @@ pub(crate) fn copy_async(
             device.queue.get(),
             *s,
             *d,
-            src_offset,
-            dst_offset,
+            s_base + src_offset,
+            d_base + dst_offset,
             len,
             wait_list.len() as u32,
             if wait_list.is_empty() {
@@ -287,9 +296,50 @@ pub fn device(location: Location) -> Result<&'static OpenClDevice> {
         .ok_or_else(|| Error::Invalid(format!("{location} is not an OpenCL device")))
 }
 
-fn mem_of(native: &Native) -> cl_mem {
+/// A buffer argument of a kernel: the whole buffer, or a sub-buffer made for a range at
+/// an offset (released when the launch is enqueued: OpenCL keeps it until the kernel is
+/// done).
+struct KernelBuffer(cl_mem, bool);
+
+impl Drop for KernelBuffer {
+    fn drop(&mut self) {
+        if self.1 {
+            // SAFETY: a sub-buffer made by `kernel_buffer`, released once; the runtime
+            // defers the release until enqueued commands using it finish.
+            let _ = unsafe { release_mem_object(self.0) };
+        }
+    }
+}
+
+impl OpenClDevice {
+    /// The kernel argument for `len` bytes at `offset` of `mem`.
+    fn kernel_buffer(&self, mem: cl_mem, offset: usize, len: usize) -> Result<KernelBuffer> {
+        if offset == 0 {
+            return Ok(KernelBuffer(mem, false));
+        }
+        let region = opencl3::types::cl_buffer_region {
+            origin: offset,
+            size: len.max(1),
+        };
+        // SAFETY: a region inside a live buffer of this context (the pool keeps it in
+        // range and aligned to `sub_alignment`, CL_DEVICE_MEM_BASE_ADDR_ALIGN).
+        let sub = unsafe {
+            opencl3::memory::create_sub_buffer(
+                mem,
+                CL_MEM_READ_WRITE,
+                opencl3::memory::CL_BUFFER_CREATE_TYPE_REGION,
+                (&region as *const opencl3::types::cl_buffer_region).cast(),
+            )
+        }
+        .map_err(|code| self.fail("clCreateSubBuffer", code))?;
+        Ok(KernelBuffer(sub, true))
+    }
+}
+
+/// The buffer and the offset of the allocation inside it.
+fn mem_of(native: &Native) -> (cl_mem, usize) {
     match native {
-        Native::OpenCl { mem } => *mem,
+        Native::OpenCl { mem, offset } => (*mem, *offset),
         #[allow(unreachable_patterns)]
         other => unreachable!("OpenCL device given a foreign handle {other:?}"),
     }
@@ -323,12 +373,12 @@ impl Device for OpenClDevice {
             unsafe { create_buffer(self.context.get(), flags, bytes.max(1), ptr::null_mut()) }
                 .map_err(|code| self.fail("clCreateBuffer", code))?;
         self.live.fetch_add(1, Ordering::Relaxed);
-        Ok(Native::OpenCl { mem })
+        Ok(Native::OpenCl { mem, offset: 0 })
     }
 
     unsafe fn free(&self, native: &Native, _bytes: usize) {
         // SAFETY: the caller guarantees this buffer came from `allocate` and is unused.
-        let _ = unsafe { release_mem_object(mem_of(native)) };
+        let _ = unsafe { release_mem_object(mem_of(native).0) };
         self.live.fetch_sub(1, Ordering::Relaxed);
     }
 
@@ -371,9 +421,9 @@ impl Device for OpenClDevice {
         let event = unsafe {
             enqueue_write_buffer(
                 self.queue.get(),
-                mem_of(dst),
+                mem_of(dst).0,
                 CL_BLOCKING,
-                offset,
+                mem_of(dst).1 + offset,
                 src.len(),
                 src.as_ptr() as *const c_void,
                 0,
@@ -389,9 +439,9 @@ impl Device for OpenClDevice {
         let event = unsafe {
             enqueue_read_buffer(
                 self.queue.get(),
-                mem_of(src),
+                mem_of(src).0,
                 CL_BLOCKING,
-                offset,
+                mem_of(src).1 + offset,
                 dst.len(),
                 dst.as_mut_ptr() as *mut c_void,
                 0,
@@ -414,10 +464,10 @@ impl Device for OpenClDevice {
         let event = unsafe {
             enqueue_copy_buffer(
                 self.queue.get(),
-                mem_of(src),
-                mem_of(dst),
-                src_offset,
-                dst_offset,
+                mem_of(src).0,
+                mem_of(dst).0,
+                mem_of(src).1 + src_offset,
+                mem_of(dst).1 + dst_offset,
                 len,
                 0,
                 ptr::null(),
@@ -436,10 +486,10 @@ impl Device for OpenClDevice {
         let event = unsafe {
             enqueue_fill_buffer(
                 self.queue.get(),
-                mem_of(dst),
+                mem_of(dst).0,
                 pattern.as_ptr() as *const c_void,
                 pattern.len(),
-                offset,
+                mem_of(dst).1 + offset,
                 len,
                 0,
                 ptr::null(),
@@ -460,10 +510,10 @@ impl Device for OpenClDevice {
         let event = unsafe {
             enqueue_map_buffer(
                 self.queue.get(),
-                mem_of(native),
+                mem_of(native).0,
                 CL_BLOCKING,
                 flags,
-                offset,
+                mem_of(native).1 + offset,
                 len,
                 &mut host,
                 0,
@@ -478,7 +528,13 @@ impl Device for OpenClDevice {
     unsafe fn unmap(&self, native: &Native, ptr: *mut u8) -> Result<()> {
         // SAFETY: `ptr` came from `map` on this buffer (caller's contract).
         let event = unsafe {
-            enqueue_unmap_mem_object(self.queue.get(), mem_of(native), ptr.cast(), 0, ptr::null())
+            enqueue_unmap_mem_object(
+                self.queue.get(),
+                mem_of(native).0,
+                ptr.cast(),
+                0,
+                ptr::null(),
+            )
         }
         .map_err(|code| self.fail("clEnqueueUnmapMemObject", code))?;
         self.finish_event("clEnqueueUnmapMemObject", event)
@@ -488,29 +544,14 @@ impl Device for OpenClDevice {
         self.live.load(Ordering::Relaxed)
     }
 
-    fn sub_native(&self, parent: &Native, offset: usize, len: usize) -> Result<Native> {
-        let region = opencl3::types::cl_buffer_region {
-            origin: offset,
-            size: len.max(1),
-        };
-        // SAFETY: a region inside a live buffer of this context (the sub-allocator keeps
-        // it in range and aligned to `sub_alignment`); the sub-buffer is released by
-        // `release_sub`.
-        let mem = unsafe {
-            opencl3::memory::create_sub_buffer(
-                mem_of(parent),
-                CL_MEM_READ_WRITE,
-                opencl3::memory::CL_BUFFER_CREATE_TYPE_REGION,
-                (&region as *const opencl3::types::cl_buffer_region).cast(),
-            )
-        }
-        .map_err(|code| self.fail("clCreateSubBuffer", code))?;
-        Ok(Native::OpenCl { mem })
-    }
-
-    unsafe fn release_sub(&self, native: &Native) {
-        // SAFETY: a sub-buffer made by `sub_native`, released once (caller's contract).
-        let _ = unsafe { release_mem_object(mem_of(native)) };
+    fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
+        // An offset into the parent buffer: no OpenCL object per block (a sub-buffer
+        // is made only when a kernel takes the range as an argument).
+        let (mem, base) = mem_of(parent);
+        Ok(Native::OpenCl {
+            mem,
+            offset: base + offset,
+        })
     }
 
     fn sub_alignment(&self) -> usize {
@@ -522,12 +563,14 @@ impl Device for OpenClDevice {
         let kernel = self.kernel(spec.source, spec.entry)?;
         // One launch at a time per kernel object: argument setting is not thread-safe.
         let kernel = kernel.lock().unwrap_or_else(|e| e.into_inner());
-        let mems: Vec<Option<cl_mem>> = args
+        let mems: Vec<Option<KernelBuffer>> = args
             .iter()
             .enumerate()
             .map(|(i, a)| match a {
                 LaunchArg::Memory(m) => match m.native() {
-                    Native::OpenCl { mem } if m.location() == self.location => Ok(Some(*mem)),
+                    Native::OpenCl { mem, offset } if m.location() == self.location => {
+                        self.kernel_buffer(*mem, *offset, m.len()).map(Some)
+                    }
                     _ => Err(bad_argument(
                         self.location,
                         i,
@@ -546,7 +589,7 @@ impl Device for OpenClDevice {
             // declared (checked there): a cl_mem of this context or a 4-byte scalar.
             unsafe {
                 match (arg, mem) {
-                    (_, Some(mem)) => exec.set_arg(mem),
+                    (_, Some(mem)) => exec.set_arg(&mem.0),
                     (LaunchArg::F32(v), None) => exec.set_arg(v),
                     (LaunchArg::U32(v), None) => exec.set_arg(v),
                     (LaunchArg::I32(v), None) => exec.set_arg(v),

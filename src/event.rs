@@ -2,8 +2,9 @@
 //! waits on it; any later asynchronous operation takes it as a dependency (natively
 //! where the technology allows, by a host wait otherwise).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 use crate::backends::Completion;
@@ -25,6 +26,8 @@ pub struct Event {
     state: Arc<Mutex<State>>,
     /// Memory the work uses, kept alive until the event is dropped.
     _keep: Arc<Vec<Arc<crate::Memory>>>,
+    /// Made by a runtime's own queue (not a worker thread).
+    native: bool,
 }
 
 impl std::fmt::Debug for Event {
@@ -39,14 +42,19 @@ impl Event {
         Event {
             state: Arc::new(Mutex::new(State::Finished(Ok(())))),
             _keep: Arc::default(),
+            native: false,
         }
     }
 
-    #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
+    #[cfg_attr(
+        not(any(feature = "opencl", feature = "sycl", feature = "webgpu")),
+        allow(dead_code)
+    )]
     pub(crate) fn native(completion: Completion, keep: Vec<Arc<crate::Memory>>) -> Event {
         Event {
             state: Arc::new(Mutex::new(State::Native(completion))),
             _keep: Arc::new(keep),
+            native: true,
         }
     }
 
@@ -54,6 +62,7 @@ impl Event {
         Event {
             state: Arc::new(Mutex::new(State::Thread(handle))),
             _keep: Arc::default(),
+            native: false,
         }
     }
 
@@ -81,6 +90,21 @@ impl Event {
         }
     }
 
+    /// The SYCL event behind this event, when it is still a pending SYCL command.
+    #[cfg(feature = "sycl")]
+    pub(crate) fn sycl_event(&self) -> Option<crate::backends::sycl::bindings::DPCTLSyclEventRef> {
+        match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
+            State::Native(c) => c.sycl_event(),
+            _ => None,
+        }
+    }
+
+    /// True when the work was submitted to a runtime's own queue (an OpenCL or SYCL
+    /// event, a wgpu submission), false when a locus worker thread ran it.
+    pub fn is_native(&self) -> bool {
+        self.native
+    }
+
     /// True once the work is known to be done (without blocking).
     pub fn is_complete(&self) -> bool {
         match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
@@ -91,17 +115,70 @@ impl Event {
     }
 }
 
-/// Names a queue of work (a stream, a command queue) for stream-ordered memory reuse.
-/// Today memory freed with [`crate::Memory::release_after`] is reused by any queue only
-/// once its event is done; reuse on the same queue without waiting is not done yet.
+/// A queue of work (a stream): asynchronous operations submitted on one queue
+/// ([`crate::Memory::copy_to_async_on`]) run in submission order, each after the one
+/// before (natively chained where the technology allows: OpenCL and SYCL events). Memory
+/// freed on a queue ([`crate::Memory::release_after`]) is handed out again at once to an
+/// allocation on the same queue ([`crate::Memory::from_resource_on`]), whose work on
+/// that queue runs after the earlier work, and to other queues only after its event.
+///
+/// A `Queue` is a name (cheap to copy); the queue's last event is kept (until it is
+/// done and a newer one replaces it, or [`Queue::wait`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Queue(u64);
 
+type Tails = Mutex<HashMap<u64, Arc<Mutex<Option<Event>>>>>;
+
+fn tails() -> &'static Tails {
+    static TAILS: OnceLock<Tails> = OnceLock::new();
+    TAILS.get_or_init(Tails::default)
+}
+
 impl Queue {
-    /// A new, distinct queue name.
+    /// A new, distinct queue.
     pub fn new() -> Queue {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         Queue(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn slot(&self) -> Arc<Mutex<Option<Event>>> {
+        let mut map = tails().lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(map.entry(self.0).or_default())
+    }
+
+    /// Submits work on this queue: `submit` gets the dependencies (`after` plus the
+    /// queue's last event) and returns the work's event, which becomes the last.
+    pub(crate) fn submit(
+        &self,
+        after: &[Event],
+        submit: impl FnOnce(&[Event]) -> Result<Event>,
+    ) -> Result<Event> {
+        let slot = self.slot();
+        let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
+        let mut deps = after.to_vec();
+        if let Some(t) = tail.as_ref().filter(|t| !t.is_complete()) {
+            deps.push(t.clone());
+        }
+        let event = submit(&deps)?;
+        *tail = Some(event.clone());
+        Ok(event)
+    }
+
+    /// The last work submitted on this queue, while it may still be running.
+    pub fn last(&self) -> Option<Event> {
+        let slot = self.slot();
+        let tail = slot.lock().unwrap_or_else(|e| e.into_inner());
+        tail.as_ref().filter(|t| !t.is_complete()).cloned()
+    }
+
+    /// Waits for everything submitted on this queue (the synchronous form of the queue).
+    pub fn wait(&self) -> Result<()> {
+        let slot = self.slot();
+        let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
+        match tail.take() {
+            Some(t) => t.wait(),
+            None => Ok(()),
+        }
     }
 }
 

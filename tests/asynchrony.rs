@@ -49,6 +49,39 @@ fn async_copies_on_every_pair_chain_through_events() {
 }
 
 #[test]
+fn device_copies_are_native_where_the_technology_has_a_queue() {
+    let _serial = common::serial();
+    let n = MIB;
+    for l in locus::available() {
+        let a = Arc::new(Memory::new(l, n).unwrap());
+        let b = Arc::new(Memory::new(l, n).unwrap());
+        let host = Arc::new(Memory::new(Location::Host, n).unwrap());
+        let data = common::pattern_u8(n, 11);
+        host.write(0, &data).unwrap();
+        let native = matches!(
+            l.technology(),
+            locus::Technology::OpenCl | locus::Technology::Sycl | locus::Technology::WebGpu
+        );
+        let up = host.copy_to_async(0, &a, 0, n, &[]).unwrap();
+        let within = a.copy_to_async(0, &b, 0, n, &[up]).unwrap();
+        assert_eq!(within.is_native(), native, "{l}: a copy within the device");
+        if l.technology() == locus::Technology::Sycl {
+            let down = b
+                .copy_to_async(0, &host, 0, n, std::slice::from_ref(&within))
+                .unwrap();
+            assert!(
+                down.is_native(),
+                "{l}: SYCL copies USM to host memory natively"
+            );
+        }
+        within.wait().unwrap();
+        let mut back = vec![0u8; n];
+        b.read(0, &mut back).unwrap();
+        assert!(back == data, "{l}");
+    }
+}
+
+#[test]
 fn opencl_copies_are_native_and_ordered() {
     let _serial = common::serial();
     let Some(l) = locus::available()
@@ -115,4 +148,83 @@ fn pooled_memory_freed_on_one_queue_waits_for_its_work_before_another_queue_gets
         "queue A's copy read x before queue B overwrote it"
     );
     drop((on_b, on_b2));
+}
+
+#[test]
+fn memory_freed_on_a_queue_is_reused_on_that_queue_at_once_and_stays_ordered() {
+    let _serial = common::serial();
+    let host = Location::Host;
+    let block = 32 * MIB;
+    let pool: Arc<dyn MemoryResource> = Arc::new(Pool::new(
+        resource::upstream(host).unwrap(),
+        2 * block,
+        2 * block,
+    ));
+    let queue = Queue::new();
+    // Slow work on the queue: a big copy, then a copy out of x (ordered after it).
+    let big = Arc::new(Memory::new(host, 512 * MIB).unwrap());
+    let big_dst = Arc::new(Memory::new(host, 512 * MIB).unwrap());
+    let x = Arc::new(Memory::from_resource_on(&pool, block, queue).unwrap());
+    let original = common::pattern_u8(block, 9);
+    x.write(0, &original).unwrap();
+    let x_address = address(&x);
+    let y = Arc::new(Memory::new(host, block).unwrap());
+    let slow = big
+        .copy_to_async_on(queue, 0, &big_dst, 0, 512 * MIB, &[])
+        .unwrap();
+    let work = x.copy_to_async_on(queue, 0, &y, 0, block, &[]).unwrap();
+    x.release_after(queue, work.clone());
+    // The same queue gets x's range back at once, without waiting for the work...
+    let again = Arc::new(Memory::from_resource_on(&pool, block, queue).unwrap());
+    assert_eq!(address(&again), x_address, "same-queue reuse");
+    assert!(
+        !slow.is_complete() && !work.is_complete(),
+        "handed out while the queue's earlier work was still running (no synchronisation)"
+    );
+    // ... and its new owner's work on the queue runs after the earlier work: the copy
+    // out of x read the original bytes, not the overwrite.
+    let ones = Arc::new(Memory::new(host, block).unwrap());
+    ones.fill(0..block, &[0xFF]).unwrap();
+    let overwrite = ones
+        .copy_to_async_on(queue, 0, &again, 0, block, &[])
+        .unwrap();
+    overwrite.wait().unwrap();
+    assert!(
+        work.is_complete(),
+        "queue order: the earlier copy finished first"
+    );
+    let mut seen = vec![0u8; block];
+    y.read(0, &mut seen).unwrap();
+    assert!(
+        seen == original,
+        "the copy out of x ran before x was overwritten"
+    );
+    again.read(0, &mut seen).unwrap();
+    assert!(seen.iter().all(|&b| b == 0xFF));
+    queue.wait().unwrap();
+    assert!(queue.last().is_none());
+}
+
+#[test]
+fn queue_order_holds_on_every_location() {
+    let _serial = common::serial();
+    for l in locus::available() {
+        // Three copies on one queue, each reading what the one before wrote: the data
+        // only arrives if they ran in order.
+        let n = 4 * MIB;
+        let data = common::pattern_u8(n, 3);
+        let a = Arc::new(Memory::new(l, n).unwrap());
+        let b = Arc::new(Memory::new(l, n).unwrap());
+        let c = Arc::new(Memory::new(Location::Host, n).unwrap());
+        let src = Arc::new(Memory::new(Location::Host, n).unwrap());
+        src.write(0, &data).unwrap();
+        let queue = Queue::new();
+        src.copy_to_async_on(queue, 0, &a, 0, n, &[]).unwrap();
+        a.copy_to_async_on(queue, 0, &b, 0, n, &[]).unwrap();
+        b.copy_to_async_on(queue, 0, &c, 0, n, &[]).unwrap();
+        queue.wait().unwrap();
+        let mut back = vec![0u8; n];
+        c.read(0, &mut back).unwrap();
+        assert!(back == data, "{l}: the queue ran its copies in order");
+    }
 }

@@ -59,6 +59,8 @@ enum Pending {
     WebGpu {
         device: wgpu::Device,
         index: wgpu::SubmissionIndex,
+        /// Set by the queue's work-done callback (for polling without a wait).
+        done: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     },
 }
 
@@ -100,7 +102,37 @@ impl Completion {
     #[cfg(feature = "webgpu")]
     pub(crate) fn webgpu(device: wgpu::Device, index: wgpu::SubmissionIndex) -> Completion {
         Completion {
-            pending: Pending::WebGpu { device, index },
+            pending: Pending::WebGpu {
+                device,
+                index,
+                done: None,
+            },
+        }
+    }
+
+    /// A wgpu submission whose completion `done` reports (set from
+    /// `Queue::on_submitted_work_done`).
+    #[cfg(feature = "webgpu")]
+    pub(crate) fn webgpu_polled(
+        device: wgpu::Device,
+        index: wgpu::SubmissionIndex,
+        done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Completion {
+        Completion {
+            pending: Pending::WebGpu {
+                device,
+                index,
+                done: Some(done),
+            },
+        }
+    }
+
+    /// The SYCL event behind this completion, if it is one (for native dependencies).
+    #[cfg(feature = "sycl")]
+    pub(crate) fn sycl_event(&self) -> Option<super::sycl::bindings::DPCTLSyclEventRef> {
+        match &self.pending {
+            Pending::Sycl { event, .. } => Some(*event),
+            _ => None,
         }
     }
 
@@ -113,8 +145,9 @@ impl Completion {
         }
     }
 
-    /// True when the work is known to be finished, without blocking (OpenCL events
-    /// report it; the others only once waited for).
+    /// True when the work is known to be finished, without blocking (OpenCL and SYCL
+    /// events report it, and wgpu copies through their work-done callback; kernels of
+    /// the others only once waited for).
     pub fn poll_complete(&self) -> bool {
         match &self.pending {
             Pending::Done => true,
@@ -122,6 +155,21 @@ impl Completion {
             Pending::OpenCl(e) => e
                 .command_execution_status()
                 .is_ok_and(|s| s.0 == opencl3::event::CL_COMPLETE),
+            #[cfg(feature = "sycl")]
+            Pending::Sycl { api, event } => {
+                // SAFETY: a live event owned by this completion.
+                let status = unsafe { api.DPCTLEvent_GetCommandExecutionStatus(*event) };
+                status == super::sycl::bindings::DPCTLSyclEventStatusType_DPCTL_COMPLETE
+            }
+            #[cfg(feature = "webgpu")]
+            Pending::WebGpu {
+                device,
+                done: Some(done),
+                ..
+            } => {
+                let _ = device.poll(wgpu::PollType::Poll);
+                done.load(std::sync::atomic::Ordering::Acquire)
+            }
             #[allow(unreachable_patterns)]
             _ => false,
         }
@@ -175,7 +223,7 @@ impl Completion {
                 Ok(())
             }
             #[cfg(feature = "webgpu")]
-            Pending::WebGpu { device, index } => device
+            Pending::WebGpu { device, index, .. } => device
                 .poll(wgpu::PollType::Wait {
                     submission_index: Some(index),
                     timeout: None,

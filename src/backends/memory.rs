@@ -52,8 +52,10 @@ impl Memory {
         Memory::from_block(resource, block, bytes)
     }
 
-    /// Allocates `bytes` from `resource` for work on `queue` (stream-ordered reuse:
-    /// see [`Memory::release_after`]).
+    /// Allocates `bytes` from `resource` for work on `queue`. Stream-ordered: a pool may
+    /// hand out memory freed on the same queue whose earlier work is still running, so
+    /// use it in work submitted on `queue` ([`Memory::copy_to_async_on`]), or after
+    /// [`crate::Queue::wait`], as with CUDA's stream-ordered allocations.
     pub fn from_resource_on(
         resource: &Arc<dyn crate::resource::MemoryResource>,
         bytes: usize,
@@ -318,9 +320,12 @@ impl Memory {
 
     /// Starts `copy_to` asynchronously after `after` and returns its event (the
     /// synchronous form is [`Memory::copy_to`]). Bounds are checked at once: an
-    /// out-of-range copy is an error and starts nothing. A copy within one OpenCL
-    /// device is enqueued natively with its OpenCL dependencies; every other copy runs
-    /// on a worker thread after a host wait on its dependencies.
+    /// out-of-range copy is an error and starts nothing. Native where the technology
+    /// has a queue for it: within one OpenCL device (`clEnqueueCopyBuffer`, OpenCL
+    /// events in `after` as its wait list), SYCL USM to or from the same device or host
+    /// memory (`queue.memcpy`, SYCL events as dependencies), within one WebGPU device
+    /// (`copy_buffer_to_buffer` in one submission); other dependencies are waited for
+    /// first. Every other copy runs on a worker thread after a host wait on `after`.
     pub fn copy_to_async(
         self: &Arc<Self>,
         src_offset: usize,
@@ -337,6 +342,17 @@ impl Memory {
         {
             return Ok(event);
         }
+        #[cfg(feature = "sycl")]
+        if let Some(event) = super::sycl::copy_async(self, src_offset, dst, dst_offset, len, after)?
+        {
+            return Ok(event);
+        }
+        #[cfg(feature = "webgpu")]
+        if let Some(event) =
+            super::webgpu::copy_async(self, src_offset, dst, dst_offset, len, after)?
+        {
+            return Ok(event);
+        }
         let (src, dst) = (Arc::clone(self), Arc::clone(dst));
         let deps: Vec<crate::Event> = after.to_vec();
         let handle = std::thread::Builder::new()
@@ -349,6 +365,22 @@ impl Memory {
             })
             .map_err(|e| Error::Invalid(format!("starting an asynchronous copy: {e}")))?;
         Ok(crate::Event::thread(handle))
+    }
+
+    /// [`Memory::copy_to_async`] on `queue`: it starts after everything submitted on
+    /// that queue before (and after `after`), and later work on the queue runs after it.
+    pub fn copy_to_async_on(
+        self: &Arc<Self>,
+        queue: crate::Queue,
+        src_offset: usize,
+        dst: &Arc<Memory>,
+        dst_offset: usize,
+        len: usize,
+        after: &[crate::Event],
+    ) -> Result<crate::Event> {
+        queue.submit(after, |deps| {
+            self.copy_to_async(src_offset, dst, dst_offset, len, deps)
+        })
     }
 
     /// Maps `range` for host access in place. Fails with

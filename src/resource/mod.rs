@@ -93,9 +93,9 @@ pub trait MemoryResource: Send + Sync {
     /// Takes a block back. A block from another resource is refused (and leaked rather
     /// than freed twice).
     fn deallocate(&self, block: Block);
-    /// Allocates for work on `queue`. Reserved for same-queue reuse of memory whose work
-    /// is still pending (not done yet: every resource here reuses freed memory only
-    /// after its event). The default: [`MemoryResource::allocate`].
+    /// Allocates for work on `queue`: a [`Pool`] may hand out memory freed on the same
+    /// queue while that queue's earlier work still runs (the new owner's work on the
+    /// queue runs after it). The default: [`MemoryResource::allocate`].
     fn allocate_on(&self, bytes: usize, align: usize, _queue: crate::Queue) -> Result<Block> {
         self.allocate(bytes, align)
     }

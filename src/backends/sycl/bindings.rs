@@ -201,6 +201,8 @@ pub struct DpctlApi {
     pub DPCTLDevice_GetMaxMemAllocSize: unsafe extern "C" fn(DRef: DPCTLSyclDeviceRef) -> u64,
     pub DPCTLEvent_Wait: unsafe extern "C" fn(ERef: DPCTLSyclEventRef),
     pub DPCTLEvent_Delete: unsafe extern "C" fn(ERef: DPCTLSyclEventRef),
+    pub DPCTLEvent_GetCommandExecutionStatus:
+        unsafe extern "C" fn(ERef: DPCTLSyclEventRef) -> DPCTLSyclEventStatusType,
     pub DPCTLPlatform_Delete: unsafe extern "C" fn(PRef: DPCTLSyclPlatformRef),
     pub DPCTLPlatform_GetName:
         unsafe extern "C" fn(PRef: DPCTLSyclPlatformRef) -> *const ::std::os::raw::c_char,
@@ -228,6 +230,14 @@ pub struct DpctlApi {
         Dest: *mut ::std::os::raw::c_void,
         Src: *const ::std::os::raw::c_void,
         Count: size_t,
+    ) -> DPCTLSyclEventRef,
+    pub DPCTLQueue_MemcpyWithEvents: unsafe extern "C" fn(
+        QRef: DPCTLSyclQueueRef,
+        Dest: *mut ::std::os::raw::c_void,
+        Src: *const ::std::os::raw::c_void,
+        Count: size_t,
+        DepEvents: *const DPCTLSyclEventRef,
+        DepEventsCount: size_t,
     ) -> DPCTLSyclEventRef,
     pub DPCTLQueue_Memset: unsafe extern "C" fn(
         QRef: DPCTLSyclQueueRef,
@@ -327,6 +337,9 @@ impl DpctlApi {
             .map(|sym| *sym)?;
         let DPCTLEvent_Wait = __library.get(b"DPCTLEvent_Wait\0").map(|sym| *sym)?;
         let DPCTLEvent_Delete = __library.get(b"DPCTLEvent_Delete\0").map(|sym| *sym)?;
+        let DPCTLEvent_GetCommandExecutionStatus = __library
+            .get(b"DPCTLEvent_GetCommandExecutionStatus\0")
+            .map(|sym| *sym)?;
         let DPCTLPlatform_Delete = __library.get(b"DPCTLPlatform_Delete\0").map(|sym| *sym)?;
         let DPCTLPlatform_GetName = __library.get(b"DPCTLPlatform_GetName\0").map(|sym| *sym)?;
         let DPCTLQueue_CreateForDevice = __library
@@ -337,6 +350,9 @@ impl DpctlApi {
         let DPCTLQueue_SubmitRange = __library.get(b"DPCTLQueue_SubmitRange\0").map(|sym| *sym)?;
         let DPCTLQueue_Wait = __library.get(b"DPCTLQueue_Wait\0").map(|sym| *sym)?;
         let DPCTLQueue_Memcpy = __library.get(b"DPCTLQueue_Memcpy\0").map(|sym| *sym)?;
+        let DPCTLQueue_MemcpyWithEvents = __library
+            .get(b"DPCTLQueue_MemcpyWithEvents\0")
+            .map(|sym| *sym)?;
         let DPCTLQueue_Memset = __library.get(b"DPCTLQueue_Memset\0").map(|sym| *sym)?;
         let DPCTLQueue_Fill8 = __library.get(b"DPCTLQueue_Fill8\0").map(|sym| *sym)?;
         let DPCTLQueue_Fill16 = __library.get(b"DPCTLQueue_Fill16\0").map(|sym| *sym)?;
@@ -379,6 +395,7 @@ impl DpctlApi {
             DPCTLDevice_GetMaxMemAllocSize,
             DPCTLEvent_Wait,
             DPCTLEvent_Delete,
+            DPCTLEvent_GetCommandExecutionStatus,
             DPCTLPlatform_Delete,
             DPCTLPlatform_GetName,
             DPCTLQueue_CreateForDevice,
@@ -387,6 +404,7 @@ impl DpctlApi {
             DPCTLQueue_SubmitRange,
             DPCTLQueue_Wait,
             DPCTLQueue_Memcpy,
+            DPCTLQueue_MemcpyWithEvents,
             DPCTLQueue_Memset,
             DPCTLQueue_Fill8,
             DPCTLQueue_Fill16,
@@ -477,6 +495,12 @@ impl DpctlApi {
     pub unsafe fn DPCTLEvent_Delete(&self, ERef: DPCTLSyclEventRef) -> () {
         (self.DPCTLEvent_Delete)(ERef)
     }
+    pub unsafe fn DPCTLEvent_GetCommandExecutionStatus(
+        &self,
+        ERef: DPCTLSyclEventRef,
+    ) -> DPCTLSyclEventStatusType {
+        (self.DPCTLEvent_GetCommandExecutionStatus)(ERef)
+    }
     pub unsafe fn DPCTLPlatform_Delete(&self, PRef: DPCTLSyclPlatformRef) -> () {
         (self.DPCTLPlatform_Delete)(PRef)
     }
@@ -527,6 +551,17 @@ impl DpctlApi {
         Count: size_t,
     ) -> DPCTLSyclEventRef {
         (self.DPCTLQueue_Memcpy)(QRef, Dest, Src, Count)
+    }
+    pub unsafe fn DPCTLQueue_MemcpyWithEvents(
+        &self,
+        QRef: DPCTLSyclQueueRef,
+        Dest: *mut ::std::os::raw::c_void,
+        Src: *const ::std::os::raw::c_void,
+        Count: size_t,
+        DepEvents: *const DPCTLSyclEventRef,
+        DepEventsCount: size_t,
+    ) -> DPCTLSyclEventRef {
+        (self.DPCTLQueue_MemcpyWithEvents)(QRef, Dest, Src, Count, DepEvents, DepEventsCount)
     }
     pub unsafe fn DPCTLQueue_Memset(
         &self,

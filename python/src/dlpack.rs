@@ -234,8 +234,8 @@ pub fn native_for(
         },
         Location::WebGpu(_) => {
             return Err(refuse(
-                "Vulkan memory from another library cannot become a wgpu buffer; \
-                 copy it to the host first",
+                "Vulkan memory from another library cannot become a wgpu buffer (only \
+                 buffers locus itself exported come back); copy it to the host first",
             ))
         }
     })

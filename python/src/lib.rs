@@ -337,6 +337,9 @@ impl Handle {
             }
         }
         let (data, byte_offset) = view.dl_data();
+        if device.device_type == dlpack::DL_VULKAN {
+            remember_wgpu_export(data as usize, &view);
+        }
         let description = dlpack::Description {
             data,
             device,
@@ -390,6 +393,24 @@ impl Handle {
             }
         )
     }
+}
+
+/// WebGPU buffers exported through DLPack, by the opaque data handle they were exported
+/// with: a Vulkan tensor coming back is adopted only when it is one of these (a foreign
+/// VkBuffer cannot become a wgpu buffer).
+static WGPU_EXPORTS: Mutex<Vec<(usize, Weak<View>)>> = Mutex::new(Vec::new());
+
+fn remember_wgpu_export(data: usize, view: &Arc<View>) {
+    let mut exports = lock(&WGPU_EXPORTS);
+    exports.retain(|(_, v)| v.strong_count() > 0);
+    exports.push((data, Arc::downgrade(view)));
+}
+
+fn exported_wgpu_view(data: usize) -> Option<Arc<View>> {
+    lock(&WGPU_EXPORTS)
+        .iter()
+        .find(|(d, _)| *d == data)
+        .and_then(|(_, v)| v.upgrade())
 }
 
 /// A copy of `view`'s data in new memory at `target`, for one export.
@@ -623,7 +644,32 @@ impl Foreign {
                 .map_err(py_err)?;
             return Ok(PyBuffer::wrap(store, dtype, shape, false));
         }
-        let native = dlpack::native_for(location, device, data, byte_offset)?;
+        let (native, keep): (Native, Box<dyn Send + Sync>) = match location {
+            // A wgpu buffer locus exported: the same buffer (another handle to it).
+            Location::WebGpu(_) => match exported_wgpu_view(data as usize) {
+                Some(view) => match view.memory.native().duplicate() {
+                    Native::WebGpu { buffer, .. } => (
+                        Native::WebGpu {
+                            buffer,
+                            offset: byte_offset,
+                        },
+                        Box::new((keep, view)),
+                    ),
+                    _ => (
+                        dlpack::native_for(location, device, data, byte_offset)?,
+                        keep,
+                    ),
+                },
+                None => (
+                    dlpack::native_for(location, device, data, byte_offset)?,
+                    keep,
+                ),
+            },
+            _ => (
+                dlpack::native_for(location, device, data, byte_offset)?,
+                keep,
+            ),
+        };
         // SAFETY: the producer keeps `len * size` bytes alive at `native` until `keep` is
         // dropped, which the deleter does; alignment was checked above for host memory.
         let store = unsafe { Store::adopt(location, native, len, dtype.size, move |_| drop(keep)) }

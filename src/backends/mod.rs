@@ -147,8 +147,9 @@ unsafe impl Sync for Native {}
 
 impl Native {
     /// A second handle to the same memory (no reference is taken: the owner of the
-    /// original keeps the memory alive).
-    pub(crate) fn duplicate(&self) -> Native {
+    /// original keeps the memory alive; a wgpu buffer handle is cloned). For bindings
+    /// that adopt memory locus exported ([`crate::Memory::adopt`] is the unsafe step).
+    pub fn duplicate(&self) -> Native {
         match self {
             Native::Host { ptr } => Native::Host { ptr: *ptr },
             #[cfg(feature = "cuda")]

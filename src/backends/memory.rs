@@ -367,6 +367,18 @@ impl Memory {
         Ok(crate::Event::thread(handle))
     }
 
+    /// True when `len` bytes at `offset` and `len` bytes at `other_offset` of `other`
+    /// are ranges of this same allocation that overlap.
+    pub(crate) fn overlaps(
+        self: &Arc<Self>,
+        offset: usize,
+        other: &Arc<Memory>,
+        other_offset: usize,
+        len: usize,
+    ) -> bool {
+        Arc::ptr_eq(self, other) && offset < other_offset + len && other_offset < offset + len
+    }
+
     /// [`Memory::copy_to_async`] on `queue`: it starts after everything submitted on
     /// that queue before (and after `after`), and later work on the queue runs after it.
     pub fn copy_to_async_on(

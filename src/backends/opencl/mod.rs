@@ -238,16 +238,10 @@ pub(crate) fn copy_async(
     else {
         return Ok(None);
     };
-    if src.location() != dst.location()
-        || (Arc::ptr_eq(src, dst) && src_offset < dst_offset + len && dst_offset < src_offset + len)
-    {
+    if src.location() != dst.location() || src.overlaps(src_offset, dst, dst_offset, len) {
         return Ok(None);
     }
-    let device = src
-        .device()
-        .as_any()
-        .downcast_ref::<OpenClDevice>()
-        .ok_or_else(|| Error::Invalid("OpenCL memory on a non-OpenCL device".into()))?;
+    let device = super::device_as::<OpenClDevice>(src.location(), "OpenCL")?;
     let mut wait_list = Vec::new();
     for e in after {
         match e.opencl_event() {

@@ -408,19 +408,10 @@ pub(crate) fn copy_async(
         (Native::Host { .. }, Native::Sycl { .. }) => dst.location(),
         _ => return Ok(None),
     };
-    if Arc::ptr_eq(src, dst) && src_offset < dst_offset + len && dst_offset < src_offset + len {
+    if src.overlaps(src_offset, dst, dst_offset, len) {
         return Ok(None);
     }
-    let holder = if src.location() == sycl_location {
-        src
-    } else {
-        dst
-    };
-    let device = holder
-        .device()
-        .as_any()
-        .downcast_ref::<SyclDevice>()
-        .ok_or_else(|| Error::Invalid("SYCL memory on a non-SYCL device".into()))?;
+    let device = super::device_as::<SyclDevice>(sycl_location, "SYCL")?;
     let address = |m: &Memory, offset: usize| -> *mut u8 {
         let base = match m.native() {
             Native::Sycl { ptr, .. } => *ptr,

@@ -318,15 +318,11 @@ pub(crate) fn copy_async(
         .all(|v| (*v as u64).is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT));
     if src.location() != dst.location()
         || !aligned
-        || (Arc::ptr_eq(src, dst) && src_offset < dst_offset + len && dst_offset < src_offset + len)
+        || src.overlaps(src_offset, dst, dst_offset, len)
     {
         return Ok(None);
     }
-    let device = src
-        .device()
-        .as_any()
-        .downcast_ref::<WebGpuDevice>()
-        .ok_or_else(|| Error::Invalid("WebGPU memory on a non-WebGPU device".into()))?;
+    let device = super::device_as::<WebGpuDevice>(src.location(), "WebGPU")?;
     for e in after {
         e.wait()?;
     }

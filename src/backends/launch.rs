@@ -46,8 +46,19 @@ pub struct LaunchSpec<'a> {
     pub dims: usize,
 }
 
+/// Completion of work on a queue that a backend tracks itself (a CUDA or HIP stream
+/// event).
+pub(crate) trait NativeWait: Send {
+    /// True once the work is done (does not block).
+    fn poll(&self) -> bool;
+    /// Blocks until the work is done.
+    fn wait(&self) -> Result<()>;
+}
+
 enum Pending {
     Done,
+    #[allow(dead_code)] // made by the GPU backends (features)
+    Custom(Box<dyn NativeWait>),
     #[cfg(feature = "opencl")]
     OpenCl(opencl3::event::Event),
     #[cfg(feature = "sycl")]
@@ -79,6 +90,14 @@ impl Completion {
     pub fn done() -> Completion {
         Completion {
             pending: Pending::Done,
+        }
+    }
+
+    /// Work tracked by the backend itself.
+    #[allow(dead_code)] // made by the GPU backends (features)
+    pub(crate) fn custom(wait: Box<dyn NativeWait>) -> Completion {
+        Completion {
+            pending: Pending::Custom(wait),
         }
     }
 
@@ -151,6 +170,7 @@ impl Completion {
     pub fn poll_complete(&self) -> bool {
         match &self.pending {
             Pending::Done => true,
+            Pending::Custom(w) => w.poll(),
             #[cfg(feature = "opencl")]
             Pending::OpenCl(e) => e
                 .command_execution_status()
@@ -186,6 +206,7 @@ impl Completion {
     pub fn is_queue_ordered(&self) -> bool {
         match &self.pending {
             Pending::Done => true,
+            Pending::Custom(_) => false,
             #[cfg(feature = "opencl")]
             Pending::OpenCl(_) => true,
             #[cfg(feature = "sycl")]
@@ -209,6 +230,7 @@ impl Completion {
     fn finish(&mut self) -> Result<()> {
         match std::mem::replace(&mut self.pending, Pending::Done) {
             Pending::Done => Ok(()),
+            Pending::Custom(w) => w.wait(),
             #[cfg(feature = "opencl")]
             Pending::OpenCl(event) => event
                 .wait()

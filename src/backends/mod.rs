@@ -318,6 +318,20 @@ pub trait Device: Send + Sync + fmt::Debug {
     fn sub_alignment(&self) -> usize {
         ALIGNMENT
     }
+    /// Starts `len` bytes from `src` to `dst` on this device's own queue when it can
+    /// (one side at least is this device's memory; ranges bounds-checked), after
+    /// `after`; `None` leaves the copy to a worker thread. The default: `None`.
+    fn copy_async(
+        &self,
+        _src: &std::sync::Arc<Memory>,
+        _src_offset: usize,
+        _dst: &std::sync::Arc<Memory>,
+        _dst_offset: usize,
+        _len: usize,
+        _after: &[crate::Event],
+    ) -> Result<Option<crate::Event>> {
+        Ok(None)
+    }
     /// Waits until every operation locus queued on this device is done (kernels
     /// launched by queue-ordered codelet calls, asynchronous copies), so that a consumer
     /// outside locus (another queue, a DLPack consumer) sees finished data. The default:

@@ -202,10 +202,14 @@ impl GpuApi for CudaApi {
         }
     }
 
-    unsafe fn on_device(&self, dst: u64, src: u64, n: usize) -> Result<(), String> {
+    unsafe fn on_device(&self, dst: u64, src: u64, n: usize, wait: bool) -> Result<(), String> {
         // SAFETY: per the caller's contract.
         unsafe { result::memcpy_dtod_async(dst, src, n, self.stream()) }.map_err(text)?;
-        self.synchronize()
+        if wait {
+            self.synchronize()
+        } else {
+            Ok(())
+        }
     }
 
     unsafe fn peer(
@@ -249,6 +253,20 @@ impl GpuApi for CudaApi {
     unsafe fn event_wait(&self, event: u64) -> Result<(), String> {
         // SAFETY: per the caller's contract.
         unsafe { result::event::synchronize(event as sys::CUevent) }.map_err(text)
+    }
+
+    unsafe fn event_query(&self, event: u64) -> Result<bool, String> {
+        // SAFETY: per the caller's contract.
+        match unsafe { result::event::query(event as sys::CUevent) } {
+            Ok(()) => Ok(true),
+            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
+            Err(e) => Err(text(e)),
+        }
+    }
+
+    unsafe fn event_destroy(&self, event: u64) {
+        // SAFETY: per the caller's contract.
+        let _ = unsafe { result::event::destroy(event as sys::CUevent) };
     }
 
     fn enable_peer(&self, from: u32, to: u32) -> bool {

@@ -71,11 +71,11 @@ pub trait GpuApi: Send + Sync + 'static {
     /// # Safety
     /// As for `to_device`.
     unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), String>;
-    /// Device -> device on one device, synchronous.
+    /// Device -> device on one device, on its stream; `wait` synchronises it.
     ///
     /// # Safety
     /// As for `to_device`.
-    unsafe fn on_device(&self, dst: u64, src: u64, n: usize) -> Result<(), String>;
+    unsafe fn on_device(&self, dst: u64, src: u64, n: usize, wait: bool) -> Result<(), String>;
     /// Peer copy between two devices, synchronous.
     ///
     /// # Safety
@@ -108,6 +108,16 @@ pub trait GpuApi: Send + Sync + 'static {
     /// # Safety
     /// As for `event_record`.
     unsafe fn event_wait(&self, event: u64) -> Result<(), String>;
+    /// True once `event` has completed (does not block).
+    ///
+    /// # Safety
+    /// As for `event_record`.
+    unsafe fn event_query(&self, event: u64) -> Result<bool, String>;
+    /// Destroys `event`.
+    ///
+    /// # Safety
+    /// `event` came from `event_create` and is not used afterwards.
+    unsafe fn event_destroy(&self, event: u64);
     /// Tries to enable peer access from `from` to `to`; true when enabled.
     fn enable_peer(&self, from: u32, to: u32) -> bool;
     /// Compiles `source` (NVRTC / hiprtc) and returns a handle to kernel `entry`.
@@ -353,7 +363,88 @@ impl<A: GpuApi> GpuDevice<A> {
     }
 }
 
+/// A copy or kernel recorded on a GPU stream: an event polled and waited through the
+/// vendor API, destroyed once done.
+struct StreamEvent<A: GpuApi> {
+    api: Arc<A>,
+    event: u64,
+}
+
+impl<A: GpuApi> super::launch::NativeWait for StreamEvent<A> {
+    fn poll(&self) -> bool {
+        // SAFETY: the event is alive until this value is dropped.
+        unsafe { self.api.event_query(self.event) }.unwrap_or(false)
+    }
+
+    fn wait(&self) -> Result<()> {
+        // SAFETY: as above.
+        unsafe { self.api.event_wait(self.event) }.map_err(|e| {
+            Error::Invalid(format!(
+                "waiting for a {} stream event: {e}",
+                A::TECHNOLOGY.name()
+            ))
+        })
+    }
+}
+
+impl<A: GpuApi> Drop for StreamEvent<A> {
+    fn drop(&mut self) {
+        // SAFETY: made by `event_create`, destroyed once; the driver defers destroying
+        // an event that is still pending until it completes.
+        unsafe { self.api.event_destroy(self.event) };
+    }
+}
+
 impl<A: GpuApi> Device for GpuDevice<A> {
+    /// Within this device: `cuMemcpyDtoDAsync` / `hipMemcpyAsync` on its stream and an
+    /// event recorded after it (device, pinned and managed memory alike).
+    fn copy_async(
+        &self,
+        src: &Arc<Memory>,
+        src_offset: usize,
+        dst: &Arc<Memory>,
+        dst_offset: usize,
+        len: usize,
+        after: &[crate::Event],
+    ) -> Result<Option<crate::Event>> {
+        let (Some((s, _)), Some((d, _))) = (A::unpack(src.native()), A::unpack(dst.native()))
+        else {
+            return Ok(None);
+        };
+        if src.location() != self.location
+            || dst.location() != self.location
+            || src.overlaps(src_offset, dst, dst_offset, len)
+        {
+            return Ok(None);
+        }
+        for e in after {
+            e.wait()?;
+        }
+        if len == 0 {
+            return Ok(Some(crate::Event::done()));
+        }
+        self.activate()?;
+        let event = StreamEvent {
+            api: Arc::clone(&self.api),
+            event: self
+                .api
+                .event_create()
+                .map_err(|e| self.fail("event create", e))?,
+        };
+        // SAFETY: both ranges were bounds-checked and do not overlap; the returned Event
+        // keeps both memories alive until the copy (and the event after it) completes.
+        unsafe {
+            self.api
+                .on_device(d + dst_offset as u64, s + src_offset as u64, len, false)
+                .and_then(|()| self.api.event_record(event.event))
+        }
+        .map_err(|e| self.fail("copy on device", e))?;
+        Ok(Some(crate::Event::native(
+            Completion::custom(Box::new(event)),
+            vec![Arc::clone(src), Arc::clone(dst)],
+        )))
+    }
+
     fn synchronize(&self) -> Result<()> {
         self.api
             .synchronize()
@@ -446,7 +537,7 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         let ((s, _), (t, _)) = (self.ptr(src)?, self.ptr(dst)?);
         self.activate()?;
         // SAFETY: both ranges were bounds-checked and do not overlap.
-        unsafe { self.api.on_device(t + d as u64, s + so as u64, len) }
+        unsafe { self.api.on_device(t + d as u64, s + so as u64, len, true) }
             .map_err(|e| self.fail("copy on device", e))
     }
 
@@ -762,7 +853,7 @@ mod tests {
             unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst, n) };
             Ok(())
         }
-        unsafe fn on_device(&self, dst: u64, src: u64, n: usize) -> Result<(), String> {
+        unsafe fn on_device(&self, dst: u64, src: u64, n: usize, _: bool) -> Result<(), String> {
             // SAFETY: as above.
             unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) };
             Ok(())
@@ -789,6 +880,10 @@ mod tests {
         unsafe fn event_wait(&self, _: u64) -> Result<(), String> {
             Ok(())
         }
+        unsafe fn event_query(&self, _: u64) -> Result<bool, String> {
+            Ok(true)
+        }
+        unsafe fn event_destroy(&self, _: u64) {}
         fn enable_peer(&self, from: u32, to: u32) -> bool {
             self.peer.contains(&(from, to))
         }
@@ -845,6 +940,34 @@ mod tests {
             m.register(s, d, p);
         }
         m
+    }
+
+    #[test]
+    fn copies_within_a_device_are_stream_events() {
+        let sim = devices(vec![], true);
+        let (d, other) = (dynamic(&sim[0]), dynamic(&sim[1]));
+        let n = 3 * STAGING + 5;
+        let data: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+        let a = Arc::new(Memory::on(&d, n).unwrap());
+        let b = Arc::new(Memory::on(&d, n).unwrap());
+        a.write(0, &data).unwrap();
+        let event = d
+            .copy_async(&a, 0, &b, 0, n, &[])
+            .unwrap()
+            .expect("a copy within one GPU runs on its stream");
+        assert!(event.is_native());
+        assert!(
+            event.is_complete(),
+            "the simulated event reports completion"
+        );
+        event.wait().unwrap();
+        let mut back = vec![0u8; n];
+        b.read(0, &mut back).unwrap();
+        assert!(back == data);
+        // Overlapping ranges of one allocation, and other devices, are not stream copies.
+        assert!(d.copy_async(&a, 0, &a, 1, 8, &[]).unwrap().is_none());
+        let c = Arc::new(Memory::on(&other, n).unwrap());
+        assert!(d.copy_async(&a, 0, &c, 0, n, &[]).unwrap().is_none());
     }
 
     #[test]

@@ -307,6 +307,7 @@ pub struct HipApiRaw {
     pub hipEventRecord: unsafe extern "C" fn(event: hipEvent_t, stream: hipStream_t) -> hipError_t,
     pub hipEventDestroy: unsafe extern "C" fn(event: hipEvent_t) -> hipError_t,
     pub hipEventSynchronize: unsafe extern "C" fn(event: hipEvent_t) -> hipError_t,
+    pub hipEventQuery: unsafe extern "C" fn(event: hipEvent_t) -> hipError_t,
     pub hipMalloc:
         unsafe extern "C" fn(ptr: *mut *mut ::std::os::raw::c_void, size: usize) -> hipError_t,
     pub hipHostMalloc: unsafe extern "C" fn(
@@ -430,6 +431,7 @@ impl HipApiRaw {
         let hipEventRecord = __library.get(b"hipEventRecord\0").map(|sym| *sym)?;
         let hipEventDestroy = __library.get(b"hipEventDestroy\0").map(|sym| *sym)?;
         let hipEventSynchronize = __library.get(b"hipEventSynchronize\0").map(|sym| *sym)?;
+        let hipEventQuery = __library.get(b"hipEventQuery\0").map(|sym| *sym)?;
         let hipMalloc = __library.get(b"hipMalloc\0").map(|sym| *sym)?;
         let hipHostMalloc = __library.get(b"hipHostMalloc\0").map(|sym| *sym)?;
         let hipMallocManaged = __library.get(b"hipMallocManaged\0").map(|sym| *sym)?;
@@ -472,6 +474,7 @@ impl HipApiRaw {
             hipEventRecord,
             hipEventDestroy,
             hipEventSynchronize,
+            hipEventQuery,
             hipMalloc,
             hipHostMalloc,
             hipMallocManaged,
@@ -560,6 +563,9 @@ impl HipApiRaw {
     }
     pub unsafe fn hipEventSynchronize(&self, event: hipEvent_t) -> hipError_t {
         (self.hipEventSynchronize)(event)
+    }
+    pub unsafe fn hipEventQuery(&self, event: hipEvent_t) -> hipError_t {
+        (self.hipEventQuery)(event)
     }
     pub unsafe fn hipMalloc(
         &self,

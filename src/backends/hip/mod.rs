@@ -249,7 +249,7 @@ impl GpuApi for HipApi {
         }
     }
 
-    unsafe fn on_device(&self, dst: u64, src: u64, n: usize) -> Result<(), String> {
+    unsafe fn on_device(&self, dst: u64, src: u64, n: usize, wait: bool) -> Result<(), String> {
         // SAFETY: per the caller's contract.
         let rc = unsafe {
             self.raw.hipMemcpyAsync(
@@ -261,7 +261,11 @@ impl GpuApi for HipApi {
             )
         };
         self.check("hipMemcpyAsync", rc)?;
-        self.synchronize()
+        if wait {
+            self.synchronize()
+        } else {
+            Ok(())
+        }
     }
 
     unsafe fn peer(
@@ -320,6 +324,20 @@ impl GpuApi for HipApi {
         self.check("hipEventSynchronize", unsafe {
             self.raw.hipEventSynchronize(event as hipEvent_t)
         })
+    }
+
+    unsafe fn event_query(&self, event: u64) -> Result<bool, String> {
+        // SAFETY: per the caller's contract.
+        let rc = unsafe { self.raw.hipEventQuery(event as hipEvent_t) };
+        if rc == hipError_t_hipErrorNotReady {
+            return Ok(false);
+        }
+        self.check("hipEventQuery", rc).map(|()| true)
+    }
+
+    unsafe fn event_destroy(&self, event: u64) {
+        // SAFETY: per the caller's contract.
+        let _ = unsafe { self.raw.hipEventDestroy(event as hipEvent_t) };
     }
 
     fn enable_peer(&self, from: u32, to: u32) -> bool {

@@ -34,7 +34,7 @@ use opencl3::types::{cl_event, cl_int, cl_mem, CL_BLOCKING};
 use super::launch::{bad_argument, cache_key};
 use super::{
     fill_by_writes, Completion, Device, DeviceInfo, Discovery, HostAccess, LaunchArg, LaunchSpec,
-    Native,
+    Memory, Native,
 };
 use crate::error::{Error, Result};
 use crate::location::Location;
@@ -217,10 +217,10 @@ impl OpenClDevice {
 /// An asynchronous copy within one OpenCL device, enqueued natively after `after`
 /// (OpenCL events as a native wait list, any other event by a host wait first).
 /// `None` when the copy is not within one OpenCL device (or overlaps itself).
-pub(crate) fn copy_async(
-    src: &Arc<super::Memory>,
+fn copy_async(
+    src: &Arc<Memory>,
     src_offset: usize,
-    dst: &Arc<super::Memory>,
+    dst: &Arc<Memory>,
     dst_offset: usize,
     len: usize,
     after: &[crate::Event],
@@ -340,6 +340,18 @@ fn mem_of(native: &Native) -> (cl_mem, usize) {
 }
 
 impl Device for OpenClDevice {
+    fn copy_async(
+        &self,
+        src: &Arc<Memory>,
+        src_offset: usize,
+        dst: &Arc<Memory>,
+        dst_offset: usize,
+        len: usize,
+        after: &[crate::Event],
+    ) -> Result<Option<crate::Event>> {
+        copy_async(src, src_offset, dst, dst_offset, len, after)
+    }
+
     fn synchronize(&self) -> Result<()> {
         self.queue.finish().map_err(|e| self.fail("clFinish", e.0))
     }

@@ -392,7 +392,7 @@ pub fn device_arc(location: Location) -> Result<Arc<SyclDevice>> {
 /// other is USM of the same device or plain host memory (`sycl::queue::memcpy` takes
 /// both); SYCL events among `after` become native dependencies, others are waited for
 /// first. `None`: not a SYCL copy.
-pub(crate) fn copy_async(
+fn copy_async(
     src: &Arc<Memory>,
     src_offset: usize,
     dst: &Arc<Memory>,
@@ -473,6 +473,18 @@ fn usm_of(native: &Native) -> (*mut u8, UsmKind) {
 }
 
 impl Device for SyclDevice {
+    fn copy_async(
+        &self,
+        src: &Arc<Memory>,
+        src_offset: usize,
+        dst: &Arc<Memory>,
+        dst_offset: usize,
+        len: usize,
+        after: &[crate::Event],
+    ) -> Result<Option<crate::Event>> {
+        copy_async(src, src_offset, dst, dst_offset, len, after)
+    }
+
     fn synchronize(&self) -> Result<()> {
         // SAFETY: the queue is owned by this device and alive.
         unsafe { self.api.DPCTLQueue_Wait(self.queue) };

@@ -19,7 +19,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::launch::{bad_argument, cache_key};
-use super::{Completion, Device, DeviceInfo, Discovery, HostAccess, LaunchArg, LaunchSpec, Native};
+use super::{
+    Completion, Device, DeviceInfo, Discovery, HostAccess, LaunchArg, LaunchSpec, Memory, Native,
+};
 use crate::error::{Error, Result};
 use crate::location::Location;
 
@@ -302,10 +304,10 @@ pub fn binding_windows(limits: &wgpu::Limits, bytes: u64, element: u64) -> Vec<(
 /// (`copy_buffer_to_buffer`, one submission): every earlier submission on the device's
 /// queue runs first; other dependencies are waited for. `None`: not such a copy (other
 /// devices, unaligned ranges, overlap).
-pub(crate) fn copy_async(
-    src: &Arc<super::Memory>,
+fn copy_async(
+    src: &Arc<Memory>,
     src_offset: usize,
-    dst: &Arc<super::Memory>,
+    dst: &Arc<Memory>,
     dst_offset: usize,
     len: usize,
     after: &[crate::Event],
@@ -365,6 +367,18 @@ fn buffer_of(native: &Native) -> (&wgpu::Buffer, u64) {
 }
 
 impl Device for WebGpuDevice {
+    fn copy_async(
+        &self,
+        src: &Arc<Memory>,
+        src_offset: usize,
+        dst: &Arc<Memory>,
+        dst_offset: usize,
+        len: usize,
+        after: &[crate::Event],
+    ) -> Result<Option<crate::Event>> {
+        copy_async(src, src_offset, dst, dst_offset, len, after)
+    }
+
     fn synchronize(&self) -> Result<()> {
         self.wait("Device::poll", None)
     }

@@ -391,6 +391,8 @@ pub fn replay(log: &str, resource: &dyn MemoryResource) -> Result<ReplayReport> 
 pub struct Arena {
     global: Arc<dyn MemoryResource>,
     superblock: usize,
+    /// Identifies this arena in the threads' caches.
+    serial: u64,
     arenas: Mutex<HashMap<std::thread::ThreadId, usize>>,
     pools: Mutex<Vec<Arc<super::Pool>>>,
 }
@@ -401,9 +403,11 @@ const ARENA_SHIFT: u32 = 52;
 impl Arena {
     /// Arenas taking `superblock` bytes at a time from `global`.
     pub fn new(global: Arc<dyn MemoryResource>, superblock: usize) -> Arena {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Arena {
             global,
             superblock,
+            serial: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             arenas: Mutex::new(HashMap::new()),
             pools: Mutex::new(Vec::new()),
         }
@@ -414,7 +418,32 @@ impl Arena {
         self.pools.lock().map(|p| p.len()).unwrap_or(0)
     }
 
+    /// This thread's pool: from the thread's cache (no lock), else made or found under
+    /// the arena's locks and cached.
     fn mine(&self) -> (usize, Arc<super::Pool>) {
+        thread_local! {
+            static CACHE: std::cell::RefCell<Vec<(u64, usize, std::sync::Weak<super::Pool>)>> =
+                const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let cached = CACHE.with(|c| {
+            c.borrow()
+                .iter()
+                .find(|(serial, _, _)| *serial == self.serial)
+                .and_then(|(_, index, pool)| pool.upgrade().map(|p| (*index, p)))
+        });
+        if let Some(found) = cached {
+            return found;
+        }
+        let (index, pool) = self.mine_locked();
+        CACHE.with(|c| {
+            let mut c = c.borrow_mut();
+            c.retain(|(_, _, p)| p.strong_count() > 0);
+            c.push((self.serial, index, Arc::downgrade(&pool)));
+        });
+        (index, pool)
+    }
+
+    fn mine_locked(&self) -> (usize, Arc<super::Pool>) {
         let id = std::thread::current().id();
         let mut arenas = self.arenas.lock().unwrap_or_else(|e| e.into_inner());
         let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());

@@ -280,6 +280,7 @@ impl State {
 pub struct Pool {
     upstream: Arc<dyn MemoryResource>,
     device: Arc<dyn Device>,
+    location: Location,
     initial: usize,
     maximum: usize,
     align: usize,
@@ -307,6 +308,7 @@ impl Pool {
         Pool {
             upstream,
             device,
+            location,
             initial: initial.max(align),
             maximum,
             align,
@@ -477,7 +479,7 @@ impl Pool {
 
 impl MemoryResource for Pool {
     fn location(&self) -> Location {
-        self.upstream.location()
+        self.location
     }
 
     fn describe(&self) -> String {

@@ -4,7 +4,7 @@
 //! allocator (host only: `std::alloc`, i.e. malloc), a pool, an arena and binning.
 //! Like RMM's benchmark, the pool's initial size is taken before timing starts (the
 //! peak the raw run reached); it still grows on demand. Every resource runs the
-//! sequence once untimed (warm-up), then timed. Reports milliseconds, the
+//! sequence once untimed (warm-up), then five times timed: the median is reported. Reports milliseconds, the
 //! pool's speed-up over raw (and over malloc on the host), and the pool's footprint
 //! (bytes taken from upstream) over the peak live bytes.
 //!
@@ -75,24 +75,31 @@ fn run<B, E>(
     Ok((start.elapsed().as_secs_f64(), peak))
 }
 
-/// One warm-up pass (first-touch page faults of the harness's and the resource's own
-/// bookkeeping land there), then the timed pass.
+/// Timed passes per measurement (after one warm-up pass); the median is reported.
+const PASSES: usize = 5;
+
+/// The median of `PASSES` results of `pass` (seconds first), after one warm-up pass
+/// (first-touch page faults of the harness's and the resource's own bookkeeping land
+/// there).
+fn median<E>(mut pass: impl FnMut() -> Result<(f64, usize), E>) -> Result<(f64, usize), E> {
+    pass()?;
+    let mut runs = (0..PASSES).map(|_| pass()).collect::<Result<Vec<_>, E>>()?;
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(runs[PASSES / 2])
+}
+
 fn resource_run(
     r: &dyn MemoryResource,
     ops: &[Result<usize, usize>],
 ) -> locus::Result<(f64, usize)> {
-    run(
-        ops,
-        |s| r.allocate(s, 64),
-        |b| r.deallocate(b),
-        |b| b.bytes(),
-    )?;
-    run(
-        ops,
-        |s| r.allocate(s, 64),
-        |b| r.deallocate(b),
-        |b| b.bytes(),
-    )
+    median(|| {
+        run(
+            ops,
+            |s| r.allocate(s, 64),
+            |b| r.deallocate(b),
+            |b| b.bytes(),
+        )
+    })
 }
 
 fn system_run(ops: &[Result<usize, usize>]) -> f64 {
@@ -106,8 +113,7 @@ fn system_run(ops: &[Result<usize, usize>]) -> f64 {
             |&(_, s)| s,
         )
     };
-    let _ = once();
-    once().map(|(t, _)| t).unwrap_or(f64::NAN)
+    median(once).map(|(t, _)| t).unwrap_or(f64::NAN)
 }
 
 fn ms(r: &locus::Result<(f64, usize)>) -> String {

@@ -417,3 +417,58 @@ fn arenas_per_thread_over_a_global_pool() {
         assert_eq!(arena.arenas(), 4);
     }
 }
+
+mod pool_model {
+    //! The pool against a model: random allocations and frees on every location; live
+    //! blocks never overlap, every block keeps the bytes written into it while others
+    //! come and go, and once everything is freed the pool coalesces back to whole chunks.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    /// (block, its offset in the pool's address space, its size, the byte written).
+    type Live = (Memory, u64, usize, u8);
+
+    fn position(m: &Memory) -> u64 {
+        address(m.native()).expect("pool blocks have an address or offset")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #[test]
+        fn pool_blocks_never_overlap_keep_their_data_and_coalesce(
+            ops in proptest::collection::vec((any::<bool>(), 1usize..200_000, any::<u8>()), 1..60)
+        ) {
+            let _serial = common::serial();
+            for l in locus::available() {
+                // One chunk big enough for everything: positions are offsets into it.
+                let pool: Arc<dyn MemoryResource> =
+                    Arc::new(Pool::new(resource::upstream(l).unwrap(), 16 * MIB, 16 * MIB));
+                let mut live: Vec<Live> = Vec::new();
+                for (k, &(alloc, size, byte)) in ops.iter().enumerate() {
+                    if alloc || live.is_empty() {
+                        let m = Memory::from_resource(&pool, size).unwrap();
+                        m.fill(0..size, &[byte]).unwrap();
+                        let at = position(&m);
+                        for (_, o, s, _) in &live {
+                            prop_assert!(at + size as u64 <= *o || *o + *s as u64 <= at,
+                                "{}: block {} at {} overlaps one at {}", l, k, at, o);
+                        }
+                        live.push((m, at, size, byte));
+                    } else {
+                        live.swap_remove(size % live.len());
+                    }
+                }
+                for (m, _, size, byte) in &live {
+                    let mut back = vec![0u8; *size];
+                    m.read(0, &mut back).unwrap();
+                    prop_assert!(back.iter().all(|b| b == byte), "{}: a block lost its bytes", l);
+                }
+                live.clear();
+                let pool = Arc::clone(&pool);
+                let _ = pool.allocate(16 * MIB, 64).map(|b| pool.deallocate(b))
+                    .map_err(|e| TestCaseError::fail(format!("{l}: not coalesced back: {e}")))?;
+            }
+        }
+    }
+}

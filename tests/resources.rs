@@ -466,8 +466,10 @@ mod pool_model {
                 }
                 live.clear();
                 let pool = Arc::clone(&pool);
-                let _ = pool.allocate(16 * MIB, 64).map(|b| pool.deallocate(b))
+                let whole = pool
+                    .allocate(16 * MIB, 64)
                     .map_err(|e| TestCaseError::fail(format!("{l}: not coalesced back: {e}")))?;
+                pool.deallocate(whole);
             }
         }
     }

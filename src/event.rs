@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 use crate::backends::Completion;
@@ -18,6 +18,42 @@ enum State {
     Thread(JoinHandle<Result<()>>),
     /// Finished, with its outcome (kept so every waiter sees it).
     Finished(Result<(), String>),
+    /// Completed by an [`EventTrigger`].
+    User(Signal),
+}
+
+type Signal = Arc<(Mutex<Option<Result<(), String>>>, Condvar)>;
+
+/// Completes the event made with it by [`Event::user`]. Dropping it unfired fails the
+/// event, so no waiter hangs.
+pub struct EventTrigger {
+    signal: Option<Signal>,
+}
+
+impl EventTrigger {
+    /// Completes the event successfully.
+    pub fn complete(mut self) {
+        self.fire(Ok(()));
+    }
+
+    /// Completes the event with an error (every waiter gets `why`).
+    pub fn fail(mut self, why: impl Into<String>) {
+        self.fire(Err(why.into()));
+    }
+
+    fn fire(&mut self, outcome: Result<(), String>) {
+        if let Some(signal) = self.signal.take() {
+            let (lock, condvar) = &*signal;
+            *lock.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+            condvar.notify_all();
+        }
+    }
+}
+
+impl Drop for EventTrigger {
+    fn drop(&mut self) {
+        self.fire(Err("the event's trigger was dropped without firing".into()));
+    }
 }
 
 /// Completion of asynchronous work. Cheap to clone; every clone waits on the same work.
@@ -66,6 +102,23 @@ impl Event {
         }
     }
 
+    /// An event that completes when its trigger fires (as OpenCL's user events): for
+    /// making work wait on something outside locus.
+    pub fn user() -> (Event, EventTrigger) {
+        let signal: Signal = Arc::default();
+        let event = Event {
+            state: Arc::new(Mutex::new(State::User(Arc::clone(&signal)))),
+            _keep: Arc::default(),
+            native: false,
+        };
+        (
+            event,
+            EventTrigger {
+                signal: Some(signal),
+            },
+        )
+    }
+
     /// Blocks until the work is done; its error, if any (every waiter gets it).
     pub fn wait(&self) -> Result<()> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -76,6 +129,14 @@ impl Event {
                 Err(_) => Err("the asynchronous copy's worker thread panicked".to_string()),
             },
             State::Finished(r) => r,
+            State::User(signal) => {
+                let (lock, condvar) = &*signal;
+                let mut outcome = lock.lock().unwrap_or_else(|e| e.into_inner());
+                while outcome.is_none() {
+                    outcome = condvar.wait(outcome).unwrap_or_else(|e| e.into_inner());
+                }
+                outcome.clone().unwrap_or(Ok(()))
+            }
         };
         *state = State::Finished(outcome.clone());
         outcome.map_err(Error::Invalid)
@@ -110,6 +171,7 @@ impl Event {
         match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
             State::Finished(_) => true,
             State::Thread(h) => h.is_finished(),
+            State::User(signal) => signal.0.lock().map(|o| o.is_some()).unwrap_or(true),
             State::Native(c) => c.poll_complete(),
         }
     }

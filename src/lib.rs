@@ -53,7 +53,7 @@ pub mod transfer;
 pub use backends::{Device, DeviceInfo, HostAccess, HostMapping, Memory, Native};
 pub use buffer::{Buffer, ReadGuard, WriteGuard};
 pub use error::{Error, Result};
-pub use event::{Event, Queue};
+pub use event::{Event, EventTrigger, Queue};
 pub use location::{parse_locations, Location, Technology};
 pub use registry::{available, registry, Registry};
 pub use transfer::{Route, RouteKind, TransferStats, TransferTotals};

@@ -127,13 +127,19 @@ fn pooled_memory_freed_on_one_queue_waits_for_its_work_before_another_queue_gets
     x.write(0, &original).unwrap();
     let x_address = address(&x);
     let y = Arc::new(Memory::new(host, block).unwrap());
-    let slow = big.copy_to_async(0, &big_dst, 0, 512 * MIB, &[]).unwrap();
+    // Queue A's work waits on a gate the test opens: pending for certain until then.
+    let (gate, open) = Event::user();
+    let slow = big
+        .copy_to_async(0, &big_dst, 0, 512 * MIB, &[gate])
+        .unwrap();
     let work = x.copy_to_async(0, &y, 0, block, &[slow]).unwrap();
-    // Free x now, while the copy out of it may still be pending.
+    // Free x now, while the copy out of it is still pending.
     x.release_after(queue_a, work.clone());
     // Queue B gets the other half at once, and x's range only after the work is done.
     let on_b = Memory::from_resource_on(&pool, block, queue_b).unwrap();
     assert_ne!(address(&on_b), x_address);
+    assert!(!work.is_complete());
+    open.complete();
     let on_b2 = Memory::from_resource_on(&pool, block, queue_b).unwrap();
     assert!(
         work.is_complete(),
@@ -161,7 +167,7 @@ fn memory_freed_on_a_queue_is_reused_on_that_queue_at_once_and_stays_ordered() {
         2 * block,
     ));
     let queue = Queue::new();
-    // Slow work on the queue: a big copy, then a copy out of x (ordered after it).
+    // Work on the queue: a big copy, then a copy out of x (ordered after it).
     let big = Arc::new(Memory::new(host, 512 * MIB).unwrap());
     let big_dst = Arc::new(Memory::new(host, 512 * MIB).unwrap());
     let x = Arc::new(Memory::from_resource_on(&pool, block, queue).unwrap());
@@ -169,8 +175,11 @@ fn memory_freed_on_a_queue_is_reused_on_that_queue_at_once_and_stays_ordered() {
     x.write(0, &original).unwrap();
     let x_address = address(&x);
     let y = Arc::new(Memory::new(host, block).unwrap());
+    // The queue's first copy waits on a gate the test opens: the work below is pending
+    // for certain until then, whatever the machine's speed.
+    let (gate, open) = Event::user();
     let slow = big
-        .copy_to_async_on(queue, 0, &big_dst, 0, 512 * MIB, &[])
+        .copy_to_async_on(queue, 0, &big_dst, 0, 512 * MIB, &[gate])
         .unwrap();
     let work = x.copy_to_async_on(queue, 0, &y, 0, block, &[]).unwrap();
     x.release_after(queue, work.clone());
@@ -179,8 +188,9 @@ fn memory_freed_on_a_queue_is_reused_on_that_queue_at_once_and_stays_ordered() {
     assert_eq!(address(&again), x_address, "same-queue reuse");
     assert!(
         !slow.is_complete() && !work.is_complete(),
-        "handed out while the queue's earlier work was still running (no synchronisation)"
+        "handed out while the queue's earlier work was still pending (no synchronisation)"
     );
+    open.complete();
     // ... and its new owner's work on the queue runs after the earlier work: the copy
     // out of x read the original bytes, not the overwrite.
     let ones = Arc::new(Memory::new(host, block).unwrap());
@@ -227,4 +237,34 @@ fn queue_order_holds_on_every_location() {
         c.read(0, &mut back).unwrap();
         assert!(back == data, "{l}: the queue ran its copies in order");
     }
+}
+
+#[test]
+fn user_events_gate_work_and_carry_failure() {
+    let n = MIB;
+    let data = common::pattern_u8(n, 5);
+    let src = Arc::new(Memory::new(Location::Host, n).unwrap());
+    src.write(0, &data).unwrap();
+    let dst = Arc::new(Memory::new(Location::Host, n).unwrap());
+    let (gate, open) = Event::user();
+    let copy = src.copy_to_async(0, &dst, 0, n, &[gate.clone()]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert!(!gate.is_complete() && !copy.is_complete(), "gated");
+    open.complete();
+    copy.wait().unwrap();
+    let mut back = vec![0u8; n];
+    dst.read(0, &mut back).unwrap();
+    assert!(back == data);
+    // A failed gate fails the work that waits on it; a dropped trigger fails the event.
+    let (failed, trigger) = Event::user();
+    trigger.fail("the producer gave up");
+    let err = src
+        .copy_to_async(0, &dst, 0, n, &[failed])
+        .unwrap()
+        .wait()
+        .unwrap_err();
+    assert!(err.to_string().contains("the producer gave up"), "{err}");
+    let (orphan, trigger) = Event::user();
+    drop(trigger);
+    assert!(orphan.wait().unwrap_err().to_string().contains("dropped"));
 }

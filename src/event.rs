@@ -121,6 +121,20 @@ impl Event {
 
     /// Blocks until the work is done; its error, if any (every waiter gets it).
     pub fn wait(&self) -> Result<()> {
+        // A user event is waited for without holding the state lock, so that
+        // `is_complete` (and other waiters) stay free while its trigger has not fired.
+        let signal = match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
+            State::User(signal) => Some(Arc::clone(signal)),
+            _ => None,
+        };
+        if let Some(signal) = signal {
+            let (lock, condvar) = &*signal;
+            let mut outcome = lock.lock().unwrap_or_else(|e| e.into_inner());
+            while outcome.is_none() {
+                outcome = condvar.wait(outcome).unwrap_or_else(|e| e.into_inner());
+            }
+            return outcome.clone().unwrap_or(Ok(())).map_err(Error::Invalid);
+        }
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let outcome = match std::mem::replace(&mut *state, State::Finished(Ok(()))) {
             State::Native(c) => c.wait().map_err(|e| e.to_string()),
@@ -129,14 +143,12 @@ impl Event {
                 Err(_) => Err("the asynchronous copy's worker thread panicked".to_string()),
             },
             State::Finished(r) => r,
-            State::User(signal) => {
-                let (lock, condvar) = &*signal;
-                let mut outcome = lock.lock().unwrap_or_else(|e| e.into_inner());
-                while outcome.is_none() {
-                    outcome = condvar.wait(outcome).unwrap_or_else(|e| e.into_inner());
-                }
-                outcome.clone().unwrap_or(Ok(()))
-            }
+            // Raced with another waiter that took it out: it is finished by now.
+            State::User(signal) => signal
+                .0
+                .lock()
+                .map(|o| o.clone().unwrap_or(Ok(())))
+                .unwrap_or(Ok(())),
         };
         *state = State::Finished(outcome.clone());
         outcome.map_err(Error::Invalid)

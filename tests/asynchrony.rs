@@ -247,7 +247,9 @@ fn user_events_gate_work_and_carry_failure() {
     src.write(0, &data).unwrap();
     let dst = Arc::new(Memory::new(Location::Host, n).unwrap());
     let (gate, open) = Event::user();
-    let copy = src.copy_to_async(0, &dst, 0, n, &[gate.clone()]).unwrap();
+    let copy = src
+        .copy_to_async(0, &dst, 0, n, std::slice::from_ref(&gate))
+        .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
     assert!(!gate.is_complete() && !copy.is_complete(), "gated");
     open.complete();

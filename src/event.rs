@@ -20,6 +20,38 @@ enum State {
     Finished(Result<(), String>),
     /// Completed by an [`EventTrigger`].
     User(Signal),
+    /// Being waited for by one thread (which took the work out); the others wait on
+    /// the event's condition variable.
+    Waiting,
+}
+
+/// Waits for a user event's trigger.
+fn wait_signal(signal: &Signal) -> std::result::Result<(), String> {
+    let (lock, condvar) = &**signal;
+    let mut outcome = lock.lock().unwrap_or_else(|e| e.into_inner());
+    while outcome.is_none() {
+        outcome = condvar.wait(outcome).unwrap_or_else(|e| e.into_inner());
+    }
+    outcome.clone().unwrap_or(Ok(()))
+}
+
+/// An event's state and the condition variable its waiters sleep on.
+struct Shared {
+    state: Mutex<Option<State>>,
+    done: Condvar,
+}
+
+impl Shared {
+    fn new(state: State) -> Arc<Shared> {
+        Arc::new(Shared {
+            state: Mutex::new(Some(state)),
+            done: Condvar::new(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<State>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 type Signal = Arc<(Mutex<Option<Result<(), String>>>, Condvar)>;
@@ -59,7 +91,7 @@ impl Drop for EventTrigger {
 /// Completion of asynchronous work. Cheap to clone; every clone waits on the same work.
 #[derive(Clone)]
 pub struct Event {
-    state: Arc<Mutex<State>>,
+    shared: Arc<Shared>,
     /// Memory the work uses, kept alive until the event is dropped.
     _keep: Arc<Vec<Arc<crate::Memory>>>,
     /// Made by a runtime's own queue (not a worker thread).
@@ -76,7 +108,7 @@ impl Event {
     /// An event that has already happened.
     pub fn done() -> Event {
         Event {
-            state: Arc::new(Mutex::new(State::Finished(Ok(())))),
+            shared: Shared::new(State::Finished(Ok(()))),
             _keep: Arc::default(),
             native: false,
         }
@@ -88,7 +120,7 @@ impl Event {
     )]
     pub(crate) fn native(completion: Completion, keep: Vec<Arc<crate::Memory>>) -> Event {
         Event {
-            state: Arc::new(Mutex::new(State::Native(completion))),
+            shared: Shared::new(State::Native(completion)),
             _keep: Arc::new(keep),
             native: true,
         }
@@ -96,7 +128,7 @@ impl Event {
 
     pub(crate) fn thread(handle: JoinHandle<Result<()>>) -> Event {
         Event {
-            state: Arc::new(Mutex::new(State::Thread(handle))),
+            shared: Shared::new(State::Thread(handle)),
             _keep: Arc::default(),
             native: false,
         }
@@ -107,7 +139,7 @@ impl Event {
     pub fn user() -> (Event, EventTrigger) {
         let signal: Signal = Arc::default();
         let event = Event {
-            state: Arc::new(Mutex::new(State::User(Arc::clone(&signal)))),
+            shared: Shared::new(State::User(Arc::clone(&signal))),
             _keep: Arc::default(),
             native: false,
         };
@@ -119,46 +151,62 @@ impl Event {
         )
     }
 
-    /// Blocks until the work is done; its error, if any (every waiter gets it).
+    /// Blocks until the work is done; its error, if any (every waiter gets it). The
+    /// event's lock is not held while waiting: `is_complete` and other waiters stay
+    /// free meanwhile.
     pub fn wait(&self) -> Result<()> {
-        // A user event is waited for without holding the state lock, so that
-        // `is_complete` (and other waiters) stay free while its trigger has not fired.
-        let signal = match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
-            State::User(signal) => Some(Arc::clone(signal)),
-            _ => None,
-        };
-        if let Some(signal) = signal {
-            let (lock, condvar) = &*signal;
-            let mut outcome = lock.lock().unwrap_or_else(|e| e.into_inner());
-            while outcome.is_none() {
-                outcome = condvar.wait(outcome).unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.shared.lock();
+        loop {
+            match guard.take() {
+                Some(State::Finished(r)) => {
+                    *guard = Some(State::Finished(r.clone()));
+                    return r.map_err(Error::Invalid);
+                }
+                Some(State::Waiting) => {
+                    *guard = Some(State::Waiting);
+                    guard = self
+                        .shared
+                        .done
+                        .wait(guard)
+                        .unwrap_or_else(|e| e.into_inner());
+                }
+                Some(State::User(signal)) => {
+                    *guard = Some(State::User(Arc::clone(&signal)));
+                    drop(guard);
+                    let outcome = wait_signal(&signal);
+                    return self.finish(outcome);
+                }
+                Some(State::Native(c)) => {
+                    *guard = Some(State::Waiting);
+                    drop(guard);
+                    return self.finish(c.wait().map_err(|e| e.to_string()));
+                }
+                Some(State::Thread(h)) => {
+                    *guard = Some(State::Waiting);
+                    drop(guard);
+                    let outcome = match h.join() {
+                        Ok(r) => r.map_err(|e| e.to_string()),
+                        Err(_) => Err("the asynchronous copy's worker thread panicked".into()),
+                    };
+                    return self.finish(outcome);
+                }
+                None => return Ok(()),
             }
-            return outcome.clone().unwrap_or(Ok(())).map_err(Error::Invalid);
         }
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let outcome = match std::mem::replace(&mut *state, State::Finished(Ok(()))) {
-            State::Native(c) => c.wait().map_err(|e| e.to_string()),
-            State::Thread(h) => match h.join() {
-                Ok(r) => r.map_err(|e| e.to_string()),
-                Err(_) => Err("the asynchronous copy's worker thread panicked".to_string()),
-            },
-            State::Finished(r) => r,
-            // Raced with another waiter that took it out: it is finished by now.
-            State::User(signal) => signal
-                .0
-                .lock()
-                .map(|o| o.clone().unwrap_or(Ok(())))
-                .unwrap_or(Ok(())),
-        };
-        *state = State::Finished(outcome.clone());
+    }
+
+    /// Records the outcome and wakes every waiter.
+    fn finish(&self, outcome: std::result::Result<(), String>) -> Result<()> {
+        *self.shared.lock() = Some(State::Finished(outcome.clone()));
+        self.shared.done.notify_all();
         outcome.map_err(Error::Invalid)
     }
 
     /// The OpenCL event behind this event, when it is still a pending OpenCL command.
     #[cfg(feature = "opencl")]
     pub(crate) fn opencl_event(&self) -> Option<opencl3::types::cl_event> {
-        match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
-            State::Native(c) => c.opencl_event(),
+        match self.shared.lock().as_ref() {
+            Some(State::Native(c)) => c.opencl_event(),
             _ => None,
         }
     }
@@ -166,8 +214,8 @@ impl Event {
     /// The SYCL event behind this event, when it is still a pending SYCL command.
     #[cfg(feature = "sycl")]
     pub(crate) fn sycl_event(&self) -> Option<crate::backends::sycl::bindings::DPCTLSyclEventRef> {
-        match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
-            State::Native(c) => c.sycl_event(),
+        match self.shared.lock().as_ref() {
+            Some(State::Native(c)) => c.sycl_event(),
             _ => None,
         }
     }
@@ -180,11 +228,12 @@ impl Event {
 
     /// True once the work is known to be done (without blocking).
     pub fn is_complete(&self) -> bool {
-        match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
-            State::Finished(_) => true,
-            State::Thread(h) => h.is_finished(),
-            State::User(signal) => signal.0.lock().map(|o| o.is_some()).unwrap_or(true),
-            State::Native(c) => c.poll_complete(),
+        match self.shared.lock().as_ref() {
+            Some(State::Finished(_)) | None => true,
+            Some(State::Thread(h)) => h.is_finished(),
+            Some(State::User(signal)) => signal.0.lock().map(|o| o.is_some()).unwrap_or(true),
+            Some(State::Native(c)) => c.poll_complete(),
+            Some(State::Waiting) => false,
         }
     }
 }

@@ -270,3 +270,31 @@ fn user_events_gate_work_and_carry_failure() {
     drop(trigger);
     assert!(orphan.wait().unwrap_err().to_string().contains("dropped"));
 }
+
+#[test]
+fn waiting_on_an_event_does_not_block_its_polling_or_other_waiters() {
+    let n = MIB;
+    let src = Arc::new(Memory::new(Location::Host, n).unwrap());
+    let dst = Arc::new(Memory::new(Location::Host, n).unwrap());
+    let (gate, open) = Event::user();
+    let copy = src.copy_to_async(0, &dst, 0, n, &[gate]).unwrap();
+    let waiters: Vec<_> = (0..2)
+        .map(|_| {
+            let copy = copy.clone();
+            std::thread::spawn(move || copy.wait())
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // Polling answers at once while two threads wait (a poll that blocked would
+    // never answer: the gate is still closed).
+    let (tx, rx) = std::sync::mpsc::channel();
+    let polled = copy.clone();
+    std::thread::spawn(move || tx.send(polled.is_complete()));
+    let answer = rx.recv_timeout(std::time::Duration::from_secs(5));
+    assert_eq!(answer, Ok(false), "is_complete answered without blocking");
+    open.complete();
+    for w in waiters {
+        w.join().unwrap().unwrap();
+    }
+    assert!(copy.is_complete());
+}

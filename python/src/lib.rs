@@ -665,6 +665,33 @@ impl Foreign {
                     keep,
                 ),
             },
+            // A cl_mem of another context (another library's) cannot be used on locus'
+            // queue; a SYCL pointer must be USM of the device's context (its kind decides
+            // how the host reaches it).
+            Location::OpenCl(_) => {
+                let cl = locus::backends::opencl::device(location).map_err(py_err)?;
+                // SAFETY: a DLPack producer of kDLOpenCL hands out a live cl_mem.
+                if !unsafe { cl.owns(data.cast()) } {
+                    return Err(PyBufferError::new_err(format!(
+                        "the cl_mem belongs to another OpenCL context than {location}'s (locus opens \
+                         each device in its own context): copy it through the host"
+                    )));
+                }
+                (
+                    dlpack::native_for(location, device, data, byte_offset)?,
+                    keep,
+                )
+            }
+            Location::Sycl(_) => {
+                let sycl = locus::backends::sycl::device(location).map_err(py_err)?;
+                let Some(kind) = sycl.pointer_kind(data) else {
+                    return Err(PyBufferError::new_err(format!(
+                        "the pointer is not USM of {location}'s SYCL context: copy it through the host"
+                    )));
+                };
+                let ptr = data.wrapping_add(byte_offset as usize);
+                (Native::Sycl { ptr, kind }, keep)
+            }
             _ => (
                 dlpack::native_for(location, device, data, byte_offset)?,
                 keep,

@@ -133,3 +133,39 @@ def test_stream_rules():
             h.__dlpack__(stream=-1)  # no synchronisation asked
             h.__dlpack__(stream=7)  # locus finishes its work: ready on any stream
 
+
+
+def _retarget(capsule, device_type, device_id):
+    """Rewrites the device of an unconsumed legacy capsule's tensor (to forge a producer
+    that lies about where its memory is)."""
+    import ctypes
+
+    class DLDevice(ctypes.Structure):
+        _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+    class DLTensorHead(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice)]
+
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    head = DLTensorHead.from_address(get(capsule, b"dltensor"))
+    head.device.device_type = device_type
+    head.device.device_id = device_id
+    return capsule
+
+
+def test_foreign_device_memory_is_refused_not_misused():
+    opencl = [l for l in locus.available() if l.startswith("opencl:")]
+    if len(opencl) >= 2:
+        # A cl_mem of one OpenCL context presented as another device's memory.
+        b = locus.Buffer(opencl[0], 16, fill=1.0)
+        cap = _retarget(b.access(opencl[0]).__dlpack__(), 4, int(opencl[1].split(":")[1]))
+        with pytest.raises(BufferError, match="another OpenCL context"):
+            locus.Buffer.from_dlpack(cap)
+    if "sycl:0" in locus.available():
+        # A plain host pointer presented as SYCL USM.
+        h = locus.Buffer("host", 16, fill=1.0)
+        cap = _retarget(h.access("host").__dlpack__(), 14, 0)
+        with pytest.raises(BufferError, match="not USM"):
+            locus.Buffer.from_dlpack(cap)

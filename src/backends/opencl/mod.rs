@@ -168,6 +168,18 @@ impl OpenClDevice {
         &self.queue
     }
 
+    /// True when `mem` is a buffer of this device's context (`CL_MEM_CONTEXT`): what a
+    /// buffer made elsewhere must be before [`crate::Memory::adopt`] may use it here.
+    ///
+    /// # Safety
+    /// `mem` is a live OpenCL memory object (of any context).
+    pub unsafe fn owns(&self, mem: cl_mem) -> bool {
+        matches!(
+            opencl3::memory::get_mem_object_info(mem, opencl3::memory::CL_MEM_CONTEXT),
+            Ok(cl3::info_type::InfoType::Ptr(c)) if c as usize == self.context.get() as usize
+        )
+    }
+
     /// The OpenCL device.
     pub fn cl_device(&self) -> &ClDevice {
         &self.device

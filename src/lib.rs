@@ -35,6 +35,11 @@
 //! Layers, from the bottom: [`backends`] (one module per technology behind the
 //! [`Device`] trait), [`Memory`] (an untyped allocation with umem-style bounds-checked
 //! [`Memory::copy_to`] / [`Memory::copy_from`] and [`mirror`]s), and [`Buffer`].
+//! Beside them: [`resource`] (RMM-style memory resources: pools, arenas, bins and
+//! adaptors, a default per location), [`Event`] and [`Queue`] (asynchronous copies,
+//! native where the technology has a queue, and stream-ordered memory reuse),
+//! [`codelet`] (one kernel per technology, OpenHMPP-style), and [`bench`]. The `python/`
+//! folder of the repository builds the `locus` Python package on top (numpy, DLPack).
 #![warn(missing_docs)]
 
 pub mod access;

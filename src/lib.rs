@@ -38,7 +38,7 @@
 //! Beside them: [`resource`] (RMM-style memory resources: pools, arenas, bins and
 //! adaptors, a default per location), [`Event`] and [`Queue`] (asynchronous copies,
 //! native where the technology has a queue, and stream-ordered memory reuse),
-//! [`codelet`] (one kernel per technology, OpenHMPP-style), and [`bench`]. The `python/`
+//! [`codelet`] (one kernel per technology, OpenHMPP-style), and [`bench`](mod@bench). The `python/`
 //! folder of the repository builds the `locus` Python package on top (numpy, DLPack).
 #![warn(missing_docs)]
 

@@ -226,72 +226,6 @@ impl OpenClDevice {
     }
 }
 
-/// An asynchronous copy within one OpenCL device, enqueued natively after `after`
-/// (OpenCL events as a native wait list, any other event by a host wait first).
-/// `None` when the copy is not within one OpenCL device (or overlaps itself).
-fn copy_async(
-    src: &Arc<Memory>,
-    src_offset: usize,
-    dst: &Arc<Memory>,
-    dst_offset: usize,
-    len: usize,
-    after: &[crate::Event],
-) -> Result<Option<crate::Event>> {
-    let (
-        Native::OpenCl {
-            mem: s,
-            offset: s_base,
-        },
-        Native::OpenCl {
-            mem: d,
-            offset: d_base,
-        },
-    ) = (src.native(), dst.native())
-    else {
-        return Ok(None);
-    };
-    if src.location() != dst.location() || src.overlaps(src_offset, dst, dst_offset, len) {
-        return Ok(None);
-    }
-    let device = super::device_as::<OpenClDevice>(src.location(), "OpenCL")?;
-    let mut wait_list = Vec::new();
-    for e in after {
-        match e.opencl_event() {
-            Some(ev) => wait_list.push(ev),
-            None => e.wait()?,
-        }
-    }
-    if len == 0 {
-        return Ok(Some(crate::Event::done()));
-    }
-    // SAFETY: both buffers belong to this device's context, the ranges were
-    // bounds-checked and do not overlap, and the wait-list events are alive (held by
-    // `after`) for the call; the returned Event holds both memories until it is dropped.
-    let event = unsafe {
-        enqueue_copy_buffer(
-            device.queue.get(),
-            *s,
-            *d,
-            s_base + src_offset,
-            d_base + dst_offset,
-            len,
-            wait_list.len() as u32,
-            if wait_list.is_empty() {
-                ptr::null()
-            } else {
-                wait_list.as_ptr()
-            },
-        )
-    }
-    .map_err(|code| device.fail("clEnqueueCopyBuffer", code))?;
-    let _ = opencl3::command_queue::flush(device.queue.get());
-    let completion = super::Completion::opencl(opencl3::event::Event::new(event));
-    Ok(Some(crate::Event::native(
-        completion,
-        vec![Arc::clone(src), Arc::clone(dst)],
-    )))
-}
-
 /// The OpenCL device at `location`, for launching your own kernels on its context and
 /// queue.
 pub fn device(location: Location) -> Result<&'static OpenClDevice> {
@@ -352,6 +286,9 @@ fn mem_of(native: &Native) -> (cl_mem, usize) {
 }
 
 impl Device for OpenClDevice {
+    /// An asynchronous copy within one OpenCL device, enqueued natively after `after`
+    /// (OpenCL events as a native wait list, any other event by a host wait first).
+    /// `None` when the copy is not within one OpenCL device (or overlaps itself).
     fn copy_async(
         &self,
         src: &Arc<Memory>,
@@ -361,7 +298,59 @@ impl Device for OpenClDevice {
         len: usize,
         after: &[crate::Event],
     ) -> Result<Option<crate::Event>> {
-        copy_async(src, src_offset, dst, dst_offset, len, after)
+        let (
+            Native::OpenCl {
+                mem: s,
+                offset: s_base,
+            },
+            Native::OpenCl {
+                mem: d,
+                offset: d_base,
+            },
+        ) = (src.native(), dst.native())
+        else {
+            return Ok(None);
+        };
+        if src.location() != dst.location() || src.overlaps(src_offset, dst, dst_offset, len) {
+            return Ok(None);
+        }
+        let device = super::device_as::<OpenClDevice>(src.location(), "OpenCL")?;
+        let mut wait_list = Vec::new();
+        for e in after {
+            match e.opencl_event() {
+                Some(ev) => wait_list.push(ev),
+                None => e.wait()?,
+            }
+        }
+        if len == 0 {
+            return Ok(Some(crate::Event::done()));
+        }
+        // SAFETY: both buffers belong to this device's context, the ranges were
+        // bounds-checked and do not overlap, and the wait-list events are alive (held by
+        // `after`) for the call; the returned Event holds both memories until it is dropped.
+        let event = unsafe {
+            enqueue_copy_buffer(
+                device.queue.get(),
+                *s,
+                *d,
+                s_base + src_offset,
+                d_base + dst_offset,
+                len,
+                wait_list.len() as u32,
+                if wait_list.is_empty() {
+                    ptr::null()
+                } else {
+                    wait_list.as_ptr()
+                },
+            )
+        }
+        .map_err(|code| device.fail("clEnqueueCopyBuffer", code))?;
+        let _ = opencl3::command_queue::flush(device.queue.get());
+        let completion = super::Completion::opencl(opencl3::event::Event::new(event));
+        Ok(Some(crate::Event::native(
+            completion,
+            vec![Arc::clone(src), Arc::clone(dst)],
+        )))
     }
 
     fn synchronize(&self) -> Result<()> {

@@ -388,82 +388,6 @@ pub fn device_arc(location: Location) -> Result<Arc<SyclDevice>> {
     super::device_as::<SyclDevice>(location, "SYCL")
 }
 
-/// Starts a copy natively on the SYCL queue when one side is SYCL USM of a device and the
-/// other is USM of the same device or plain host memory (`sycl::queue::memcpy` takes
-/// both); SYCL events among `after` become native dependencies, others are waited for
-/// first. `None`: not a SYCL copy.
-fn copy_async(
-    src: &Arc<Memory>,
-    src_offset: usize,
-    dst: &Arc<Memory>,
-    dst_offset: usize,
-    len: usize,
-    after: &[crate::Event],
-) -> Result<Option<crate::Event>> {
-    let sycl_location = match (src.native(), dst.native()) {
-        (Native::Sycl { .. }, Native::Sycl { .. }) if src.location() == dst.location() => {
-            src.location()
-        }
-        (Native::Sycl { .. }, Native::Host { .. }) => src.location(),
-        (Native::Host { .. }, Native::Sycl { .. }) => dst.location(),
-        _ => return Ok(None),
-    };
-    if src.overlaps(src_offset, dst, dst_offset, len) {
-        return Ok(None);
-    }
-    let device = super::device_as::<SyclDevice>(sycl_location, "SYCL")?;
-    let address = |m: &Memory, offset: usize| -> *mut u8 {
-        let base = match m.native() {
-            Native::Sycl { ptr, .. } => *ptr,
-            Native::Host { ptr } => *ptr,
-            #[allow(unreachable_patterns)]
-            _ => ptr::null_mut(),
-        };
-        base.wrapping_add(offset)
-    };
-    let mut deps = Vec::new();
-    for e in after {
-        match e.sycl_event() {
-            Some(ev) => deps.push(ev),
-            None => e.wait()?,
-        }
-    }
-    if len == 0 {
-        return Ok(Some(crate::Event::done()));
-    }
-    // SAFETY: both ranges were bounds-checked by the caller and do not overlap; the
-    // pointers are USM of this queue's context or host memory; the dependency events
-    // are alive (held by `after`) during the call, and the returned Event keeps both
-    // memories alive until the copy is done.
-    let event = unsafe {
-        device.api.DPCTLQueue_MemcpyWithEvents(
-            device.queue,
-            address(dst, dst_offset).cast(),
-            address(src, src_offset).cast(),
-            len as size_t,
-            if deps.is_empty() {
-                ptr::null()
-            } else {
-                deps.as_ptr()
-            },
-            deps.len() as size_t,
-        )
-    };
-    if event.is_null() {
-        return Err(Error::Backend {
-            location: sycl_location,
-            call: "DPCTLQueue_MemcpyWithEvents",
-            message: "returned no event (the runtime printed the reason on stderr)".into(),
-            hint: "check that both pointers are USM of this device's context or host memory".into(),
-        });
-    }
-    let completion = Completion::sycl(device.api, event);
-    Ok(Some(crate::Event::native(
-        completion,
-        vec![Arc::clone(src), Arc::clone(dst)],
-    )))
-}
-
 fn usm_of(native: &Native) -> (*mut u8, UsmKind) {
     match native {
         Native::Sycl { ptr, kind } => (*ptr, *kind),
@@ -473,6 +397,10 @@ fn usm_of(native: &Native) -> (*mut u8, UsmKind) {
 }
 
 impl Device for SyclDevice {
+    /// Starts a copy natively on the SYCL queue when one side is SYCL USM of a device and the
+    /// other is USM of the same device or plain host memory (`sycl::queue::memcpy` takes
+    /// both); SYCL events among `after` become native dependencies, others are waited for
+    /// first. `None`: not a SYCL copy.
     fn copy_async(
         &self,
         src: &Arc<Memory>,
@@ -482,7 +410,69 @@ impl Device for SyclDevice {
         len: usize,
         after: &[crate::Event],
     ) -> Result<Option<crate::Event>> {
-        copy_async(src, src_offset, dst, dst_offset, len, after)
+        let sycl_location = match (src.native(), dst.native()) {
+            (Native::Sycl { .. }, Native::Sycl { .. }) if src.location() == dst.location() => {
+                src.location()
+            }
+            (Native::Sycl { .. }, Native::Host { .. }) => src.location(),
+            (Native::Host { .. }, Native::Sycl { .. }) => dst.location(),
+            _ => return Ok(None),
+        };
+        if src.overlaps(src_offset, dst, dst_offset, len) {
+            return Ok(None);
+        }
+        let device = super::device_as::<SyclDevice>(sycl_location, "SYCL")?;
+        let address = |m: &Memory, offset: usize| -> *mut u8 {
+            let base = match m.native() {
+                Native::Sycl { ptr, .. } => *ptr,
+                Native::Host { ptr } => *ptr,
+                #[allow(unreachable_patterns)]
+                _ => ptr::null_mut(),
+            };
+            base.wrapping_add(offset)
+        };
+        let mut deps = Vec::new();
+        for e in after {
+            match e.sycl_event() {
+                Some(ev) => deps.push(ev),
+                None => e.wait()?,
+            }
+        }
+        if len == 0 {
+            return Ok(Some(crate::Event::done()));
+        }
+        // SAFETY: both ranges were bounds-checked by the caller and do not overlap; the
+        // pointers are USM of this queue's context or host memory; the dependency events
+        // are alive (held by `after`) during the call, and the returned Event keeps both
+        // memories alive until the copy is done.
+        let event = unsafe {
+            device.api.DPCTLQueue_MemcpyWithEvents(
+                device.queue,
+                address(dst, dst_offset).cast(),
+                address(src, src_offset).cast(),
+                len as size_t,
+                if deps.is_empty() {
+                    ptr::null()
+                } else {
+                    deps.as_ptr()
+                },
+                deps.len() as size_t,
+            )
+        };
+        if event.is_null() {
+            return Err(Error::Backend {
+                location: sycl_location,
+                call: "DPCTLQueue_MemcpyWithEvents",
+                message: "returned no event (the runtime printed the reason on stderr)".into(),
+                hint: "check that both pointers are USM of this device's context or host memory"
+                    .into(),
+            });
+        }
+        let completion = Completion::sycl(device.api, event);
+        Ok(Some(crate::Event::native(
+            completion,
+            vec![Arc::clone(src), Arc::clone(dst)],
+        )))
     }
 
     fn synchronize(&self) -> Result<()> {

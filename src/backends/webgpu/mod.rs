@@ -300,64 +300,6 @@ pub fn binding_windows(limits: &wgpu::Limits, bytes: u64, element: u64) -> Vec<(
     windows
 }
 
-/// Starts a copy between two ranges of one WebGPU device natively
-/// (`copy_buffer_to_buffer`, one submission): every earlier submission on the device's
-/// queue runs first; other dependencies are waited for. `None`: not such a copy (other
-/// devices, unaligned ranges, overlap).
-fn copy_async(
-    src: &Arc<Memory>,
-    src_offset: usize,
-    dst: &Arc<Memory>,
-    dst_offset: usize,
-    len: usize,
-    after: &[crate::Event],
-) -> Result<Option<crate::Event>> {
-    let (Native::WebGpu { .. }, Native::WebGpu { .. }) = (src.native(), dst.native()) else {
-        return Ok(None);
-    };
-    let aligned = [src_offset, dst_offset, len]
-        .iter()
-        .all(|v| (*v as u64).is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT));
-    if src.location() != dst.location()
-        || !aligned
-        || src.overlaps(src_offset, dst, dst_offset, len)
-    {
-        return Ok(None);
-    }
-    let device = super::device_as::<WebGpuDevice>(src.location(), "WebGPU")?;
-    for e in after {
-        e.wait()?;
-    }
-    if len == 0 {
-        return Ok(Some(crate::Event::done()));
-    }
-    let ((s, s_base), (d, d_base)) = (buffer_of(src.native()), buffer_of(dst.native()));
-    let mut encoder = device
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("locus async copy"),
-        });
-    encoder.copy_buffer_to_buffer(
-        s,
-        s_base + src_offset as u64,
-        d,
-        d_base + dst_offset as u64,
-        len as u64,
-    );
-    let index = device.queue.submit([encoder.finish()]);
-    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = Arc::clone(&done);
-    device.queue.on_submitted_work_done(move || {
-        flag.store(true, std::sync::atomic::Ordering::Release);
-    });
-    device.check("Queue::submit")?;
-    let completion = Completion::webgpu_polled(device.device.clone(), index, done);
-    Ok(Some(crate::Event::native(
-        completion,
-        vec![Arc::clone(src), Arc::clone(dst)],
-    )))
-}
-
 fn buffer_of(native: &Native) -> (&wgpu::Buffer, u64) {
     match native {
         Native::WebGpu { buffer, offset } => (buffer, *offset),
@@ -367,6 +309,10 @@ fn buffer_of(native: &Native) -> (&wgpu::Buffer, u64) {
 }
 
 impl Device for WebGpuDevice {
+    /// Starts a copy between two ranges of one WebGPU device natively
+    /// (`copy_buffer_to_buffer`, one submission): every earlier submission on the device's
+    /// queue runs first; other dependencies are waited for. `None`: not such a copy (other
+    /// devices, unaligned ranges, overlap).
     fn copy_async(
         &self,
         src: &Arc<Memory>,
@@ -376,7 +322,50 @@ impl Device for WebGpuDevice {
         len: usize,
         after: &[crate::Event],
     ) -> Result<Option<crate::Event>> {
-        copy_async(src, src_offset, dst, dst_offset, len, after)
+        let (Native::WebGpu { .. }, Native::WebGpu { .. }) = (src.native(), dst.native()) else {
+            return Ok(None);
+        };
+        let aligned = [src_offset, dst_offset, len]
+            .iter()
+            .all(|v| (*v as u64).is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT));
+        if src.location() != dst.location()
+            || !aligned
+            || src.overlaps(src_offset, dst, dst_offset, len)
+        {
+            return Ok(None);
+        }
+        let device = super::device_as::<WebGpuDevice>(src.location(), "WebGPU")?;
+        for e in after {
+            e.wait()?;
+        }
+        if len == 0 {
+            return Ok(Some(crate::Event::done()));
+        }
+        let ((s, s_base), (d, d_base)) = (buffer_of(src.native()), buffer_of(dst.native()));
+        let mut encoder = device
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("locus async copy"),
+            });
+        encoder.copy_buffer_to_buffer(
+            s,
+            s_base + src_offset as u64,
+            d,
+            d_base + dst_offset as u64,
+            len as u64,
+        );
+        let index = device.queue.submit([encoder.finish()]);
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = Arc::clone(&done);
+        device.queue.on_submitted_work_done(move || {
+            flag.store(true, std::sync::atomic::Ordering::Release);
+        });
+        device.check("Queue::submit")?;
+        let completion = Completion::webgpu_polled(device.device.clone(), index, done);
+        Ok(Some(crate::Event::native(
+            completion,
+            vec![Arc::clone(src), Arc::clone(dst)],
+        )))
     }
 
     fn synchronize(&self) -> Result<()> {

@@ -432,17 +432,28 @@ struct Legacy<K: Send + 'static> {
     export: Export<K>,
 }
 
+/// The deleter of the versioned tensors locus exports: frees the box behind them.
+///
+/// # Safety
+/// `t` is a tensor made by [`capsule`], and this is the one call of its deleter.
 unsafe extern "C" fn delete_versioned<K: Send + 'static>(t: *mut DLManagedTensorVersioned) {
     // SAFETY: `manager_ctx` is the Box made in `capsule`; DLPack calls the deleter once.
     unsafe { drop(Box::from_raw((*t).manager_ctx.cast::<Versioned<K>>())) };
 }
 
+/// The deleter of the legacy tensors locus exports.
+///
+/// # Safety
+/// As for `delete_versioned`.
 unsafe extern "C" fn delete_legacy<K: Send + 'static>(t: *mut DLManagedTensor) {
     // SAFETY: as in `delete_versioned`.
     unsafe { drop(Box::from_raw((*t).manager_ctx.cast::<Legacy<K>>())) };
 }
 
 /// Frees the tensor of a capsule that nobody consumed (its name is still the original).
+///
+/// # Safety
+/// Called by Python, holding the GIL, once, on a capsule made by [`capsule`].
 unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
     // SAFETY: called by Python with the GIL on a capsule made by `capsule` below; when it
     // still carries an unconsumed name, the tensor is ours to free.

@@ -220,6 +220,15 @@ impl Event {
         }
     }
 
+    /// The WebGPU device whose queue runs this work, while it is a pending submission.
+    #[cfg(feature = "webgpu")]
+    pub(crate) fn webgpu_location(&self) -> Option<crate::Location> {
+        match self.shared.lock().as_ref() {
+            Some(State::Native(c)) => c.webgpu_location(),
+            _ => None,
+        }
+    }
+
     /// True when the work was submitted to a runtime's own queue (an OpenCL or SYCL
     /// event, a wgpu submission), false when a locus worker thread ran it.
     pub fn is_native(&self) -> bool {

@@ -219,19 +219,23 @@ fn memory_freed_on_a_queue_is_reused_on_that_queue_at_once_and_stays_ordered() {
 fn queue_order_holds_on_every_location() {
     let _serial = common::serial();
     for l in locus::available() {
-        // Three copies on one queue, each reading what the one before wrote: the data
+        // Four copies on one queue, each reading what the one before wrote: the data
         // only arrives if they ran in order.
         let n = 4 * MIB;
         let data = common::pattern_u8(n, 3);
         let a = Arc::new(Memory::new(l, n).unwrap());
         let b = Arc::new(Memory::new(l, n).unwrap());
+        let d = Arc::new(Memory::new(l, n).unwrap());
         let c = Arc::new(Memory::new(Location::Host, n).unwrap());
         let src = Arc::new(Memory::new(Location::Host, n).unwrap());
         src.write(0, &data).unwrap();
         let queue = Queue::new();
         src.copy_to_async_on(queue, 0, &a, 0, n, &[]).unwrap();
+        // Two copies within the device: native ones follow each other on the device's
+        // own queue (WebGPU without a host wait between them).
         a.copy_to_async_on(queue, 0, &b, 0, n, &[]).unwrap();
-        b.copy_to_async_on(queue, 0, &c, 0, n, &[]).unwrap();
+        b.copy_to_async_on(queue, 0, &d, 0, n, &[]).unwrap();
+        d.copy_to_async_on(queue, 0, &c, 0, n, &[]).unwrap();
         queue.wait().unwrap();
         let mut back = vec![0u8; n];
         c.read(0, &mut back).unwrap();

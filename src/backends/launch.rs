@@ -69,6 +69,8 @@ enum Pending {
     #[cfg(feature = "webgpu")]
     WebGpu {
         device: wgpu::Device,
+        /// The device's location (work on one wgpu queue runs in submission order).
+        location: crate::Location,
         index: wgpu::SubmissionIndex,
         /// Set by the queue's work-done callback (for polling without a wait).
         done: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
@@ -119,10 +121,15 @@ impl Completion {
     }
 
     #[cfg(feature = "webgpu")]
-    pub(crate) fn webgpu(device: wgpu::Device, index: wgpu::SubmissionIndex) -> Completion {
+    pub(crate) fn webgpu(
+        device: wgpu::Device,
+        location: crate::Location,
+        index: wgpu::SubmissionIndex,
+    ) -> Completion {
         Completion {
             pending: Pending::WebGpu {
                 device,
+                location,
                 index,
                 done: None,
             },
@@ -134,15 +141,27 @@ impl Completion {
     #[cfg(feature = "webgpu")]
     pub(crate) fn webgpu_polled(
         device: wgpu::Device,
+        location: crate::Location,
         index: wgpu::SubmissionIndex,
         done: std::sync::Arc<std::sync::atomic::AtomicBool>,
     ) -> Completion {
         Completion {
             pending: Pending::WebGpu {
                 device,
+                location,
                 index,
                 done: Some(done),
             },
+        }
+    }
+
+    /// The WebGPU device whose queue runs this work, if it is a wgpu submission (later
+    /// submissions on that device run after it without a wait).
+    #[cfg(feature = "webgpu")]
+    pub(crate) fn webgpu_location(&self) -> Option<crate::Location> {
+        match &self.pending {
+            Pending::WebGpu { location, .. } => Some(*location),
+            _ => None,
         }
     }
 

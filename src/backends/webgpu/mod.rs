@@ -335,8 +335,11 @@ impl Device for WebGpuDevice {
             return Ok(None);
         }
         let device = super::device_as::<WebGpuDevice>(src.location(), "WebGPU")?;
+        // Earlier submissions on this device's queue run first anyway: no host wait.
         for e in after {
-            e.wait()?;
+            if e.webgpu_location() != Some(src.location()) {
+                e.wait()?;
+            }
         }
         if len == 0 {
             return Ok(Some(crate::Event::done()));
@@ -361,7 +364,8 @@ impl Device for WebGpuDevice {
             flag.store(true, std::sync::atomic::Ordering::Release);
         });
         device.check("Queue::submit")?;
-        let completion = Completion::webgpu_polled(device.device.clone(), index, done);
+        let completion =
+            Completion::webgpu_polled(device.device.clone(), device.location, index, done);
         Ok(Some(crate::Event::native(
             completion,
             vec![Arc::clone(src), Arc::clone(dst)],
@@ -619,6 +623,10 @@ impl Device for WebGpuDevice {
                 ),
             });
         }
-        Ok(Completion::webgpu(self.device.clone(), index))
+        Ok(Completion::webgpu(
+            self.device.clone(),
+            self.location,
+            index,
+        ))
     }
 }

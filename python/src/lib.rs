@@ -100,39 +100,33 @@ impl View {
         self.shape.iter().product()
     }
 
-    /// True when this view exports a host address (a consumer on the host, or memory
-    /// that only the host mapping reaches).
-    fn exports_host_address(&self) -> bool {
+    /// The DLPack device of the data this view exports: CPU for a host address (a
+    /// consumer on the host with a mapping, host memory, an OpenMP initial-device
+    /// pointer, or memory only the host mapping reaches), the memory's own device type
+    /// for its technology's handle (a USM pointer, a cl_mem, ...).
+    fn dl_device(&self) -> DLDevice {
+        let own = dlpack::device_of_location(self.memory.location(), Some(self.memory.native()));
         let own_technology = self.memory.location().technology() == self.consumer.technology();
-        match self.memory.native() {
+        let host_address = match self.memory.native() {
             Native::Host { .. } => true,
             _ if self.consumer == Location::Host => self.mapping.is_some(),
-            _ if own_technology => {
-                // The technology's own handle (a USM pointer, a cl_mem), unless it is an
-                // OpenMP initial-device pointer, which is a host address.
-                dlpack::device_of_location(self.memory.location(), Some(self.memory.native()))
-                    .device_type
-                    == dlpack::DL_CPU
-            }
+            _ if own_technology => own.device_type == dlpack::DL_CPU,
             _ => self.mapping.is_some(),
-        }
-    }
-
-    /// The DLPack device of the data this view exports: CPU for host addresses, the
-    /// memory's own device type otherwise.
-    fn dl_device(&self) -> DLDevice {
-        if self.exports_host_address() {
-            return DLDevice {
+        };
+        if host_address {
+            DLDevice {
                 device_type: dlpack::DL_CPU,
                 device_id: 0,
-            };
+            }
+        } else {
+            own
         }
-        dlpack::device_of_location(self.memory.location(), Some(self.memory.native()))
     }
 
     /// (data handle, byte offset) as DLPack wants them for this view.
     fn dl_data(&self) -> (*mut std::ffi::c_void, u64) {
-        if let (true, Some(m)) = (self.exports_host_address(), &self.mapping) {
+        let host_address = self.dl_device().device_type == dlpack::DL_CPU;
+        if let (true, Some(m)) = (host_address, &self.mapping) {
             return (m.as_ptr().cast_mut().cast(), 0);
         }
         match self.memory.native() {
@@ -417,16 +411,11 @@ fn exported_wgpu_view(data: usize) -> Option<Arc<View>> {
 fn copy_view(view: &View, target: Location) -> locus::Result<View> {
     let bytes = view.memory.len();
     let fresh = Arc::new(Memory::new(target, bytes)?);
-    view.memory.copy_to(0, &fresh, 0, bytes)?;
+    let route = view.memory.copy_to(0, &fresh, 0, bytes)?;
     let served = Served {
         memory: fresh,
         in_place: false,
-        route: locus::Route {
-            src: view.memory.location(),
-            dst: target,
-            kind: locus::RouteKind::Staged,
-            reason: "copy made for a DLPack export".into(),
-        },
+        route,
         mapping: None,
     };
     let mut copy = View::new(
@@ -478,17 +467,14 @@ impl PyBuffer {
         }
     }
 
-    /// Re-declares the write of every open write handle (their location holds the newest
-    /// data); returns that location.
+    /// Re-declares the write of the open write handles (their location holds the newest
+    /// data; they all share one location: a second one is refused) and returns it.
     fn sync_writers(&self, store: &mut Store) -> locus::Result<Option<Location>> {
         let mut writers = lock(&self.writers);
         writers.retain(|w| w.upgrade().is_some_and(|v| v.open.load(Ordering::SeqCst)));
-        let mut at = None;
-        for w in writers.iter() {
-            if let Some(v) = w.upgrade() {
-                store.access_mut(v.consumer)?;
-                at = Some(v.consumer);
-            }
+        let at = writers.iter().find_map(|w| w.upgrade()).map(|v| v.consumer);
+        if let Some(location) = at {
+            store.declare_write(location)?;
         }
         Ok(at)
     }

@@ -131,6 +131,11 @@ impl Store {
         })
     }
 
+    /// Declares a write at `location` without a guard (nothing is mapped).
+    pub fn declare_write(&mut self, location: Location) -> locus::Result<()> {
+        on_store!(self, b => b.declare_write(location).map(|_| ()))
+    }
+
     /// A copy at `location`.
     pub fn to_location(&self, location: Location) -> locus::Result<Store> {
         Ok(match self {

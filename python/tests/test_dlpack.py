@@ -69,10 +69,20 @@ def test_capsule_renamed_after_use_and_double_consumption_refused(max_version):
 
 
 def test_unconsumed_capsules_are_freed():
-    b = locus.Buffer("host", 1 << 16)
-    for _ in range(2000):
-        b.access("host").__dlpack__(max_version=(1, 0))
-        b.access("host").__dlpack__()
+    from test_access import _rss_kib
+
+    def churn(n):
+        # Each capsule keeps its 1 MiB buffer alive until the capsule is freed.
+        for _ in range(n):
+            b = locus.Buffer("host", 1 << 18, fill=1.0)
+            b.access("host").__dlpack__(max_version=(1, 0))
+            b.access("host").__dlpack__()
+
+    churn(50)
+    before = _rss_kib()
+    churn(500)
+    grown = _rss_kib() - before
+    assert grown < 64 * 1024, f"500 dropped capsules kept {grown} KiB (500 MiB if none were freed)"
 
 
 def test_legacy_producer_without_keywords():

@@ -120,37 +120,21 @@ impl Completion {
         }
     }
 
+    /// A wgpu submission on the device at `location`; `done`, when given, is set from
+    /// `Queue::on_submitted_work_done` (polling without a wait).
     #[cfg(feature = "webgpu")]
     pub(crate) fn webgpu(
         device: wgpu::Device,
         location: crate::Location,
         index: wgpu::SubmissionIndex,
+        done: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     ) -> Completion {
         Completion {
             pending: Pending::WebGpu {
                 device,
                 location,
                 index,
-                done: None,
-            },
-        }
-    }
-
-    /// A wgpu submission whose completion `done` reports (set from
-    /// `Queue::on_submitted_work_done`).
-    #[cfg(feature = "webgpu")]
-    pub(crate) fn webgpu_polled(
-        device: wgpu::Device,
-        location: crate::Location,
-        index: wgpu::SubmissionIndex,
-        done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    ) -> Completion {
-        Completion {
-            pending: Pending::WebGpu {
-                device,
-                location,
-                index,
-                done: Some(done),
+                done,
             },
         }
     }

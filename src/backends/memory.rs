@@ -339,7 +339,11 @@ impl Memory {
         self.check("copy source", src_offset, len)?;
         dst.check("copy destination", dst_offset, len)?;
         // The source's device first, then the destination's (host -> SYCL).
-        for device in [self.device(), dst.device()] {
+        let mut devices = vec![self.device()];
+        if !Arc::ptr_eq(self.device(), dst.device()) {
+            devices.push(dst.device());
+        }
+        for device in devices {
             if let Some(event) = device.copy_async(self, src_offset, dst, dst_offset, len, after)? {
                 return Ok(event);
             }

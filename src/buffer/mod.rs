@@ -235,15 +235,25 @@ impl<T: Pod> Buffer<T> {
     /// first). The serving copy becomes the only valid one; nothing is written back
     /// until someone reads elsewhere.
     pub fn access_mut(&mut self, location: Location) -> Result<WriteGuard<'_, T>> {
-        let memory = {
-            let mut replicas = self.lock();
-            let (i, route) = self.serve(&mut replicas, location, false)?;
-            for (j, r) in replicas.iter_mut().enumerate() {
-                r.valid = j == i;
-            }
-            (Arc::clone(&replicas[i].memory), route)
-        };
-        WriteGuard::new(memory.0, location, memory.1, self.len)
+        let (memory, route) = self.serve_for_write(location)?;
+        WriteGuard::new(memory, location, route, self.len)
+    }
+
+    /// Declares a write at `location` as [`Buffer::access_mut`] does (the current data
+    /// is there first, that copy becomes the only valid one), without handing out a
+    /// guard: for code that writes through a handle it already holds (the Python
+    /// bindings' open write handles).
+    pub fn declare_write(&mut self, location: Location) -> Result<Route> {
+        self.serve_for_write(location).map(|(_, route)| route)
+    }
+
+    fn serve_for_write(&mut self, location: Location) -> Result<(Arc<Memory>, Route)> {
+        let mut replicas = self.lock();
+        let (i, route) = self.serve(&mut replicas, location, false)?;
+        for (j, r) in replicas.iter_mut().enumerate() {
+            r.valid = j == i;
+        }
+        Ok((Arc::clone(&replicas[i].memory), route))
     }
 
     /// Serves current data at `location` (as [`Buffer::access`]) and returns the serving

@@ -239,14 +239,18 @@ pub fn device(location: Location) -> Result<&'static OpenClDevice> {
 /// A buffer argument of a kernel: the whole buffer, or a sub-buffer made for a range at
 /// an offset (released when the launch is enqueued: OpenCL keeps it until the kernel is
 /// done).
-struct KernelBuffer(cl_mem, bool);
+struct KernelBuffer {
+    mem: cl_mem,
+    /// A sub-buffer made for this launch (released on drop).
+    made: bool,
+}
 
 impl Drop for KernelBuffer {
     fn drop(&mut self) {
-        if self.1 {
+        if self.made {
             // SAFETY: a sub-buffer made by `kernel_buffer`, released once; the runtime
             // defers the release until enqueued commands using it finish.
-            let _ = unsafe { release_mem_object(self.0) };
+            let _ = unsafe { release_mem_object(self.mem) };
         }
     }
 }
@@ -255,7 +259,7 @@ impl OpenClDevice {
     /// The kernel argument for `len` bytes at `offset` of `mem`.
     fn kernel_buffer(&self, mem: cl_mem, offset: usize, len: usize) -> Result<KernelBuffer> {
         if offset == 0 {
-            return Ok(KernelBuffer(mem, false));
+            return Ok(KernelBuffer { mem, made: false });
         }
         let region = opencl3::types::cl_buffer_region {
             origin: offset,
@@ -272,7 +276,10 @@ impl OpenClDevice {
             )
         }
         .map_err(|code| self.fail("clCreateSubBuffer", code))?;
-        Ok(KernelBuffer(sub, true))
+        Ok(KernelBuffer {
+            mem: sub,
+            made: true,
+        })
     }
 }
 
@@ -311,10 +318,12 @@ impl Device for OpenClDevice {
         else {
             return Ok(None);
         };
-        if src.location() != dst.location() || src.overlaps(src_offset, dst, dst_offset, len) {
+        if src.location() != self.location
+            || dst.location() != self.location
+            || src.overlaps(src_offset, dst, dst_offset, len)
+        {
             return Ok(None);
         }
-        let device = super::device_as::<OpenClDevice>(src.location(), "OpenCL")?;
         let mut wait_list = Vec::new();
         for e in after {
             match e.opencl_event() {
@@ -330,7 +339,7 @@ impl Device for OpenClDevice {
         // `after`) for the call; the returned Event holds both memories until it is dropped.
         let event = unsafe {
             enqueue_copy_buffer(
-                device.queue.get(),
+                self.queue.get(),
                 *s,
                 *d,
                 s_base + src_offset,
@@ -344,8 +353,8 @@ impl Device for OpenClDevice {
                 },
             )
         }
-        .map_err(|code| device.fail("clEnqueueCopyBuffer", code))?;
-        let _ = opencl3::command_queue::flush(device.queue.get());
+        .map_err(|code| self.fail("clEnqueueCopyBuffer", code))?;
+        let _ = opencl3::command_queue::flush(self.queue.get());
         let completion = super::Completion::opencl(opencl3::event::Event::new(event));
         Ok(Some(crate::Event::native(
             completion,
@@ -424,13 +433,14 @@ impl Device for OpenClDevice {
     }
 
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
+        let (mem, base) = mem_of(dst);
         // SAFETY: a blocking write from a live host slice into a bounds-checked range.
         let event = unsafe {
             enqueue_write_buffer(
                 self.queue.get(),
-                mem_of(dst).0,
+                mem,
                 CL_BLOCKING,
-                mem_of(dst).1 + offset,
+                base + offset,
                 src.len(),
                 src.as_ptr() as *const c_void,
                 0,
@@ -442,13 +452,14 @@ impl Device for OpenClDevice {
     }
 
     fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let (mem, base) = mem_of(src);
         // SAFETY: a blocking read of a bounds-checked range into an exclusive host slice.
         let event = unsafe {
             enqueue_read_buffer(
                 self.queue.get(),
-                mem_of(src).0,
+                mem,
                 CL_BLOCKING,
-                mem_of(src).1 + offset,
+                base + offset,
                 dst.len(),
                 dst.as_mut_ptr() as *mut c_void,
                 0,
@@ -467,14 +478,15 @@ impl Device for OpenClDevice {
         dst_offset: usize,
         len: usize,
     ) -> Result<()> {
+        let ((s, s_base), (d, d_base)) = (mem_of(src), mem_of(dst));
         // SAFETY: both buffers belong to this context; ranges checked and not overlapping.
         let event = unsafe {
             enqueue_copy_buffer(
                 self.queue.get(),
-                mem_of(src).0,
-                mem_of(dst).0,
-                mem_of(src).1 + src_offset,
-                mem_of(dst).1 + dst_offset,
+                s,
+                d,
+                s_base + src_offset,
+                d_base + dst_offset,
                 len,
                 0,
                 ptr::null(),
@@ -489,14 +501,15 @@ impl Device for OpenClDevice {
         if !native_size || !offset.is_multiple_of(pattern.len()) {
             return fill_by_writes(self, dst, offset, len, pattern);
         }
+        let (mem, base) = mem_of(dst);
         // SAFETY: the pattern outlives the (waited-for) command; range checked.
         let event = unsafe {
             enqueue_fill_buffer(
                 self.queue.get(),
-                mem_of(dst).0,
+                mem,
                 pattern.as_ptr() as *const c_void,
                 pattern.len(),
-                mem_of(dst).1 + offset,
+                base + offset,
                 len,
                 0,
                 ptr::null(),
@@ -513,14 +526,15 @@ impl Device for OpenClDevice {
             CL_MAP_READ
         };
         let mut host: cl_mem = ptr::null_mut();
+        let (mem, base) = mem_of(native);
         // SAFETY: a blocking map of a bounds-checked range of a live buffer.
         let event = unsafe {
             enqueue_map_buffer(
                 self.queue.get(),
-                mem_of(native).0,
+                mem,
                 CL_BLOCKING,
                 flags,
-                mem_of(native).1 + offset,
+                base + offset,
                 len,
                 &mut host,
                 0,
@@ -596,7 +610,7 @@ impl Device for OpenClDevice {
             // declared (checked there): a cl_mem of this context or a 4-byte scalar.
             unsafe {
                 match (arg, mem) {
-                    (_, Some(mem)) => exec.set_arg(&mem.0),
+                    (_, Some(buffer)) => exec.set_arg(&buffer.mem),
                     (LaunchArg::F32(v), None) => exec.set_arg(v),
                     (LaunchArg::U32(v), None) => exec.set_arg(v),
                     (LaunchArg::I32(v), None) => exec.set_arg(v),

@@ -418,10 +418,9 @@ impl Device for SyclDevice {
             (Native::Host { .. }, Native::Sycl { .. }) => dst.location(),
             _ => return Ok(None),
         };
-        if src.overlaps(src_offset, dst, dst_offset, len) {
+        if sycl_location != self.location || src.overlaps(src_offset, dst, dst_offset, len) {
             return Ok(None);
         }
-        let device = super::device_as::<SyclDevice>(sycl_location, "SYCL")?;
         let address = |m: &Memory, offset: usize| -> *mut u8 {
             let base = match m.native() {
                 Native::Sycl { ptr, .. } => *ptr,
@@ -446,8 +445,8 @@ impl Device for SyclDevice {
         // are alive (held by `after`) during the call, and the returned Event keeps both
         // memories alive until the copy is done.
         let event = unsafe {
-            device.api.DPCTLQueue_MemcpyWithEvents(
-                device.queue,
+            self.api.DPCTLQueue_MemcpyWithEvents(
+                self.queue,
                 address(dst, dst_offset).cast(),
                 address(src, src_offset).cast(),
                 len as size_t,
@@ -468,7 +467,7 @@ impl Device for SyclDevice {
                     .into(),
             });
         }
-        let completion = Completion::sycl(device.api, event);
+        let completion = Completion::sycl(self.api, event);
         Ok(Some(crate::Event::native(
             completion,
             vec![Arc::clone(src), Arc::clone(dst)],

@@ -328,13 +328,13 @@ impl Device for WebGpuDevice {
         let aligned = [src_offset, dst_offset, len]
             .iter()
             .all(|v| (*v as u64).is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT));
-        if src.location() != dst.location()
+        if src.location() != self.location
+            || dst.location() != self.location
             || !aligned
             || src.overlaps(src_offset, dst, dst_offset, len)
         {
             return Ok(None);
         }
-        let device = super::device_as::<WebGpuDevice>(src.location(), "WebGPU")?;
         // Earlier submissions on this device's queue run first anyway: no host wait.
         for e in after {
             if e.webgpu_location() != Some(src.location()) {
@@ -345,7 +345,7 @@ impl Device for WebGpuDevice {
             return Ok(Some(crate::Event::done()));
         }
         let ((s, s_base), (d, d_base)) = (buffer_of(src.native()), buffer_of(dst.native()));
-        let mut encoder = device
+        let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("locus async copy"),
@@ -357,15 +357,14 @@ impl Device for WebGpuDevice {
             d_base + dst_offset as u64,
             len as u64,
         );
-        let index = device.queue.submit([encoder.finish()]);
+        let index = self.queue.submit([encoder.finish()]);
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = Arc::clone(&done);
-        device.queue.on_submitted_work_done(move || {
+        self.queue.on_submitted_work_done(move || {
             flag.store(true, std::sync::atomic::Ordering::Release);
         });
-        device.check("Queue::submit")?;
-        let completion =
-            Completion::webgpu_polled(device.device.clone(), device.location, index, done);
+        self.check("Queue::submit")?;
+        let completion = Completion::webgpu(self.device.clone(), self.location, index, Some(done));
         Ok(Some(crate::Event::native(
             completion,
             vec![Arc::clone(src), Arc::clone(dst)],
@@ -627,6 +626,7 @@ impl Device for WebGpuDevice {
             self.device.clone(),
             self.location,
             index,
+            None,
         ))
     }
 }

@@ -456,8 +456,16 @@ unsafe extern "C" fn delete_legacy<K: Send + 'static>(t: *mut DLManagedTensor) {
 /// Called by Python, holding the GIL, once, on a capsule made by [`capsule`].
 unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
     // SAFETY: called by Python with the GIL on a capsule made by `capsule` below; when it
-    // still carries an unconsumed name, the tensor is ours to free.
+    // still carries an unconsumed name, the tensor is ours to free. The error indicator is
+    // saved and restored around it (the DLPack rule for destructors): a capsule dropped
+    // while an exception propagates must not swallow it.
     unsafe {
+        let (mut kind, mut value, mut traceback) = (
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+        ffi::PyErr_Fetch(&mut kind, &mut value, &mut traceback);
         if ffi::PyCapsule_IsValid(capsule, VERSIONED.as_ptr()) == 1 {
             let t = ffi::PyCapsule_GetPointer(capsule, VERSIONED.as_ptr())
                 .cast::<DLManagedTensorVersioned>();
@@ -469,10 +477,9 @@ unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
             if let Some(d) = (*t).deleter {
                 d(t);
             }
-        } else {
-            // Consumed: the consumer owns the tensor now.
-            ffi::PyErr_Clear();
         }
+        // Otherwise consumed: the consumer owns the tensor now.
+        ffi::PyErr_Restore(kind, value, traceback);
     }
 }
 

@@ -139,7 +139,7 @@ impl View {
             }
             // Opaque: the address of the `wgpu::Buffer`, for Rust code in this process.
             Native::WebGpu { buffer, offset } => {
-                (std::ptr::from_ref(buffer).cast_mut().cast(), *offset)
+                (std::ptr::from_ref(&**buffer).cast_mut().cast(), *offset)
             }
             #[allow(unreachable_patterns)]
             _ => (std::ptr::null_mut(), 0),
@@ -332,7 +332,7 @@ impl Handle {
         }
         let (data, byte_offset) = view.dl_data();
         if device.device_type == dlpack::DL_VULKAN {
-            remember_wgpu_export(data as usize, &view);
+            remember_wgpu_export(data as usize, byte_offset, &view);
         }
         let description = dlpack::Description {
             data,
@@ -389,22 +389,36 @@ impl Handle {
     }
 }
 
-/// WebGPU buffers exported through DLPack, by the opaque data handle they were exported
-/// with: a Vulkan tensor coming back is adopted only when it is one of these (a foreign
-/// VkBuffer cannot become a wgpu buffer).
-static WGPU_EXPORTS: Mutex<Vec<(usize, Weak<View>)>> = Mutex::new(Vec::new());
-
-fn remember_wgpu_export(data: usize, view: &Arc<View>) {
-    let mut exports = lock(&WGPU_EXPORTS);
-    exports.retain(|(_, v)| v.strong_count() > 0);
-    exports.push((data, Arc::downgrade(view)));
+/// One WebGPU export: the opaque data handle (the `wgpu::Buffer`'s address, shared by
+/// every pool block of that buffer) and the byte range of the buffer it covers.
+struct WgpuExport {
+    data: usize,
+    range: std::ops::Range<u64>,
+    view: Weak<View>,
 }
 
-fn exported_wgpu_view(data: usize) -> Option<Arc<View>> {
+/// WebGPU buffers exported through DLPack: a Vulkan tensor coming back is adopted only
+/// when it lies inside one of these (a foreign VkBuffer cannot become a wgpu buffer).
+static WGPU_EXPORTS: Mutex<Vec<WgpuExport>> = Mutex::new(Vec::new());
+
+fn remember_wgpu_export(data: usize, byte_offset: u64, view: &Arc<View>) {
+    let mut exports = lock(&WGPU_EXPORTS);
+    exports.retain(|e| e.view.strong_count() > 0);
+    exports.push(WgpuExport {
+        data,
+        range: byte_offset..byte_offset + view.memory.len() as u64,
+        view: Arc::downgrade(view),
+    });
+}
+
+/// The export whose memory holds `bytes` bytes at `byte_offset` of buffer `data` (so
+/// that adopting it keeps exactly that memory alive).
+fn exported_wgpu_view(data: usize, byte_offset: u64, bytes: u64) -> Option<Arc<View>> {
     lock(&WGPU_EXPORTS)
         .iter()
-        .find(|(d, _)| *d == data)
-        .and_then(|(_, v)| v.upgrade())
+        .filter(|e| e.data == data)
+        .filter(|e| e.range.start <= byte_offset && byte_offset + bytes <= e.range.end)
+        .find_map(|e| e.view.upgrade())
 }
 
 /// A copy of `view`'s data in new memory at `target`, for one export.
@@ -632,25 +646,27 @@ impl Foreign {
         }
         let (native, keep): (Native, Box<dyn Send + Sync>) = match location {
             // A wgpu buffer locus exported: the same buffer (another handle to it).
-            Location::WebGpu(_) => match exported_wgpu_view(data as usize) {
-                Some(view) => match view.memory.native().duplicate() {
-                    Native::WebGpu { buffer, .. } => (
-                        Native::WebGpu {
-                            buffer,
-                            offset: byte_offset,
-                        },
-                        Box::new((keep, view)),
-                    ),
-                    _ => (
+            Location::WebGpu(_) => {
+                match exported_wgpu_view(data as usize, byte_offset, (len * dtype.size) as u64) {
+                    Some(view) => match view.memory.native().duplicate() {
+                        Native::WebGpu { buffer, .. } => (
+                            Native::WebGpu {
+                                buffer,
+                                offset: byte_offset,
+                            },
+                            Box::new((keep, view)),
+                        ),
+                        _ => (
+                            dlpack::native_for(location, device, data, byte_offset)?,
+                            keep,
+                        ),
+                    },
+                    None => (
                         dlpack::native_for(location, device, data, byte_offset)?,
                         keep,
                     ),
-                },
-                None => (
-                    dlpack::native_for(location, device, data, byte_offset)?,
-                    keep,
-                ),
-            },
+                }
+            }
             // A cl_mem of another context (another library's) cannot be used on locus'
             // queue; a SYCL pointer must be USM of the device's context (its kind decides
             // how the host reaches it).

@@ -179,3 +179,39 @@ def test_foreign_device_memory_is_refused_not_misused():
         cap = _retarget(h.access("host").__dlpack__(), 14, 0)
         with pytest.raises(BufferError, match="not USM"):
             locus.Buffer.from_dlpack(cap)
+
+
+
+def _tensor(capsule):
+    """The address of an unconsumed legacy capsule's DLTensor."""
+    import ctypes
+
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return get(capsule, b"dltensor")
+
+
+def _reshape(capsule, skip, length, itemsize):
+    """Points a 1-D legacy capsule's tensor at `length` elements from element `skip` of
+    its memory (what a consumer's slice does, or a producer that lies); returns it."""
+    import ctypes
+
+    tensor = _tensor(capsule)
+    shape = ctypes.cast(ctypes.c_void_p.from_address(tensor + 24).value, ctypes.POINTER(ctypes.c_int64))
+    ctypes.c_uint64.from_address(tensor + 40).value += skip * itemsize  # byte_offset
+    shape[0] = length
+    return capsule
+
+
+def test_webgpu_tensor_adopted_only_inside_what_was_exported():
+    if "webgpu:0" not in locus.available():
+        pytest.skip("no webgpu:0 here")
+    b = locus.Buffer.from_array(np.arange(8, dtype=np.float32)).copy("webgpu:0")
+    h = b.access("webgpu:0")
+    # A slice of the export is the producer's memory: adopted, the slice's values.
+    inside = locus.Buffer.from_dlpack(_reshape(h.__dlpack__(), 3, 5, 4))
+    assert inside.to_list() == [3.0, 4.0, 5.0, 6.0, 7.0]
+    # The same buffer handle reaching past what was exported: refused, not read.
+    with pytest.raises(BufferError, match="another library"):
+        locus.Buffer.from_dlpack(_reshape(h.__dlpack__(), 3, 8, 4))

@@ -129,8 +129,9 @@ pub enum Native {
     /// A range of a wgpu storage buffer (usage STORAGE | COPY_SRC | COPY_DST).
     #[cfg(feature = "webgpu")]
     WebGpu {
-        /// The buffer; its size is rounded up to a multiple of 4 bytes.
-        buffer: wgpu::Buffer,
+        /// The buffer; its size is rounded up to a multiple of 4 bytes. Shared (one
+        /// reference count) by the pool's sub-allocations of it.
+        buffer: std::sync::Arc<wgpu::Buffer>,
         /// Where this allocation starts inside it (non-zero for pool sub-allocations;
         /// a multiple of the storage-buffer offset alignment).
         offset: u64,

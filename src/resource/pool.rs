@@ -304,7 +304,10 @@ impl Pool {
             .device(location)
             .map(Arc::clone)
             .unwrap_or_else(|_| crate::registry().host());
-        let align = device.sub_alignment().max(crate::backends::ALIGNMENT);
+        let align = device
+            .sub_alignment()
+            .max(crate::backends::ALIGNMENT)
+            .next_power_of_two();
         Pool {
             upstream,
             device,
@@ -361,7 +364,8 @@ impl Pool {
     }
 
     fn round(&self, bytes: usize) -> usize {
-        bytes.max(1).div_ceil(self.align) * self.align
+        // `align` is a power of two.
+        (bytes.max(1) + self.align - 1) & !(self.align - 1)
     }
 
     /// Adds a chunk of at least `need` bytes (and at least the initial size); returns
@@ -404,7 +408,7 @@ impl Pool {
     }
 
     fn check_align(&self, align: usize) -> Result<()> {
-        if align > self.align || !self.align.is_multiple_of(align.max(1)) {
+        if align > self.align || !align.max(1).is_power_of_two() {
             return Err(Error::Invalid(format!(
                 "{}: the pool aligns blocks to {} bytes; {align} was asked for",
                 self.location(),

@@ -300,7 +300,7 @@ pub fn binding_windows(limits: &wgpu::Limits, bytes: u64, element: u64) -> Vec<(
     windows
 }
 
-fn buffer_of(native: &Native) -> (&wgpu::Buffer, u64) {
+fn buffer_of(native: &Native) -> (&Arc<wgpu::Buffer>, u64) {
     match native {
         Native::WebGpu { buffer, offset } => (buffer, *offset),
         #[allow(unreachable_patterns)]
@@ -410,7 +410,10 @@ impl Device for WebGpuDevice {
         }
         self.check("create_buffer")?;
         self.live.fetch_add(1, Ordering::Relaxed);
-        Ok(Native::WebGpu { buffer, offset: 0 })
+        Ok(Native::WebGpu {
+            buffer: Arc::new(buffer),
+            offset: 0,
+        })
     }
 
     unsafe fn free(&self, native: &Native, _bytes: usize) {
@@ -502,7 +505,7 @@ impl Device for WebGpuDevice {
     fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
         let (buffer, base) = buffer_of(parent);
         Ok(Native::WebGpu {
-            buffer: buffer.clone(),
+            buffer: Arc::clone(buffer),
             offset: base + offset as u64,
         })
     }

@@ -35,18 +35,31 @@ fn wait_signal(signal: &Signal) -> std::result::Result<(), String> {
     outcome.clone().unwrap_or(Ok(()))
 }
 
-/// An event's state and the condition variable its waiters sleep on.
+/// An event's state, the condition variable its waiters sleep on, and the memory its
+/// work uses (kept alive until the work is known to be done, then let go).
 struct Shared {
     state: Mutex<Option<State>>,
     done: Condvar,
+    keep: Mutex<Vec<Arc<crate::Memory>>>,
 }
 
 impl Shared {
     fn new(state: State) -> Arc<Shared> {
+        Shared::keeping(state, Vec::new())
+    }
+
+    fn keeping(state: State, keep: Vec<Arc<crate::Memory>>) -> Arc<Shared> {
         Arc::new(Shared {
             state: Mutex::new(Some(state)),
             done: Condvar::new(),
+            keep: Mutex::new(keep),
         })
+    }
+
+    /// Lets go of the memory the work used (it is done).
+    fn release_kept(&self) {
+        let kept = std::mem::take(&mut *self.keep.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(kept);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<State>> {
@@ -92,8 +105,6 @@ impl Drop for EventTrigger {
 #[derive(Clone)]
 pub struct Event {
     shared: Arc<Shared>,
-    /// Memory the work uses, kept alive until the event is dropped.
-    _keep: Arc<Vec<Arc<crate::Memory>>>,
     /// Made by a runtime's own queue (not a worker thread).
     native: bool,
 }
@@ -109,7 +120,6 @@ impl Event {
     pub fn done() -> Event {
         Event {
             shared: Shared::new(State::Finished(Ok(()))),
-            _keep: Arc::default(),
             native: false,
         }
     }
@@ -120,8 +130,7 @@ impl Event {
     )]
     pub(crate) fn native(completion: Completion, keep: Vec<Arc<crate::Memory>>) -> Event {
         Event {
-            shared: Shared::new(State::Native(completion)),
-            _keep: Arc::new(keep),
+            shared: Shared::keeping(State::Native(completion), keep),
             native: true,
         }
     }
@@ -129,7 +138,6 @@ impl Event {
     pub(crate) fn thread(handle: JoinHandle<Result<()>>) -> Event {
         Event {
             shared: Shared::new(State::Thread(handle)),
-            _keep: Arc::default(),
             native: false,
         }
     }
@@ -140,7 +148,6 @@ impl Event {
         let signal: Signal = Arc::default();
         let event = Event {
             shared: Shared::new(State::User(Arc::clone(&signal))),
-            _keep: Arc::default(),
             native: false,
         };
         (
@@ -195,10 +202,11 @@ impl Event {
         }
     }
 
-    /// Records the outcome and wakes every waiter.
+    /// Records the outcome, wakes every waiter and lets go of the memory the work used.
     fn finish(&self, outcome: std::result::Result<(), String>) -> Result<()> {
         *self.shared.lock() = Some(State::Finished(outcome.clone()));
         self.shared.done.notify_all();
+        self.shared.release_kept();
         outcome.map_err(Error::Invalid)
     }
 
@@ -235,14 +243,31 @@ impl Event {
         self.native
     }
 
-    /// True once the work is known to be done (without blocking).
+    /// True once the work is known to be done (without blocking). Native work found
+    /// done here is recorded as finished, and the memory it used is let go.
     pub fn is_complete(&self) -> bool {
-        match self.shared.lock().as_ref() {
-            Some(State::Finished(_)) | None => true,
-            Some(State::Thread(h)) => h.is_finished(),
-            Some(State::User(signal)) => signal.0.lock().map(|o| o.is_some()).unwrap_or(true),
-            Some(State::Native(c)) => c.poll_complete(),
-            Some(State::Waiting) => false,
+        let mut guard = self.shared.lock();
+        match guard.take() {
+            Some(State::Native(c)) if c.poll_complete() => {
+                // Its outcome: a completed native command reports failure through
+                // `wait`, which returns at once now.
+                *guard = Some(State::Waiting);
+                drop(guard);
+                let _ = self.finish(c.wait().map_err(|e| e.to_string()));
+                true
+            }
+            state => {
+                let done = match &state {
+                    Some(State::Finished(_)) | None => true,
+                    Some(State::Thread(h)) => h.is_finished(),
+                    Some(State::User(signal)) => {
+                        signal.0.lock().map(|o| o.is_some()).unwrap_or(true)
+                    }
+                    Some(State::Native(_) | State::Waiting) => false,
+                };
+                *guard = state;
+                done
+            }
         }
     }
 }
@@ -254,16 +279,55 @@ impl Event {
 /// allocation on the same queue ([`crate::Memory::from_resource_on`]), whose work on
 /// that queue runs after the earlier work, and to other queues only after its event.
 ///
-/// A `Queue` is a name (cheap to copy); the queue's last event is kept (until it is
-/// done and a newer one replaces it, or [`Queue::wait`]).
+/// A `Queue` is a name (cheap to copy); locus keeps each queue's last event while its
+/// work may run (the memory that work uses stays alive until then, even when every other
+/// handle is dropped), and forgets finished queues as new ones come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Queue(u64);
 
-type Tails = Mutex<HashMap<u64, Arc<Mutex<Option<Event>>>>>;
+type Slot = Arc<Mutex<Option<Event>>>;
 
-fn tails() -> &'static Tails {
-    static TAILS: OnceLock<Tails> = OnceLock::new();
-    TAILS.get_or_init(Tails::default)
+/// The last event of every queue with work that may still run.
+#[derive(Default)]
+struct Tails {
+    slots: HashMap<u64, Slot>,
+    /// Finished queues are dropped from `slots` when it grows to this many.
+    sweep_at: usize,
+}
+
+impl Tails {
+    /// Forgets queues whose last work is done (and that no call is using).
+    fn sweep(&mut self) {
+        self.slots.retain(|_, slot| {
+            if Arc::strong_count(slot) > 1 {
+                return true; // in use by a call right now
+            }
+            let Ok(mut tail) = slot.try_lock() else {
+                return true;
+            };
+            if tail.as_ref().is_some_and(Event::is_complete) {
+                *tail = None;
+            }
+            tail.is_some()
+        });
+        self.sweep_at = (2 * self.slots.len()).max(64);
+    }
+}
+
+fn tails() -> &'static Mutex<Tails> {
+    static TAILS: OnceLock<Mutex<Tails>> = OnceLock::new();
+    TAILS.get_or_init(Mutex::default)
+}
+
+/// How many queues locus tracks now (queues with work that may still run, and recently
+/// finished ones not yet forgotten).
+#[cfg(test)]
+pub(crate) fn tracked_queues() -> usize {
+    tails()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .slots
+        .len()
 }
 
 impl Queue {
@@ -273,9 +337,12 @@ impl Queue {
         Queue(NEXT.fetch_add(1, Ordering::Relaxed))
     }
 
-    fn slot(&self) -> Arc<Mutex<Option<Event>>> {
-        let mut map = tails().lock().unwrap_or_else(|e| e.into_inner());
-        Arc::clone(map.entry(self.0).or_default())
+    fn slot(&self) -> Slot {
+        let mut tails = tails().lock().unwrap_or_else(|e| e.into_inner());
+        if tails.slots.len() >= tails.sweep_at {
+            tails.sweep();
+        }
+        Arc::clone(tails.slots.entry(self.0).or_default())
     }
 
     /// Submits work on this queue: `submit` gets the dependencies (`after` plus the
@@ -287,20 +354,29 @@ impl Queue {
     ) -> Result<Event> {
         let slot = self.slot();
         let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
+        let previous = tail.take().filter(|t| !t.is_complete());
         let mut deps = after.to_vec();
-        if let Some(t) = tail.as_ref().filter(|t| !t.is_complete()) {
-            deps.push(t.clone());
+        deps.extend(previous.iter().cloned());
+        match submit(&deps) {
+            Ok(event) => {
+                *tail = Some(event.clone());
+                Ok(event)
+            }
+            Err(e) => {
+                *tail = previous; // nothing was submitted: the earlier work stays last
+                Err(e)
+            }
         }
-        let event = submit(&deps)?;
-        *tail = Some(event.clone());
-        Ok(event)
     }
 
     /// The last work submitted on this queue, while it may still be running.
     pub fn last(&self) -> Option<Event> {
         let slot = self.slot();
-        let tail = slot.lock().unwrap_or_else(|e| e.into_inner());
-        tail.as_ref().filter(|t| !t.is_complete()).cloned()
+        let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if tail.as_ref().is_some_and(Event::is_complete) {
+            *tail = None;
+        }
+        tail.clone()
     }
 
     /// Waits for everything submitted on this queue (the synchronous form of the queue).
@@ -317,5 +393,27 @@ impl Queue {
 impl Default for Queue {
     fn default() -> Queue {
         Queue::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finished_queues_are_forgotten() {
+        let src = Arc::new(crate::Memory::new(crate::Location::Host, 64).unwrap());
+        let dst = Arc::new(crate::Memory::new(crate::Location::Host, 64).unwrap());
+        for _ in 0..1000 {
+            // One queue per copy, never used again (the pattern that leaked).
+            let queue = Queue::new();
+            let event = src.copy_to_async_on(queue, 0, &dst, 0, 64, &[]).unwrap();
+            event.wait().unwrap();
+        }
+        let tracked = tracked_queues();
+        assert!(
+            tracked < 200,
+            "{tracked} queues tracked after 1000 finished ones"
+        );
     }
 }

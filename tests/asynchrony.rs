@@ -302,3 +302,34 @@ fn waiting_on_an_event_does_not_block_its_polling_or_other_waiters() {
     }
     assert!(copy.is_complete());
 }
+
+#[test]
+fn memory_used_by_async_work_is_let_go_once_the_work_is_done() {
+    let _serial = common::serial();
+    let n = MIB;
+    for l in locus::available() {
+        for polled in [false, true] {
+            let queue = Queue::new();
+            let a = Arc::new(Memory::new(l, n).unwrap());
+            let b = Arc::new(Memory::new(l, n).unwrap());
+            let (weak_a, weak_b) = (Arc::downgrade(&a), Arc::downgrade(&b));
+            let event = a.copy_to_async_on(queue, 0, &b, 0, n, &[]).unwrap();
+            // Dropped while the copy may run: the work keeps both alive.
+            drop((a, b));
+            if polled {
+                while !event.is_complete() {
+                    std::thread::yield_now();
+                }
+            } else {
+                event.wait().unwrap();
+            }
+            // Done: neither the event (still held) nor the queue's record of it keeps
+            // the memory any longer.
+            assert!(
+                weak_a.upgrade().is_none() && weak_b.upgrade().is_none(),
+                "{l} (polled: {polled}): memory outlived its finished work"
+            );
+            assert!(event.is_complete());
+        }
+    }
+}

@@ -5,7 +5,7 @@
 //! per range, linked to its neighbours in address order (for coalescing) and, when
 //! free, into the list of its size class; a bitmap says which classes have ranges.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{Block, MemoryResource};
 use crate::backends::Device;
@@ -223,24 +223,10 @@ impl State {
         self.spare.push(b);
     }
 
-    /// Gives back every pending range whose work is done (`wait`: waits for all).
-    fn reclaim(&mut self, wait: bool) {
-        let mut k = 0;
-        while k < self.pending.len() {
-            let done = self.pending[k].event.is_complete()
-                || (wait && self.pending[k].event.wait().is_ok());
-            if done {
-                let p = self.pending.swap_remove(k);
-                self.give(p.range);
-            } else {
-                k += 1;
-            }
-        }
-    }
-
     /// A pending range of `queue` that holds `need` (the smallest); its remainder
-    /// stays pending with the same event.
-    fn take_pending_of(&mut self, queue: Queue, need: usize) -> Option<u32> {
+    /// stays pending with the same event. Also returns the event when the whole range
+    /// was taken: the caller drops it after letting go of the pool's lock.
+    fn take_pending_of(&mut self, queue: Queue, need: usize) -> Option<(u32, Option<Event>)> {
         let k = self
             .pending
             .iter()
@@ -262,9 +248,14 @@ impl State {
             }
             self.ranges[p.range as usize].next = rest;
             self.ranges[p.range as usize].len = need;
-            self.pending.push(Pending { range: rest, ..p });
+            self.pending.push(Pending {
+                range: rest,
+                queue,
+                event: p.event,
+            });
+            return Some((p.range, None));
         }
-        Some(p.range)
+        Some((p.range, Some(p.event)))
     }
 }
 
@@ -337,8 +328,7 @@ impl Pool {
 
     /// Gives every wholly free chunk back to upstream; returns the bytes released.
     pub fn release(&self) -> usize {
-        let mut state = self.lock();
-        state.reclaim(false);
+        let mut state = self.reclaim(self.lock(), false);
         let mut released = 0;
         let whole: Vec<u32> = (0..state.ranges.len() as u32)
             .filter(|&i| {
@@ -359,8 +349,35 @@ impl Pool {
         released
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Gives back every pending range whose work is done (`wait`: waits for all).
+    /// The events are asked without the pool's lock held (waiting, or memory their
+    /// completion lets go, must not stall or re-enter the pool), so the lock is given up
+    /// meanwhile and a new guard returned.
+    fn reclaim<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        wait: bool,
+    ) -> MutexGuard<'a, State> {
+        if state.pending.is_empty() {
+            return state;
+        }
+        let pending = std::mem::take(&mut state.pending);
+        drop(state);
+        let (done, still): (Vec<Pending>, Vec<Pending>) = pending
+            .into_iter()
+            .partition(|p| p.event.is_complete() || (wait && p.event.wait().is_ok()));
+        let ranges: Vec<u32> = done.iter().map(|p| p.range).collect();
+        drop(done);
+        let mut state = self.lock();
+        for range in ranges {
+            state.give(range);
+        }
+        state.pending.extend(still);
+        state
     }
 
     fn round(&self, bytes: usize) -> usize {
@@ -459,17 +476,18 @@ impl Pool {
         self.check_align(align)?;
         let need = self.round(bytes);
         let mut state = self.lock();
-        if let Some(i) = queue.and_then(|q| state.take_pending_of(q, need)) {
-            return self.hand_out(&mut state, i, bytes);
+        if let Some((i, spent)) = queue.and_then(|q| state.take_pending_of(q, need)) {
+            let block = self.hand_out(&mut state, i, bytes);
+            drop(state);
+            drop(spent);
+            return block;
         }
-        if !state.pending.is_empty() {
-            state.reclaim(false);
-        }
+        state = self.reclaim(state, false);
         // Best fit; failing that, memory still pending on another queue is waited for
         // before the pool grows.
         let mut found = state.find(need);
         if found.is_none() && !state.pending.is_empty() {
-            state.reclaim(true);
+            state = self.reclaim(state, true);
             found = state.find(need);
         }
         let i = match found {
@@ -539,7 +557,11 @@ impl MemoryResource for Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        state.reclaim(true);
+        for p in std::mem::take(&mut state.pending) {
+            if p.event.wait().is_ok() {
+                state.give(p.range);
+            }
+        }
         if state.live > 0 {
             // Blocks still out keep their chunks: leak them rather than free memory in use.
             eprintln!(

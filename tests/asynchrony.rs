@@ -333,3 +333,50 @@ fn memory_used_by_async_work_is_let_go_once_the_work_is_done() {
         }
     }
 }
+
+#[test]
+fn pooled_blocks_copy_between_each_other_and_come_back_through_events() {
+    let _serial = common::serial();
+    let n = MIB;
+    for l in locus::available() {
+        let pool: Arc<dyn MemoryResource> =
+            Arc::new(Pool::new(resource::upstream(l).unwrap(), 4 * n, 64 * n));
+        let queue = Queue::new();
+        let a = Arc::new(Memory::from_resource(&pool, n).unwrap());
+        let b = Arc::new(Memory::from_resource(&pool, n).unwrap());
+        // Two blocks of one pool chunk (one wgpu buffer on WebGPU): copies between them
+        // work, synchronous and asynchronous.
+        let data = common::pattern_u8(n, 13);
+        a.write(0, &data).unwrap();
+        a.copy_to(0, &b, 0, n).unwrap();
+        let mut back = vec![0u8; n];
+        b.read(0, &mut back).unwrap();
+        assert!(back == data, "{l}: copy between two blocks of one pool");
+        b.fill(0..n, &[0]).unwrap();
+        a.copy_to_async_on(queue, 0, &b, 0, n, &[])
+            .unwrap()
+            .wait()
+            .unwrap();
+        b.read(0, &mut back).unwrap();
+        assert!(
+            back == data,
+            "{l}: async copy between two blocks of one pool"
+        );
+        let event = a.copy_to_async_on(queue, 0, &b, 0, n, &[]).unwrap();
+        // Only the copy holds b now, and a goes back to the pool after the copy: the
+        // pool checks that event, whose completion lets go of b, which comes back to
+        // the same pool (a pool holding its lock meanwhile would deadlock).
+        drop(b);
+        a.release_after(queue, event);
+        drop(a);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = Arc::clone(&pool);
+        std::thread::spawn(move || {
+            let blocks: Vec<_> = (0..4).map(|_| Memory::from_resource(&p, n)).collect();
+            let _ = tx.send(blocks.iter().all(Result::is_ok));
+        });
+        let answer = rx.recv_timeout(std::time::Duration::from_secs(20));
+        assert_eq!(answer, Ok(true), "{l}: the pool answered");
+    }
+}

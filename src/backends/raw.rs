@@ -211,7 +211,7 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
         ) => {
             let dev = super::webgpu::device(src.location())?;
             let mut encoder = dev.device().create_command_encoder(&Default::default());
-            encoder.copy_buffer_to_buffer(s, *so, d, *d0, (len as u64).div_ceil(4) * 4);
+            dev.encode_copy(&mut encoder, s, *so, d, *d0, (len as u64).div_ceil(4) * 4);
             let index = dev.queue().submit([encoder.finish()]);
             wgpu_wait(dev, index)
         }

@@ -270,8 +270,35 @@ impl WebGpuDevice {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("locus copy"),
             });
-        encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, len);
+        self.encode_copy(&mut encoder, src, src_offset, dst, dst_offset, len);
         self.queue.submit([encoder.finish()])
+    }
+
+    /// Records a copy of `len` bytes (offsets and length multiples of 4). Between two
+    /// ranges of one buffer (pool blocks of the same chunk; `copy_buffer_to_buffer`
+    /// refuses one buffer as both ends) it goes through a temporary buffer, in the same
+    /// command buffer.
+    pub(crate) fn encode_copy(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        src: &wgpu::Buffer,
+        src_offset: u64,
+        dst: &wgpu::Buffer,
+        dst_offset: u64,
+        len: u64,
+    ) {
+        if src != dst {
+            encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, len);
+            return;
+        }
+        let between = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("locus copy within one buffer"),
+            size: len,
+            usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        encoder.copy_buffer_to_buffer(src, src_offset, &between, 0, len);
+        encoder.copy_buffer_to_buffer(&between, 0, dst, dst_offset, len);
     }
 }
 
@@ -350,7 +377,8 @@ impl Device for WebGpuDevice {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("locus async copy"),
             });
-        encoder.copy_buffer_to_buffer(
+        self.encode_copy(
+            &mut encoder,
             s,
             s_base + src_offset as u64,
             d,

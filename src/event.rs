@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 enum State {
     /// Still running natively (an OpenCL event, a SYCL event, a wgpu submission).
     #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
-    Native(Completion),
+    Native(Arc<Completion>),
     /// Still running on a worker thread.
     Thread(JoinHandle<Result<()>>),
     /// Finished, with its outcome (kept so every waiter sees it).
@@ -35,24 +35,28 @@ fn wait_signal(signal: &Signal) -> std::result::Result<(), String> {
     outcome.clone().unwrap_or(Ok(()))
 }
 
-/// An event's state, the condition variable its waiters sleep on, and the memory its
-/// work uses (kept alive until the work is known to be done, then let go).
+/// An event's state, the condition variable its waiters sleep on, the memory its work
+/// uses (kept alive until the work is known to be done, then let go) and, for native
+/// work, its completion: the native handle lives as long as the event (other queues may
+/// name it as a dependency while they hold the event).
 struct Shared {
     state: Mutex<Option<State>>,
     done: Condvar,
     keep: Mutex<Vec<Arc<crate::Memory>>>,
+    #[cfg_attr(
+        not(any(feature = "opencl", feature = "sycl", feature = "webgpu")),
+        allow(dead_code)
+    )]
+    native: Option<Arc<Completion>>,
 }
 
 impl Shared {
     fn new(state: State) -> Arc<Shared> {
-        Shared::keeping(state, Vec::new())
-    }
-
-    fn keeping(state: State, keep: Vec<Arc<crate::Memory>>) -> Arc<Shared> {
         Arc::new(Shared {
             state: Mutex::new(Some(state)),
             done: Condvar::new(),
-            keep: Mutex::new(keep),
+            keep: Mutex::default(),
+            native: None,
         })
     }
 
@@ -64,6 +68,62 @@ impl Shared {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<State>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for Shared {
+    /// The last handle of native work that may still run: the work and the memory it
+    /// uses go to the reaper thread, which waits for the work and then lets both go
+    /// (dropping an event never blocks; memory is never freed under running work).
+    fn drop(&mut self) {
+        let running = matches!(
+            self.state.get_mut().unwrap_or_else(|e| e.into_inner()),
+            Some(State::Native(_) | State::Waiting)
+        );
+        let Some(completion) = self.native.take() else {
+            return;
+        };
+        if !running || completion.poll_complete() {
+            return;
+        }
+        let keep = std::mem::take(self.keep.get_mut().unwrap_or_else(|e| e.into_inner()));
+        *self.state.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
+        reap(completion, keep);
+    }
+}
+
+/// Running native work nobody holds any more, and the memory it uses.
+type Reaped = (Arc<Completion>, Vec<Arc<crate::Memory>>);
+
+/// Hands `completion` and `keep` to the reaper thread (started on first use); waits
+/// here if the thread cannot be started.
+fn reap(completion: Arc<Completion>, keep: Vec<Arc<crate::Memory>>) {
+    static REAPER: OnceLock<Option<Mutex<std::sync::mpsc::Sender<Reaped>>>> = OnceLock::new();
+    let reaper = REAPER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Reaped>();
+        std::thread::Builder::new()
+            .name("locus-reaper".into())
+            .spawn(move || {
+                for (completion, keep) in rx {
+                    let _ = completion.block();
+                    drop(keep);
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    let unsent = match reaper {
+        Some(tx) => tx
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send((completion, keep))
+            .err()
+            .map(|e| e.0),
+        None => Some((completion, keep)),
+    };
+    if let Some((completion, keep)) = unsent {
+        let _ = completion.block();
+        drop(keep);
     }
 }
 
@@ -130,7 +190,15 @@ impl Event {
     )]
     pub(crate) fn native(completion: Completion, keep: Vec<Arc<crate::Memory>>) -> Event {
         Event {
-            shared: Shared::keeping(State::Native(completion), keep),
+            shared: {
+                let completion = Arc::new(completion);
+                Arc::new(Shared {
+                    state: Mutex::new(Some(State::Native(Arc::clone(&completion)))),
+                    done: Condvar::new(),
+                    keep: Mutex::new(keep),
+                    native: Some(completion),
+                })
+            },
             native: true,
         }
     }
@@ -186,7 +254,7 @@ impl Event {
                 Some(State::Native(c)) => {
                     *guard = Some(State::Waiting);
                     drop(guard);
-                    return self.finish(c.wait().map_err(|e| e.to_string()));
+                    return self.finish(c.block().map_err(|e| e.to_string()));
                 }
                 Some(State::Thread(h)) => {
                     *guard = Some(State::Waiting);
@@ -210,31 +278,27 @@ impl Event {
         outcome.map_err(Error::Invalid)
     }
 
-    /// The OpenCL event behind this event, when it is still a pending OpenCL command.
+    /// The OpenCL event behind this event, when its work is an OpenCL command: valid
+    /// as long as this `Event` (any clone) lives.
     #[cfg(feature = "opencl")]
     pub(crate) fn opencl_event(&self) -> Option<opencl3::types::cl_event> {
-        match self.shared.lock().as_ref() {
-            Some(State::Native(c)) => c.opencl_event(),
-            _ => None,
-        }
+        self.shared.native.as_ref().and_then(|c| c.opencl_event())
     }
 
-    /// The SYCL event behind this event, when it is still a pending SYCL command.
+    /// The SYCL event behind this event, when its work is a SYCL command: valid as long
+    /// as this `Event` (any clone) lives.
     #[cfg(feature = "sycl")]
     pub(crate) fn sycl_event(&self) -> Option<crate::backends::sycl::bindings::DPCTLSyclEventRef> {
-        match self.shared.lock().as_ref() {
-            Some(State::Native(c)) => c.sycl_event(),
-            _ => None,
-        }
+        self.shared.native.as_ref().and_then(|c| c.sycl_event())
     }
 
-    /// The WebGPU device whose queue runs this work, while it is a pending submission.
+    /// The WebGPU device whose queue runs this work, when it is a wgpu submission.
     #[cfg(feature = "webgpu")]
     pub(crate) fn webgpu_location(&self) -> Option<crate::Location> {
-        match self.shared.lock().as_ref() {
-            Some(State::Native(c)) => c.webgpu_location(),
-            _ => None,
-        }
+        self.shared
+            .native
+            .as_ref()
+            .and_then(|c| c.webgpu_location())
     }
 
     /// True when the work was submitted to a runtime's own queue (an OpenCL or SYCL
@@ -253,7 +317,7 @@ impl Event {
                 // `wait`, which returns at once now.
                 *guard = Some(State::Waiting);
                 drop(guard);
-                let _ = self.finish(c.wait().map_err(|e| e.to_string()));
+                let _ = self.finish(c.block().map_err(|e| e.to_string()));
                 true
             }
             state => {

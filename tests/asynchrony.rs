@@ -63,6 +63,12 @@ fn device_copies_are_native_where_the_technology_has_a_queue() {
             locus::Technology::OpenCl | locus::Technology::Sycl | locus::Technology::WebGpu
         );
         let up = host.copy_to_async(0, &a, 0, n, &[]).unwrap();
+        // A dependency the device cannot take natively (a worker thread's upload here,
+        // except on SYCL) is waited for by the copy's worker thread once it is pending,
+        // and needs no wait once done: then the copy is the device's own.
+        if !up.is_native() {
+            up.wait().unwrap();
+        }
         let within = a.copy_to_async(0, &b, 0, n, &[up]).unwrap();
         assert_eq!(within.is_native(), native, "{l}: a copy within the device");
         if l.technology() == locus::Technology::Sycl {
@@ -378,5 +384,89 @@ fn pooled_blocks_copy_between_each_other_and_come_back_through_events() {
         });
         let answer = rx.recv_timeout(std::time::Duration::from_secs(20));
         assert_eq!(answer, Ok(true), "{l}: the pool answered");
+    }
+}
+
+#[test]
+fn any_location_takes_any_other_locations_event_as_a_dependency() {
+    let _serial = common::serial();
+    let n = MIB;
+    let data = common::pattern_u8(n, 17);
+    for first in locus::available() {
+        for second in locus::available() {
+            // Work within `first`, then work within `second` after it, then a copy out.
+            let a = Arc::new(Memory::new(first, n).unwrap());
+            a.write(0, &data).unwrap();
+            let b = Arc::new(Memory::new(first, n).unwrap());
+            let c = Arc::new(Memory::new(second, n).unwrap());
+            let d = Arc::new(Memory::new(second, n).unwrap());
+            let on_first = a.copy_to_async(0, &b, 0, n, &[]).unwrap();
+            let across = b
+                .copy_to_async(0, &c, 0, n, std::slice::from_ref(&on_first))
+                .unwrap();
+            let on_second = c
+                .copy_to_async(0, &d, 0, n, std::slice::from_ref(&across))
+                .unwrap();
+            on_second.wait().unwrap();
+            let mut back = vec![0u8; n];
+            d.read(0, &mut back).unwrap();
+            assert!(back == data, "{first} then {second}");
+            // Work within `second` taking `first`'s event while that still runs (a big
+            // copy): native events of another device or context must not reach its
+            // queue as if they were its own.
+            let big = 64 * MIB;
+            let (x, y) = (
+                Arc::new(Memory::new(first, big).unwrap()),
+                Arc::new(Memory::new(first, big).unwrap()),
+            );
+            let slow = x.copy_to_async(0, &y, 0, big, &[]).unwrap();
+            let e = Arc::new(Memory::new(second, n).unwrap());
+            let after_slow = d
+                .copy_to_async(0, &e, 0, n, std::slice::from_ref(&slow))
+                .unwrap();
+            after_slow.wait().unwrap();
+            assert!(
+                slow.is_complete(),
+                "{first} then {second}: dependency first"
+            );
+            e.read(0, &mut back).unwrap();
+            assert!(back == data, "{first} then {second}: after a pending event");
+        }
+    }
+}
+
+#[test]
+fn starting_work_after_a_pending_foreign_event_never_blocks_the_caller_or_the_device() {
+    let _serial = common::serial();
+    let n = MIB;
+    let data = common::pattern_u8(n, 19);
+    for l in locus::available() {
+        let a = Arc::new(Memory::new(l, n).unwrap());
+        a.write(0, &data).unwrap();
+        let b = Arc::new(Memory::new(l, n).unwrap());
+        let (gate, open) = Event::user();
+        // Started on another thread, so that a call that blocked would show up as a
+        // timeout here instead of hanging the test (the gate opens further down).
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
+        std::thread::spawn(move || {
+            let _ = tx.send(a2.copy_to_async(0, &b2, 0, n, &[gate]));
+        });
+        let started = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("{l}: starting the copy blocked on its gate"));
+        let copy = started.unwrap();
+        // The device's own queue is free meanwhile: other work on it completes.
+        let other = Memory::new(l, 64).unwrap();
+        other.write(0, &[7; 64]).unwrap();
+        let mut seen = [0u8; 64];
+        other.read(0, &mut seen).unwrap();
+        assert_eq!(seen, [7; 64], "{l}");
+        assert!(!copy.is_complete(), "{l}: the copy waits for its gate");
+        open.complete();
+        copy.wait().unwrap();
+        let mut back = vec![0u8; n];
+        b.read(0, &mut back).unwrap();
+        assert!(back == data, "{l}: the gated copy's data");
     }
 }

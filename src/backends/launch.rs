@@ -48,7 +48,7 @@ pub struct LaunchSpec<'a> {
 
 /// Completion of work on a queue that a backend tracks itself (a CUDA or HIP stream
 /// event).
-pub(crate) trait NativeWait: Send {
+pub(crate) trait NativeWait: Send + Sync {
     /// True once the work is done (does not block).
     fn poll(&self) -> bool;
     /// Blocks until the work is done.
@@ -86,6 +86,10 @@ pub struct Completion {
 // SAFETY: the handles inside (an OpenCL event, a SYCL event, a wgpu submission index)
 // may be waited on from any thread.
 unsafe impl Send for Completion {}
+// SAFETY: its `&self` methods only query or wait (clGetEventInfo / clWaitForEvents, the
+// SYCL event's status and wait, wgpu's device poll, `NativeWait`, which is Sync): each
+// runtime allows those on one handle from several threads at once.
+unsafe impl Sync for Completion {}
 
 impl Completion {
     /// Already finished (host and OpenMP launches run to completion).
@@ -201,6 +205,33 @@ impl Completion {
     /// Blocks until the kernel has finished.
     pub fn wait(mut self) -> Result<()> {
         self.finish()
+    }
+
+    /// Blocks until the work has finished, keeping the native handle (for an event
+    /// whose handle others may still name as a dependency; released at drop).
+    pub(crate) fn block(&self) -> Result<()> {
+        match &self.pending {
+            Pending::Done => Ok(()),
+            Pending::Custom(w) => w.wait(),
+            #[cfg(feature = "opencl")]
+            Pending::OpenCl(event) => event
+                .wait()
+                .map_err(|e| Error::Invalid(format!("waiting for an OpenCL command: {e}"))),
+            #[cfg(feature = "sycl")]
+            Pending::Sycl { api, event } => {
+                // SAFETY: a live event owned by this completion (deleted only at drop).
+                unsafe { api.DPCTLEvent_Wait(*event) };
+                Ok(())
+            }
+            #[cfg(feature = "webgpu")]
+            Pending::WebGpu { device, index, .. } => device
+                .poll(wgpu::PollType::Wait {
+                    submission_index: Some(index.clone()),
+                    timeout: None,
+                })
+                .map(|_| ())
+                .map_err(|e| Error::Invalid(format!("waiting for a WebGPU submission: {e}"))),
+        }
     }
 
     /// True when the kernel runs on the device's in-order queue that every later locus

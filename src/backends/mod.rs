@@ -228,6 +228,25 @@ impl fmt::Debug for Native {
     }
 }
 
+/// For a backend's asynchronous copy: true when every dependency in `after` that the
+/// backend cannot take natively (`native` says which it can) is already done (a failed
+/// one is returned as the error); false when one still runs, and the copy goes to a
+/// worker thread that waits for it, so the caller never blocks on another technology's
+/// work (nor does the device's own queue).
+#[allow(dead_code)] // used by the backends with native asynchronous copies (features)
+pub(crate) fn foreign_deps_done(
+    after: &[crate::Event],
+    native: impl Fn(&crate::Event) -> bool,
+) -> crate::error::Result<bool> {
+    for e in after.iter().filter(|e| !native(e)) {
+        if !e.is_complete() {
+            return Ok(false);
+        }
+        e.wait()?;
+    }
+    Ok(true)
+}
+
 /// One device of one technology. Backends implement it; the rest of the crate uses it.
 ///
 /// Offsets and lengths are in bytes and have been bounds-checked by [`Memory`] before a

@@ -417,8 +417,8 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         {
             return Ok(None);
         }
-        for e in after {
-            e.wait()?;
+        if !super::foreign_deps_done(after, |_| false)? {
+            return Ok(None);
         }
         if len == 0 {
             return Ok(Some(crate::Event::done()));

@@ -180,6 +180,15 @@ impl OpenClDevice {
         )
     }
 
+    /// True when `event` belongs to this device's context (OpenCL takes only those in
+    /// a command's wait list).
+    fn owns_event(&self, event: cl_event) -> bool {
+        matches!(
+            opencl3::event::get_event_info(event, opencl3::event::CL_EVENT_CONTEXT),
+            Ok(cl3::info_type::InfoType::Ptr(c)) if c as usize == self.context.get() as usize
+        )
+    }
+
     /// The OpenCL device.
     pub fn cl_device(&self) -> &ClDevice {
         &self.device
@@ -324,19 +333,19 @@ impl Device for OpenClDevice {
         {
             return Ok(None);
         }
-        let mut wait_list = Vec::new();
-        for e in after {
-            match e.opencl_event() {
-                Some(ev) => wait_list.push(ev),
-                None => e.wait()?,
-            }
+        // Only OpenCL events of this context can be in a wait list.
+        let own = |e: &crate::Event| e.opencl_event().filter(|&ev| self.owns_event(ev));
+        if !super::foreign_deps_done(after, |e| own(e).is_some())? {
+            return Ok(None);
         }
+        let wait_list: Vec<cl_event> = after.iter().filter_map(own).collect();
         if len == 0 {
             return Ok(Some(crate::Event::done()));
         }
         // SAFETY: both buffers belong to this device's context, the ranges were
-        // bounds-checked and do not overlap, and the wait-list events are alive (held by
-        // `after`) for the call; the returned Event holds both memories until it is dropped.
+        // bounds-checked and do not overlap, and the wait-list events are of this context
+        // and alive (an Event keeps its OpenCL event while it lives; `after` holds them)
+        // for the call; the returned Event holds both memories until the copy is done.
         let event = unsafe {
             enqueue_copy_buffer(
                 self.queue.get(),

@@ -430,13 +430,10 @@ impl Device for SyclDevice {
             };
             base.wrapping_add(offset)
         };
-        let mut deps = Vec::new();
-        for e in after {
-            match e.sycl_event() {
-                Some(ev) => deps.push(ev),
-                None => e.wait()?,
-            }
+        if !super::foreign_deps_done(after, |e| e.sycl_event().is_some())? {
+            return Ok(None);
         }
+        let deps: Vec<_> = after.iter().filter_map(crate::Event::sycl_event).collect();
         if len == 0 {
             return Ok(Some(crate::Event::done()));
         }

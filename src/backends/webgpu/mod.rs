@@ -363,10 +363,8 @@ impl Device for WebGpuDevice {
             return Ok(None);
         }
         // Earlier submissions on this device's queue run first anyway: no host wait.
-        for e in after {
-            if e.webgpu_location() != Some(src.location()) {
-                e.wait()?;
-            }
+        if !super::foreign_deps_done(after, |e| e.webgpu_location() == Some(self.location))? {
+            return Ok(None);
         }
         if len == 0 {
             return Ok(Some(crate::Event::done()));

@@ -470,3 +470,32 @@ fn starting_work_after_a_pending_foreign_event_never_blocks_the_caller_or_the_de
         assert!(back == data, "{l}: the gated copy's data");
     }
 }
+
+#[test]
+fn dropping_every_handle_of_running_work_keeps_its_memory_until_it_is_done() {
+    let _serial = common::serial();
+    let n = 64 * MIB;
+    let data = common::pattern_u8(n, 23);
+    for l in locus::available() {
+        let a = Arc::new(Memory::new(l, n).unwrap());
+        a.write(0, &data).unwrap();
+        let b = Arc::new(Memory::new(l, n).unwrap());
+        let weak_a = Arc::downgrade(&a);
+        let copy = a.copy_to_async(0, &b, 0, n, &[]).unwrap();
+        // The source and the event go at once, while the copy may still run.
+        drop((a, copy));
+        // Whatever runs it (the device's queue, then the reaper; or a worker thread)
+        // lets go of the source only once the copy is done: then b holds the data.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while weak_a.upgrade().is_some() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{l}: source never let go"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let mut back = vec![0u8; n];
+        b.read(0, &mut back).unwrap();
+        assert!(back == data, "{l}: the copy read its source intact");
+    }
+}

@@ -190,5 +190,76 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             pool.release();
         }
     }
+    threaded(quick)
+}
+
+/// Threads running the sequence at once on one shared resource: a pool (one lock for
+/// all) against an arena (a pool per thread). The threads start together (a barrier);
+/// the time of the slowest thread, median of five after a warm-up.
+fn threaded(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    let (n, max) = (20_000, 16 << 10);
+    println!(
+        "\n{threads} threads at once, each its own sequence (N {n}, max {}K) on one resource:",
+        max >> 10
+    );
+    println!(
+        "{:<9} {:>9} {:>9} {:>12}",
+        "location", "pool ms", "arena ms", "arena/pool"
+    );
+    let sequences: Vec<_> = (0..threads).map(|t| ops(n, max, 42 + t as u64)).collect();
+    let locations = if quick {
+        vec![Location::Host]
+    } else {
+        locus::available()
+    };
+    for l in locations {
+        let upstream = resource::upstream(l)?;
+        let pool: Arc<dyn MemoryResource> =
+            Arc::new(Pool::new(Arc::clone(&upstream), 8 << 20, 8 << 30));
+        let arena: Arc<dyn MemoryResource> = Arc::new(Arena::new(Arc::clone(&upstream), 8 << 20));
+        let mut times = Vec::new();
+        for r in [&pool, &arena] {
+            let at_once = || {
+                let start = std::sync::Barrier::new(threads);
+                std::thread::scope(|s| {
+                    let runs: Vec<_> = sequences
+                        .iter()
+                        .map(|seq| {
+                            let start = &start;
+                            s.spawn(move || {
+                                start.wait();
+                                run(
+                                    seq,
+                                    |b| r.allocate(b, 64),
+                                    |b| r.deallocate(b),
+                                    |b| b.bytes(),
+                                )
+                            })
+                        })
+                        .collect();
+                    let mut slowest = 0f64;
+                    for h in runs {
+                        let (t, _) = h.join().map_err(|_| {
+                            locus::Error::Invalid("a bench thread panicked".into())
+                        })??;
+                        slowest = slowest.max(t);
+                    }
+                    Ok::<_, locus::Error>((slowest, 0))
+                })
+            };
+            times.push(median(at_once).map(|(t, _)| t));
+        }
+        match (&times[0], &times[1]) {
+            (Ok(p), Ok(a)) => println!(
+                "{:<9} {:>9.3} {:>9.3} {:>11.2}x",
+                l.to_string(),
+                p * 1e3,
+                a * 1e3,
+                a / p
+            ),
+            (p, a) => println!("{:<9} {p:?} {a:?}", l.to_string()),
+        }
+    }
     Ok(())
 }

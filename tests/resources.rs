@@ -387,14 +387,18 @@ fn arenas_per_thread_over_a_global_pool() {
         ));
         let counted = Arc::new(Statistics::new(global));
         let arena = Arc::new(resource::Arena::new(counted.clone(), MIB));
+        // Three threads alive at once (none ends before all have allocated).
+        let all_in = std::sync::Barrier::new(3);
         let blocks = std::thread::scope(|s| {
             let handles: Vec<_> = (0..3)
                 .map(|t| {
-                    let arena = arena.clone();
+                    let (arena, all_in) = (arena.clone(), &all_in);
                     s.spawn(move || {
-                        (0..50)
+                        let blocks = (0..50)
                             .map(|i| arena.allocate(64 * (1 + (i + t) % 9), 64).unwrap())
-                            .collect::<Vec<_>>()
+                            .collect::<Vec<_>>();
+                        all_in.wait();
+                        blocks
                     })
                 })
                 .collect();
@@ -412,9 +416,21 @@ fn arenas_per_thread_over_a_global_pool() {
         for b in blocks {
             arena.deallocate(b);
         }
+        // The threads have ended: a thread that comes now takes over one of their pools
+        // (and the memory it holds) instead of making a fourth.
+        let held = counted.totals().current_bytes;
         let block = arena.allocate(128, 64).unwrap();
         arena.deallocate(block);
-        assert_eq!(arena.arenas(), 4);
+        assert_eq!(
+            arena.arenas(),
+            3,
+            "{l}: a finished thread's pool was reused"
+        );
+        assert_eq!(
+            counted.totals().current_bytes,
+            held,
+            "{l}: nothing new taken"
+        );
     }
 }
 

@@ -827,6 +827,7 @@ impl PyBuffer {
             })
             .map_err(py_err)?;
         let items = bytes
+            .bytes()
             .chunks_exact(self.dtype.size)
             .map(|b| self.dtype.decode(py, b))
             .collect::<PyResult<Vec<_>>>()?;

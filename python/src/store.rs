@@ -152,8 +152,13 @@ impl Store {
     }
 
     /// Every element's bytes, read to the host.
-    pub fn to_bytes(&self) -> locus::Result<Vec<u8>> {
-        on_store!(self, b => Ok(bytemuck::cast_slice(&b.to_vec()?).to_vec()))
+    pub fn to_bytes(&self) -> locus::Result<Elements> {
+        Ok(match self {
+            Store::W1(b) => Elements::W1(b.to_vec()?),
+            Store::W2(b) => Elements::W2(b.to_vec()?),
+            Store::W4(b) => Elements::W4(b.to_vec()?),
+            Store::W8(b) => Elements::W8(b.to_vec()?),
+        })
     }
 
     /// Bytes moved for this buffer so far (all routes).
@@ -162,5 +167,30 @@ impl Store {
             let t = b.stats();
             t.bytes_moved()
         })
+    }
+}
+
+/// A buffer's elements read back in one copy, in their own width (viewed as bytes
+/// without copying again).
+pub enum Elements {
+    /// 1-byte elements.
+    W1(Vec<u8>),
+    /// 2-byte elements.
+    W2(Vec<u16>),
+    /// 4-byte elements.
+    W4(Vec<u32>),
+    /// 8-byte elements.
+    W8(Vec<u64>),
+}
+
+impl Elements {
+    /// The elements' bytes.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Elements::W1(v) => v,
+            Elements::W2(v) => bytemuck::cast_slice(v),
+            Elements::W4(v) => bytemuck::cast_slice(v),
+            Elements::W8(v) => bytemuck::cast_slice(v),
+        }
     }
 }

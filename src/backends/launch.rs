@@ -261,32 +261,18 @@ impl Completion {
         }
     }
 
+    /// Waits, then lets go of the native handle (OpenCL's and wgpu's by drop, the SYCL
+    /// event by hand).
     fn finish(&mut self) -> Result<()> {
-        match std::mem::replace(&mut self.pending, Pending::Done) {
-            Pending::Done => Ok(()),
-            Pending::Custom(w) => w.wait(),
-            #[cfg(feature = "opencl")]
-            Pending::OpenCl(event) => event
-                .wait()
-                .map_err(|e| Error::Invalid(format!("waiting for an OpenCL kernel: {e}"))),
-            #[cfg(feature = "sycl")]
-            Pending::Sycl { api, event } => {
-                // SAFETY: a live event from a submission, waited for and deleted once.
-                unsafe {
-                    api.DPCTLEvent_Wait(event);
-                    api.DPCTLEvent_Delete(event);
-                }
-                Ok(())
-            }
-            #[cfg(feature = "webgpu")]
-            Pending::WebGpu { device, index, .. } => device
-                .poll(wgpu::PollType::Wait {
-                    submission_index: Some(index),
-                    timeout: None,
-                })
-                .map(|_| ())
-                .map_err(|e| Error::Invalid(format!("waiting for a WebGPU kernel: {e}"))),
+        let outcome = self.block();
+        #[cfg(feature = "sycl")]
+        if let Pending::Sycl { api, event } = &self.pending {
+            // SAFETY: a live event from a submission, waited for above and deleted once
+            // (the completion forgets it next).
+            unsafe { api.DPCTLEvent_Delete(*event) };
         }
+        self.pending = Pending::Done;
+        outcome
     }
 }
 

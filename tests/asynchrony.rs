@@ -64,22 +64,31 @@ fn device_copies_are_native_where_the_technology_has_a_queue() {
         );
         let up = host.copy_to_async(0, &a, 0, n, &[]).unwrap();
         // A dependency the device cannot take natively (a worker thread's upload here,
-        // except on SYCL) is waited for by the copy's worker thread once it is pending,
+        // except on OpenCL and SYCL) is waited for by the copy's worker thread once it is pending,
         // and needs no wait once done: then the copy is the device's own.
         if !up.is_native() {
             up.wait().unwrap();
         }
-        let within = a.copy_to_async(0, &b, 0, n, &[up]).unwrap();
+        let within = a
+            .copy_to_async(0, &b, 0, n, std::slice::from_ref(&up))
+            .unwrap();
         assert_eq!(within.is_native(), native, "{l}: a copy within the device");
-        if l.technology() == locus::Technology::Sycl {
-            let down = b
-                .copy_to_async(0, &host, 0, n, std::slice::from_ref(&within))
-                .unwrap();
-            assert!(
-                down.is_native(),
-                "{l}: SYCL copies USM to host memory natively"
-            );
-        }
+        // SYCL and OpenCL copy to and from host memory on their own queues too (the
+        // upload above, and this download after the device copy's event).
+        let host_native = matches!(
+            l.technology(),
+            locus::Technology::OpenCl | locus::Technology::Sycl
+        );
+        assert_eq!(up.is_native(), host_native, "{l}: the upload");
+        let back_host = Arc::new(Memory::new(Location::Host, n).unwrap());
+        let down = b
+            .copy_to_async(0, &back_host, 0, n, std::slice::from_ref(&within))
+            .unwrap();
+        assert_eq!(down.is_native(), host_native, "{l}: the download");
+        down.wait().unwrap();
+        let mut seen = vec![0u8; n];
+        back_host.read(0, &mut seen).unwrap();
+        assert!(seen == data, "{l}: downloaded after the device copy");
         within.wait().unwrap();
         let mut back = vec![0u8; n];
         b.read(0, &mut back).unwrap();

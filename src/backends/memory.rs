@@ -321,8 +321,9 @@ impl Memory {
     /// Starts `copy_to` asynchronously after `after` and returns its event (the
     /// synchronous form is [`Memory::copy_to`]). Bounds are checked at once: an
     /// out-of-range copy is an error and starts nothing. Native where the technology
-    /// has a queue for it: within one OpenCL device (`clEnqueueCopyBuffer`, OpenCL
-    /// events of its context in `after` as its wait list), SYCL USM to or from the same
+    /// has a queue for it: within one OpenCL device or between it and host memory
+    /// (`clEnqueueCopyBuffer`, non-blocking `clEnqueueWriteBuffer` /
+    /// `clEnqueueReadBuffer`; OpenCL events of its context in `after` as the wait list), SYCL USM to or from the same
     /// device or host memory (`queue.memcpy`, SYCL events as dependencies), within one
     /// WebGPU device (`copy_buffer_to_buffer` in one submission, after that device's
     /// earlier submissions), within one CUDA or HIP device (`cuMemcpyDtoDAsync` /

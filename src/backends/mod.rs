@@ -207,8 +207,10 @@ impl Native {
 }
 
 impl fmt::Debug for Native {
+    /// The handle's value (the address or object it names), so that two handles to the
+    /// same memory print the same.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        match *self {
             Native::Host { ptr } => write!(f, "Host({ptr:p})"),
             #[cfg(feature = "openmp")]
             Native::OpenMp { ptr, device } => write!(f, "OpenMp({ptr:p}, device {device})"),
@@ -221,9 +223,12 @@ impl fmt::Debug for Native {
             #[cfg(feature = "sycl")]
             Native::Sycl { ptr, kind } => write!(f, "Sycl({ptr:p}, {kind:?} USM)"),
             #[cfg(feature = "webgpu")]
-            Native::WebGpu { buffer, offset } => {
-                write!(f, "WebGpu({} bytes, offset {offset})", buffer.size())
-            }
+            Native::WebGpu { ref buffer, offset } => write!(
+                f,
+                "WebGpu(buffer {:p} of {} bytes + {offset})",
+                std::sync::Arc::as_ptr(buffer),
+                buffer.size()
+            ),
         }
     }
 }
@@ -456,5 +461,29 @@ pub(crate) fn discover(technology: Technology) -> Result<Discovery, Unavailable>
         other => Err(format!(
             "locus was built without the `{other}` feature; rebuild with `--features {other}`"
         )),
+    }
+}
+
+#[cfg(test)]
+mod native_debug_tests {
+    use super::Native;
+
+    #[test]
+    fn debug_prints_the_handle_not_where_it_is_stored() {
+        let at = 0x1000 as *mut u8;
+        let (a, b) = (Native::Host { ptr: at }, Native::Host { ptr: at });
+        assert_eq!(format!("{a:?}"), "Host(0x1000)");
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        #[cfg(feature = "opencl")]
+        assert_eq!(
+            format!(
+                "{:?}",
+                Native::OpenCl {
+                    mem: 0x2000 as opencl3::types::cl_mem,
+                    offset: 64
+                }
+            ),
+            "OpenCl(cl_mem 0x2000 + 64)"
+        );
     }
 }

@@ -29,7 +29,7 @@ use opencl3::memory::{
     create_buffer, release_mem_object, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR,
     CL_MEM_READ_WRITE,
 };
-use opencl3::types::{cl_event, cl_int, cl_mem, CL_BLOCKING};
+use opencl3::types::{cl_event, cl_int, cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
 
 use super::launch::{bad_argument, cache_key};
 use super::{
@@ -301,10 +301,20 @@ fn mem_of(native: &Native) -> (cl_mem, usize) {
     }
 }
 
+/// One native asynchronous copy: (source buffer, offset, destination buffer, offset),
+/// host address to (buffer, offset), or (buffer, offset) to host address.
+enum Enqueue {
+    Copy(cl_mem, usize, cl_mem, usize),
+    Write(*mut u8, cl_mem, usize),
+    Read(cl_mem, usize, *mut u8),
+}
+
 impl Device for OpenClDevice {
-    /// An asynchronous copy within one OpenCL device, enqueued natively after `after`
-    /// (OpenCL events as a native wait list, any other event by a host wait first).
-    /// `None` when the copy is not within one OpenCL device (or overlaps itself).
+    /// An asynchronous copy within one OpenCL device (`clEnqueueCopyBuffer`), or between
+    /// it and host memory (non-blocking `clEnqueueWriteBuffer` / `clEnqueueReadBuffer`
+    /// from or into the host allocation, which the event keeps alive), enqueued natively
+    /// after `after` (OpenCL events of this context as the wait list). `None` for other
+    /// pairs, overlapping ranges, and still-running dependencies OpenCL cannot wait for.
     fn copy_async(
         &self,
         src: &Arc<Memory>,
@@ -314,56 +324,72 @@ impl Device for OpenClDevice {
         len: usize,
         after: &[crate::Event],
     ) -> Result<Option<crate::Event>> {
-        let (
-            Native::OpenCl {
-                mem: s,
-                offset: s_base,
-            },
-            Native::OpenCl {
-                mem: d,
-                offset: d_base,
-            },
-        ) = (src.native(), dst.native())
-        else {
-            return Ok(None);
+        let mine = |m: &Memory| m.location() == self.location;
+        let host = |m: &Memory| match m.native() {
+            Native::Host { ptr } if m.location() == Location::Host => Some(*ptr),
+            _ => None,
         };
-        if src.location() != self.location
-            || dst.location() != self.location
-            || src.overlaps(src_offset, dst, dst_offset, len)
-        {
-            return Ok(None);
-        }
+        let (call, enqueue): (&'static str, Enqueue) = match (src.native(), dst.native()) {
+            (Native::OpenCl { mem: s, offset: so }, Native::OpenCl { mem: d, offset: d0 })
+                if mine(src) && mine(dst) && !src.overlaps(src_offset, dst, dst_offset, len) =>
+            {
+                (
+                    "clEnqueueCopyBuffer",
+                    Enqueue::Copy(*s, so + src_offset, *d, d0 + dst_offset),
+                )
+            }
+            (_, Native::OpenCl { mem: d, offset: d0 }) if mine(dst) => match host(src) {
+                Some(p) => (
+                    "clEnqueueWriteBuffer",
+                    Enqueue::Write(p.wrapping_add(src_offset), *d, d0 + dst_offset),
+                ),
+                None => return Ok(None),
+            },
+            (Native::OpenCl { mem: s, offset: so }, _) if mine(src) => match host(dst) {
+                Some(p) => (
+                    "clEnqueueReadBuffer",
+                    Enqueue::Read(*s, so + src_offset, p.wrapping_add(dst_offset)),
+                ),
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
         // Only OpenCL events of this context can be in a wait list.
         let own = |e: &crate::Event| e.opencl_event().filter(|&ev| self.owns_event(ev));
         if !super::foreign_deps_done(after, |e| own(e).is_some())? {
             return Ok(None);
         }
-        let wait_list: Vec<cl_event> = after.iter().filter_map(own).collect();
         if len == 0 {
             return Ok(Some(crate::Event::done()));
         }
-        // SAFETY: both buffers belong to this device's context, the ranges were
-        // bounds-checked and do not overlap, and the wait-list events are of this context
-        // and alive (an Event keeps its OpenCL event while it lives; `after` holds them)
-        // for the call; the returned Event holds both memories until the copy is done.
+        let wait_list: Vec<cl_event> = after.iter().filter_map(own).collect();
+        let (count, list) = match wait_list.len() {
+            0 => (0, ptr::null()),
+            n => (n as u32, wait_list.as_ptr()),
+        };
+        let queue = self.queue.get();
+        // SAFETY: the buffers belong to this device's context (checked by location); the
+        // ranges were bounds-checked by the caller (device copies do not overlap); host
+        // pointers are into live host allocations of `len` bytes, which the returned Event
+        // keeps alive (with the buffers) until the command is done, and nothing else in
+        // locus writes them meanwhile (the caller owns that rule, as with any async copy);
+        // the wait-list events are of this context and alive for the call (an Event
+        // keeps its OpenCL event while it lives; `after` holds them).
         let event = unsafe {
-            enqueue_copy_buffer(
-                self.queue.get(),
-                *s,
-                *d,
-                s_base + src_offset,
-                d_base + dst_offset,
-                len,
-                wait_list.len() as u32,
-                if wait_list.is_empty() {
-                    ptr::null()
-                } else {
-                    wait_list.as_ptr()
-                },
-            )
+            match enqueue {
+                Enqueue::Copy(s, so, d, d0) => {
+                    enqueue_copy_buffer(queue, s, d, so, d0, len, count, list)
+                }
+                Enqueue::Write(p, d, d0) => {
+                    enqueue_write_buffer(queue, d, CL_NON_BLOCKING, d0, len, p.cast(), count, list)
+                }
+                Enqueue::Read(s, so, p) => {
+                    enqueue_read_buffer(queue, s, CL_NON_BLOCKING, so, len, p.cast(), count, list)
+                }
+            }
         }
-        .map_err(|code| self.fail("clEnqueueCopyBuffer", code))?;
-        let _ = opencl3::command_queue::flush(self.queue.get());
+        .map_err(|code| self.fail(call, code))?;
+        let _ = opencl3::command_queue::flush(queue);
         let completion = super::Completion::opencl(opencl3::event::Event::new(event));
         Ok(Some(crate::Event::native(
             completion,

@@ -5,7 +5,10 @@
 //! 2. host -> webgpu, 256 MiB: locus (reused mapped staging) vs one `queue.write_buffer`;
 //! 3. in-place host access (`access(Location::Host)`) of 1 KiB vs 256 MiB;
 //! 4. first vs second read access of a 64 MiB webgpu buffer on the host (replica cache);
-//! 5. opencl -> webgpu, 256 MiB, vs host memcpy of the same size.
+//! 5. opencl -> webgpu, 256 MiB, vs host memcpy of the same size;
+//! 6. host <-> sycl and sycl -> opencl / webgpu, vs raw dpctl;
+//! 7. asynchronous copies of 4 KiB: one `copy_to_async` + `wait`, and a burst of 1000
+//!    started before any is waited for, against the synchronous `copy_to`.
 //!
 //! Run: `cargo bench --bench transfers` (set LOCUS_BENCH_REPS to change repetitions).
 //! Timings are printed, never asserted: the targets are shown next to the ratios.
@@ -376,5 +379,52 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("\n# 6. host <-> sycl:0, sycl:0 -> opencl:0 / webgpu:0, 256 MiB");
         sycl_vs_raw(big, memcpy)?;
     }
+    println!("\n# 7. asynchronous copies, 4 KiB: per copy");
+    for to in locus::available() {
+        async_overhead(to)?;
+    }
+    Ok(())
+}
+
+/// 4 KiB host -> `to`: synchronous, one async copy waited for at once, and a burst of
+/// 1000 async copies waited for at the end (per copy).
+fn async_overhead(to: Location) -> Result<(), Box<dyn std::error::Error>> {
+    use std::sync::Arc;
+    let n = 4096;
+    let src = Arc::new(locus::Memory::new(Location::Host, n)?);
+    let dst = Arc::new(locus::Memory::new(to, n)?);
+    let sync = median(|| {
+        for _ in 0..100 {
+            src.copy_to(0, &dst, 0, n).expect("copy");
+        }
+    }) / 100;
+    let one = median(|| {
+        for _ in 0..100 {
+            let e = src.copy_to_async(0, &dst, 0, n, &[]).expect("start");
+            e.wait().expect("copy");
+        }
+    }) / 100;
+    let mut native = false;
+    let burst = median(|| {
+        let events: Vec<_> = (0..1000)
+            .map(|_| src.copy_to_async(0, &dst, 0, n, &[]).expect("start"))
+            .collect();
+        native = events[0].is_native();
+        for e in events {
+            e.wait().expect("copy");
+        }
+    }) / 1000;
+    println!(
+        "  host -> {:<9} sync {:>7.1} us   async+wait {:>7.1} us   burst of 1000 {:>7.1} us   ({})",
+        to.to_string(),
+        sync.as_secs_f64() * 1e6,
+        one.as_secs_f64() * 1e6,
+        burst.as_secs_f64() * 1e6,
+        if native {
+            "native queue"
+        } else {
+            "locus worker pool"
+        }
+    );
     Ok(())
 }

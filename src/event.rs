@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
-use std::thread::JoinHandle;
 
 use crate::backends::Completion;
 use crate::error::{Error, Result};
@@ -14,11 +13,9 @@ enum State {
     /// Still running natively (an OpenCL event, a SYCL event, a wgpu submission).
     #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
     Native(Arc<Completion>),
-    /// Still running on a worker thread.
-    Thread(JoinHandle<Result<()>>),
     /// Finished, with its outcome (kept so every waiter sees it).
     Finished(Result<(), String>),
-    /// Completed by an [`EventTrigger`].
+    /// Completed by an [`EventTrigger`] (a user's, or a locus worker thread's).
     User(Signal),
     /// Being waited for by one thread (which took the work out); the others wait on
     /// the event's condition variable.
@@ -203,11 +200,10 @@ impl Event {
         }
     }
 
-    pub(crate) fn thread(handle: JoinHandle<Result<()>>) -> Event {
-        Event {
-            shared: Shared::new(State::Thread(handle)),
-            native: false,
-        }
+    /// An event for work run by a locus worker thread, and the trigger the worker
+    /// fires when the work is done.
+    pub(crate) fn worker() -> (Event, EventTrigger) {
+        Event::user()
     }
 
     /// An event that completes when its trigger fires (as OpenCL's user events): for
@@ -255,15 +251,6 @@ impl Event {
                     *guard = Some(State::Waiting);
                     drop(guard);
                     return self.finish(c.block().map_err(|e| e.to_string()));
-                }
-                Some(State::Thread(h)) => {
-                    *guard = Some(State::Waiting);
-                    drop(guard);
-                    let outcome = match h.join() {
-                        Ok(r) => r.map_err(|e| e.to_string()),
-                        Err(_) => Err("the asynchronous copy's worker thread panicked".into()),
-                    };
-                    return self.finish(outcome);
                 }
                 None => return Ok(()),
             }
@@ -323,7 +310,6 @@ impl Event {
             state => {
                 let done = match &state {
                     Some(State::Finished(_)) | None => true,
-                    Some(State::Thread(h)) => h.is_finished(),
                     Some(State::User(signal)) => {
                         signal.0.lock().map(|o| o.is_some()).unwrap_or(true)
                     }

@@ -54,6 +54,7 @@ pub mod mirror;
 mod registry;
 pub mod resource;
 pub mod transfer;
+mod worker;
 
 pub use backends::{Device, DeviceInfo, HostAccess, HostMapping, Memory, Native};
 pub use buffer::{Buffer, ReadGuard, WriteGuard};

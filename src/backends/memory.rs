@@ -355,16 +355,32 @@ impl Memory {
         }
         let (src, dst) = (Arc::clone(self), Arc::clone(dst));
         let deps: Vec<crate::Event> = after.to_vec();
-        let handle = std::thread::Builder::new()
-            .name("locus-copy".into())
-            .spawn(move || {
+        let (event, done) = crate::Event::worker();
+        // Nothing to wait for: the pool; else a thread of its own (see `worker`).
+        let ready = deps.iter().all(crate::Event::is_complete);
+        let job = move || {
+            let copy = || -> Result<()> {
                 for d in &deps {
                     d.wait()?;
                 }
                 src.copy_to(src_offset, &dst, dst_offset, len).map(|_| ())
-            })
-            .map_err(|e| Error::Invalid(format!("starting an asynchronous copy: {e}")))?;
-        Ok(crate::Event::thread(handle))
+            };
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(copy));
+            // The memory is let go before the event says done (a waiter may then
+            // check that nothing holds it).
+            drop((src, dst, deps));
+            match outcome {
+                Ok(Ok(())) => done.complete(),
+                Ok(Err(e)) => done.fail(e.to_string()),
+                Err(_) => done.fail("the asynchronous copy's worker panicked"),
+            }
+        };
+        if ready {
+            crate::worker::run(job)?;
+        } else {
+            crate::worker::run_waiting(job)?;
+        }
+        Ok(event)
     }
 
     /// True when `len` bytes at `offset` and `len` bytes at `other_offset` of `other`

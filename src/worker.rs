@@ -1,0 +1,117 @@
+//! The threads that run asynchronous work the runtimes cannot queue themselves (copies
+//! between technologies, copies after events of other technologies).
+//!
+//! Work whose dependencies are all done goes to a small fixed pool (one thread per core,
+//! 2 to 8, started on first use): such a job never waits for another job, so a bounded
+//! pool cannot deadlock, and a burst of copies costs no thread creation. Work that must
+//! first wait for running dependencies gets a thread of its own: a job waiting for a job
+//! queued behind it in a bounded pool would wait forever.
+
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::error::{Error, Result};
+
+/// One piece of work.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The pool's queue, or `None` when no pool thread could be started.
+fn pool() -> Option<&'static Mutex<Sender<Job>>> {
+    static POOL: OnceLock<Option<Mutex<Sender<Job>>>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let (jobs, queue) = channel::<Job>();
+        let queue = Arc::new(Mutex::new(queue));
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8));
+        let started = (0..threads)
+            .filter(|i| {
+                let queue = Arc::clone(&queue);
+                std::thread::Builder::new()
+                    .name(format!("locus-worker-{i}"))
+                    .spawn(move || serve(&queue))
+                    .is_ok()
+            })
+            .count();
+        (started > 0).then(|| Mutex::new(jobs))
+    })
+    .as_ref()
+}
+
+/// A pool thread: runs jobs as they come, for the life of the process.
+fn serve(queue: &Mutex<Receiver<Job>>) {
+    loop {
+        let job = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
+        match job {
+            Ok(job) => job(),
+            Err(_) => return,
+        }
+    }
+}
+
+/// Runs `job`, which must not wait for other asynchronous work, on the pool.
+pub(crate) fn run(job: impl FnOnce() + Send + 'static) -> Result<()> {
+    let job: Job = Box::new(job);
+    let job = match pool() {
+        Some(jobs) => match jobs.lock().unwrap_or_else(|e| e.into_inner()).send(job) {
+            Ok(()) => return Ok(()),
+            Err(e) => e.0,
+        },
+        None => job,
+    };
+    run_waiting(job)
+}
+
+/// Runs `job`, which may wait for other asynchronous work, on a thread of its own.
+pub(crate) fn run_waiting(job: impl FnOnce() + Send + 'static) -> Result<()> {
+    std::thread::Builder::new()
+        .name("locus-copy".into())
+        .spawn(job)
+        .map(|_| ())
+        .map_err(|e| Error::Invalid(format!("starting a thread for asynchronous work: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    #[test]
+    fn a_burst_runs_on_a_few_threads() {
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..200 {
+            let tx = tx.clone();
+            run(move || {
+                let _ = tx.send(std::thread::current().id());
+            })
+            .unwrap();
+        }
+        let threads: std::collections::HashSet<_> = (0..200)
+            .map(|_| rx.recv_timeout(Duration::from_secs(20)).unwrap())
+            .collect();
+        assert!(threads.len() <= 8, "{} threads for 200 jobs", threads.len());
+    }
+
+    #[test]
+    fn waiting_jobs_each_get_a_thread() {
+        // Ten jobs each waiting for the next one's signal: all must run at once.
+        let (first_tx, mut rx) = mpsc::channel::<()>();
+        let (done_tx, done_rx) = mpsc::channel();
+        for _ in 0..10 {
+            let (tx, next_rx) = mpsc::channel::<()>();
+            let wait_on = std::mem::replace(&mut rx, next_rx);
+            let done = done_tx.clone();
+            run_waiting(move || {
+                let _ = wait_on.recv();
+                let _ = tx.send(());
+                let _ = done.send(());
+            })
+            .unwrap();
+        }
+        first_tx.send(()).unwrap();
+        for _ in 0..10 {
+            done_rx
+                .recv_timeout(Duration::from_secs(20))
+                .expect("every job ran");
+        }
+    }
+}

@@ -118,10 +118,15 @@ for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   "$LOCUS_SYCL_VENV/bin/python" python/examples/hello.py "$loc" | sed -n "1p;\$p"
 done
 
-step "leaks: the host pool tests under valgrind (no memory definitely lost)"
+step "leaks: the host pool and asynchrony tests under valgrind (no memory definitely lost)"
 exe=$(cargo test --all-features --test resources --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\))/\1/p' | tail -1)
 LOCUS_BACKENDS=host valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=3 \
   "$exe" threads_share_one_pool_and_balance_to_zero pool_reuses_coalesces_grows_releases_and_stops_at_its_maximum
+# Events, queues, worker threads and the memory async work keeps (about 40 s).
+exe=$(cargo test --all-features --test asynchrony --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\))/\1/p' | tail -1)
+LOCUS_BACKENDS=host valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=3 \
+  "$exe" --test-threads=1 > /tmp/locus-valgrind-async.log 2>&1 || { tail -60 /tmp/locus-valgrind-async.log >&2; exit 3; }
+grep "test result" /tmp/locus-valgrind-async.log
 echo "ok: no leak"
 
 step "tests"

@@ -64,7 +64,7 @@ fn device_copies_are_native_where_the_technology_has_a_queue() {
         );
         let up = host.copy_to_async(0, &a, 0, n, &[]).unwrap();
         // A dependency the device cannot take natively (a worker thread's upload here,
-        // except on OpenCL and SYCL) is waited for by the copy's worker thread once it is pending,
+        // except on OpenCL, SYCL and WebGPU) is waited for by the copy's worker thread once it is pending,
         // and needs no wait once done: then the copy is the device's own.
         if !up.is_native() {
             up.wait().unwrap();
@@ -74,12 +74,14 @@ fn device_copies_are_native_where_the_technology_has_a_queue() {
             .unwrap();
         assert_eq!(within.is_native(), native, "{l}: a copy within the device");
         // SYCL and OpenCL copy to and from host memory on their own queues too (the
-        // upload above, and this download after the device copy's event).
+        // upload above, and this download after the device copy's event); WebGPU
+        // uploads of up to 1 MiB (`Queue::write_buffer`).
         let host_native = matches!(
             l.technology(),
             locus::Technology::OpenCl | locus::Technology::Sycl
         );
-        assert_eq!(up.is_native(), host_native, "{l}: the upload");
+        let upload_native = host_native || l.technology() == locus::Technology::WebGpu;
+        assert_eq!(up.is_native(), upload_native, "{l}: the upload");
         let back_host = Arc::new(Memory::new(Location::Host, n).unwrap());
         let down = b
             .copy_to_async(0, &back_host, 0, n, std::slice::from_ref(&within))
@@ -506,5 +508,40 @@ fn dropping_every_handle_of_running_work_keeps_its_memory_until_it_is_done() {
         let mut back = vec![0u8; n];
         b.read(0, &mut back).unwrap();
         assert!(back == data, "{l}: the copy read its source intact");
+    }
+}
+
+#[test]
+fn async_uploads_and_downloads_of_every_shape_arrive() {
+    let _serial = common::serial();
+    let cap = MIB + 64;
+    let data = common::pattern_u8(cap, 29);
+    let host = Arc::new(Memory::new(Location::Host, cap).unwrap());
+    host.write(0, &data).unwrap();
+    for l in locus::available() {
+        let dev = Arc::new(Memory::new(l, cap).unwrap());
+        let back = Arc::new(Memory::new(Location::Host, cap).unwrap());
+        // Aligned and not, up to the native WebGPU upload limit and past it.
+        for (len, src_at, dst_at) in [
+            (4, 0, 0),
+            (1000, 4, 8),
+            (1001, 3, 5),
+            (MIB, 0, 0),
+            (MIB + 4, 0, 4),
+        ] {
+            dev.fill(0..cap, &[0]).unwrap();
+            let up = host.copy_to_async(src_at, &dev, dst_at, len, &[]).unwrap();
+            let down = dev
+                .copy_to_async(dst_at, &back, 0, len, std::slice::from_ref(&up))
+                .unwrap();
+            down.wait().unwrap();
+            let mut seen = vec![0u8; len];
+            back.read(0, &mut seen).unwrap();
+            assert!(
+                seen[..] == data[src_at..src_at + len],
+                "{l}: {len} bytes from {src_at} to {dst_at} (upload native: {})",
+                up.is_native()
+            );
+        }
     }
 }

@@ -326,7 +326,7 @@ impl Memory {
     /// `clEnqueueReadBuffer`; OpenCL events of its context in `after` as the wait list), SYCL USM to or from the same
     /// device or host memory (`queue.memcpy`, SYCL events as dependencies), within one
     /// WebGPU device (`copy_buffer_to_buffer` in one submission, after that device's
-    /// earlier submissions), within one CUDA or HIP device (`cuMemcpyDtoDAsync` /
+    /// earlier submissions) and uploads of up to 1 MiB to it (`Queue::write_buffer`), within one CUDA or HIP device (`cuMemcpyDtoDAsync` /
     /// `hipMemcpyAsync` on its stream, with an event). A dependency the technology
     /// cannot take natively that is still running sends the copy to a worker thread,
     /// which waits for it: this call never blocks on other work, and the device's own

@@ -320,19 +320,26 @@ impl Memory {
 
     /// Starts `copy_to` asynchronously after `after` and returns its event (the
     /// synchronous form is [`Memory::copy_to`]). Bounds are checked at once: an
-    /// out-of-range copy is an error and starts nothing. Native where the technology
-    /// has a queue for it: within one OpenCL device or between it and host memory
-    /// (`clEnqueueCopyBuffer`, non-blocking `clEnqueueWriteBuffer` /
-    /// `clEnqueueReadBuffer`; OpenCL events of its context in `after` as the wait list), SYCL USM to or from the same
-    /// device or host memory (`queue.memcpy`, SYCL events as dependencies), within one
-    /// WebGPU device (`copy_buffer_to_buffer` in one submission, after that device's
-    /// earlier submissions) and uploads of up to 1 MiB to it (`Queue::write_buffer`), within one CUDA or HIP device (`cuMemcpyDtoDAsync` /
-    /// `hipMemcpyAsync` on its stream, with an event). A dependency the technology
-    /// cannot take natively that is still running sends the copy to a worker thread,
-    /// which waits for it: this call never blocks on other work, and the device's own
-    /// queue is not held up by it. Every other copy runs on a worker thread after a
-    /// host wait on `after`. Dropping the returned event (every clone) does not block:
-    /// the work finishes on its own and the memory it uses stays alive until then.
+    /// out-of-range copy is an error and starts nothing.
+    ///
+    /// Native where the technology has a queue for it:
+    /// - within one OpenCL device, or between it and host memory (`clEnqueueCopyBuffer`,
+    ///   non-blocking `clEnqueueWriteBuffer` / `clEnqueueReadBuffer`; OpenCL events of
+    ///   its context in `after` as the wait list);
+    /// - SYCL USM to or from the same device or host memory (`queue.memcpy`, SYCL events
+    ///   as dependencies);
+    /// - within one WebGPU device (`copy_buffer_to_buffer` in one submission, after that
+    ///   device's earlier submissions), and uploads of up to 1 MiB to it
+    ///   (`Queue::write_buffer`);
+    /// - within one CUDA or HIP device (`cuMemcpyDtoDAsync` / `hipMemcpyAsync` on its
+    ///   stream, with an event).
+    ///
+    /// A dependency the technology cannot take natively that is still running sends the
+    /// copy to a worker thread, which waits for it: this call never blocks on other
+    /// work, and the device's own queue is not held up by it. Every other copy runs on a
+    /// worker thread after a host wait on `after`. Dropping the returned event (every
+    /// clone) does not block: the work finishes on its own and the memory it uses stays
+    /// alive until then.
     pub fn copy_to_async(
         self: &Arc<Self>,
         src_offset: usize,

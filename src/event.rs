@@ -25,6 +25,17 @@ enum State {
 /// Waits for a user event's trigger.
 fn wait_signal(signal: &Signal) -> std::result::Result<(), String> {
     let (lock, condvar) = &**signal;
+    // Spin briefly first: work on a worker thread often ends within microseconds, and a
+    // sleep and wake-up costs tens of them on some machines (CUDA's spin-then-block).
+    let start = std::time::Instant::now();
+    while start.elapsed() < crate::worker::SPIN {
+        if let Ok(outcome) = lock.try_lock() {
+            if let Some(r) = outcome.as_ref() {
+                return r.clone();
+            }
+        }
+        std::hint::spin_loop();
+    }
     let mut outcome = lock.lock().unwrap_or_else(|e| e.into_inner());
     while outcome.is_none() {
         outcome = condvar.wait(outcome).unwrap_or_else(|e| e.into_inner());

@@ -36,14 +36,35 @@ fn pool() -> Option<&'static Mutex<Sender<Job>>> {
     .as_ref()
 }
 
-/// A pool thread: runs jobs as they come, for the life of the process.
+/// How long a thread about to sleep for other work spins first (locus's worker threads
+/// after a job, and waiters on their events): long enough to catch the next small job
+/// or copy, short enough to cost nothing that matters when none comes.
+pub(crate) const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// A pool thread: runs jobs as they come, for the life of the process; after each job it
+/// spins for [`SPIN`] before it sleeps.
 fn serve(queue: &Mutex<Receiver<Job>>) {
     loop {
-        let job = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
-        match job {
-            Ok(job) => job(),
-            Err(_) => return,
+        let start = std::time::Instant::now();
+        let mut next = None;
+        while next.is_none() && start.elapsed() < SPIN {
+            if let Ok(queue) = queue.try_lock() {
+                match queue.try_recv() {
+                    Ok(job) => next = Some(job),
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => return,
+                    Err(std::sync::mpsc::TryRecvError::Empty) => {}
+                }
+            }
+            std::hint::spin_loop();
         }
+        let job = match next {
+            Some(job) => job,
+            None => match queue.lock().unwrap_or_else(|e| e.into_inner()).recv() {
+                Ok(job) => job,
+                Err(_) => return,
+            },
+        };
+        job();
     }
 }
 

@@ -1,5 +1,6 @@
-//! Property test: random sequences of buffer operations over every available location,
-//! checked after each step against a plain `Vec` model.
+//! Property tests: random sequences of buffer operations over every available location,
+//! checked after each step against a plain `Vec` model; and random queued asynchronous
+//! copies between memories at random locations, against the same copies in order.
 
 mod common;
 
@@ -140,4 +141,114 @@ fn model_covers_every_required_location() {
         "the model test runs over {} (and every pair of them)",
         names.join(", ")
     );
+}
+
+/// One asynchronous copy on the queue: between two of the memories (never one to
+/// itself), any offsets and length (aligned or not, native or worker).
+#[derive(Debug, Clone)]
+enum AsyncOp {
+    Copy {
+        src: usize,
+        dst: usize,
+        src_at: usize,
+        dst_at: usize,
+        len: usize,
+    },
+    /// Waits for the queue, then checks one memory against the model.
+    Check(usize),
+    /// A copy that first waits for a user event, opened by the next operation.
+    Gated { src: usize, dst: usize, len: usize },
+}
+
+const SLOTS: usize = 4;
+const SLOT_BYTES: usize = 4096;
+
+fn async_op() -> impl Strategy<Value = AsyncOp> {
+    prop_oneof![
+        6 => (0..SLOTS, 1..SLOTS, 0..SLOT_BYTES, 0..SLOT_BYTES, 0..SLOT_BYTES).prop_map(
+            |(src, step, src_at, dst_at, len)| AsyncOp::Copy {
+                src,
+                dst: (src + step) % SLOTS,
+                src_at,
+                dst_at,
+                len: len.min(SLOT_BYTES - src_at).min(SLOT_BYTES - dst_at),
+            }
+        ),
+        1 => (0..SLOTS).prop_map(AsyncOp::Check),
+        1 => (0..SLOTS, 1..SLOTS, 0..SLOT_BYTES)
+            .prop_map(|(src, step, len)| AsyncOp::Gated { src, dst: (src + step) % SLOTS, len }),
+    ]
+}
+
+fn read_all(m: &locus::Memory) -> Vec<u8> {
+    let mut out = vec![0u8; m.len()];
+    m.read(0, &mut out).expect("read");
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Random copies on one queue between memories at random locations (native queues,
+    /// worker threads, gates and every mix of them as dependencies) end in the state of
+    /// the same copies applied in order to plain vectors.
+    #[test]
+    fn queued_async_copies_behave_like_vec_copies_in_order(
+        at in prop::collection::vec(any::<usize>(), SLOTS),
+        ops in prop::collection::vec(async_op(), 1..16),
+    ) {
+        use std::sync::Arc;
+        let _serial = common::serial();
+        let locations = locus::available();
+        let mut model: Vec<Vec<u8>> =
+            (0..SLOTS).map(|i| common::pattern_u8(SLOT_BYTES, 40 + i as u8)).collect();
+        let memories: Vec<Arc<locus::Memory>> = at
+            .iter()
+            .zip(&model)
+            .map(|(&a, data)| {
+                let m = locus::Memory::new(locations[a % locations.len()], SLOT_BYTES).unwrap();
+                m.write(0, data).unwrap();
+                Arc::new(m)
+            })
+            .collect();
+        let queue = locus::Queue::new();
+        let mut gate: Option<locus::EventTrigger> = None;
+        for op in ops {
+            match op {
+                AsyncOp::Copy { src, dst, src_at, dst_at, len } => {
+                    memories[src]
+                        .copy_to_async_on(queue, src_at, &memories[dst], dst_at, len, &[])
+                        .unwrap();
+                    let bytes = model[src][src_at..src_at + len].to_vec();
+                    model[dst][dst_at..dst_at + len].copy_from_slice(&bytes);
+                }
+                AsyncOp::Check(i) => {
+                    if let Some(g) = gate.take() {
+                        g.complete();
+                    }
+                    queue.wait().unwrap();
+                    prop_assert!(read_all(&memories[i]) == model[i], "memory {} at {}", i, memories[i].location());
+                }
+                AsyncOp::Gated { src, dst, len } => {
+                    let (event, trigger) = locus::Event::user();
+                    memories[src]
+                        .copy_to_async_on(queue, 0, &memories[dst], 0, len, &[event])
+                        .unwrap();
+                    let bytes = model[src][..len].to_vec();
+                    model[dst][..len].copy_from_slice(&bytes);
+                    // The previous gate opens now, this one at the next check (or end).
+                    if let Some(g) = gate.replace(trigger) {
+                        g.complete();
+                    }
+                }
+            }
+        }
+        if let Some(g) = gate.take() {
+            g.complete();
+        }
+        queue.wait().unwrap();
+        for (i, m) in memories.iter().enumerate() {
+            prop_assert!(read_all(m) == model[i], "memory {} at {}", i, m.location());
+        }
+    }
 }

@@ -4,17 +4,13 @@
 //!
 //! `cargo run --example 07_async -- opencl:0`
 
+mod common;
+
 use locus::codelet::{kernels, Arg, Codelet, Launch};
 use locus::{Buffer, Location};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let target: Location = match std::env::args()
-        .nth(1)
-        .or_else(|| std::env::var("LOCUS_LOCATION").ok())
-    {
-        Some(text) => text.parse()?,
-        None => *locus::available().last().unwrap_or(&Location::Host),
-    };
+    let target = common::location_from_args()?;
     let n = 1 << 20;
     let kernel = kernels::saxpy();
     let codelet = Codelet::new(&kernel, &[target, Location::Host])?;

@@ -4,11 +4,13 @@
 //!
 //! `cargo run --release --example 08_memory_resources -- webgpu:0`
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Instant;
 
 use locus::resource::{self, Limiting, Logging, MemoryResource, Pool, Statistics};
-use locus::{Buffer, Location};
+use locus::Buffer;
 
 /// Allocates and frees `rounds` x 64 blocks of 1..64 KiB from `r`; returns nanoseconds
 /// per allocation + free.
@@ -26,13 +28,7 @@ fn churn(r: &dyn MemoryResource, rounds: usize) -> locus::Result<f64> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let at: Location = match std::env::args()
-        .nth(1)
-        .or_else(|| std::env::var("LOCUS_LOCATION").ok())
-    {
-        Some(text) => text.parse()?,
-        None => *locus::available().last().unwrap_or(&Location::Host),
-    };
+    let at = common::location_from_args()?;
 
     // 1. The upstream resource is the backend's own allocation call; a pool takes large
     //    blocks from it once and hands out ranges of them.

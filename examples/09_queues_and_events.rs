@@ -3,19 +3,15 @@
 //!
 //! `cargo run --release --example 09_queues_and_events -- opencl:0`
 
+mod common;
+
 use std::sync::Arc;
 
 use locus::resource::{self, MemoryResource, Pool};
 use locus::{Event, Location, Memory, Native, Queue};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let at: Location = match std::env::args()
-        .nth(1)
-        .or_else(|| std::env::var("LOCUS_LOCATION").ok())
-    {
-        Some(text) => text.parse()?,
-        None => *locus::available().last().unwrap_or(&Location::Host),
-    };
+    let at = common::location_from_args()?;
     let n = 16 << 20;
     let data: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
     let host = Arc::new(Memory::new(Location::Host, n)?);

@@ -285,3 +285,15 @@ pub fn unavailable(location: Location) -> ! {
     eprintln!("{} unavailable: {why}", location.technology());
     std::process::exit(1)
 }
+
+/// The location named by the first argument, else by `LOCUS_LOCATION`, else the last
+/// one this machine has (a device when there is one).
+pub fn location_from_args() -> Result<Location, AnyError> {
+    match std::env::args()
+        .nth(1)
+        .or_else(|| std::env::var("LOCUS_LOCATION").ok())
+    {
+        Some(text) => Ok(text.parse()?),
+        None => Ok(*locus::available().last().unwrap_or(&Location::Host)),
+    }
+}

@@ -22,6 +22,9 @@ from ._locus import (  # noqa: F401
     dlpack_device,
     dtypes,
     info,
+    memory_statistics,
+    use_pool,
+    use_upstream,
 )
 
 
@@ -39,4 +42,7 @@ __all__ = [
     "dtypes",
     "from_dlpack",
     "info",
+    "memory_statistics",
+    "use_pool",
+    "use_upstream",
 ]

@@ -5,6 +5,7 @@
 
 mod dlpack;
 mod dtype;
+mod resources;
 mod store;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -1092,6 +1093,9 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack_device, m)?)?;
+    m.add_function(wrap_pyfunction!(resources::use_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(resources::use_upstream, m)?)?;
+    m.add_function(wrap_pyfunction!(resources::memory_statistics, m)?)?;
     m.add("LocusError", m.py().get_type::<LocusError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

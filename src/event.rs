@@ -27,8 +27,8 @@ fn wait_signal(signal: &Signal) -> std::result::Result<(), String> {
     let (lock, condvar) = &**signal;
     // Spin briefly first: work on a worker thread often ends within microseconds, and a
     // sleep and wake-up costs tens of them on some machines (CUDA's spin-then-block).
-    let start = std::time::Instant::now();
-    while start.elapsed() < crate::worker::SPIN {
+    let (start, spin) = (std::time::Instant::now(), crate::worker::spin());
+    while start.elapsed() < spin {
         if let Ok(outcome) = lock.try_lock() {
             if let Some(r) = outcome.as_ref() {
                 return r.clone();

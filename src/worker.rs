@@ -9,6 +9,7 @@
 
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 
@@ -38,16 +39,28 @@ fn pool() -> Option<&'static Mutex<Sender<Job>>> {
 
 /// How long a thread about to sleep for other work spins first (locus's worker threads
 /// after a job, and waiters on their events): long enough to catch the next small job
-/// or copy, short enough to cost nothing that matters when none comes.
-pub(crate) const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+/// or copy, short enough to cost nothing that matters when none comes. 50 us unless
+/// `LOCUS_SPIN_US` says otherwise (`0`: never spin, for machines with busy cores).
+pub(crate) fn spin() -> Duration {
+    static SPIN: OnceLock<Duration> = OnceLock::new();
+    *SPIN.get_or_init(|| spin_from(std::env::var("LOCUS_SPIN_US").ok().as_deref()))
+}
+
+/// The spin time `LOCUS_SPIN_US` asks for (microseconds), or 50 us when it is unset or
+/// not a number.
+fn spin_from(value: Option<&str>) -> Duration {
+    let micros = value.and_then(|v| v.trim().parse().ok()).unwrap_or(50);
+    Duration::from_micros(micros)
+}
 
 /// A pool thread: runs jobs as they come, for the life of the process; after each job it
-/// spins for [`SPIN`] before it sleeps.
+/// spins for [`spin`] before it sleeps.
 fn serve(queue: &Mutex<Receiver<Job>>) {
+    let spin = spin();
     loop {
         let start = std::time::Instant::now();
         let mut next = None;
-        while next.is_none() && start.elapsed() < SPIN {
+        while next.is_none() && start.elapsed() < spin {
             if let Ok(queue) = queue.try_lock() {
                 match queue.try_recv() {
                     Ok(job) => next = Some(job),
@@ -94,7 +107,14 @@ pub(crate) fn run_waiting(job: impl FnOnce() + Send + 'static) -> Result<()> {
 mod tests {
     use super::*;
     use std::sync::mpsc;
-    use std::time::Duration;
+
+    #[test]
+    fn spin_time_comes_from_locus_spin_us() {
+        assert_eq!(spin_from(None), Duration::from_micros(50));
+        assert_eq!(spin_from(Some("0")), Duration::ZERO);
+        assert_eq!(spin_from(Some(" 200 ")), Duration::from_micros(200));
+        assert_eq!(spin_from(Some("fast")), Duration::from_micros(50));
+    }
 
     #[test]
     fn a_burst_runs_on_a_few_threads() {

@@ -51,10 +51,6 @@ struct Shared {
     state: Mutex<Option<State>>,
     done: Condvar,
     keep: Mutex<Vec<Arc<crate::Memory>>>,
-    #[cfg_attr(
-        not(any(feature = "opencl", feature = "sycl", feature = "webgpu")),
-        allow(dead_code)
-    )]
     native: Option<Arc<Completion>>,
 }
 
@@ -173,8 +169,6 @@ impl Drop for EventTrigger {
 #[derive(Clone)]
 pub struct Event {
     shared: Arc<Shared>,
-    /// Made by a runtime's own queue (not a worker thread).
-    native: bool,
 }
 
 impl std::fmt::Debug for Event {
@@ -188,7 +182,6 @@ impl Event {
     pub fn done() -> Event {
         Event {
             shared: Shared::new(State::Finished(Ok(()))),
-            native: false,
         }
     }
 
@@ -207,14 +200,7 @@ impl Event {
                     native: Some(completion),
                 })
             },
-            native: true,
         }
-    }
-
-    /// An event for work run by a locus worker thread, and the trigger the worker
-    /// fires when the work is done.
-    pub(crate) fn worker() -> (Event, EventTrigger) {
-        Event::user()
     }
 
     /// An event that completes when its trigger fires (as OpenCL's user events): for
@@ -223,7 +209,6 @@ impl Event {
         let signal: Signal = Arc::default();
         let event = Event {
             shared: Shared::new(State::User(Arc::clone(&signal))),
-            native: false,
         };
         (
             event,
@@ -302,7 +287,7 @@ impl Event {
     /// True when the work was submitted to a runtime's own queue (an OpenCL or SYCL
     /// event, a wgpu submission), false when a locus worker thread ran it.
     pub fn is_native(&self) -> bool {
-        self.native
+        self.shared.native.is_some()
     }
 
     /// True once the work is known to be done (without blocking). Native work found

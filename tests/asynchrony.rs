@@ -545,3 +545,32 @@ fn async_uploads_and_downloads_of_every_shape_arrive() {
         }
     }
 }
+
+#[test]
+fn a_zero_length_copy_completes_after_its_dependencies() {
+    let _serial = common::serial();
+    let big = 64 * MIB;
+    for l in locus::available() {
+        let (x, y) = (
+            Arc::new(Memory::new(l, big).unwrap()),
+            Arc::new(Memory::new(l, big).unwrap()),
+        );
+        let slow = x.copy_to_async(0, &y, 0, big, &[]).unwrap();
+        let nothing = y
+            .copy_to_async(0, &x, 0, 0, std::slice::from_ref(&slow))
+            .unwrap();
+        nothing.wait().unwrap();
+        assert!(
+            slow.is_complete(),
+            "{l}: the empty copy waited for its dependency"
+        );
+        let (gate, open) = Event::user();
+        let gated = x.copy_to_async(0, &y, 0, 0, &[gate]).unwrap();
+        assert!(
+            !gated.is_complete(),
+            "{l}: an empty copy behind a closed gate"
+        );
+        open.complete();
+        gated.wait().unwrap();
+    }
+}

@@ -350,19 +350,26 @@ impl Memory {
     ) -> Result<crate::Event> {
         self.check("copy source", src_offset, len)?;
         dst.check("copy destination", dst_offset, len)?;
-        // The source's device first, then the destination's (host -> SYCL).
-        let mut devices = vec![self.device()];
-        if !Arc::ptr_eq(self.device(), dst.device()) {
-            devices.push(dst.device());
+        // Nothing to copy: done once `after` is (a worker waits for it when it runs).
+        if len == 0 && after.iter().all(crate::Event::is_complete) {
+            for e in after {
+                e.wait()?;
+            }
+            return Ok(crate::Event::done());
         }
-        for device in devices {
+        // The source's device first, then the destination's (host -> SYCL).
+        let other = (!Arc::ptr_eq(self.device(), dst.device())).then(|| dst.device());
+        for device in std::iter::once(self.device())
+            .chain(other)
+            .filter(|_| len > 0)
+        {
             if let Some(event) = device.copy_async(self, src_offset, dst, dst_offset, len, after)? {
                 return Ok(event);
             }
         }
         let (src, dst) = (Arc::clone(self), Arc::clone(dst));
         let deps: Vec<crate::Event> = after.to_vec();
-        let (event, done) = crate::Event::worker();
+        let (event, done) = crate::Event::user();
         // Nothing to wait for: the pool; else a thread of its own (see `worker`).
         let ready = deps.iter().all(crate::Event::is_complete);
         let job = move || {

@@ -233,23 +233,25 @@ impl fmt::Debug for Native {
     }
 }
 
-/// For a backend's asynchronous copy: true when every dependency in `after` that the
-/// backend cannot take natively (`native` says which it can) is already done (a failed
-/// one is returned as the error); false when one still runs, and the copy goes to a
-/// worker thread that waits for it, so the caller never blocks on another technology's
-/// work (nor does the device's own queue).
+/// For a backend's asynchronous copy: the native form of each dependency in `after`
+/// the backend can take natively (`native` gives it), once every other dependency is
+/// done (a failed one is returned as the error); `None` while one of those still runs:
+/// the copy then goes to a worker thread that waits for it, so the caller never blocks
+/// on another technology's work (nor does the device's own queue).
 #[allow(dead_code)] // used by the backends with native asynchronous copies (features)
-pub(crate) fn foreign_deps_done(
+pub(crate) fn native_deps<T>(
     after: &[crate::Event],
-    native: impl Fn(&crate::Event) -> bool,
-) -> crate::error::Result<bool> {
-    for e in after.iter().filter(|e| !native(e)) {
-        if !e.is_complete() {
-            return Ok(false);
+    native: impl Fn(&crate::Event) -> Option<T>,
+) -> crate::error::Result<Option<Vec<T>>> {
+    let mut deps = Vec::new();
+    for e in after {
+        match native(e) {
+            Some(dep) => deps.push(dep),
+            None if !e.is_complete() => return Ok(None),
+            None => e.wait()?,
         }
-        e.wait()?;
     }
-    Ok(true)
+    Ok(Some(deps))
 }
 
 /// One device of one technology. Backends implement it; the rest of the crate uses it.
@@ -343,9 +345,9 @@ pub trait Device: Send + Sync + fmt::Debug {
     fn sub_alignment(&self) -> usize {
         ALIGNMENT
     }
-    /// Starts `len` bytes from `src` to `dst` on this device's own queue when it can
-    /// (one side at least is this device's memory; ranges bounds-checked), after
-    /// `after`; `None` leaves the copy to a worker thread. The default: `None`.
+    /// Starts `len` bytes (`len` > 0) from `src` to `dst` on this device's own queue
+    /// when it can (one side at least is this device's memory; ranges bounds-checked),
+    /// after `after`; `None` leaves the copy to a worker thread. The default: `None`.
     fn copy_async(
         &self,
         _src: &std::sync::Arc<Memory>,

@@ -172,27 +172,35 @@ impl State {
     /// Takes `need` bytes from the start of free range `i` (split off the rest).
     fn take(&mut self, i: u32, need: usize) {
         self.unlink(i);
-        let r = self.ranges[i as usize];
-        if r.len > need {
-            let rest = self.record(Range {
-                chunk: r.chunk,
-                offset: r.offset + need,
-                len: r.len - need,
-                free: false,
-                used: false,
-                prev: i,
-                next: r.next,
-                class_prev: NIL,
-                class_next: NIL,
-            });
-            if r.next != NIL {
-                self.ranges[r.next as usize].prev = rest;
-            }
-            let me = &mut self.ranges[i as usize];
-            me.next = rest;
-            me.len = need;
+        if let Some(rest) = self.split(i, need) {
             self.link(rest);
         }
+    }
+
+    /// Cuts range `i` (in no free list) to `need` bytes; the rest, if any, becomes a new
+    /// range after it (in no free list either), which is returned.
+    fn split(&mut self, i: u32, need: usize) -> Option<u32> {
+        let r = self.ranges[i as usize];
+        if r.len <= need {
+            return None;
+        }
+        let rest = self.record(Range {
+            offset: r.offset + need,
+            len: r.len - need,
+            free: false,
+            used: false,
+            prev: i,
+            class_prev: NIL,
+            class_next: NIL,
+            ..r
+        });
+        if r.next != NIL {
+            self.ranges[r.next as usize].prev = rest;
+        }
+        let me = &mut self.ranges[i as usize];
+        me.next = rest;
+        me.len = need;
+        Some(rest)
     }
 
     /// Frees range `i`, merged with its free neighbours.
@@ -235,27 +243,17 @@ impl State {
             .min_by_key(|(_, p)| self.ranges[p.range as usize].len)
             .map(|(k, _)| k)?;
         let p = self.pending.swap_remove(k);
-        let r = self.ranges[p.range as usize];
-        if r.len > need {
-            let rest = self.record(Range {
-                offset: r.offset + need,
-                len: r.len - need,
-                prev: p.range,
-                ..r
-            });
-            if r.next != NIL {
-                self.ranges[r.next as usize].prev = rest;
+        match self.split(p.range, need) {
+            Some(rest) => {
+                self.pending.push(Pending {
+                    range: rest,
+                    queue,
+                    event: p.event,
+                });
+                Some((p.range, None))
             }
-            self.ranges[p.range as usize].next = rest;
-            self.ranges[p.range as usize].len = need;
-            self.pending.push(Pending {
-                range: rest,
-                queue,
-                event: p.event,
-            });
-            return Some((p.range, None));
+            None => Some((p.range, Some(p.event))),
         }
-        Some((p.range, Some(p.event)))
     }
 }
 
@@ -472,6 +470,20 @@ impl Pool {
         ours.then_some(i)
     }
 
+    /// Takes a block back (no longer handed out; not yet free): its range, or `None`
+    /// for a foreign block, which is left alone (leaked rather than the free lists
+    /// corrupted).
+    fn take_back(&self, state: &mut State, block: &Block) -> Option<u32> {
+        let range = self.range_of(state, block)?;
+        // SAFETY: the handle was made by `sub_native` of this device in `allocate` and
+        // is given back exactly once (blocks are not Clone); no backend's sub-allocation
+        // handle owns an object that pending work could still use.
+        unsafe { self.device.release_sub(&block.native) };
+        state.live -= 1;
+        state.ranges[range as usize].used = false;
+        Some(range)
+    }
+
     fn allocate_in(&self, bytes: usize, align: usize, queue: Option<Queue>) -> Result<Block> {
         self.check_align(align)?;
         let need = self.round(bytes);
@@ -525,32 +537,20 @@ impl MemoryResource for Pool {
 
     fn deallocate_after(&self, block: Block, queue: Queue, event: Event) {
         let mut state = self.lock();
-        let Some(range) = self.range_of(&state, &block) else {
-            return; // not ours: leak rather than corrupt the free lists
-        };
-        // SAFETY: made by `sub_native` in `allocate`, given back once; no backend's
-        // sub-allocation handle owns an object that pending work could still use.
-        unsafe { self.device.release_sub(&block.native) };
-        state.live -= 1;
-        state.ranges[range as usize].used = false;
-        state.pending.push(Pending {
-            range,
-            queue,
-            event,
-        });
+        if let Some(range) = self.take_back(&mut state, &block) {
+            state.pending.push(Pending {
+                range,
+                queue,
+                event,
+            });
+        }
     }
 
     fn deallocate(&self, block: Block) {
         let mut state = self.lock();
-        let Some(range) = self.range_of(&state, &block) else {
-            return; // not ours: leak rather than corrupt the free lists
-        };
-        // SAFETY: the handle was made by `sub_native` of this device in `allocate` and
-        // is given back exactly once (blocks are not Clone).
-        unsafe { self.device.release_sub(&block.native) };
-        state.live -= 1;
-        state.ranges[range as usize].used = false;
-        state.give(range);
+        if let Some(range) = self.take_back(&mut state, &block) {
+            state.give(range);
+        }
     }
 }
 

@@ -356,13 +356,9 @@ impl Device for OpenClDevice {
         };
         // Only OpenCL events of this context can be in a wait list.
         let own = |e: &crate::Event| e.opencl_event().filter(|&ev| self.owns_event(ev));
-        if !super::foreign_deps_done(after, |e| own(e).is_some())? {
+        let Some(wait_list) = super::native_deps(after, own)? else {
             return Ok(None);
-        }
-        if len == 0 {
-            return Ok(Some(crate::Event::done()));
-        }
-        let wait_list: Vec<cl_event> = after.iter().filter_map(own).collect();
+        };
         let (count, list) = match wait_list.len() {
             0 => (0, ptr::null()),
             n => (n as u32, wait_list.as_ptr()),

@@ -430,13 +430,9 @@ impl Device for SyclDevice {
             };
             base.wrapping_add(offset)
         };
-        if !super::foreign_deps_done(after, |e| e.sycl_event().is_some())? {
+        let Some(deps) = super::native_deps(after, crate::Event::sycl_event)? else {
             return Ok(None);
-        }
-        let deps: Vec<_> = after.iter().filter_map(crate::Event::sycl_event).collect();
-        if len == 0 {
-            return Ok(Some(crate::Event::done()));
-        }
+        };
         // SAFETY: both ranges were bounds-checked by the caller and do not overlap; the
         // pointers are USM of this queue's context or host memory; the dependency events
         // are alive (held by `after`) during the call, and the returned Event keeps both

@@ -382,11 +382,10 @@ impl Device for WebGpuDevice {
             _ => return Ok(None),
         };
         // Earlier submissions on this device's queue run first anyway: no host wait.
-        if !super::foreign_deps_done(after, |e| e.webgpu_location() == Some(self.location))? {
+        let same_queue =
+            |e: &crate::Event| (e.webgpu_location() == Some(self.location)).then_some(());
+        if super::native_deps(after, same_queue)?.is_none() {
             return Ok(None);
-        }
-        if len == 0 {
-            return Ok(Some(crate::Event::done()));
         }
         let (d, d_base) = buffer_of(dst.native());
         let (index, call) = if upload {

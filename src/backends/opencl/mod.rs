@@ -174,19 +174,24 @@ impl OpenClDevice {
     /// # Safety
     /// `mem` is a live OpenCL memory object (of any context).
     pub unsafe fn owns(&self, mem: cl_mem) -> bool {
-        matches!(
-            opencl3::memory::get_mem_object_info(mem, opencl3::memory::CL_MEM_CONTEXT),
-            Ok(cl3::info_type::InfoType::Ptr(c)) if c as usize == self.context.get() as usize
-        )
+        self.is_mine(opencl3::memory::get_mem_object_info(
+            mem,
+            opencl3::memory::CL_MEM_CONTEXT,
+        ))
     }
 
     /// True when `event` belongs to this device's context (OpenCL takes only those in
     /// a command's wait list).
     fn owns_event(&self, event: cl_event) -> bool {
-        matches!(
-            opencl3::event::get_event_info(event, opencl3::event::CL_EVENT_CONTEXT),
-            Ok(cl3::info_type::InfoType::Ptr(c)) if c as usize == self.context.get() as usize
-        )
+        self.is_mine(opencl3::event::get_event_info(
+            event,
+            opencl3::event::CL_EVENT_CONTEXT,
+        ))
+    }
+
+    /// True when a `*_CONTEXT` info query answered this device's context.
+    fn is_mine(&self, context: std::result::Result<cl3::info_type::InfoType, cl_int>) -> bool {
+        matches!(context, Ok(cl3::info_type::InfoType::Ptr(c)) if c as usize == self.context.get() as usize)
     }
 
     /// The OpenCL device.

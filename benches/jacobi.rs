@@ -84,7 +84,7 @@ fn host_raw(n: usize) -> Duration {
 
 fn openmp_raw(target: Location, n: usize) -> Result<Duration, Box<dyn std::error::Error>> {
     use locus::Device;
-    let dev = locus::backends::openmp::device(target)?;
+    let dev = locus::device_as::<locus::backends::openmp::OpenMpDevice>(target)?;
     if !dev.executes_on_host() {
         return Err("raw OpenMP baseline written for the initial device only".into());
     }
@@ -117,7 +117,7 @@ fn opencl_raw(target: Location, n: usize) -> Result<Duration, Box<dyn std::error
     use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
     use opencl3::program::Program;
     use opencl3::types::CL_BLOCKING;
-    let dev = locus::backends::opencl::device(target)?;
+    let dev = locus::device_as::<locus::backends::opencl::OpenClDevice>(target)?;
     let program = Program::create_and_build_from_source(
         dev.context(),
         include_str!("../shaders/jacobi.cl"),
@@ -175,7 +175,7 @@ fn opencl_raw(target: Location, n: usize) -> Result<Duration, Box<dyn std::error
 
 fn sycl_raw(target: Location, n: usize) -> Result<Duration, Box<dyn std::error::Error>> {
     use locus::backends::sycl::bindings::*;
-    let dev = locus::backends::sycl::device(target)?;
+    let dev = locus::device_as::<locus::backends::sycl::SyclDevice>(target)?;
     let api = dev.api();
     let bytes = (n * n * 4) as size_t;
     let source = std::ffi::CString::new(include_str!("../shaders/jacobi.cl"))?;
@@ -256,7 +256,7 @@ fn sycl_raw(target: Location, n: usize) -> Result<Duration, Box<dyn std::error::
 }
 
 fn webgpu_raw(target: Location, n: usize) -> Result<Duration, Box<dyn std::error::Error>> {
-    let dev = locus::backends::webgpu::device(target)?;
+    let dev = locus::device_as::<locus::backends::webgpu::WebGpuDevice>(target)?;
     let gpu = dev.device();
     let module = gpu.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("jacobi"),

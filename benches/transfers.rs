@@ -94,7 +94,7 @@ fn opencl_vs_raw(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
     use opencl3::types::CL_BLOCKING;
     let cl = Location::OpenCl(0);
-    let dev = locus::backends::opencl::device(cl)?;
+    let dev = locus::device_as::<locus::backends::opencl::OpenClDevice>(cl)?;
     println!("opencl:0 is {} ({})", dev.info().name, dev.info().platform);
     let n = bytes / 4;
     let host = Buffer::from_vec(vec![3.0f32; n]);
@@ -154,7 +154,7 @@ fn webgpu_upload(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     let n = bytes / 4;
     let host = Buffer::from_vec(vec![5.0f32; n]);
     let mut device = Buffer::<f32>::zeroed(gpu, n)?;
-    let dev = locus::backends::webgpu::device(gpu)?;
+    let dev = locus::device_as::<locus::backends::webgpu::WebGpuDevice>(gpu)?;
     let target = dev.device().create_buffer(&wgpu::BufferDescriptor {
         label: Some("raw"),
         size: bytes as u64,
@@ -279,7 +279,7 @@ fn sycl_vs_raw(bytes: usize, memcpy: Duration) -> Result<(), Box<dyn std::error:
     let host = Buffer::from_vec(vec![3.0f32; n]);
     let mut device = Buffer::<f32>::zeroed(sy, n)?;
     let mut back = Buffer::<f32>::zeroed(Location::Host, n)?;
-    let dev = locus::backends::sycl::device(sy)?;
+    let dev = locus::device_as::<locus::backends::sycl::SyclDevice>(sy)?;
     let api = dev.api();
     let src = vec![3.0f32; n];
     let mut dst = vec![0.0f32; n];

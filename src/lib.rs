@@ -32,37 +32,40 @@
 //! # Ok::<(), locus::Error>(())
 //! ```
 //!
-//! Layers, from the bottom: [`backends`] (one module per technology behind the
-//! [`Device`] trait), [`Memory`] (an untyped allocation with umem-style bounds-checked
-//! [`Memory::copy_to`] / [`Memory::copy_from`] and [`mirror`]s), and [`Buffer`].
-//! Beside them: [`resource`] (RMM-style memory resources: pools, arenas, bins and
-//! adaptors, a default per location), [`Event`] and [`Queue`] (asynchronous copies,
-//! native where the technology has a queue, and stream-ordered memory reuse),
-//! [`codelet`] (one kernel per technology, OpenHMPP-style), and [`bench`](mod@bench). The `python/`
-//! folder of the repository builds the `locus` Python package on top (numpy, DLPack).
+//! Layers, from the bottom (each imports only those below it; `tests/layers.rs` checks):
+//! the [`core`](mod@core) ([`Location`], [`Error`], the [`Device`] trait, [`Native`] handles,
+//! [`Memory`], [`Completion`], routes), the [`backends`] (one folder per technology,
+//! each importing the core only), the run-time layer ([`registry`], [`Event`] and
+//! [`Queue`], [`access`], [`mirror`]s, the [`transfer`] matrix), then [`resource`]
+//! (RMM-style memory resources: pools, arenas, bins and adaptors, a default per
+//! location), [`Buffer`], [`codelet`] (one kernel per technology, OpenHMPP-style) and
+//! [`bench`](mod@bench). The `python/` folder of the repository builds the `locus`
+//! Python package on top (numpy, DLPack). `ARCHITECTURE.md` draws the layers and walks
+//! through adding a technology.
 #![warn(missing_docs)]
 
-pub mod access;
 pub mod backends;
 pub mod bench;
 mod buffer;
 pub mod codelet;
-mod error;
-pub mod event;
-mod location;
-pub mod mirror;
-mod registry;
+pub mod core;
 pub mod resource;
-pub mod transfer;
-mod worker;
+mod runtime;
 
-pub use backends::{Device, DeviceInfo, HostAccess, HostMapping, Memory, Native};
+pub use crate::core::completion::{Completion, NativeWork};
+pub use crate::core::device::{Device, DeviceInfo, HostAccess, ALIGNMENT};
+pub use crate::core::error::{Error, Result};
+pub use crate::core::launch::{LaunchArg, LaunchSpec};
+pub use crate::core::location::{parse_locations, Location, Technology};
+pub use crate::core::mapping::HostMapping;
+pub use crate::core::memory::Memory;
+pub use crate::core::native::{GpuMemory, Native, UsmKind};
 pub use buffer::{Buffer, ReadGuard, WriteGuard};
-pub use error::{Error, Result};
-pub use event::{Event, EventTrigger, Queue};
-pub use location::{parse_locations, Location, Technology};
-pub use registry::{available, registry, Registry};
-pub use transfer::{Route, RouteKind, TransferStats, TransferTotals};
+pub use runtime::event::{Event, EventTrigger};
+pub use runtime::queue::Queue;
+pub use runtime::registry::{available, device_as, registry, Registry};
+pub use runtime::transfer::{Route, RouteKind, TransferStats, TransferTotals};
+pub use runtime::{access, event, mirror, transfer};
 
 /// Can code running at `accessor` use `memory` in place, without a copy? Not symmetric:
 /// see [`access`].

@@ -31,7 +31,7 @@ fn webgpu_buffers_beyond_one_binding() {
     let Some(gpu) = common::location("webgpu:0") else {
         return;
     };
-    let limits = locus::backends::webgpu::device(gpu)
+    let limits = locus::device_as::<locus::backends::webgpu::WebGpuDevice>(gpu)
         .unwrap()
         .limits()
         .clone();

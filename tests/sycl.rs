@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use locus::backends::sycl::{self, UsmKind};
+use locus::backends::sycl::UsmKind;
 use locus::{HostAccess, Location, Memory, RouteKind};
 
 #[test]
@@ -14,7 +14,7 @@ fn usm_kinds_round_trip_everywhere() {
     let Some(loc) = common::location("sycl:0") else {
         return;
     };
-    let device = sycl::device_arc(loc).unwrap();
+    let device = locus::device_as::<locus::backends::sycl::SyclDevice>(loc).unwrap();
     let data = common::pattern_u8(4099, 5);
     for kind in [UsmKind::Device, UsmKind::Shared, UsmKind::Host] {
         if !device.supports(kind) {
@@ -64,7 +64,7 @@ fn unsupported_kinds_are_refused_before_the_runtime_is_called() {
     let Some(loc) = common::location("sycl:0") else {
         return;
     };
-    let device = sycl::device_arc(loc).unwrap();
+    let device = locus::device_as::<locus::backends::sycl::SyclDevice>(loc).unwrap();
     let too_big = device.allocate_kind(usize::MAX / 2, UsmKind::Shared);
     assert!(too_big.is_err());
     for kind in [UsmKind::Device, UsmKind::Shared, UsmKind::Host] {

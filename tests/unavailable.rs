@@ -63,11 +63,11 @@ fn every_entry_point_errors_without_panicking() {
     }
     #[cfg(feature = "cuda")]
     if !registry.has(Location::Cuda(0)) {
-        assert!(locus::backends::cuda::device(Location::Cuda(0)).is_err());
+        assert!(locus::device_as::<locus::backends::cuda::CudaDevice>(Location::Cuda(0)).is_err());
     }
     #[cfg(feature = "hip")]
     if !registry.has(Location::Hip(0)) {
-        assert!(locus::backends::hip::device(Location::Hip(0)).is_err());
+        assert!(locus::device_as::<locus::backends::hip::HipDevice>(Location::Hip(0)).is_err());
     }
 }
 

@@ -108,7 +108,7 @@ fn openmp(
     b: &locus::ReadGuard<f32>,
     c: &mut locus::WriteGuard<f32>,
 ) -> Result<(), AnyError> {
-    let dev = locus::backends::openmp::device(device)?;
+    let dev = locus::device_as::<locus::backends::openmp::OpenMpDevice>(device)?;
     let pointer = |native: &Native| match native {
         Native::OpenMp { ptr, .. } | Native::Host { ptr } => Ok(*ptr as *mut f32),
         other => Err(format!("not an OpenMP pointer: {other:?}")),
@@ -121,7 +121,7 @@ fn openmp(
     // SAFETY: the three guards keep their allocations alive and hold `len` f32 each on
     // this OpenMP device (the accessibility check placed or replicated them there);
     // the write guard is the only access to `c`.
-    unsafe { locus::backends::openmp::vec_add_f32(dev, pa, pb, pc, c.len())? };
+    unsafe { locus::backends::openmp::vec_add_f32(&dev, pa, pb, pc, c.len())? };
     Ok(())
 }
 
@@ -133,7 +133,7 @@ fn opencl(
 ) -> Result<(), AnyError> {
     use opencl3::kernel::{ExecuteKernel, Kernel};
     use opencl3::program::Program;
-    let dev = locus::backends::opencl::device(device)?;
+    let dev = locus::device_as::<locus::backends::opencl::OpenClDevice>(device)?;
     let source = include_str!("../../shaders/vec_add.cl");
     let program = Program::create_and_build_from_source(dev.context(), source, "")
         .map_err(|log| format!("building vec_add.cl failed: {log}"))?;
@@ -171,7 +171,7 @@ fn sycl(
     c: &locus::WriteGuard<f32>,
 ) -> Result<(), AnyError> {
     use locus::backends::sycl::KernelArg;
-    let dev = locus::backends::sycl::device(device)?;
+    let dev = locus::device_as::<locus::backends::sycl::SyclDevice>(device)?;
     // The OpenCL C kernel, compiled through the SYCL runtime's kernel-bundle API.
     let kernel = dev.build_opencl_kernel(include_str!("../../shaders/vec_add.cl"), "vec_add")?;
     // USM, or plain host memory where the device has system USM (locus served it in
@@ -192,7 +192,7 @@ fn sycl(
         // SAFETY: three USM pointers of `len` floats on this device's context and a
         // uint, matching `vec_add(global float*, global float*, global float*, uint)`;
         // the guards keep the memory alive until the launch has finished.
-        unsafe { kernel.launch_1d(dev, &args, c.len())? };
+        unsafe { kernel.launch_1d(&dev, &args, c.len())? };
     }
     Ok(())
 }
@@ -203,7 +203,7 @@ fn webgpu(
     b: &locus::ReadGuard<f32>,
     c: &locus::WriteGuard<f32>,
 ) -> Result<(), AnyError> {
-    let dev = locus::backends::webgpu::device(device)?;
+    let dev = locus::device_as::<locus::backends::webgpu::WebGpuDevice>(device)?;
     let gpu = dev.device();
     let module = gpu.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("vec_add"),

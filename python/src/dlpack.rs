@@ -140,9 +140,9 @@ pub fn device_of_location(location: Location, native: Option<&Native>) -> DLDevi
         Location::Cuda(n) => match native {
             Some(Native::Cuda { kind, .. }) => (
                 match kind {
-                    locus::backends::gpu::GpuMemory::Device => DL_CUDA,
-                    locus::backends::gpu::GpuMemory::Pinned => DL_CUDA_HOST,
-                    locus::backends::gpu::GpuMemory::Managed => DL_CUDA_MANAGED,
+                    locus::GpuMemory::Device => DL_CUDA,
+                    locus::GpuMemory::Pinned => DL_CUDA_HOST,
+                    locus::GpuMemory::Managed => DL_CUDA_MANAGED,
                 },
                 ordinal(n),
             ),
@@ -150,7 +150,7 @@ pub fn device_of_location(location: Location, native: Option<&Native>) -> DLDevi
         },
         Location::Hip(n) => match native {
             Some(Native::Hip {
-                kind: locus::backends::gpu::GpuMemory::Pinned,
+                kind: locus::GpuMemory::Pinned,
                 ..
             }) => (DL_ROCM_HOST, ordinal(n)),
             _ => (DL_ROCM, ordinal(n)),
@@ -220,16 +220,16 @@ pub fn native_for(
         Location::Cuda(_) => Native::Cuda {
             ptr: data as u64 + byte_offset,
             kind: match device.device_type {
-                DL_CUDA_HOST => locus::backends::gpu::GpuMemory::Pinned,
-                DL_CUDA_MANAGED => locus::backends::gpu::GpuMemory::Managed,
-                _ => locus::backends::gpu::GpuMemory::Device,
+                DL_CUDA_HOST => locus::GpuMemory::Pinned,
+                DL_CUDA_MANAGED => locus::GpuMemory::Managed,
+                _ => locus::GpuMemory::Device,
             },
         },
         Location::Hip(_) => Native::Hip {
             ptr: data as u64 + byte_offset,
             kind: match device.device_type {
-                DL_ROCM_HOST => locus::backends::gpu::GpuMemory::Pinned,
-                _ => locus::backends::gpu::GpuMemory::Device,
+                DL_ROCM_HOST => locus::GpuMemory::Pinned,
+                _ => locus::GpuMemory::Device,
             },
         },
         Location::WebGpu(_) => {

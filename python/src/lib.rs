@@ -672,7 +672,8 @@ impl Foreign {
             // queue; a SYCL pointer must be USM of the device's context (its kind decides
             // how the host reaches it).
             Location::OpenCl(_) => {
-                let cl = locus::backends::opencl::device(location).map_err(py_err)?;
+                let cl = locus::device_as::<locus::backends::opencl::OpenClDevice>(location)
+                    .map_err(py_err)?;
                 // SAFETY: a DLPack producer of kDLOpenCL hands out a live cl_mem.
                 if !unsafe { cl.owns(data.cast()) } {
                     return Err(PyBufferError::new_err(format!(
@@ -686,7 +687,8 @@ impl Foreign {
                 )
             }
             Location::Sycl(_) => {
-                let sycl = locus::backends::sycl::device(location).map_err(py_err)?;
+                let sycl = locus::device_as::<locus::backends::sycl::SyclDevice>(location)
+                    .map_err(py_err)?;
                 let Some(kind) = sycl.pointer_kind(data) else {
                     return Err(PyBufferError::new_err(format!(
                         "the pointer is not USM of {location}'s SYCL context: copy it through the host"

@@ -9,6 +9,8 @@
 //! raw native transfer (what a user would write by hand: one native call, or a native
 //! read into a host buffer plus a native write out of it for a cross-backend pair).
 
+mod baselines;
+use baselines as raw;
 mod output;
 mod stats;
 mod svg;
@@ -21,11 +23,13 @@ pub use output::{compare, csv, table};
 pub use stats::{format_size, parse_size, parse_sizes, Stats};
 pub use svg::plot;
 
-use crate::backends::{raw, Memory};
-use crate::error::{Error, Result};
-use crate::location::Location;
-use crate::transfer::{RouteKind, TransferStats};
-use crate::{Buffer, Registry};
+use crate::buffer::Buffer;
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
+use crate::core::memory::Memory;
+use crate::core::route::RouteKind;
+use crate::runtime::registry::Registry;
+use crate::runtime::transfer::stats::TransferStats;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -512,7 +516,8 @@ fn access_latency(registry: &Registry, config: &Config) -> Result<Vec<AccessTimi
     let mut out = Vec::new();
     let sizes = [4u64 << 10, *config.sizes.iter().max().unwrap_or(&(1 << 20))];
     for &l in &config.locations {
-        let (in_place, _) = crate::access::location_accessibility(registry, l, Location::Host)?;
+        let (in_place, _) =
+            crate::runtime::access::location_accessibility(registry, l, Location::Host)?;
         for &bytes in &sizes {
             let cap = registry.device(l)?.info().max_allocation;
             if bytes > cap {

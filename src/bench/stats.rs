@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 
 /// Timing statistics of repeated runs, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

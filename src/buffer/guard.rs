@@ -8,13 +8,18 @@ use std::sync::Arc;
 use bytemuck::Pod;
 
 use super::Buffer;
-use crate::backends::{HostAccess, HostMapping, Memory, Native};
-use crate::error::{Error, Result};
-use crate::location::Location;
-use crate::transfer::{Route, RouteKind};
+use crate::core::device::HostAccess;
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
+use crate::core::mapping::HostMapping;
+use crate::core::memory::Memory;
+use crate::core::native::Native;
+use crate::core::route::{Route, RouteKind};
 
 fn host_view(memory: &Arc<Memory>, location: Location, write: bool) -> Result<Option<HostMapping>> {
-    let on_host = crate::registry().device(location)?.executes_on_host();
+    let on_host = crate::runtime::registry::registry()
+        .device(location)?
+        .executes_on_host();
     if on_host && memory.host_access() != HostAccess::None {
         Ok(Some(memory.map(0..memory.len(), write)?))
     } else {

@@ -13,10 +13,13 @@ use bytemuck::Pod;
 
 pub use guard::{ReadGuard, WriteGuard};
 
-use crate::backends::{HostAccess, Memory, Native};
-use crate::error::{Error, Result};
-use crate::location::Location;
-use crate::transfer::{Route, RouteKind, TransferStats, TransferTotals};
+use crate::core::device::HostAccess;
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
+use crate::core::memory::Memory;
+use crate::core::native::Native;
+use crate::core::route::{Route, RouteKind};
+use crate::runtime::transfer::stats::{TransferStats, TransferTotals};
 
 /// One copy of the data at one location, valid or stale.
 struct Replica {
@@ -173,7 +176,7 @@ impl<T: Pod> Buffer<T> {
         location: Location,
         exact: bool,
     ) -> Result<(usize, Route)> {
-        crate::registry().device(location)?;
+        crate::runtime::registry::registry().device(location)?;
         let bytes = bytes_of::<T>(self.len)?;
         let in_place = |reason: &str| Route {
             src: location,
@@ -194,7 +197,8 @@ impl<T: Pod> Buffer<T> {
                 .position(|r| r.valid && r.memory.is_accessible_from(location))
             {
                 self.stats.record(RouteKind::InPlace, bytes);
-                let reason = crate::access::memory_accessibility(&replicas[i].memory, location).1;
+                let reason =
+                    crate::runtime::access::memory_accessibility(&replicas[i].memory, location).1;
                 let mut route = in_place(&reason);
                 route.src = replicas[i].location();
                 return Ok((i, route));
@@ -277,7 +281,7 @@ impl<T: Pod> Buffer<T> {
         let (i, route) = if keep {
             self.serve(&mut replicas, location, false)?
         } else {
-            crate::registry().device(location)?;
+            crate::runtime::registry::registry().device(location)?;
             let found = replicas
                 .iter()
                 .position(|r| r.location() == location)
@@ -364,7 +368,7 @@ impl<T: Pod> Buffer<T> {
             .iter()
             .enumerate()
             .filter(|(_, r)| r.valid)
-            .min_by_key(|(_, r)| crate::transfer::route_between(&r.memory, target).kind)
+            .min_by_key(|(_, r)| crate::runtime::transfer::route_between(&r.memory, target).kind)
             .map(|(i, _)| i)
             .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))
     }

@@ -35,11 +35,15 @@ use std::sync::Arc;
 
 use bytemuck::Pod;
 
-use crate::backends::{Completion, HostMapping, LaunchArg, LaunchSpec, Memory};
-use crate::error::{Error, Result};
-use crate::location::{Location, Technology};
-use crate::transfer::{RouteKind, TransferTotals};
-use crate::Buffer;
+use crate::buffer::Buffer;
+use crate::core::completion::Completion;
+use crate::core::error::{Error, Result};
+use crate::core::launch::{LaunchArg, LaunchSpec};
+use crate::core::location::{Location, Technology};
+use crate::core::mapping::HostMapping;
+use crate::core::memory::Memory;
+use crate::core::route::RouteKind;
+use crate::runtime::transfer::stats::TransferTotals;
 
 /// How a kernel uses a buffer parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -473,7 +477,7 @@ impl<'k> Codelet<'k> {
     /// Binds `kernel` to the first location of `targets` this machine has. An empty
     /// list, or one with nothing available, is an error naming each reason.
     pub fn new(kernel: &'k Kernel, targets: &[Location]) -> Result<Codelet<'k>> {
-        let registry = crate::registry();
+        let registry = crate::runtime::registry::registry();
         let mut skipped = Vec::new();
         for &t in targets {
             if registry.has(t) {
@@ -679,7 +683,7 @@ impl<'k> Codelet<'k> {
             global,
             dims,
         };
-        crate::registry()
+        crate::runtime::registry::registry()
             .device(target)?
             .launch(&spec, &launch_args)
     }

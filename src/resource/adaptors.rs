@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Block, MemoryResource};
-use crate::error::{Error, Result};
-use crate::location::Location;
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
 
 /// Counts of a [`Statistics`] adaptor.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -28,6 +28,7 @@
 //! ```
 
 mod adaptors;
+mod memory;
 mod more;
 mod pool;
 
@@ -41,9 +42,10 @@ pub use more::{
 };
 pub use pool::Pool;
 
-use crate::backends::{Device, Native};
-use crate::error::{Error, Result};
-use crate::location::Location;
+use crate::core::device::Device;
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
+use crate::core::native::Native;
 
 /// One allocation handed out by a resource. It can only be made by a resource and goes
 /// back to the one that made it (through [`MemoryResource::deallocate`]).
@@ -96,12 +98,22 @@ pub trait MemoryResource: Send + Sync {
     /// Allocates for work on `queue`: a [`Pool`] may hand out memory freed on the same
     /// queue while that queue's earlier work still runs (the new owner's work on the
     /// queue runs after it). The default: [`MemoryResource::allocate`].
-    fn allocate_on(&self, bytes: usize, align: usize, _queue: crate::Queue) -> Result<Block> {
+    fn allocate_on(
+        &self,
+        bytes: usize,
+        align: usize,
+        _queue: crate::runtime::queue::Queue,
+    ) -> Result<Block> {
         self.allocate(bytes, align)
     }
     /// Takes a block back once `event` (work on `queue` still using it) is done. The
     /// default waits for the event, then deallocates.
-    fn deallocate_after(&self, block: Block, _queue: crate::Queue, event: crate::Event) {
+    fn deallocate_after(
+        &self,
+        block: Block,
+        _queue: crate::runtime::queue::Queue,
+        event: crate::runtime::event::Event,
+    ) {
         let _ = event.wait();
         self.deallocate(block);
     }
@@ -135,10 +147,10 @@ impl MemoryResource for Upstream {
 
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
         let location = self.device.location();
-        if align > crate::backends::ALIGNMENT {
+        if align > crate::core::device::ALIGNMENT {
             return Err(Error::Invalid(format!(
                 "{location}: upstream allocations are aligned to {} bytes; {align} was asked for (use a pool)",
-                crate::backends::ALIGNMENT
+                crate::core::device::ALIGNMENT
             )));
         }
         let max = self.device.info().max_allocation;
@@ -169,7 +181,7 @@ impl MemoryResource for Upstream {
 
 /// The upstream resource at `location`.
 pub fn upstream(location: Location) -> Result<Arc<dyn MemoryResource>> {
-    let device = Arc::clone(crate::registry().device(location)?);
+    let device = Arc::clone(crate::runtime::registry::registry().device(location)?);
     Ok(Arc::new(Upstream::new(device)))
 }
 
@@ -224,7 +236,7 @@ fn unreachable_upstream(location: Location) -> Arc<dyn MemoryResource> {
         fn allocate(&self, _: usize, _: usize) -> Result<Block> {
             Err(Error::Unavailable {
                 location: self.0,
-                reason: crate::registry().why_missing(self.0),
+                reason: crate::runtime::registry::registry().why_missing(self.0),
             })
         }
         fn deallocate(&self, _: Block) {}

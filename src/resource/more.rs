@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::{Block, MemoryResource};
-use crate::backends::Device;
-use crate::error::{Error, Result};
-use crate::location::Location;
+use crate::core::device::Device;
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
 
 /// Blocks of one size, carved from upstream chunks and kept on a free list.
 pub struct FixedSize {
@@ -36,8 +36,8 @@ impl FixedSize {
         block: usize,
         per_chunk: usize,
     ) -> Result<FixedSize> {
-        let device = Arc::clone(crate::registry().device(upstream.location())?);
-        let align = device.sub_alignment().max(crate::backends::ALIGNMENT);
+        let device = Arc::clone(crate::runtime::registry::registry().device(upstream.location())?);
+        let align = device.sub_alignment().max(crate::core::device::ALIGNMENT);
         Ok(FixedSize {
             upstream,
             device,
@@ -72,7 +72,7 @@ impl MemoryResource for FixedSize {
         if state.free.is_empty() {
             let chunk = self
                 .upstream
-                .allocate(self.block * self.per_chunk, crate::backends::ALIGNMENT)?;
+                .allocate(self.block * self.per_chunk, crate::core::device::ALIGNMENT)?;
             let c = state.chunks.len();
             state.chunks.push(chunk);
             state
@@ -264,7 +264,7 @@ impl Logging {
 
     fn line(&self, action: &str, id: u64, block: &Block) {
         let address = match &block.native {
-            crate::backends::Native::Host { ptr } => format!("{:p}", *ptr),
+            crate::core::native::Native::Host { ptr } => format!("{:p}", *ptr),
             #[allow(unreachable_patterns)]
             other => format!("{other:?}").replace(',', ";"),
         };
@@ -313,7 +313,7 @@ impl MemoryResource for Logging {
 
 fn addr(block: &Block) -> u64 {
     match &block.native {
-        crate::backends::Native::Host { ptr } => *ptr as u64,
+        crate::core::native::Native::Host { ptr } => *ptr as u64,
         #[allow(unreachable_patterns)]
         _ => 0,
     }
@@ -359,7 +359,7 @@ pub fn replay(log: &str, resource: &dyn MemoryResource) -> Result<ReplayReport> 
         let size: usize = fields[5].parse().map_err(|_| bad())?;
         match fields[2] {
             "allocate" => {
-                live.insert(id, resource.allocate(size, crate::backends::ALIGNMENT)?);
+                live.insert(id, resource.allocate(size, crate::core::device::ALIGNMENT)?);
                 bytes += size;
                 peak = peak.max(bytes);
             }

@@ -8,10 +8,11 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{Block, MemoryResource};
-use crate::backends::Device;
-use crate::error::{Error, Result};
-use crate::event::{Event, Queue};
-use crate::location::Location;
+use crate::core::device::Device;
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
+use crate::runtime::event::Event;
+use crate::runtime::queue::Queue;
 
 const NIL: u32 = u32::MAX;
 /// Size classes per power of two.
@@ -289,13 +290,13 @@ impl Pool {
     /// [`Pool::reserve`]).
     pub fn new(upstream: Arc<dyn MemoryResource>, initial: usize, maximum: usize) -> Pool {
         let location = upstream.location();
-        let device = crate::registry()
+        let device = crate::runtime::registry::registry()
             .device(location)
             .map(Arc::clone)
-            .unwrap_or_else(|_| crate::registry().host());
+            .unwrap_or_else(|_| crate::runtime::registry::registry().host());
         let align = device
             .sub_alignment()
-            .max(crate::backends::ALIGNMENT)
+            .max(crate::core::device::ALIGNMENT)
             .next_power_of_two();
         Pool {
             upstream,
@@ -395,7 +396,9 @@ impl Pool {
                 state.held, self.maximum
             )));
         }
-        let block = self.upstream.allocate(grow, crate::backends::ALIGNMENT)?;
+        let block = self
+            .upstream
+            .allocate(grow, crate::core::device::ALIGNMENT)?;
         state.held += grow;
         let c = match state.chunks.iter().position(Option::is_none) {
             Some(i) => {

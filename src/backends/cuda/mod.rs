@@ -12,9 +12,10 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result, sys};
 
-use super::gpu::{self, GpuApi, GpuDevice, GpuFacts, GpuMemory};
-use super::{Discovery, Native};
-use crate::location::{Location, Technology};
+use super::cuda_hip::{self, GpuApi, GpuDevice, GpuFacts, GpuMemory};
+use crate::core::device::Discovery;
+use crate::core::location::Technology;
+use crate::core::native::Native;
 
 /// The CUDA driver, with one primary context and one stream per device.
 pub struct CudaApi {
@@ -108,14 +109,14 @@ pub(crate) fn discover() -> Result<Discovery, String> {
         .enumerate()
         .map(|(i, f)| Arc::new(GpuDevice::new(Arc::clone(&api), i as u32, f)))
         .collect();
-    gpu::enable_peers(&devices);
+    cuda_hip::enable_peers(&devices);
     Ok(Discovery {
         devices: devices
             .into_iter()
-            .map(|d| d as Arc<dyn super::Device>)
+            .map(|d| d as Arc<dyn crate::core::device::Device>)
             .collect(),
         skipped: vec![],
-        paths: gpu::paths::<CudaApi>(),
+        paths: cuda_hip::paths::<CudaApi>(),
     })
 }
 
@@ -342,9 +343,4 @@ impl GpuApi for CudaApi {
             _ => None,
         }
     }
-}
-
-/// The CUDA device at `location`, shared (for [`GpuDevice::allocate_kind`]).
-pub fn device(location: Location) -> crate::Result<Arc<CudaDevice>> {
-    super::gpu::device_arc::<CudaApi>(location)
 }

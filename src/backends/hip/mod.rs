@@ -16,10 +16,11 @@ use std::sync::{Arc, Mutex};
 
 use bindings::*;
 
-use super::gpu::{self, GpuApi, GpuDevice, GpuFacts, GpuMemory};
-use super::probe::dl_error;
-use super::{Discovery, Native};
-use crate::location::{Location, Technology};
+use super::cuda_hip::{self, GpuApi, GpuDevice, GpuFacts, GpuMemory};
+use super::loading::dl_error;
+use crate::core::device::Discovery;
+use crate::core::location::Technology;
+use crate::core::native::Native;
 
 /// The HIP runtime, with one stream per device.
 pub struct HipApi {
@@ -156,14 +157,14 @@ pub(crate) fn discover() -> Result<Discovery, String> {
         .enumerate()
         .map(|(i, f)| Arc::new(GpuDevice::new(Arc::clone(&api), i as u32, f)))
         .collect();
-    gpu::enable_peers(&devices);
+    cuda_hip::enable_peers(&devices);
     Ok(Discovery {
         devices: devices
             .into_iter()
-            .map(|d| d as Arc<dyn super::Device>)
+            .map(|d| d as Arc<dyn crate::core::device::Device>)
             .collect(),
         skipped: vec![],
-        paths: gpu::paths::<HipApi>(),
+        paths: cuda_hip::paths::<HipApi>(),
     })
 }
 
@@ -451,9 +452,4 @@ impl GpuApi for HipApi {
             _ => None,
         }
     }
-}
-
-/// The HIP device at `location`, shared (for [`GpuDevice::allocate_kind`]).
-pub fn device(location: Location) -> crate::Result<Arc<HipDevice>> {
-    super::gpu::device_arc::<HipApi>(location)
 }

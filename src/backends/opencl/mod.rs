@@ -5,7 +5,6 @@
 //! in-order queue. On a host-unified device (a CPU device, an integrated GPU) buffers
 //! are made with `CL_MEM_ALLOC_HOST_PTR` and host access maps them in place.
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
@@ -31,13 +30,13 @@ use opencl3::memory::{
 };
 use opencl3::types::{cl_event, cl_int, cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
 
-use super::launch::{bad_argument, cache_key};
-use super::{
-    fill_by_writes, Completion, Device, DeviceInfo, Discovery, HostAccess, LaunchArg, LaunchSpec,
-    Memory, Native,
-};
-use crate::error::{Error, Result};
-use crate::location::Location;
+use crate::core::completion::{native_deps, Completion, Dependency, NativeWork};
+use crate::core::device::{fill_by_writes, Device, DeviceInfo, Discovery, HostAccess};
+use crate::core::error::{Error, Result};
+use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
+use crate::core::location::Location;
+use crate::core::memory::Memory;
+use crate::core::native::Native;
 
 /// One OpenCL device with its own context and queue.
 pub struct OpenClDevice {
@@ -240,16 +239,6 @@ impl OpenClDevice {
     }
 }
 
-/// The OpenCL device at `location`, for launching your own kernels on its context and
-/// queue.
-pub fn device(location: Location) -> Result<&'static OpenClDevice> {
-    let device = crate::registry().device(location)?;
-    device
-        .as_any()
-        .downcast_ref::<OpenClDevice>()
-        .ok_or_else(|| Error::Invalid(format!("{location} is not an OpenCL device")))
-}
-
 /// A buffer argument of a kernel: the whole buffer, or a sub-buffer made for a range at
 /// an offset (released when the launch is enqueued: OpenCL keeps it until the kernel is
 /// done).
@@ -306,6 +295,35 @@ fn mem_of(native: &Native) -> (cl_mem, usize) {
     }
 }
 
+/// An OpenCL command's event: the OpenCL backend's own queued work. Commands run on
+/// the device's in-order queue, which every later locus operation there goes through.
+pub struct ClWork(opencl3::event::Event);
+
+impl ClWork {
+    /// The `cl_event` (valid while this lives).
+    pub fn event(&self) -> cl_event {
+        self.0.get()
+    }
+}
+
+impl NativeWork for ClWork {
+    fn poll(&self) -> bool {
+        self.0
+            .command_execution_status()
+            .is_ok_and(|s| s.0 == opencl3::event::CL_COMPLETE)
+    }
+
+    fn block(&self) -> Result<()> {
+        self.0
+            .wait()
+            .map_err(|e| Error::Invalid(format!("waiting for an OpenCL command: {e}")))
+    }
+
+    fn is_queue_ordered(&self) -> bool {
+        true
+    }
+}
+
 /// One native asynchronous copy: (source buffer, offset, destination buffer, offset),
 /// host address to (buffer, offset), or (buffer, offset) to host address.
 enum Enqueue {
@@ -322,13 +340,13 @@ impl Device for OpenClDevice {
     /// pairs, overlapping ranges, and still-running dependencies OpenCL cannot wait for.
     fn copy_async(
         &self,
-        src: &Arc<Memory>,
+        src: &Memory,
         src_offset: usize,
-        dst: &Arc<Memory>,
+        dst: &Memory,
         dst_offset: usize,
         len: usize,
-        after: &[crate::Event],
-    ) -> Result<Option<crate::Event>> {
+        after: &[&dyn Dependency],
+    ) -> Result<Option<Completion>> {
         let mine = |m: &Memory| m.location() == self.location;
         let host = |m: &Memory| match m.native() {
             Native::Host { ptr } if m.location() == Location::Host => Some(*ptr),
@@ -360,8 +378,12 @@ impl Device for OpenClDevice {
             _ => return Ok(None),
         };
         // Only OpenCL events of this context can be in a wait list.
-        let own = |e: &crate::Event| e.opencl_event().filter(|&ev| self.owns_event(ev));
-        let Some(wait_list) = super::native_deps(after, own)? else {
+        let own = |c: &Completion| {
+            c.work_as::<ClWork>()
+                .map(ClWork::event)
+                .filter(|&ev| self.owns_event(ev))
+        };
+        let Some(wait_list) = native_deps(after, own)? else {
             return Ok(None);
         };
         let (count, list) = match wait_list.len() {
@@ -391,11 +413,9 @@ impl Device for OpenClDevice {
         }
         .map_err(|code| self.fail(call, code))?;
         let _ = opencl3::command_queue::flush(queue);
-        let completion = super::Completion::opencl(opencl3::event::Event::new(event));
-        Ok(Some(crate::Event::native(
-            completion,
-            vec![Arc::clone(src), Arc::clone(dst)],
-        )))
+        Ok(Some(Completion::new(ClWork(opencl3::event::Event::new(
+            event,
+        )))))
     }
 
     fn synchronize(&self) -> Result<()> {
@@ -408,10 +428,6 @@ impl Device for OpenClDevice {
 
     fn info(&self) -> &DeviceInfo {
         &self.info
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 
     fn allocate(&self, bytes: usize) -> Result<Native> {
@@ -613,7 +629,7 @@ impl Device for OpenClDevice {
 
     fn sub_alignment(&self) -> usize {
         let bits = self.device.mem_base_addr_align().unwrap_or(1024) as usize;
-        (bits / 8).max(super::ALIGNMENT)
+        (bits / 8).max(crate::core::device::ALIGNMENT)
     }
 
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
@@ -659,6 +675,6 @@ impl Device for OpenClDevice {
         // waited for (the codelet holds them).
         let event = unsafe { exec.enqueue_nd_range(&self.queue) }
             .map_err(|e| self.fail("clEnqueueNDRangeKernel", e.0))?;
-        Ok(Completion::opencl(event))
+        Ok(Completion::new(ClWork(event)))
     }
 }

@@ -19,13 +19,14 @@ use std::sync::{Arc, OnceLock};
 
 use libloading::Library;
 
-use super::launch::bad_argument;
-use super::{
-    Completion, Device, DeviceInfo, Discovery, HostAccess, LaunchArg, LaunchSpec, Memory, Native,
-};
-use crate::error::{Error, Result};
-use crate::location::{Location, Technology};
-use crate::transfer::{CopyPath, Endpoint, Route, RouteKind};
+use crate::core::completion::Completion;
+use crate::core::device::{Device, DeviceInfo, Discovery, HostAccess};
+use crate::core::error::{Error, Result};
+use crate::core::launch::{bad_argument, LaunchArg, LaunchSpec};
+use crate::core::location::{Location, Technology};
+use crate::core::memory::Memory;
+use crate::core::native::Native;
+use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 
 static LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/liblocus_openmp.so"));
 
@@ -88,7 +89,7 @@ fn open_library() -> Result<Library, String> {
     let library = unsafe { Library::new(&path) }.map_err(|e| {
         format!(
             "the OpenMP kernel library could not be loaded ({}); install libgomp1 (part of gcc)",
-            super::probe::dl_error(&e)
+            super::loading::dl_error(&e)
         )
     });
     drop(file);
@@ -168,7 +169,7 @@ pub(crate) fn discover() -> Result<Discovery, String> {
             if on_host {
                 notes.push("target regions run on the host: omp_target_alloc returns host memory".into());
             }
-            let host = crate::registry::host_memory_bytes();
+            let host = crate::core::device::host_memory_bytes();
             Arc::new(OpenMpDevice {
                 location: Location::OpenMp(ordinal as u32),
                 info: DeviceInfo {
@@ -203,7 +204,7 @@ pub(crate) fn discover() -> Result<Discovery, String> {
 struct BetweenDevices;
 
 fn openmp_of(device: &Arc<dyn Device>) -> Option<&OpenMpDevice> {
-    device.as_any().downcast_ref::<OpenMpDevice>()
+    (&**device as &dyn Any).downcast_ref::<OpenMpDevice>()
 }
 
 impl CopyPath for BetweenDevices {
@@ -295,15 +296,6 @@ impl OpenMpDevice {
     }
 }
 
-/// The OpenMP device at `location`.
-pub fn device(location: Location) -> Result<&'static OpenMpDevice> {
-    crate::registry()
-        .device(location)?
-        .as_any()
-        .downcast_ref::<OpenMpDevice>()
-        .ok_or_else(|| Error::Invalid(format!("{location} is not an OpenMP device")))
-}
-
 /// `omp_target_memcpy(dst, src, len, 0, 0, dst_device, src_device)`, straight through
 /// libgomp (the benchmark's raw baseline).
 ///
@@ -374,15 +366,15 @@ impl Device for OpenMpDevice {
         &self.info
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
     fn allocate(&self, bytes: usize) -> Result<Native> {
         let api = api().map_err(|e| self.unavailable(e))?;
         // On the initial device omp_target_alloc is malloc (16-byte aligned): take
         // ALIGNMENT more, align, and keep the original pointer just below the result.
-        let extra = if self.on_host { super::ALIGNMENT } else { 0 };
+        let extra = if self.on_host {
+            crate::core::device::ALIGNMENT
+        } else {
+            0
+        };
         // SAFETY: omp_target_alloc has no preconditions; it returns NULL on failure.
         let raw = unsafe { (api.alloc)(bytes.max(1) + extra, self.device_number) };
         if raw.is_null() {
@@ -394,21 +386,21 @@ impl Device for OpenMpDevice {
             });
         }
         let ptr = if self.on_host {
-            let aligned =
-                (raw as usize + std::mem::size_of::<usize>()).next_multiple_of(super::ALIGNMENT);
+            let aligned = (raw as usize + std::mem::size_of::<usize>())
+                .next_multiple_of(crate::core::device::ALIGNMENT);
             // SAFETY: host memory of bytes + ALIGNMENT bytes: `aligned` lies within the
             // first ALIGNMENT bytes, at least one usize past `raw`, so the slot below it
             // is inside the allocation and aligned for usize.
             unsafe { (aligned as *mut usize).sub(1).write(raw as usize) };
             aligned as *mut u8
         } else {
-            if !(raw as usize).is_multiple_of(super::ALIGNMENT) {
+            if !(raw as usize).is_multiple_of(crate::core::device::ALIGNMENT) {
                 // SAFETY: freeing what was just allocated on this device.
                 unsafe { (api.free)(raw, self.device_number) };
                 return Err(Error::Invalid(format!(
                     "{}: omp_target_alloc returned a pointer not aligned to {} bytes",
                     self.location,
-                    super::ALIGNMENT
+                    crate::core::device::ALIGNMENT
                 )));
             }
             raw.cast()

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use super::bindings::DpctlApi;
-use crate::backends::probe::dl_error;
+use crate::backends::loading::dl_error;
 
 const LIBRARY: &str = "libDPCTLSyclInterface.so";
 

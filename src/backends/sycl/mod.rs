@@ -17,7 +17,6 @@
 pub mod bindings;
 mod load;
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
 use std::ptr;
@@ -26,34 +25,15 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bindings::*;
 
-use super::launch::{bad_argument, cache_key};
-use super::{
-    fill_by_writes, Completion, Device, DeviceInfo, Discovery, HostAccess, LaunchArg, LaunchSpec,
-    Memory, Native,
-};
-use crate::error::{Error, Result};
-use crate::location::Location;
+use crate::core::completion::{native_deps, Completion, Dependency, NativeWork};
+use crate::core::device::{fill_by_writes, Device, DeviceInfo, Discovery, HostAccess};
+use crate::core::error::{Error, Result};
+use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
+use crate::core::location::Location;
+use crate::core::memory::Memory;
+use crate::core::native::Native;
 
-/// The kind of a USM allocation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UsmKind {
-    /// `sycl::malloc_device`: device memory.
-    Device,
-    /// `sycl::malloc_shared`: migrates between host and device.
-    Shared,
-    /// `sycl::malloc_host`: host memory the device can read.
-    Host,
-}
-
-impl UsmKind {
-    fn name(self) -> &'static str {
-        match self {
-            UsmKind::Device => "device",
-            UsmKind::Shared => "shared",
-            UsmKind::Host => "host",
-        }
-    }
-}
+pub use crate::core::native::UsmKind;
 
 fn api() -> Result<&'static DpctlApi, String> {
     static API: OnceLock<Result<(DpctlApi, String), String>> = OnceLock::new();
@@ -374,18 +354,45 @@ impl Drop for SyclDevice {
     }
 }
 
-/// The SYCL device at `location`.
-pub fn device(location: Location) -> Result<&'static SyclDevice> {
-    crate::registry()
-        .device(location)?
-        .as_any()
-        .downcast_ref::<SyclDevice>()
-        .ok_or_else(|| Error::Invalid(format!("{location} is not a SYCL device")))
+/// A SYCL event: the SYCL backend's own queued work (deleted when dropped).
+pub struct SyclWork {
+    api: &'static DpctlApi,
+    event: DPCTLSyclEventRef,
 }
 
-/// The SYCL device at `location`, shared (for [`SyclDevice::allocate_kind`]).
-pub fn device_arc(location: Location) -> Result<Arc<SyclDevice>> {
-    super::device_as::<SyclDevice>(location, "SYCL")
+// SAFETY: a SYCL event may be queried, waited on and deleted from any thread.
+unsafe impl Send for SyclWork {}
+// SAFETY: its `&self` methods only query or wait on the event, which SYCL allows from
+// several threads at once.
+unsafe impl Sync for SyclWork {}
+
+impl SyclWork {
+    /// The SYCL event (valid while this lives).
+    pub fn event(&self) -> DPCTLSyclEventRef {
+        self.event
+    }
+}
+
+impl NativeWork for SyclWork {
+    fn poll(&self) -> bool {
+        // SAFETY: a live event owned by this value.
+        let status = unsafe { self.api.DPCTLEvent_GetCommandExecutionStatus(self.event) };
+        status == DPCTLSyclEventStatusType_DPCTL_COMPLETE
+    }
+
+    fn block(&self) -> Result<()> {
+        // SAFETY: a live event owned by this value (deleted only at drop).
+        unsafe { self.api.DPCTLEvent_Wait(self.event) };
+        Ok(())
+    }
+}
+
+impl Drop for SyclWork {
+    fn drop(&mut self) {
+        // SAFETY: a live event from a submission, deleted once, here. Dropped only after
+        // the holding `Completion` waited (SYCL work is not queue-ordered).
+        unsafe { self.api.DPCTLEvent_Delete(self.event) };
+    }
 }
 
 fn usm_of(native: &Native) -> (*mut u8, UsmKind) {
@@ -403,13 +410,13 @@ impl Device for SyclDevice {
     /// first. `None`: not a SYCL copy.
     fn copy_async(
         &self,
-        src: &Arc<Memory>,
+        src: &Memory,
         src_offset: usize,
-        dst: &Arc<Memory>,
+        dst: &Memory,
         dst_offset: usize,
         len: usize,
-        after: &[crate::Event],
-    ) -> Result<Option<crate::Event>> {
+        after: &[&dyn Dependency],
+    ) -> Result<Option<Completion>> {
         let sycl_location = match (src.native(), dst.native()) {
             (Native::Sycl { .. }, Native::Sycl { .. }) if src.location() == dst.location() => {
                 src.location()
@@ -430,7 +437,8 @@ impl Device for SyclDevice {
             };
             base.wrapping_add(offset)
         };
-        let Some(deps) = super::native_deps(after, crate::Event::sycl_event)? else {
+        let sycl_event = |c: &Completion| c.work_as::<SyclWork>().map(|w| w.event);
+        let Some(deps) = native_deps(after, sycl_event)? else {
             return Ok(None);
         };
         // SAFETY: both ranges were bounds-checked by the caller and do not overlap; the
@@ -460,11 +468,10 @@ impl Device for SyclDevice {
                     .into(),
             });
         }
-        let completion = Completion::sycl(self.api, event);
-        Ok(Some(crate::Event::native(
-            completion,
-            vec![Arc::clone(src), Arc::clone(dst)],
-        )))
+        Ok(Some(Completion::new(SyclWork {
+            api: self.api,
+            event,
+        })))
     }
 
     fn synchronize(&self) -> Result<()> {
@@ -479,10 +486,6 @@ impl Device for SyclDevice {
 
     fn info(&self) -> &DeviceInfo {
         &self.info
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 
     fn allocate(&self, bytes: usize) -> Result<Native> {
@@ -667,7 +670,10 @@ impl Device for SyclDevice {
         // parameters; the pointers are USM of this context or host memory usable through
         // system USM, alive until the completion is waited for.
         let event = unsafe { kernel.submit(self, &converted, spec.global, spec.dims)? };
-        Ok(Completion::sycl(self.api, event))
+        Ok(Completion::new(SyclWork {
+            api: self.api,
+            event,
+        }))
     }
 }
 

@@ -13,17 +13,17 @@
 
 mod staging;
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::launch::{bad_argument, cache_key};
-use super::{
-    Completion, Device, DeviceInfo, Discovery, HostAccess, LaunchArg, LaunchSpec, Memory, Native,
-};
-use crate::error::{Error, Result};
-use crate::location::Location;
+use crate::core::completion::{native_deps, Completion, Dependency, NativeWork};
+use crate::core::device::{fill_by_writes, Device, DeviceInfo, Discovery, HostAccess};
+use crate::core::error::{Error, Result};
+use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
+use crate::core::location::Location;
+use crate::core::memory::Memory;
+use crate::core::native::Native;
 
 use staging::Staging;
 
@@ -302,13 +302,42 @@ impl WebGpuDevice {
     }
 }
 
-/// The WebGPU device at `location`, for creating your own pipelines on it.
-pub fn device(location: Location) -> Result<&'static WebGpuDevice> {
-    crate::registry()
-        .device(location)?
-        .as_any()
-        .downcast_ref::<WebGpuDevice>()
-        .ok_or_else(|| Error::Invalid(format!("{location} is not a WebGPU device")))
+/// A wgpu submission: the WebGPU backend's own queued work. Submissions on one device's
+/// queue run in order, so later locus work there needs no host wait.
+pub struct WgpuWork {
+    device: wgpu::Device,
+    /// The device's location.
+    location: Location,
+    index: wgpu::SubmissionIndex,
+    /// Set by the queue's work-done callback (for polling without a wait); kernels have
+    /// none and report done only once waited for.
+    done: Option<Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl NativeWork for WgpuWork {
+    fn poll(&self) -> bool {
+        match &self.done {
+            Some(done) => {
+                let _ = self.device.poll(wgpu::PollType::Poll);
+                done.load(std::sync::atomic::Ordering::Acquire)
+            }
+            None => false,
+        }
+    }
+
+    fn block(&self) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(self.index.clone()),
+                timeout: None,
+            })
+            .map(|_| ())
+            .map_err(|e| Error::Invalid(format!("waiting for a WebGPU submission: {e}")))
+    }
+
+    fn is_queue_ordered(&self) -> bool {
+        true
+    }
 }
 
 /// Splits a buffer of `bytes` into binding windows `(offset, size)` that each fit the
@@ -349,13 +378,13 @@ impl Device for WebGpuDevice {
     /// still-running dependency from elsewhere.
     fn copy_async(
         &self,
-        src: &Arc<Memory>,
+        src: &Memory,
         src_offset: usize,
-        dst: &Arc<Memory>,
+        dst: &Memory,
         dst_offset: usize,
         len: usize,
-        after: &[crate::Event],
-    ) -> Result<Option<crate::Event>> {
+        after: &[&dyn Dependency],
+    ) -> Result<Option<Completion>> {
         let mine = |m: &Memory| m.location() == self.location;
         let aligned = |offsets: &[usize]| {
             offsets
@@ -382,9 +411,12 @@ impl Device for WebGpuDevice {
             _ => return Ok(None),
         };
         // Earlier submissions on this device's queue run first anyway: no host wait.
-        let same_queue =
-            |e: &crate::Event| (e.webgpu_location() == Some(self.location)).then_some(());
-        if super::native_deps(after, same_queue)?.is_none() {
+        let same_queue = |c: &Completion| {
+            c.work_as::<WgpuWork>()
+                .filter(|w| w.location == self.location)
+                .map(|_| ())
+        };
+        if native_deps(after, same_queue)?.is_none() {
             return Ok(None);
         }
         let (d, d_base) = buffer_of(dst.native());
@@ -417,11 +449,12 @@ impl Device for WebGpuDevice {
             flag.store(true, std::sync::atomic::Ordering::Release);
         });
         self.check(call)?;
-        let completion = Completion::webgpu(self.device.clone(), self.location, index, Some(done));
-        Ok(Some(crate::Event::native(
-            completion,
-            vec![Arc::clone(src), Arc::clone(dst)],
-        )))
+        Ok(Some(Completion::new(WgpuWork {
+            device: self.device.clone(),
+            location: self.location,
+            index,
+            done: Some(done),
+        })))
     }
 
     fn synchronize(&self) -> Result<()> {
@@ -434,10 +467,6 @@ impl Device for WebGpuDevice {
 
     fn info(&self) -> &DeviceInfo {
         &self.info
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 
     fn allocate(&self, bytes: usize) -> Result<Native> {
@@ -538,7 +567,7 @@ impl Device for WebGpuDevice {
             let index = self.queue.submit([encoder.finish()]);
             return self.wait("clear_buffer", Some(index));
         }
-        super::fill_by_writes(self, dst, offset, len, pattern)
+        fill_by_writes(self, dst, offset, len, pattern)
     }
 
     fn map(&self, _native: &Native, _offset: usize, _len: usize, _write: bool) -> Result<*mut u8> {
@@ -564,7 +593,8 @@ impl Device for WebGpuDevice {
     }
 
     fn sub_alignment(&self) -> usize {
-        (self.limits.min_storage_buffer_offset_alignment as usize).max(super::ALIGNMENT)
+        (self.limits.min_storage_buffer_offset_alignment as usize)
+            .max(crate::core::device::ALIGNMENT)
     }
 
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
@@ -678,11 +708,11 @@ impl Device for WebGpuDevice {
                 ),
             });
         }
-        Ok(Completion::webgpu(
-            self.device.clone(),
-            self.location,
+        Ok(Completion::new(WgpuWork {
+            device: self.device.clone(),
+            location: self.location,
             index,
-            None,
-        ))
+            done: None,
+        }))
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::mpsc;
 
 use super::WebGpuDevice;
-use crate::error::Result;
+use crate::core::error::Result;
 
 pub(super) struct Staging {
     buffers: [wgpu::Buffer; 2],

@@ -11,7 +11,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 
 /// One piece of work.
 type Job = Box<dyn FnOnce() + Send>;

@@ -1,7 +1,7 @@
 //! The one error type of the crate. Every message names the location, the backend call
 //! and what to do about it.
 
-use crate::location::Location;
+use super::location::Location;
 
 /// Everything that can go wrong in locus.
 #[derive(Debug, thiserror::Error)]

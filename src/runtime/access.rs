@@ -1,10 +1,11 @@
 //! `is_accessible_from`: can code running at one location use memory of another in
 //! place? Decided from what each runtime reports, not from a fixed table.
 
-use crate::backends::{HostAccess, Memory};
-use crate::error::Result;
-use crate::location::Location;
-use crate::registry::Registry;
+use super::registry::{registry, Registry};
+use crate::core::device::HostAccess;
+use crate::core::error::Result;
+use crate::core::location::Location;
+use crate::core::memory::Memory;
 
 /// Can code running at `accessor` use memory allocated at `memory` (with the device's
 /// default kind of allocation) in place? Returns the answer and a one-line reason.
@@ -31,7 +32,7 @@ pub fn location_accessibility(
 
 /// The same question for one allocation.
 pub fn memory_accessibility(memory: &Memory, accessor: Location) -> (bool, String) {
-    let user = match crate::registry().device(accessor) {
+    let user = match registry().device(accessor) {
         Ok(device) => device,
         Err(_) => return (false, format!("{accessor} is not available")),
     };
@@ -101,4 +102,11 @@ pub fn accessibility_table(registry: &Registry) -> String {
         out.push('\n');
     }
     out
+}
+
+impl Memory {
+    /// Can code running at `accessor` use this memory in place? Not symmetric.
+    pub fn is_accessible_from(&self, accessor: Location) -> bool {
+        memory_accessibility(self, accessor).0
+    }
 }

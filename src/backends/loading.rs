@@ -4,7 +4,7 @@ use libloading::Library;
 
 /// Renders a libloading error with its source: libloading's own text is only
 /// "dlopen failed", the useful part (file not found, missing symbol) is the source.
-pub(crate) fn dl_error(e: &libloading::Error) -> String {
+pub fn dl_error(e: &libloading::Error) -> String {
     use std::error::Error as _;
     match e.source() {
         Some(source) => format!("{e}: {source}"),
@@ -14,7 +14,7 @@ pub(crate) fn dl_error(e: &libloading::Error) -> String {
 
 /// Tries each library name in turn; returns the first that loads, or every failure.
 #[allow(dead_code)] // used by the HIP backend (feature)
-pub(crate) fn load_first(names: &[&str]) -> Result<(Library, String), String> {
+pub fn load_first(names: &[&str]) -> Result<(Library, String), String> {
     let mut failures = Vec::new();
     for name in names {
         // SAFETY: loading a vendor runtime runs its initialisers; these are the

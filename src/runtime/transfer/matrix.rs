@@ -7,46 +7,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::{staged, Route, RouteKind};
-use crate::backends::{Device, HostAccess, Memory};
-use crate::error::{Error, Result};
-use crate::location::Technology;
-
-/// One side of a planned copy: the device and how the host reaches its memory.
-#[derive(Clone, Copy)]
-pub struct Endpoint<'a> {
-    /// The device.
-    pub device: &'a Arc<dyn Device>,
-    /// How host code reaches the memory in place.
-    pub host: HostAccess,
-}
-
-impl Endpoint<'_> {
-    fn visible_because(&self) -> Option<String> {
-        match self.host {
-            HostAccess::None => None,
-            _ => Some(self.device.host_access_reason()),
-        }
-    }
-}
-
-/// A way to copy bytes between two allocations.
-pub trait CopyPath: Send + Sync {
-    /// A short name for `locus info` ("omp_target_memcpy between devices").
-    fn name(&self) -> &'static str;
-    /// The route this path would take from `src` to `dst`, or `None` if it does not
-    /// apply to these two.
-    fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route>;
-    /// Copies `len` bytes (ranges already bounds-checked, not overlapping).
-    fn copy(
-        &self,
-        src: &Memory,
-        src_offset: usize,
-        dst: &Memory,
-        dst_offset: usize,
-        len: usize,
-    ) -> Result<()>;
-}
+use super::staged;
+use crate::core::device::HostAccess;
+use crate::core::error::{Error, Result};
+use crate::core::location::Technology;
+use crate::core::memory::Memory;
+use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 
 fn route(src: Endpoint<'_>, dst: Endpoint<'_>, kind: RouteKind, reason: String) -> Route {
     Route {

@@ -7,8 +7,8 @@
 use std::sync::mpsc::sync_channel;
 use std::sync::Mutex;
 
-use crate::backends::Memory;
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
+use crate::core::memory::Memory;
 
 /// Bytes per staging chunk.
 pub(crate) const CHUNK: usize = 8 << 20;

@@ -3,10 +3,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::backends::{self, Device};
-use crate::error::{Error, Result};
-use crate::location::{Location, Technology};
-use crate::transfer::TransferMatrix;
+use super::transfer::matrix::TransferMatrix;
+use crate::backends;
+use crate::core::device::Device;
+use crate::core::error::{Error, Result};
+use crate::core::location::{Location, Technology};
 
 /// Everything discovery found: the devices, and a reason for every technology without one.
 pub struct Registry {
@@ -21,19 +22,6 @@ static REGISTRY: OnceLock<Registry> = OnceLock::new();
 /// The registry of this process, discovered on first use (each technology probed once).
 pub fn registry() -> &'static Registry {
     REGISTRY.get_or_init(Registry::discover)
-}
-
-/// Physical memory of the host in bytes, from /proc/meminfo where available.
-pub(crate) fn host_memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb = text
-        .lines()
-        .next()?
-        .split_whitespace()
-        .nth(1)?
-        .parse::<u64>()
-        .ok()?;
-    Some(kb * 1024)
 }
 
 /// The locations found on this machine, host first.
@@ -114,6 +102,24 @@ impl Registry {
             })
     }
 
+    /// The device at `location` as its backend's own type `T` (its context, queue,
+    /// adapter: e.g. `OpenClDevice`, `SyclDevice`, `WebGpuDevice`), shared. The one
+    /// way to reach a backend's device from a location.
+    pub fn device_as<T: Device>(&self, location: Location) -> Result<Arc<T>> {
+        let device: Arc<dyn Device> = Arc::clone(self.device(location)?);
+        let device: Arc<dyn std::any::Any + Send + Sync> = device;
+        device.downcast::<T>().map_err(|_| {
+            Error::Invalid(format!(
+                "{location} is a {} device, not a `{}`",
+                location.technology(),
+                std::any::type_name::<T>()
+                    .rsplit("::")
+                    .next()
+                    .unwrap_or("?")
+            ))
+        })
+    }
+
     /// True when `location` was found.
     pub fn has(&self, location: Location) -> bool {
         self.devices.contains_key(&location)
@@ -185,4 +191,10 @@ impl Registry {
             )))
         }
     }
+}
+
+/// The device at `location` as its backend's own type (see [`Registry::device_as`]):
+/// `locus::device_as::<OpenClDevice>(Location::OpenCl(0))?.queue()`.
+pub fn device_as<T: Device>(location: Location) -> Result<Arc<T>> {
+    registry().device_as(location)
 }

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use crate::backends::Memory;
-use crate::error::Result;
-use crate::location::Location;
-use crate::transfer::Route;
+use crate::core::error::Result;
+use crate::core::location::Location;
+use crate::core::memory::Memory;
+use crate::core::route::Route;
 
 /// A connection between a source allocation and its view at another location.
 #[derive(Debug)]

@@ -3,8 +3,10 @@
 //! would write by hand against that technology's own API, applied to the native handle
 //! of a [`Memory`].
 
-use super::{Memory, Native};
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
+use crate::core::memory::Memory;
+use crate::core::native::Native;
+use crate::runtime::registry::device_as;
 
 /// The name of the native call used for host -> device writes at this memory.
 pub fn write_api(memory: &Memory) -> &'static str {
@@ -65,13 +67,22 @@ pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
         }
         #[cfg(feature = "openmp")]
         Native::OpenMp { ptr, device } => {
-            let initial = super::openmp::device(dst.location())?.initial_device();
+            let initial = device_as::<crate::backends::openmp::OpenMpDevice>(dst.location())?
+                .initial_device();
             // SAFETY: both ranges hold `src.len()` bytes on their devices.
-            unsafe { super::openmp::target_memcpy(*ptr, *device, src.as_ptr(), initial, src.len()) }
+            unsafe {
+                crate::backends::openmp::target_memcpy(
+                    *ptr,
+                    *device,
+                    src.as_ptr(),
+                    initial,
+                    src.len(),
+                )
+            }
         }
         #[cfg(feature = "opencl")]
         Native::OpenCl { mem, offset } => {
-            let dev = super::opencl::device(dst.location())?;
+            let dev = device_as::<crate::backends::opencl::OpenClDevice>(dst.location())?;
             // SAFETY: a blocking write of `src.len()` checked bytes from a live slice.
             let event = unsafe {
                 opencl3::command_queue::enqueue_write_buffer(
@@ -94,10 +105,10 @@ pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
         Native::Sycl { ptr, .. } => sycl_memcpy(dst, *ptr, src.as_ptr(), src.len()),
         #[cfg(feature = "webgpu")]
         Native::WebGpu { buffer, offset } => {
-            let dev = super::webgpu::device(dst.location())?;
+            let dev = device_as::<crate::backends::webgpu::WebGpuDevice>(dst.location())?;
             dev.queue().write_buffer(buffer, *offset, src);
             let index = dev.queue().submit([]);
-            wgpu_wait(dev, index)
+            wgpu_wait(&dev, index)
         }
         // CUDA and HIP: the backend's own call is one vendor copy (through pinned
         // staging for pageable memory, as a careful hand-written loop would do).
@@ -117,15 +128,22 @@ pub fn read(src: &Memory, dst: &mut [u8]) -> Result<()> {
         }
         #[cfg(feature = "openmp")]
         Native::OpenMp { ptr, device } => {
-            let initial = super::openmp::device(src.location())?.initial_device();
+            let initial = device_as::<crate::backends::openmp::OpenMpDevice>(src.location())?
+                .initial_device();
             // SAFETY: both ranges hold `dst.len()` bytes on their devices.
             unsafe {
-                super::openmp::target_memcpy(dst.as_mut_ptr(), initial, *ptr, *device, dst.len())
+                crate::backends::openmp::target_memcpy(
+                    dst.as_mut_ptr(),
+                    initial,
+                    *ptr,
+                    *device,
+                    dst.len(),
+                )
             }
         }
         #[cfg(feature = "opencl")]
         Native::OpenCl { mem, offset } => {
-            let dev = super::opencl::device(src.location())?;
+            let dev = device_as::<crate::backends::opencl::OpenClDevice>(src.location())?;
             // SAFETY: a blocking read of `dst.len()` checked bytes into a live slice.
             let event = unsafe {
                 opencl3::command_queue::enqueue_read_buffer(
@@ -166,7 +184,7 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
         #[cfg(feature = "openmp")]
         (Native::OpenMp { ptr: s, device: a }, Native::OpenMp { ptr: d, device: b }) => {
             // SAFETY: both hold `len` bytes on their devices.
-            unsafe { super::openmp::target_memcpy(*d, *b, *s, *a, len) }
+            unsafe { crate::backends::openmp::target_memcpy(*d, *b, *s, *a, len) }
         }
         #[cfg(feature = "opencl")]
         (
@@ -176,7 +194,7 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
                 offset: doff,
             },
         ) => {
-            let dev = super::opencl::device(src.location())?;
+            let dev = device_as::<crate::backends::opencl::OpenClDevice>(src.location())?;
             // SAFETY: two buffers of this context, `len` checked bytes each.
             let event = unsafe {
                 opencl3::command_queue::enqueue_copy_buffer(
@@ -209,11 +227,11 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
                 offset: d0,
             },
         ) => {
-            let dev = super::webgpu::device(src.location())?;
+            let dev = device_as::<crate::backends::webgpu::WebGpuDevice>(src.location())?;
             let mut encoder = dev.device().create_command_encoder(&Default::default());
             dev.encode_copy(&mut encoder, s, *so, d, *d0, (len as u64).div_ceil(4) * 4);
             let index = dev.queue().submit([encoder.finish()]);
-            wgpu_wait(dev, index)
+            wgpu_wait(&dev, index)
         }
         #[allow(unreachable_patterns)]
         _ if src.location() == dst.location() => {
@@ -227,7 +245,7 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
 
 #[cfg(feature = "sycl")]
 fn sycl_memcpy(memory: &Memory, dst: *mut u8, src: *const u8, len: usize) -> Result<()> {
-    let dev = super::sycl::device(memory.location())?;
+    let dev = device_as::<crate::backends::sycl::SyclDevice>(memory.location())?;
     let api = dev.api();
     // SAFETY: both ranges hold `len` bytes (checked by the callers); the event is
     // waited for and deleted.
@@ -243,7 +261,10 @@ fn sycl_memcpy(memory: &Memory, dst: *mut u8, src: *const u8, len: usize) -> Res
 }
 
 #[cfg(feature = "webgpu")]
-fn wgpu_wait(dev: &super::webgpu::WebGpuDevice, index: wgpu::SubmissionIndex) -> Result<()> {
+fn wgpu_wait(
+    dev: &crate::backends::webgpu::WebGpuDevice,
+    index: wgpu::SubmissionIndex,
+) -> Result<()> {
     dev.device()
         .poll(wgpu::PollType::Wait {
             submission_index: Some(index),
@@ -255,7 +276,7 @@ fn wgpu_wait(dev: &super::webgpu::WebGpuDevice, index: wgpu::SubmissionIndex) ->
 
 /// One MAP_READ buffer per WebGPU location, grown as needed (the readback baseline).
 #[cfg(feature = "webgpu")]
-static READBACK: std::sync::Mutex<Vec<(crate::Location, wgpu::Buffer)>> =
+static READBACK: std::sync::Mutex<Vec<(crate::core::location::Location, wgpu::Buffer)>> =
     std::sync::Mutex::new(Vec::new());
 
 #[cfg(feature = "webgpu")]
@@ -265,7 +286,7 @@ fn wgpu_readback(
     offset: u64,
     dst: &mut [u8],
 ) -> Result<()> {
-    let dev = super::webgpu::device(memory.location())?;
+    let dev = device_as::<crate::backends::webgpu::WebGpuDevice>(memory.location())?;
     let size = (dst.len() as u64).div_ceil(4) * 4;
     if size == 0 {
         return Ok(());

@@ -1,100 +1,17 @@
-//! The transfer matrix: a route for every ordered pair of locations, with a one-line
-//! reason, and the copy engine that follows it.
-//!
-//! Routes, cheapest first:
-//! - [`RouteKind::InPlace`]: the consumer can use the memory where it is (no copy);
-//! - [`RouteKind::Direct`]: one call of one backend (host <-> device, or within a device);
-//! - [`RouteKind::Peer`]: two devices of one technology copy to each other directly;
-//! - [`RouteKind::Mapped`]: one side is host-visible, so the other side's backend reads or
-//!   writes straight into its mapping: one copy;
-//! - [`RouteKind::Staged`]: through host memory, in chunks of reused buffers, with the
-//!   device-to-host leg of chunk `i+1` overlapping the host-to-device leg of chunk `i`.
-//!
-//! The planner is a registry of [`CopyPath`]s keyed by (source technology, destination
-//! technology) that backends fill at discovery ([`TransferMatrix`]); after those come
-//! the generic paths (same device, host side, staged), so a pair that no backend serves
-//! better always falls back to `Staged` and no pair is ever "not implemented".
+//! The copy engine: a bounds-checked copy between any two allocations on the route the
+//! process's transfer matrix picks (umem's `copy_to` / `copy_from`), and the route
+//! queries behind `locus info`.
 
-mod paths;
-mod staged;
-mod stats;
-
-use std::fmt;
 use std::sync::Arc;
 
-pub use paths::{CopyPath, Endpoint, TransferMatrix};
-pub use stats::{TransferStats, TransferTotals};
-
-use crate::backends::{Device, HostAccess, Memory};
-use crate::error::{Error, Result};
-use crate::location::Location;
-use crate::registry::Registry;
-
-/// How data gets from one location to another.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RouteKind {
-    /// Used where it is: no copy.
-    InPlace,
-    /// One call of one backend.
-    Direct,
-    /// A peer copy between two devices of one technology.
-    Peer,
-    /// One copy through the mapping of the host-visible side.
-    Mapped,
-    /// Through host memory in overlapping chunks.
-    Staged,
-}
-
-impl RouteKind {
-    /// Every kind, cheapest first.
-    pub const ALL: [RouteKind; 5] = [
-        RouteKind::InPlace,
-        RouteKind::Direct,
-        RouteKind::Peer,
-        RouteKind::Mapped,
-        RouteKind::Staged,
-    ];
-
-    /// Lower-case name (`in-place`, `direct`, ...).
-    pub const fn name(self) -> &'static str {
-        match self {
-            RouteKind::InPlace => "in-place",
-            RouteKind::Direct => "direct",
-            RouteKind::Peer => "peer",
-            RouteKind::Mapped => "mapped",
-            RouteKind::Staged => "staged",
-        }
-    }
-}
-
-impl fmt::Display for RouteKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A route with the reason it was chosen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Route {
-    /// Where the data is.
-    pub src: Location,
-    /// Where it is wanted.
-    pub dst: Location,
-    /// How it gets there.
-    pub kind: RouteKind,
-    /// Why, in one line.
-    pub reason: String,
-}
-
-impl fmt::Display for Route {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} -> {}: {} ({})",
-            self.src, self.dst, self.kind, self.reason
-        )
-    }
-}
+use super::stats::{self, TransferStats};
+use crate::core::device::{Device, HostAccess};
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
+use crate::core::memory::Memory;
+use crate::core::route::{Endpoint, Route, RouteKind};
+use crate::runtime::access::location_accessibility;
+use crate::runtime::registry::{registry, Registry};
 
 fn endpoint(device: &Arc<dyn Device>, host: HostAccess) -> Endpoint<'_> {
     Endpoint { device, host }
@@ -113,7 +30,7 @@ pub fn copy_route(registry: &Registry, src: Location, dst: Location) -> Result<R
 /// The route data at `src` takes to be consumed at `dst`: `InPlace` when `dst` can use
 /// it where it is, else the copy route.
 pub fn access_route(registry: &Registry, src: Location, dst: Location) -> Result<Route> {
-    let (in_place, reason) = crate::access::location_accessibility(registry, src, dst)?;
+    let (in_place, reason) = location_accessibility(registry, src, dst)?;
     if in_place {
         return Ok(Route {
             src,
@@ -127,7 +44,7 @@ pub fn access_route(registry: &Registry, src: Location, dst: Location) -> Result
 
 /// The route between two allocations.
 pub fn route_between(src: &Memory, dst: &Memory) -> Route {
-    crate::registry()
+    registry()
         .matrix()
         .plan(
             endpoint(src.device(), src.host_access()),
@@ -163,7 +80,7 @@ pub(crate) fn copy(
 ) -> Result<Route> {
     src.check("copy source", src_offset, len)?;
     dst.check("copy destination", dst_offset, len)?;
-    let matrix = crate::registry().matrix();
+    let matrix = registry().matrix();
     let (a, b) = (
         endpoint(src.device(), src.host_access()),
         endpoint(dst.device(), dst.host_access()),
@@ -204,4 +121,56 @@ pub(crate) fn copy(
 /// The process-wide transfer counters (every copy the library made).
 pub fn global_stats() -> &'static TransferStats {
     stats::global()
+}
+
+impl Memory {
+    /// Copies `len` bytes from `self[src_offset..]` to `dst[dst_offset..]` on the route
+    /// the transfer matrix picks, and returns that route (umem's `copy_to`).
+    pub fn copy_to(
+        &self,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<Route> {
+        copy(self, src_offset, dst, dst_offset, len, None, None)
+    }
+
+    /// Copies `len` bytes from `src[src_offset..]` into `self[dst_offset..]` (umem's
+    /// `copy_from`).
+    pub fn copy_from(
+        &self,
+        dst_offset: usize,
+        src: &Memory,
+        src_offset: usize,
+        len: usize,
+    ) -> Result<Route> {
+        copy(src, src_offset, self, dst_offset, len, None, None)
+    }
+
+    /// Like [`Memory::copy_to`], also counting the transfer in `stats`.
+    pub fn copy_to_counted(
+        &self,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        stats: &TransferStats,
+    ) -> Result<Route> {
+        copy(self, src_offset, dst, dst_offset, len, Some(stats), None)
+    }
+
+    /// Like [`Memory::copy_to`] on a route of the given kind (e.g. to benchmark the
+    /// staged path against the planner's choice). An error when no such route exists
+    /// between the two.
+    pub fn copy_to_via(
+        &self,
+        kind: RouteKind,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<Route> {
+        copy(self, src_offset, dst, dst_offset, len, None, Some(kind))
+    }
 }

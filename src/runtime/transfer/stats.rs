@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use super::RouteKind;
+use crate::core::route::RouteKind;
 
 /// Counts copies and bytes per route kind. Thread safe; cheap to update.
 #[derive(Debug, Default)]

@@ -2,12 +2,11 @@
 //! waits on it; any later asynchronous operation takes it as a dependency (natively
 //! where the technology allows, by a host wait otherwise).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-use crate::backends::Completion;
-use crate::error::{Error, Result};
+use crate::core::completion::{Completion, Dependency};
+use crate::core::error::{Error, Result};
+use crate::core::memory::Memory;
 
 enum State {
     /// Still running natively (an OpenCL event, a SYCL event, a wgpu submission).
@@ -27,7 +26,7 @@ fn wait_signal(signal: &Signal) -> std::result::Result<(), String> {
     let (lock, condvar) = &**signal;
     // Spin briefly first: work on a worker thread often ends within microseconds, and a
     // sleep and wake-up costs tens of them on some machines (CUDA's spin-then-block).
-    let (start, spin) = (std::time::Instant::now(), crate::worker::spin());
+    let (start, spin) = (std::time::Instant::now(), super::worker::spin());
     while start.elapsed() < spin {
         if let Ok(outcome) = lock.try_lock() {
             if let Some(r) = outcome.as_ref() {
@@ -50,7 +49,7 @@ fn wait_signal(signal: &Signal) -> std::result::Result<(), String> {
 struct Shared {
     state: Mutex<Option<State>>,
     done: Condvar,
-    keep: Mutex<Vec<Arc<crate::Memory>>>,
+    keep: Mutex<Vec<Arc<Memory>>>,
     native: Option<Arc<Completion>>,
 }
 
@@ -97,11 +96,11 @@ impl Drop for Shared {
 }
 
 /// Running native work nobody holds any more, and the memory it uses.
-type Reaped = (Arc<Completion>, Vec<Arc<crate::Memory>>);
+type Reaped = (Arc<Completion>, Vec<Arc<Memory>>);
 
 /// Hands `completion` and `keep` to the reaper thread (started on first use); waits
 /// here if the thread cannot be started.
-fn reap(completion: Arc<Completion>, keep: Vec<Arc<crate::Memory>>) {
+fn reap(completion: Arc<Completion>, keep: Vec<Arc<Memory>>) {
     static REAPER: OnceLock<Option<Mutex<std::sync::mpsc::Sender<Reaped>>>> = OnceLock::new();
     let reaper = REAPER.get_or_init(|| {
         let (tx, rx) = std::sync::mpsc::channel::<Reaped>();
@@ -185,11 +184,9 @@ impl Event {
         }
     }
 
-    #[cfg_attr(
-        not(any(feature = "opencl", feature = "sycl", feature = "webgpu")),
-        allow(dead_code)
-    )]
-    pub(crate) fn native(completion: Completion, keep: Vec<Arc<crate::Memory>>) -> Event {
+    /// Native work a backend queued, keeping `keep` (the memory it uses) alive until it
+    /// is known to be done.
+    pub(crate) fn native(completion: Completion, keep: Vec<Arc<Memory>>) -> Event {
         Event {
             shared: {
                 let completion = Arc::new(completion);
@@ -261,29 +258,6 @@ impl Event {
         outcome.map_err(Error::Invalid)
     }
 
-    /// The OpenCL event behind this event, when its work is an OpenCL command: valid
-    /// as long as this `Event` (any clone) lives.
-    #[cfg(feature = "opencl")]
-    pub(crate) fn opencl_event(&self) -> Option<opencl3::types::cl_event> {
-        self.shared.native.as_ref().and_then(|c| c.opencl_event())
-    }
-
-    /// The SYCL event behind this event, when its work is a SYCL command: valid as long
-    /// as this `Event` (any clone) lives.
-    #[cfg(feature = "sycl")]
-    pub(crate) fn sycl_event(&self) -> Option<crate::backends::sycl::bindings::DPCTLSyclEventRef> {
-        self.shared.native.as_ref().and_then(|c| c.sycl_event())
-    }
-
-    /// The WebGPU device whose queue runs this work, when it is a wgpu submission.
-    #[cfg(feature = "webgpu")]
-    pub(crate) fn webgpu_location(&self) -> Option<crate::Location> {
-        self.shared
-            .native
-            .as_ref()
-            .and_then(|c| c.webgpu_location())
-    }
-
     /// True when the work was submitted to a runtime's own queue (an OpenCL or SYCL
     /// event, a wgpu submission), false when a locus worker thread ran it.
     pub fn is_native(&self) -> bool {
@@ -318,148 +292,16 @@ impl Event {
     }
 }
 
-/// A queue of work (a stream): asynchronous operations submitted on one queue
-/// ([`crate::Memory::copy_to_async_on`]) run in submission order, each after the one
-/// before (natively chained where the technology allows: OpenCL and SYCL events). Memory
-/// freed on a queue ([`crate::Memory::release_after`]) is handed out again at once to an
-/// allocation on the same queue ([`crate::Memory::from_resource_on`]), whose work on
-/// that queue runs after the earlier work, and to other queues only after its event.
-///
-/// A `Queue` is a name (cheap to copy); locus keeps each queue's last event while its
-/// work may run (the memory that work uses stays alive until then, even when every other
-/// handle is dropped), and forgets finished queues as new ones come.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Queue(u64);
-
-type Slot = Arc<Mutex<Option<Event>>>;
-
-/// The last event of every queue with work that may still run.
-#[derive(Default)]
-struct Tails {
-    slots: HashMap<u64, Slot>,
-    /// Finished queues are dropped from `slots` when it grows to this many.
-    sweep_at: usize,
-}
-
-impl Tails {
-    /// Forgets queues whose last work is done (and that no call is using).
-    fn sweep(&mut self) {
-        self.slots.retain(|_, slot| {
-            if Arc::strong_count(slot) > 1 {
-                return true; // in use by a call right now
-            }
-            let Ok(mut tail) = slot.try_lock() else {
-                return true;
-            };
-            if tail.as_ref().is_some_and(Event::is_complete) {
-                *tail = None;
-            }
-            tail.is_some()
-        });
-        self.sweep_at = (2 * self.slots.len()).max(64);
-    }
-}
-
-fn tails() -> &'static Mutex<Tails> {
-    static TAILS: OnceLock<Mutex<Tails>> = OnceLock::new();
-    TAILS.get_or_init(Mutex::default)
-}
-
-/// How many queues locus tracks now (queues with work that may still run, and recently
-/// finished ones not yet forgotten).
-#[cfg(test)]
-pub(crate) fn tracked_queues() -> usize {
-    tails()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .slots
-        .len()
-}
-
-impl Queue {
-    /// A new, distinct queue.
-    pub fn new() -> Queue {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        Queue(NEXT.fetch_add(1, Ordering::Relaxed))
+impl Dependency for Event {
+    fn completion(&self) -> Option<&Completion> {
+        self.shared.native.as_deref()
     }
 
-    fn slot(&self) -> Slot {
-        let mut tails = tails().lock().unwrap_or_else(|e| e.into_inner());
-        if tails.slots.len() >= tails.sweep_at {
-            tails.sweep();
-        }
-        Arc::clone(tails.slots.entry(self.0).or_default())
+    fn is_complete(&self) -> bool {
+        Event::is_complete(self)
     }
 
-    /// Submits work on this queue: `submit` gets the dependencies (`after` plus the
-    /// queue's last event) and returns the work's event, which becomes the last.
-    pub(crate) fn submit(
-        &self,
-        after: &[Event],
-        submit: impl FnOnce(&[Event]) -> Result<Event>,
-    ) -> Result<Event> {
-        let slot = self.slot();
-        let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
-        let previous = tail.take().filter(|t| !t.is_complete());
-        let mut deps = after.to_vec();
-        deps.extend(previous.iter().cloned());
-        match submit(&deps) {
-            Ok(event) => {
-                *tail = Some(event.clone());
-                Ok(event)
-            }
-            Err(e) => {
-                *tail = previous; // nothing was submitted: the earlier work stays last
-                Err(e)
-            }
-        }
-    }
-
-    /// The last work submitted on this queue, while it may still be running.
-    pub fn last(&self) -> Option<Event> {
-        let slot = self.slot();
-        let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
-        if tail.as_ref().is_some_and(Event::is_complete) {
-            *tail = None;
-        }
-        tail.clone()
-    }
-
-    /// Waits for everything submitted on this queue (the synchronous form of the queue).
-    pub fn wait(&self) -> Result<()> {
-        let slot = self.slot();
-        let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
-        match tail.take() {
-            Some(t) => t.wait(),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Default for Queue {
-    fn default() -> Queue {
-        Queue::new()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finished_queues_are_forgotten() {
-        let src = Arc::new(crate::Memory::new(crate::Location::Host, 64).unwrap());
-        let dst = Arc::new(crate::Memory::new(crate::Location::Host, 64).unwrap());
-        for _ in 0..1000 {
-            // One queue per copy, never used again (the pattern that leaked).
-            let queue = Queue::new();
-            let event = src.copy_to_async_on(queue, 0, &dst, 0, 64, &[]).unwrap();
-            event.wait().unwrap();
-        }
-        let tracked = tracked_queues();
-        assert!(
-            tracked < 200,
-            "{tracked} queues tracked after 1000 finished ones"
-        );
+    fn wait(&self) -> Result<()> {
+        Event::wait(self)
     }
 }

@@ -4,9 +4,12 @@ use std::alloc::{self, Layout};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::{Device, DeviceInfo, Discovery, HostAccess, Native, ALIGNMENT};
-use crate::error::{Error, Result};
-use crate::location::Location;
+use crate::core::device::{
+    host_memory_bytes, Device, DeviceInfo, Discovery, HostAccess, ALIGNMENT,
+};
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
+use crate::core::native::Native;
 
 /// The host device: there is exactly one.
 #[derive(Debug)]
@@ -16,7 +19,7 @@ pub struct HostDevice {
 }
 
 pub(crate) fn discover() -> Discovery {
-    let memory_bytes = crate::registry::host_memory_bytes();
+    let memory_bytes = host_memory_bytes();
     let device = HostDevice {
         info: DeviceInfo {
             name: format!(
@@ -60,10 +63,6 @@ impl Device for HostDevice {
 
     fn info(&self) -> &DeviceInfo {
         &self.info
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 
     fn allocate(&self, bytes: usize) -> Result<Native> {

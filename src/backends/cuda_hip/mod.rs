@@ -16,24 +16,16 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::launch::{bad_argument, cache_key};
-use super::{Completion, Device, DeviceInfo, HostAccess, LaunchArg, LaunchSpec, Memory, Native};
-use crate::error::{Error, Result};
-use crate::location::{Location, Technology};
-use crate::transfer::{CopyPath, Endpoint, Route, RouteKind};
+use crate::core::completion::{native_deps, Completion, Dependency, NativeWork};
+use crate::core::device::{fill_by_writes, Device, DeviceInfo, HostAccess};
+use crate::core::error::{Error, Result};
+use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
+use crate::core::location::{Location, Technology};
+use crate::core::memory::Memory;
+use crate::core::native::Native;
+use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 
-/// The kind of a GPU allocation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GpuMemory {
-    /// Device memory (`cuMemAlloc`, `hipMalloc`).
-    Device,
-    /// Page-locked host memory (`cuMemAllocHost`, `hipHostMalloc`): usable in place by
-    /// the host and by the device.
-    Pinned,
-    /// Managed (unified) memory (`cuMemAllocManaged`, `hipMallocManaged`): usable in
-    /// place by the host only when the device reports concurrent managed access.
-    Managed,
-}
+pub use crate::core::native::GpuMemory;
 
 /// Bytes per pinned staging chunk.
 pub(crate) const STAGING: usize = 8 << 20;
@@ -370,13 +362,13 @@ struct StreamEvent<A: GpuApi> {
     event: u64,
 }
 
-impl<A: GpuApi> super::launch::NativeWait for StreamEvent<A> {
+impl<A: GpuApi> NativeWork for StreamEvent<A> {
     fn poll(&self) -> bool {
         // SAFETY: the event is alive until this value is dropped.
         unsafe { self.api.event_query(self.event) }.unwrap_or(false)
     }
 
-    fn wait(&self) -> Result<()> {
+    fn block(&self) -> Result<()> {
         // SAFETY: as above.
         unsafe { self.api.event_wait(self.event) }.map_err(|e| {
             Error::Invalid(format!(
@@ -400,13 +392,13 @@ impl<A: GpuApi> Device for GpuDevice<A> {
     /// event recorded after it (device, pinned and managed memory alike).
     fn copy_async(
         &self,
-        src: &Arc<Memory>,
+        src: &Memory,
         src_offset: usize,
-        dst: &Arc<Memory>,
+        dst: &Memory,
         dst_offset: usize,
         len: usize,
-        after: &[crate::Event],
-    ) -> Result<Option<crate::Event>> {
+        after: &[&dyn Dependency],
+    ) -> Result<Option<Completion>> {
         let (Some((s, _)), Some((d, _))) = (A::unpack(src.native()), A::unpack(dst.native()))
         else {
             return Ok(None);
@@ -418,7 +410,7 @@ impl<A: GpuApi> Device for GpuDevice<A> {
             return Ok(None);
         }
         // Every dependency is waited for (none is taken natively yet).
-        if super::native_deps(after, |_| None::<()>)?.is_none() {
+        if native_deps(after, |_| None::<()>)?.is_none() {
             return Ok(None);
         }
         self.activate()?;
@@ -437,10 +429,7 @@ impl<A: GpuApi> Device for GpuDevice<A> {
                 .and_then(|()| self.api.event_record(event.event))
         }
         .map_err(|e| self.fail("copy on device", e))?;
-        Ok(Some(crate::Event::native(
-            Completion::custom(Box::new(event)),
-            vec![Arc::clone(src), Arc::clone(dst)],
-        )))
+        Ok(Some(Completion::new(event)))
     }
 
     fn synchronize(&self) -> Result<()> {
@@ -455,10 +444,6 @@ impl<A: GpuApi> Device for GpuDevice<A> {
 
     fn info(&self) -> &DeviceInfo {
         &self.info
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 
     fn allocate(&self, bytes: usize) -> Result<Native> {
@@ -502,7 +487,7 @@ impl<A: GpuApi> Device for GpuDevice<A> {
     }
 
     fn accessibility_of(&self, owner: &dyn Device, _host: HostAccess) -> Option<(bool, String)> {
-        let other = owner.as_any().downcast_ref::<GpuDevice<A>>()?;
+        let other = (owner as &dyn Any).downcast_ref::<GpuDevice<A>>()?;
         (other.ordinal != self.ordinal && self.peer_enabled(other.ordinal)).then(|| {
             (
                 true,
@@ -547,7 +532,7 @@ impl<A: GpuApi> Device for GpuDevice<A> {
             return unsafe { self.api.memset(ptr + offset as u64, pattern[0], len) }
                 .map_err(|e| self.fail("memset", e));
         }
-        super::fill_by_writes(self, dst, offset, len, pattern)
+        fill_by_writes(self, dst, offset, len, pattern)
     }
 
     fn map(&self, native: &Native, offset: usize, _len: usize, _write: bool) -> Result<*mut u8> {
@@ -670,7 +655,7 @@ pub(crate) fn paths<A: GpuApi>() -> Vec<(Technology, Technology, Arc<dyn CopyPat
 }
 
 fn gpu_of<A: GpuApi>(d: &Arc<dyn Device>) -> Option<&GpuDevice<A>> {
-    d.as_any().downcast_ref::<GpuDevice<A>>()
+    (&**d as &dyn Any).downcast_ref::<GpuDevice<A>>()
 }
 
 /// Between two devices of one GPU technology: a peer copy when peer access is enabled,
@@ -805,278 +790,5 @@ pub(crate) fn enable_peers<A: GpuApi>(devices: &[Arc<GpuDevice<A>>]) {
     }
 }
 
-/// The GPU device of technology `A` at `location`, shared.
-pub(crate) fn device_arc<A: GpuApi>(location: Location) -> Result<Arc<GpuDevice<A>>> {
-    super::device_as::<GpuDevice<A>>(location, A::TECHNOLOGY.name())
-}
-
 #[cfg(all(test, feature = "cuda"))]
-mod tests {
-    //! The GPU logic without a GPU: a simulated driver whose "device memory" is host
-    //! memory (CHAI's simulation idea), so routes, staging chunk plans, accessibility
-    //! and data paths are tested as functions of the device facts.
-
-    use super::*;
-    use crate::transfer::TransferMatrix;
-
-    /// A fake CUDA driver: `peer` says which ordinals may access which.
-    struct Simulated {
-        peer: Vec<(u32, u32)>,
-    }
-
-    impl GpuApi for Simulated {
-        const TECHNOLOGY: Technology = Technology::Cuda;
-        fn activate(&self, _: u32) -> Result<(), String> {
-            Ok(())
-        }
-        unsafe fn alloc(&self, _: GpuMemory, bytes: usize) -> Result<u64, String> {
-            Ok(Box::into_raw(vec![0u8; bytes].into_boxed_slice()) as *mut u8 as u64)
-        }
-        unsafe fn free(&self, _: GpuMemory, _: u64) {
-            // Leaked on purpose: the simulated allocations do not record their sizes.
-        }
-        unsafe fn to_device(
-            &self,
-            dst: u64,
-            src: *const u8,
-            n: usize,
-            _: bool,
-        ) -> Result<(), String> {
-            // SAFETY: simulated device memory is host memory of at least `n` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(src, dst as *mut u8, n) };
-            Ok(())
-        }
-        unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, _: bool) -> Result<(), String> {
-            // SAFETY: as above.
-            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst, n) };
-            Ok(())
-        }
-        unsafe fn on_device(&self, dst: u64, src: u64, n: usize, _: bool) -> Result<(), String> {
-            // SAFETY: as above.
-            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) };
-            Ok(())
-        }
-        unsafe fn peer(&self, dst: u64, _: u32, src: u64, _: u32, n: usize) -> Result<(), String> {
-            // SAFETY: as above.
-            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) };
-            Ok(())
-        }
-        unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), String> {
-            // SAFETY: as above.
-            unsafe { std::ptr::write_bytes(dst as *mut u8, byte, n) };
-            Ok(())
-        }
-        fn synchronize(&self) -> Result<(), String> {
-            Ok(())
-        }
-        fn event_create(&self) -> Result<u64, String> {
-            Ok(1)
-        }
-        unsafe fn event_record(&self, _: u64) -> Result<(), String> {
-            Ok(())
-        }
-        unsafe fn event_wait(&self, _: u64) -> Result<(), String> {
-            Ok(())
-        }
-        unsafe fn event_query(&self, _: u64) -> Result<bool, String> {
-            Ok(true)
-        }
-        unsafe fn event_destroy(&self, _: u64) {}
-        fn enable_peer(&self, from: u32, to: u32) -> bool {
-            self.peer.contains(&(from, to))
-        }
-        fn compile(&self, _: &str, _: &str) -> Result<u64, String> {
-            Err("no compiler in the simulation".into())
-        }
-        unsafe fn launch(
-            &self,
-            _: u64,
-            _: [u32; 3],
-            _: [u32; 3],
-            _: &mut [*mut c_void],
-        ) -> Result<(), String> {
-            Err("no kernels in the simulation".into())
-        }
-        fn native(ptr: u64, kind: GpuMemory) -> Native {
-            Native::Cuda { ptr, kind }
-        }
-        fn unpack(native: &Native) -> Option<(u64, GpuMemory)> {
-            match native {
-                Native::Cuda { ptr, kind } => Some((*ptr, *kind)),
-                _ => None,
-            }
-        }
-    }
-
-    fn devices(peer: Vec<(u32, u32)>, managed: bool) -> Vec<Arc<GpuDevice<Simulated>>> {
-        let api = Arc::new(Simulated { peer });
-        let devices: Vec<_> = (0..2)
-            .map(|i| {
-                Arc::new(GpuDevice::new(
-                    Arc::clone(&api),
-                    i,
-                    GpuFacts {
-                        name: format!("sim {i}"),
-                        memory_bytes: 1 << 30,
-                        concurrent_managed_access: managed,
-                        notes: vec![],
-                    },
-                ))
-            })
-            .collect();
-        enable_peers(&devices);
-        devices
-    }
-
-    fn dynamic(d: &Arc<GpuDevice<Simulated>>) -> Arc<dyn Device> {
-        Arc::clone(d) as Arc<dyn Device>
-    }
-
-    fn matrix() -> TransferMatrix {
-        let mut m = TransferMatrix::default();
-        for (s, d, p) in paths::<Simulated>() {
-            m.register(s, d, p);
-        }
-        m
-    }
-
-    #[test]
-    fn copies_within_a_device_are_stream_events() {
-        let sim = devices(vec![], true);
-        let (d, other) = (dynamic(&sim[0]), dynamic(&sim[1]));
-        let n = 3 * STAGING + 5;
-        let data: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
-        let a = Arc::new(Memory::on(&d, n).unwrap());
-        let b = Arc::new(Memory::on(&d, n).unwrap());
-        a.write(0, &data).unwrap();
-        let event = d
-            .copy_async(&a, 0, &b, 0, n, &[])
-            .unwrap()
-            .expect("a copy within one GPU runs on its stream");
-        assert!(event.is_native());
-        assert!(
-            event.is_complete(),
-            "the simulated event reports completion"
-        );
-        event.wait().unwrap();
-        let mut back = vec![0u8; n];
-        b.read(0, &mut back).unwrap();
-        assert!(back == data);
-        // Overlapping ranges of one allocation, and other devices, are not stream copies.
-        assert!(d.copy_async(&a, 0, &a, 1, 8, &[]).unwrap().is_none());
-        let c = Arc::new(Memory::on(&other, n).unwrap());
-        assert!(d.copy_async(&a, 0, &c, 0, n, &[]).unwrap().is_none());
-    }
-
-    #[test]
-    fn routes_follow_the_peer_facts() {
-        let m = matrix();
-        let with_peer = devices(vec![(0, 1), (1, 0)], true);
-        let (a, b) = (dynamic(&with_peer[0]), dynamic(&with_peer[1]));
-        let e = |d| Endpoint {
-            device: d,
-            host: HostAccess::None,
-        };
-        assert_eq!(m.plan(e(&a), e(&b)).0.kind, RouteKind::Peer);
-        assert_eq!(
-            m.plan(e(&a), e(&a)).0.kind,
-            RouteKind::Direct,
-            "same device"
-        );
-        let without = devices(vec![], true);
-        let (c, d) = (dynamic(&without[0]), dynamic(&without[1]));
-        let route = m.plan(e(&c), e(&d)).0;
-        assert_eq!(route.kind, RouteKind::Staged);
-        assert!(route.reason.contains("pinned"), "{route}");
-        // One-way peer access still allows the peer copy.
-        let one_way = devices(vec![(1, 0)], true);
-        assert_eq!(
-            m.plan(e(&dynamic(&one_way[0])), e(&dynamic(&one_way[1])))
-                .0
-                .kind,
-            RouteKind::Peer
-        );
-    }
-
-    #[test]
-    fn other_technologies_go_through_pinned_memory_and_the_host_is_direct() {
-        let m = matrix();
-        let gpu = devices(vec![], false);
-        let g = dynamic(&gpu[0]);
-        let host = crate::registry().host();
-        let e = |d, h| Endpoint { device: d, host: h };
-        // The host itself: one direct copy (pageable memory staged inside, pinned DMA).
-        let r = m
-            .plan(e(&host, HostAccess::Pointer), e(&g, HostAccess::None))
-            .0;
-        assert_eq!(r.kind, RouteKind::Direct, "{r}");
-        // Any other technology, even a host-visible one: staged through pinned memory.
-        if let Ok(omp) = crate::registry().device(Location::OpenMp(0)) {
-            let r = m
-                .plan(e(omp, HostAccess::Pointer), e(&g, HostAccess::None))
-                .0;
-            assert_eq!(r.kind, RouteKind::Staged, "{r}");
-            assert!(r.reason.contains("pinned host memory of cuda:0"), "{r}");
-            let back = m
-                .plan(e(&g, HostAccess::None), e(omp, HostAccess::Pointer))
-                .0;
-            assert_eq!(back.kind, RouteKind::Staged, "{back}");
-        }
-    }
-
-    #[test]
-    fn accessibility_from_the_driver_facts() {
-        for managed in [false, true] {
-            let gpu = devices(vec![(0, 1)], managed);
-            let d0 = &gpu[0];
-            let access = |kind| d0.host_access(&Native::Cuda { ptr: 64, kind });
-            assert_eq!(access(GpuMemory::Device), HostAccess::None);
-            assert_eq!(
-                access(GpuMemory::Pinned),
-                HostAccess::Pointer,
-                "pinned: in place, not copied"
-            );
-            let expect = if managed {
-                HostAccess::Pointer
-            } else {
-                HostAccess::None
-            };
-            assert_eq!(
-                access(GpuMemory::Managed),
-                expect,
-                "managed with concurrent access = {managed}"
-            );
-            // Peer memory: accessible only where peer access was enabled (0 -> 1 here).
-            assert!(gpu[0]
-                .accessibility_of(gpu[1].as_ref(), HostAccess::None)
-                .is_some_and(|(ok, _)| ok));
-            assert!(gpu[1]
-                .accessibility_of(gpu[0].as_ref(), HostAccess::None)
-                .is_none());
-        }
-    }
-
-    #[test]
-    fn staging_plans_move_every_byte() {
-        let gpu = devices(vec![], false);
-        let d = &gpu[0];
-        // Pageable uploads and downloads larger than two chunks, with an odd tail.
-        let n = 2 * STAGING + 12_345;
-        let data: Vec<u8> = (0..n).map(|i| (i * 7 % 251) as u8).collect();
-        let mem = d.allocate_kind(n, GpuMemory::Device).unwrap();
-        mem.write(0, &data).unwrap();
-        let mut back = vec![0u8; n];
-        mem.read(0, &mut back).unwrap();
-        assert!(back == data);
-        // Through pinned memory between the two simulated devices (no peer access).
-        let other = gpu[1].allocate_kind(n, GpuMemory::Managed).unwrap();
-        through_pinned(d, &mem, 0, &other, 0, n).unwrap();
-        let mut seen = vec![0u8; n];
-        other.read(0, &mut seen).unwrap();
-        assert!(seen == data);
-        // Fill with a byte pattern goes through memset.
-        mem.fill(0..n, &[9]).unwrap();
-        mem.read(0, &mut back).unwrap();
-        assert!(back.iter().all(|&b| b == 9));
-    }
-}
+mod tests;

@@ -1,0 +1,128 @@
+//! Work a runtime runs on its own queue, backend-neutral: [`Completion`] wraps a
+//! backend's own [`NativeWork`] type (an OpenCL event, a SYCL event, a wgpu submission, a
+//! CUDA/HIP stream event), which only that backend downcasts ([`Completion::work_as`]).
+//! [`Dependency`] is how a backend sees earlier work it must wait for (the run-time
+//! layer's events implement it).
+
+use std::any::Any;
+
+use super::error::Result;
+
+/// One backend's handle to queued work. Dropping it releases the handle (after the
+/// [`Completion`] holding it waited, unless the work is queue-ordered and detached).
+pub trait NativeWork: Any + Send + Sync {
+    /// True once the work is done (never blocks).
+    fn poll(&self) -> bool;
+    /// Blocks until the work is done; its error.
+    fn block(&self) -> Result<()>;
+    /// True when the work runs on the device's in-order queue that every later locus
+    /// operation on its memory also goes through (OpenCL, WebGPU): those operations are
+    /// ordered after it without a host wait.
+    fn is_queue_ordered(&self) -> bool {
+        false
+    }
+}
+
+/// Completion of work on a queue (a launched kernel, a native asynchronous copy): wait on
+/// it with [`Completion::wait`]. Dropping it waits too, so memory the work uses can never
+/// be freed or reused under it.
+pub struct Completion {
+    work: Option<Box<dyn NativeWork>>,
+}
+
+impl Completion {
+    /// Already finished (host and OpenMP launches run to completion).
+    pub fn done() -> Completion {
+        Completion { work: None }
+    }
+
+    /// Work a backend queued, as its own type.
+    pub fn new(work: impl NativeWork) -> Completion {
+        Completion {
+            work: Some(Box::new(work)),
+        }
+    }
+
+    /// The backend's own work type, when it is a `T` (the backend that made it asks, to
+    /// take the work as a native dependency).
+    pub fn work_as<T: NativeWork>(&self) -> Option<&T> {
+        let work: &dyn Any = self.work.as_deref()?;
+        work.downcast_ref::<T>()
+    }
+
+    /// True when the work is known to be finished, without blocking.
+    pub fn poll_complete(&self) -> bool {
+        self.work.as_ref().is_none_or(|w| w.poll())
+    }
+
+    /// Blocks until the work has finished.
+    pub fn wait(mut self) -> Result<()> {
+        self.finish()
+    }
+
+    /// Blocks until the work has finished, keeping the native handle (for an event
+    /// whose handle others may still name as a dependency; released at drop).
+    pub fn block(&self) -> Result<()> {
+        self.work.as_ref().map_or(Ok(()), |w| w.block())
+    }
+
+    /// True when later locus operations on the device are ordered after this work
+    /// without a host wait (see [`NativeWork::is_queue_ordered`]).
+    pub fn is_queue_ordered(&self) -> bool {
+        self.work.as_ref().is_none_or(|w| w.is_queue_ordered())
+    }
+
+    /// Lets the work run on without a host wait (only for a queue-ordered completion;
+    /// others are waited for).
+    pub fn detach(mut self) -> Result<()> {
+        if self.is_queue_ordered() {
+            self.work = None;
+            Ok(())
+        } else {
+            self.finish()
+        }
+    }
+
+    /// Waits, then lets go of the native handle.
+    fn finish(&mut self) -> Result<()> {
+        let outcome = self.block();
+        self.work = None;
+        outcome
+    }
+}
+
+impl Drop for Completion {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+/// Earlier work an asynchronous operation must wait for, as a backend sees it.
+pub trait Dependency {
+    /// The native work behind it, when a runtime's queue runs it.
+    fn completion(&self) -> Option<&Completion>;
+    /// True once it is done (never blocks).
+    fn is_complete(&self) -> bool;
+    /// Blocks until it is done; its error.
+    fn wait(&self) -> Result<()>;
+}
+
+/// For a backend's asynchronous copy: the native form of each dependency in `after`
+/// the backend can take natively (`native` gives it), once every other dependency is
+/// done (a failed one is returned as the error); `None` while one of those still runs:
+/// the copy then goes to a worker thread that waits for it, so the caller never blocks
+/// on another technology's work (nor does the device's own queue).
+pub fn native_deps<T>(
+    after: &[&dyn Dependency],
+    native: impl Fn(&Completion) -> Option<T>,
+) -> Result<Option<Vec<T>>> {
+    let mut deps = Vec::new();
+    for e in after {
+        match e.completion().and_then(&native) {
+            Some(dep) => deps.push(dep),
+            None if !e.is_complete() => return Ok(None),
+            None => e.wait()?,
+        }
+    }
+    Ok(Some(deps))
+}

@@ -1,0 +1,233 @@
+//! The [`Device`] trait every backend implements, and what a device says about itself.
+//!
+//! # Why a trait object
+//! Backends are discovered at run time: which devices exist, and how many, is only known
+//! once the program runs on a machine. The registry therefore holds `Arc<dyn Device>`,
+//! one per discovered device, and the backend-neutral code (transfers, buffers,
+//! accessibility) only ever talks to this trait. A backend's own type is reached by
+//! downcasting (`Device` has `Any` as a supertrait): `locus::device_as::<OpenClDevice>`.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use super::completion::{Completion, Dependency};
+use super::error::{Error, Result};
+use super::launch::{LaunchArg, LaunchSpec};
+use super::location::{Location, Technology};
+use super::memory::Memory;
+use super::native::Native;
+use super::route::CopyPath;
+
+/// The alignment every backend guarantees for the start of an allocation.
+pub const ALIGNMENT: usize = 64;
+
+/// What a device can say about itself.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    /// Device name as the runtime reports it.
+    pub name: String,
+    /// Platform, driver or adapter backend (e.g. "Portable Computing Language", "Vulkan").
+    pub platform: String,
+    /// Kind of device ("cpu", "gpu", "host", ...).
+    pub kind: String,
+    /// Total memory in bytes, where the runtime reports it.
+    pub memory_bytes: Option<u64>,
+    /// Largest single allocation in bytes.
+    pub max_allocation: u64,
+    /// True when the device uses the host's memory (a CPU device, an integrated GPU, or
+    /// the OpenMP initial device).
+    pub shares_host_memory: bool,
+    /// Free-form facts worth printing (`locus info` shows them).
+    pub notes: Vec<String>,
+}
+
+/// How host code can reach an allocation without copying it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostAccess {
+    /// The allocation's address is a host address: plain loads and stores work.
+    Pointer,
+    /// Mapping the allocation gives a host pointer to the same memory (no copy), e.g.
+    /// an OpenCL buffer on a host-unified CPU device.
+    Mapped,
+    /// The host cannot reach it in place; a copy is needed.
+    None,
+}
+
+/// One device of one technology. Backends implement it; the rest of the crate uses it.
+///
+/// Offsets and lengths are in bytes and have been bounds-checked by [`Memory`] before a
+/// backend sees them.
+pub trait Device: Any + Send + Sync + fmt::Debug {
+    /// Where this device's memory lives.
+    fn location(&self) -> Location;
+    /// Name, sizes and memory facts.
+    fn info(&self) -> &DeviceInfo;
+    /// Allocates `bytes` (maybe 0) aligned to at least [`ALIGNMENT`].
+    fn allocate(&self, bytes: usize) -> Result<Native>;
+    /// Frees an allocation.
+    ///
+    /// # Safety
+    /// `native` was returned by `allocate(bytes)` of this device, is freed once, and no
+    /// operation on it is pending.
+    unsafe fn free(&self, native: &Native, bytes: usize);
+    /// How host code can reach this allocation in place.
+    fn host_access(&self, native: &Native) -> HostAccess;
+    /// How host code reaches this device's default allocations (for location-level
+    /// tables; [`Device::host_access`] answers per allocation).
+    fn host_access_default(&self) -> HostAccess;
+    /// One line on why host code can (or cannot) reach this device's default memory in
+    /// place; route and accessibility reasons quote it.
+    fn host_access_reason(&self) -> String {
+        let loc = self.location();
+        match self.host_access_default() {
+            HostAccess::Pointer => format!("{loc} memory has a host address"),
+            HostAccess::Mapped => {
+                format!("{loc} shares memory with the host: mapped in place, no copy")
+            }
+            HostAccess::None => format!("{loc} memory is not host-visible"),
+        }
+    }
+    /// The accessor's own say on memory owned by `owner` (e.g. a GPU with peer access
+    /// enabled to the owner), before the generic rules; `None` leaves it to them.
+    fn accessibility_of(&self, _owner: &dyn Device, _host: HostAccess) -> Option<(bool, String)> {
+        None
+    }
+    /// True when code running at this location dereferences plain host pointers (the
+    /// host itself, the OpenMP initial device, a SYCL device with system USM).
+    fn executes_on_host(&self) -> bool;
+    /// Copies `src` into the allocation at `offset` (host -> device).
+    fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()>;
+    /// Copies from the allocation at `offset` into `dst` (device -> host).
+    fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()>;
+    /// Copies between two allocations of this device (ranges do not overlap).
+    fn copy_within(
+        &self,
+        src: &Native,
+        src_offset: usize,
+        dst: &Native,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()>;
+    /// Fills `len` bytes at `offset` with `pattern` repeated (`len` is a multiple of the
+    /// pattern length). The default writes the pattern from host chunks.
+    fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        fill_by_writes(self, dst, offset, len, pattern)
+    }
+    /// Maps `len` bytes at `offset` for host access and returns the host address.
+    /// Only called when [`Device::host_access`] is not [`HostAccess::None`].
+    fn map(&self, native: &Native, offset: usize, len: usize, write: bool) -> Result<*mut u8>;
+    /// Ends a mapping made by [`Device::map`].
+    ///
+    /// # Safety
+    /// `ptr` came from `map` on the same allocation and is not used afterwards.
+    unsafe fn unmap(&self, native: &Native, ptr: *mut u8) -> Result<()>;
+    /// How many allocations of this device are alive (made by `allocate`, not freed).
+    fn live_allocations(&self) -> usize;
+    /// A handle to `len` bytes at `offset` inside `parent`, for sub-allocators (a
+    /// pointer plus offset, or a buffer plus offset). The default: this technology
+    /// cannot address part of an allocation.
+    fn sub_native(&self, _parent: &Native, _offset: usize, _len: usize) -> Result<Native> {
+        Err(Error::Invalid(format!(
+            "{}: sub-allocation is not supported for this technology yet; use the upstream resource",
+            self.location()
+        )))
+    }
+    /// Releases a handle made by [`Device::sub_native`]; the parent allocation stays.
+    ///
+    /// # Safety
+    /// `native` came from `sub_native` of this device and is no longer used.
+    unsafe fn release_sub(&self, _native: &Native) {}
+    /// The alignment, in bytes, that sub-allocations inside one allocation must keep.
+    fn sub_alignment(&self) -> usize {
+        ALIGNMENT
+    }
+    /// Starts `len` bytes (`len` > 0) from `src` to `dst` on this device's own queue
+    /// when it can (one side at least is this device's memory; ranges bounds-checked),
+    /// after `after` ([`native_deps`](super::completion::native_deps) sorts them), and
+    /// returns the queued work; the caller keeps both memories alive until it is done.
+    /// `None` leaves the copy to a worker thread. The default: `None`.
+    fn copy_async(
+        &self,
+        _src: &Memory,
+        _src_offset: usize,
+        _dst: &Memory,
+        _dst_offset: usize,
+        _len: usize,
+        _after: &[&dyn Dependency],
+    ) -> Result<Option<Completion>> {
+        Ok(None)
+    }
+    /// Waits until every operation locus queued on this device is done (kernels
+    /// launched by queue-ordered codelet calls, asynchronous copies), so that a consumer
+    /// outside locus (another queue, a DLPack consumer) sees finished data. The default:
+    /// nothing is ever left queued.
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Launches a kernel written in this technology's language (the backend builds and
+    /// caches it) on this device's queue. The default: this technology runs no kernels
+    /// through locus.
+    fn launch(&self, spec: &LaunchSpec<'_>, _args: &[LaunchArg<'_>]) -> Result<Completion> {
+        Err(Error::Invalid(format!(
+            "{}: locus launches no `{}` kernels on this technology",
+            self.location(),
+            spec.entry
+        )))
+    }
+}
+
+/// Fills through host chunks of the repeated pattern; used by backends without a native
+/// fill for the given pattern.
+pub fn fill_by_writes<D: Device + ?Sized>(
+    device: &D,
+    dst: &Native,
+    offset: usize,
+    len: usize,
+    pattern: &[u8],
+) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let per_chunk = (1 << 20) / pattern.len().max(1) + 1;
+    let chunk: Vec<u8> = pattern
+        .iter()
+        .copied()
+        .cycle()
+        .take(per_chunk * pattern.len())
+        .collect();
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(chunk.len() - chunk.len() % pattern.len().max(1));
+        device.write(dst, offset + done, &chunk[..n])?;
+        done += n;
+    }
+    Ok(())
+}
+
+/// What discovering one technology found.
+pub struct Discovery {
+    /// The devices found, in ordinal order.
+    pub devices: Vec<std::sync::Arc<dyn Device>>,
+    /// Devices seen but not used, with the reason (e.g. "PoCL through SYCL: no USM").
+    pub skipped: Vec<String>,
+    /// Copy paths this backend adds to the transfer matrix, keyed by
+    /// (source technology, destination technology).
+    pub paths: Vec<(Technology, Technology, Arc<dyn CopyPath>)>,
+}
+
+/// Why a technology has no device here: the text names what failed and what to install.
+pub type Unavailable = String;
+
+/// Physical memory of the host in bytes, from /proc/meminfo where available.
+pub fn host_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = text
+        .lines()
+        .next()?
+        .split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()?;
+    Some(kb * 1024)
+}

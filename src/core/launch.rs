@@ -1,0 +1,64 @@
+//! Kernel launches, backend-neutral: the arguments handed to a backend. Each backend
+//! builds and caches its kernels (OpenCL programs, SYCL kernel bundles, wgpu pipelines),
+//! launches them on its own queue and returns a [`Completion`](super::completion::Completion).
+
+use super::error::Error;
+use super::location::Location;
+use super::memory::Memory;
+
+/// One kernel argument, in the kernel's parameter order.
+#[derive(Debug, Clone, Copy)]
+pub enum LaunchArg<'a> {
+    /// A buffer parameter: the allocation the kernel reads or writes.
+    Memory(&'a Memory),
+    /// A 32-bit float scalar.
+    F32(f32),
+    /// A 32-bit unsigned scalar.
+    U32(u32),
+    /// A 32-bit signed scalar.
+    I32(i32),
+}
+
+impl LaunchArg<'_> {
+    /// The scalar's bytes (native endian), or `None` for a buffer.
+    pub fn scalar_bytes(&self) -> Option<[u8; 4]> {
+        match self {
+            LaunchArg::Memory(_) => None,
+            LaunchArg::F32(v) => Some(v.to_ne_bytes()),
+            LaunchArg::U32(v) => Some(v.to_ne_bytes()),
+            LaunchArg::I32(v) => Some(v.to_ne_bytes()),
+        }
+    }
+}
+
+/// The work to launch: a kernel source in the technology's language, its entry point,
+/// the workgroup size it declares (WGSL) and the global size.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchSpec<'a> {
+    /// Kernel source text (WGSL, OpenCL C), or the OpenMP entry name.
+    pub source: &'a str,
+    /// Entry point (kernel function) name.
+    pub entry: &'a str,
+    /// Workgroup size the source declares (used by WebGPU to size the dispatch).
+    pub workgroup: [u32; 3],
+    /// Global size in work items, `[x, y]` (y = 1 for 1-D).
+    pub global: [usize; 2],
+    /// 1 or 2.
+    pub dims: usize,
+}
+
+/// The error for a kernel a backend cannot run with these arguments.
+#[allow(dead_code)] // used by the kernel-launching backends (features)
+pub(crate) fn bad_argument(location: Location, index: usize, why: &str) -> Error {
+    Error::Invalid(format!("{location}: kernel argument {index}: {why}"))
+}
+
+/// A stable key for caching a compiled kernel.
+#[allow(dead_code)] // used by the kernel-launching backends (features)
+pub(crate) fn cache_key(source: &str, entry: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    source.hash(&mut h);
+    entry.hash(&mut h);
+    h.finish()
+}

@@ -1,0 +1,310 @@
+//! [`Memory`]: one allocation at one location (umem's "address in a context"), with
+//! bounds-checked reads, writes, fills and host mappings. The layers above add to it:
+//! allocation by location and adoption (the registry), copies between any two
+//! (the transfer matrix), asynchronous copies (events), and memory from a resource.
+
+use std::any::Any;
+use std::fmt;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use super::device::{Device, HostAccess};
+use super::error::{Error, Result};
+use super::location::Location;
+use super::mapping::HostMapping;
+use super::native::Native;
+
+/// What becomes of an allocation when its [`Memory`] is dropped, when its device does not
+/// free it: an adopted allocation's deleter, or a block going back to the resource that
+/// made it (the resource layer's own type, which it gets back with
+/// [`Memory::take_release`]).
+pub trait Release: Any + Send {
+    /// Called once, with the allocation's handle, when the memory is dropped.
+    fn release(self: Box<Self>, native: &Native);
+}
+
+/// A deleter closure as a [`Release`].
+struct Deleter(Box<dyn FnOnce(&Native) + Send + Sync>);
+
+impl Release for Deleter {
+    fn release(self: Box<Self>, native: &Native) {
+        (self.0)(native)
+    }
+}
+
+/// Who frees the allocation.
+enum Owner {
+    /// Its device, through [`Device::free`].
+    Device,
+    /// A deleter or a resource.
+    Custom(Box<dyn Release>),
+    /// Given away already ([`Memory::take_release`]): dropping does nothing.
+    Released,
+}
+
+/// One untyped allocation at one location: the umem-style layer under `Buffer`.
+///
+/// It frees itself on drop (through its backend, through the deleter it was adopted
+/// with, or back to the resource it came from). Every operation is bounds-checked: an
+/// out-of-range copy is an error and writes nothing.
+pub struct Memory {
+    device: Arc<dyn Device>,
+    native: Native,
+    len: usize,
+    owner: Mutex<Owner>,
+}
+
+impl Memory {
+    /// Allocates `bytes` on `device`.
+    pub fn on(device: &Arc<dyn Device>, bytes: usize) -> Result<Memory> {
+        let max = device.info().max_allocation;
+        if bytes as u64 > max {
+            return Err(Error::TooLarge {
+                location: device.location(),
+                requested: bytes,
+                max: max as usize,
+            });
+        }
+        let native = device.allocate(bytes)?;
+        Ok(Memory::from_native(Arc::clone(device), native, bytes))
+    }
+
+    /// Wraps a native allocation that `device` made with its own allocator and frees on
+    /// drop (backends use this for kinds other than the default, e.g. SYCL shared USM).
+    #[cfg_attr(
+        not(any(feature = "sycl", feature = "cuda", feature = "hip")),
+        allow(dead_code)
+    )]
+    pub(crate) fn from_native(device: Arc<dyn Device>, native: Native, len: usize) -> Memory {
+        Memory {
+            device,
+            native,
+            len,
+            owner: Mutex::new(Owner::Device),
+        }
+    }
+
+    /// Wraps `native`, which `release` gives back when the memory is dropped (the
+    /// device never frees it).
+    ///
+    /// # Safety
+    /// `native` must be a live allocation of at least `len` bytes that belongs to
+    /// `device` and stays valid until `release` runs.
+    pub unsafe fn with_release(
+        device: Arc<dyn Device>,
+        native: Native,
+        len: usize,
+        release: Box<dyn Release>,
+    ) -> Memory {
+        Memory {
+            device,
+            native,
+            len,
+            owner: Mutex::new(Owner::Custom(release)),
+        }
+    }
+
+    /// Adopts `native` on `device` without copying; `deleter` runs when the memory is
+    /// dropped (pass a no-op to keep ownership elsewhere).
+    ///
+    /// # Safety
+    /// `native` must be a live allocation of at least `len` bytes that belongs to
+    /// `device` (for OpenCL: its context; for OpenMP: its device number; for WebGPU: its
+    /// `wgpu::Device`) and stays valid until `deleter` runs.
+    pub unsafe fn adopt_on(
+        device: Arc<dyn Device>,
+        native: Native,
+        len: usize,
+        deleter: impl FnOnce(&Native) + Send + Sync + 'static,
+    ) -> Result<Memory> {
+        let location = device.location();
+        if native.technology() != location.technology() {
+            return Err(Error::Invalid(format!(
+                "cannot adopt a {} handle at {location}: the handle must belong to the location's technology",
+                native.technology()
+            )));
+        }
+        // SAFETY: forwarded from the caller's contract.
+        Ok(unsafe {
+            Memory::with_release(device, native, len, Box::new(Deleter(Box::new(deleter))))
+        })
+    }
+
+    /// Adopts a host vector without copying; the vector is dropped with the memory.
+    /// `host` must be the host device.
+    pub(crate) fn host_vec<T: bytemuck::Pod + Send + Sync>(
+        host: Arc<dyn Device>,
+        mut vec: Vec<T>,
+    ) -> Memory {
+        let len = std::mem::size_of_val(vec.as_slice());
+        let ptr = vec.as_mut_ptr().cast::<u8>();
+        let release = Box::new(Deleter(Box::new(move |_: &Native| drop(vec))));
+        // SAFETY: the vector's buffer is `len` live bytes of host memory, kept (moved into
+        // the deleter, never touched through it) until the memory is dropped.
+        unsafe { Memory::with_release(host, Native::Host { ptr }, len, release) }
+    }
+
+    /// Takes out what [`Memory::with_release`] was given when it is a `T`, so that the
+    /// caller gives the allocation back itself (e.g. once running work is done);
+    /// dropping the memory then does nothing. `None` (and nothing changes) otherwise.
+    pub fn take_release<T: Release>(&self) -> Option<Box<T>> {
+        let mut owner = self.owner.lock().unwrap_or_else(|e| e.into_inner());
+        match &*owner {
+            Owner::Custom(release) if (&**release as &dyn Any).is::<T>() => {}
+            _ => return None,
+        }
+        match std::mem::replace(&mut *owner, Owner::Released) {
+            Owner::Custom(release) => (release as Box<dyn Any>).downcast::<T>().ok(),
+            _ => None,
+        }
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True for a zero-byte allocation.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Where the memory lives.
+    pub fn location(&self) -> Location {
+        self.device.location()
+    }
+
+    /// The device that owns it.
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.device
+    }
+
+    /// The native handle, for launching your own kernels on it.
+    pub fn native(&self) -> &Native {
+        &self.native
+    }
+
+    /// How host code can reach it without a copy.
+    pub fn host_access(&self) -> HostAccess {
+        self.device.host_access(&self.native)
+    }
+
+    /// Checks that `range` fits; `what` names the operation in the error.
+    pub(crate) fn check(&self, what: &'static str, offset: usize, len: usize) -> Result<()> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.len => Ok(()),
+            _ => Err(Error::OutOfRange {
+                location: self.location(),
+                what,
+                offset,
+                len,
+                size: self.len,
+            }),
+        }
+    }
+
+    /// Copies host bytes into the memory at `offset`.
+    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.check("write", offset, src.len())?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.device.write(&self.native, offset, src)
+    }
+
+    /// Copies bytes at `offset` out to the host.
+    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.check("read", offset, dst.len())?;
+        if dst.is_empty() {
+            return Ok(());
+        }
+        self.device.read(&self.native, offset, dst)
+    }
+
+    /// Fills `range` with `pattern` repeated; the range length must be a multiple of the
+    /// pattern length.
+    pub fn fill(&self, range: Range<usize>, pattern: &[u8]) -> Result<()> {
+        let len = range.end.saturating_sub(range.start);
+        self.check("fill", range.start, len)?;
+        if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
+            return Err(Error::Invalid(format!(
+                "{}: fill of {len} bytes with a {}-byte pattern: the length must be a non-zero multiple of the pattern",
+                self.location(),
+                pattern.len()
+            )));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        self.device.fill(&self.native, range.start, len, pattern)
+    }
+
+    /// True when `len` bytes at `offset` and `len` bytes at `other_offset` of `other`
+    /// are ranges of this same allocation that overlap.
+    pub fn overlaps(&self, offset: usize, other: &Memory, other_offset: usize, len: usize) -> bool {
+        std::ptr::eq(self, other) && offset < other_offset + len && other_offset < offset + len
+    }
+
+    /// Maps `range` for host access in place. Fails with
+    /// [`Error::NotHostAccessible`] when [`Memory::host_access`] is `None`.
+    pub fn map(self: &Arc<Self>, range: Range<usize>, write: bool) -> Result<HostMapping> {
+        HostMapping::new(Arc::clone(self), range, write)
+    }
+
+    /// Maps a range of a borrowed memory for the duration of `f`.
+    pub(crate) fn with_host_slice<R>(
+        &self,
+        offset: usize,
+        len: usize,
+        write: bool,
+        f: impl FnOnce(&mut [u8]) -> Result<R>,
+    ) -> Result<R> {
+        self.check("map", offset, len)?;
+        if self.host_access() == HostAccess::None {
+            return Err(Error::NotHostAccessible {
+                location: self.location(),
+            });
+        }
+        if len == 0 {
+            return f(&mut []);
+        }
+        let ptr = self.device.map(&self.native, offset, len, write)?;
+        // SAFETY: `map` returned a host address of `len` bytes of this allocation that
+        // stays valid until `unmap`; the slice does not escape `f`, and the callers hold
+        // the only reference that writes to this range for the duration.
+        let slice = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+        let result = f(slice);
+        // SAFETY: `ptr` came from `map` on this allocation and `slice` is gone.
+        let unmapped = unsafe { self.device.unmap(&self.native, ptr) };
+        let value = result?;
+        unmapped?;
+        Ok(value)
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        let owner = std::mem::replace(
+            self.owner.get_mut().unwrap_or_else(|e| e.into_inner()),
+            Owner::Released,
+        );
+        match owner {
+            Owner::Custom(release) => release.release(&self.native),
+            // SAFETY: the native handle came from this device's `allocate` (or its own
+            // allocator, `from_native`), and this is the one place that frees it;
+            // dropping the `Memory` proves nothing uses it.
+            Owner::Device => unsafe { self.device.free(&self.native, self.len) },
+            Owner::Released => {}
+        }
+    }
+}
+
+impl fmt::Debug for Memory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Memory")
+            .field("location", &self.location())
+            .field("len", &self.len)
+            .field("native", &self.native)
+            .finish()
+    }
+}

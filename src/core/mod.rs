@@ -1,0 +1,22 @@
+//! The core: what every other layer is written in terms of. It imports nothing above it
+//! (the layering test, `tests/layers.rs`, holds every file to that).
+//!
+//! - [`location`]: where memory lives ([`Location`](location::Location), [`Technology`](location::Technology));
+//! - [`error`]: the one error type;
+//! - [`device`]: the [`Device`](device::Device) trait every backend implements, and the facts a device reports;
+//! - [`native`]: each technology's handle to an allocation;
+//! - [`memory`] and [`mapping`]: one untyped allocation, and host access to it in place;
+//! - [`completion`]: queued work (each backend's own type behind one trait) and the
+//!   dependencies a backend is handed;
+//! - [`launch`]: kernel launch descriptions;
+//! - [`route`]: route kinds and the [`CopyPath`](route::CopyPath) trait of the transfer matrix.
+
+pub mod completion;
+pub mod device;
+pub mod error;
+pub mod launch;
+pub mod location;
+pub mod mapping;
+pub mod memory;
+pub mod native;
+pub mod route;

@@ -1,0 +1,223 @@
+//! [`Native`]: the handle of one allocation, per technology, and the allocation kinds
+//! its variants carry. Users match on it to hand the raw handle to their own kernels.
+
+use std::fmt;
+
+use super::location::Technology;
+
+/// The kind of a CUDA or HIP allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuMemory {
+    /// Device memory (`cuMemAlloc`, `hipMalloc`).
+    Device,
+    /// Page-locked host memory (`cuMemAllocHost`, `hipHostMalloc`): usable in place by
+    /// the host and by the device.
+    Pinned,
+    /// Managed (unified) memory (`cuMemAllocManaged`, `hipMallocManaged`): usable in
+    /// place by the host only when the device reports concurrent managed access.
+    Managed,
+}
+
+/// The kind of a SYCL USM allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsmKind {
+    /// `sycl::malloc_device`: device memory.
+    Device,
+    /// `sycl::malloc_shared`: migrates between host and device.
+    Shared,
+    /// `sycl::malloc_host`: host memory the device can read.
+    Host,
+}
+
+impl UsmKind {
+    /// Lower-case name (`device`, `shared`, `host`).
+    pub fn name(self) -> &'static str {
+        match self {
+            UsmKind::Device => "device",
+            UsmKind::Shared => "shared",
+            UsmKind::Host => "host",
+        }
+    }
+}
+
+/// The native handle of one allocation, per technology.
+///
+/// Pointers here are raw: they stay valid while the owning [`Memory`] lives.
+#[non_exhaustive]
+pub enum Native {
+    /// Host memory.
+    Host {
+        /// Start of the allocation.
+        ptr: *mut u8,
+    },
+    /// Memory from `omp_target_alloc`.
+    #[cfg(feature = "openmp")]
+    OpenMp {
+        /// The device pointer (a host address on the initial device).
+        ptr: *mut u8,
+        /// The OpenMP device number it belongs to (pass it to `device(...)` clauses).
+        device: i32,
+    },
+    /// A range of an OpenCL buffer object.
+    #[cfg(feature = "opencl")]
+    OpenCl {
+        /// The `cl_mem` handle.
+        mem: opencl3::types::cl_mem,
+        /// Where this allocation starts inside it (non-zero for pool sub-allocations:
+        /// OpenCL calls take it as their offset; kernels get a sub-buffer of the range).
+        offset: usize,
+    },
+    /// CUDA memory (device, pinned host or managed).
+    #[cfg(feature = "cuda")]
+    Cuda {
+        /// The device address (a host address too for pinned and managed memory).
+        ptr: u64,
+        /// Which kind of allocation.
+        kind: GpuMemory,
+    },
+    /// HIP memory (device, pinned host or managed).
+    #[cfg(feature = "hip")]
+    Hip {
+        /// The device address (a host address too for pinned and managed memory).
+        ptr: u64,
+        /// Which kind of allocation.
+        kind: GpuMemory,
+    },
+    /// SYCL unified shared memory.
+    #[cfg(feature = "sycl")]
+    Sycl {
+        /// The USM pointer.
+        ptr: *mut u8,
+        /// Device, shared or host USM.
+        kind: UsmKind,
+    },
+    /// A range of a wgpu storage buffer (usage STORAGE | COPY_SRC | COPY_DST).
+    #[cfg(feature = "webgpu")]
+    WebGpu {
+        /// The buffer; its size is rounded up to a multiple of 4 bytes. Shared (one
+        /// reference count) by the pool's sub-allocations of it.
+        buffer: std::sync::Arc<wgpu::Buffer>,
+        /// Where this allocation starts inside it (non-zero for pool sub-allocations;
+        /// a multiple of the storage-buffer offset alignment).
+        offset: u64,
+    },
+}
+
+// SAFETY: the raw pointers in `Native` are plain addresses of memory owned by one
+// `Memory`; every runtime used here (libgomp, OpenCL 1.2+, wgpu) allows its handles to be
+// used from any thread. Synchronisation of the *contents* is the job of the borrow rules
+// on `Buffer` and of the blocking calls in each backend.
+unsafe impl Send for Native {}
+// SAFETY: see `Send` above; no method mutates the handle itself.
+unsafe impl Sync for Native {}
+
+impl Native {
+    /// A second handle to the same memory (no reference is taken: the owner of the
+    /// original keeps the memory alive; a wgpu buffer handle is cloned). For bindings
+    /// that adopt memory locus exported (`Memory::adopt` is the unsafe step).
+    pub fn duplicate(&self) -> Native {
+        match self {
+            Native::Host { ptr } => Native::Host { ptr: *ptr },
+            #[cfg(feature = "cuda")]
+            Native::Cuda { ptr, kind } => Native::Cuda {
+                ptr: *ptr,
+                kind: *kind,
+            },
+            #[cfg(feature = "hip")]
+            Native::Hip { ptr, kind } => Native::Hip {
+                ptr: *ptr,
+                kind: *kind,
+            },
+            #[cfg(feature = "openmp")]
+            Native::OpenMp { ptr, device } => Native::OpenMp {
+                ptr: *ptr,
+                device: *device,
+            },
+            #[cfg(feature = "opencl")]
+            Native::OpenCl { mem, offset } => Native::OpenCl {
+                mem: *mem,
+                offset: *offset,
+            },
+            #[cfg(feature = "sycl")]
+            Native::Sycl { ptr, kind } => Native::Sycl {
+                ptr: *ptr,
+                kind: *kind,
+            },
+            #[cfg(feature = "webgpu")]
+            Native::WebGpu { buffer, offset } => Native::WebGpu {
+                buffer: buffer.clone(),
+                offset: *offset,
+            },
+        }
+    }
+
+    /// The technology this handle belongs to.
+    pub fn technology(&self) -> Technology {
+        match self {
+            Native::Host { .. } => Technology::Host,
+            #[cfg(feature = "openmp")]
+            Native::OpenMp { .. } => Technology::OpenMp,
+            #[cfg(feature = "opencl")]
+            Native::OpenCl { .. } => Technology::OpenCl,
+            #[cfg(feature = "cuda")]
+            Native::Cuda { .. } => Technology::Cuda,
+            #[cfg(feature = "hip")]
+            Native::Hip { .. } => Technology::Hip,
+            #[cfg(feature = "sycl")]
+            Native::Sycl { .. } => Technology::Sycl,
+            #[cfg(feature = "webgpu")]
+            Native::WebGpu { .. } => Technology::WebGpu,
+        }
+    }
+}
+
+impl fmt::Debug for Native {
+    /// The handle's value (the address or object it names), so that two handles to the
+    /// same memory print the same.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Native::Host { ptr } => write!(f, "Host({ptr:p})"),
+            #[cfg(feature = "openmp")]
+            Native::OpenMp { ptr, device } => write!(f, "OpenMp({ptr:p}, device {device})"),
+            #[cfg(feature = "opencl")]
+            Native::OpenCl { mem, offset } => write!(f, "OpenCl(cl_mem {mem:p} + {offset})"),
+            #[cfg(feature = "cuda")]
+            Native::Cuda { ptr, kind } => write!(f, "Cuda({ptr:#x}, {kind:?})"),
+            #[cfg(feature = "hip")]
+            Native::Hip { ptr, kind } => write!(f, "Hip({ptr:#x}, {kind:?})"),
+            #[cfg(feature = "sycl")]
+            Native::Sycl { ptr, kind } => write!(f, "Sycl({ptr:p}, {kind:?} USM)"),
+            #[cfg(feature = "webgpu")]
+            Native::WebGpu { ref buffer, offset } => write!(
+                f,
+                "WebGpu(buffer {:p} of {} bytes + {offset})",
+                std::sync::Arc::as_ptr(buffer),
+                buffer.size()
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod native_debug_tests {
+    use super::Native;
+
+    #[test]
+    fn debug_prints_the_handle_not_where_it_is_stored() {
+        let at = 0x1000 as *mut u8;
+        let (a, b) = (Native::Host { ptr: at }, Native::Host { ptr: at });
+        assert_eq!(format!("{a:?}"), "Host(0x1000)");
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        #[cfg(feature = "opencl")]
+        assert_eq!(
+            format!(
+                "{:?}",
+                Native::OpenCl {
+                    mem: 0x2000 as opencl3::types::cl_mem,
+                    offset: 64
+                }
+            ),
+            "OpenCl(cl_mem 0x2000 + 64)"
+        );
+    }
+}

@@ -1,0 +1,13 @@
+//! The run-time layer, above the core and the backends: discovery ([`registry`]), events
+//! and queues ([`event`], [`queue`]), the worker threads that run what no runtime can
+//! queue ([`worker`]), accessibility ([`access`]), umem mirrors ([`mirror`]) and the
+//! transfer matrix with its copy engine ([`transfer`]).
+
+pub mod access;
+mod allocate;
+pub mod event;
+pub mod mirror;
+pub mod queue;
+pub mod registry;
+pub mod transfer;
+pub(crate) mod worker;

@@ -1,0 +1,110 @@
+//! Asynchronous copies: [`Memory::copy_to_async`] starts a copy on the device's own
+//! queue when its backend can ([`Device::copy_async`](crate::core::device::Device::copy_async)),
+//! and on a worker thread otherwise; [`Memory::copy_to_async_on`] orders it on a [`Queue`].
+
+use std::sync::Arc;
+
+use crate::core::completion::Dependency;
+use crate::core::error::Result;
+use crate::core::memory::Memory;
+use crate::runtime::event::Event;
+use crate::runtime::queue::Queue;
+use crate::runtime::worker;
+
+impl Memory {
+    /// Starts `copy_to` asynchronously after `after` and returns its event (the
+    /// synchronous form is [`Memory::copy_to`]). Bounds are checked at once: an
+    /// out-of-range copy is an error and starts nothing.
+    ///
+    /// Native where the technology has a queue for it:
+    /// - within one OpenCL device, or between it and host memory (`clEnqueueCopyBuffer`,
+    ///   non-blocking `clEnqueueWriteBuffer` / `clEnqueueReadBuffer`; OpenCL events of
+    ///   its context in `after` as the wait list);
+    /// - SYCL USM to or from the same device or host memory (`queue.memcpy`, SYCL events
+    ///   as dependencies);
+    /// - within one WebGPU device (`copy_buffer_to_buffer` in one submission, after that
+    ///   device's earlier submissions), and uploads of up to 1 MiB to it
+    ///   (`Queue::write_buffer`);
+    /// - within one CUDA or HIP device (`cuMemcpyDtoDAsync` / `hipMemcpyAsync` on its
+    ///   stream, with an event).
+    ///
+    /// A dependency the technology cannot take natively that is still running sends the
+    /// copy to a worker thread, which waits for it: this call never blocks on other
+    /// work, and the device's own queue is not held up by it. Every other copy runs on a
+    /// worker thread after a host wait on `after`. Dropping the returned event (every
+    /// clone) does not block: the work finishes on its own and the memory it uses stays
+    /// alive until then.
+    pub fn copy_to_async(
+        self: &Arc<Self>,
+        src_offset: usize,
+        dst: &Arc<Memory>,
+        dst_offset: usize,
+        len: usize,
+        after: &[Event],
+    ) -> Result<Event> {
+        self.check("copy source", src_offset, len)?;
+        dst.check("copy destination", dst_offset, len)?;
+        // Nothing to copy: done once `after` is (a worker waits for it when it runs).
+        if len == 0 && after.iter().all(Event::is_complete) {
+            for e in after {
+                e.wait()?;
+            }
+            return Ok(Event::done());
+        }
+        // The source's device first, then the destination's (host -> SYCL).
+        let other = (!Arc::ptr_eq(self.device(), dst.device())).then(|| dst.device());
+        let deps: Vec<&dyn Dependency> = after.iter().map(|e| e as &dyn Dependency).collect();
+        for device in std::iter::once(self.device())
+            .chain(other)
+            .filter(|_| len > 0)
+        {
+            if let Some(work) = device.copy_async(self, src_offset, dst, dst_offset, len, &deps)? {
+                return Ok(Event::native(work, vec![Arc::clone(self), Arc::clone(dst)]));
+            }
+        }
+        let (src, dst) = (Arc::clone(self), Arc::clone(dst));
+        let deps: Vec<Event> = after.to_vec();
+        let (event, done) = Event::user();
+        // Nothing to wait for: the pool; else a thread of its own (see `worker`).
+        let ready = deps.iter().all(Event::is_complete);
+        let job = move || {
+            let copy = || -> Result<()> {
+                for d in &deps {
+                    d.wait()?;
+                }
+                src.copy_to(src_offset, &dst, dst_offset, len).map(|_| ())
+            };
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(copy));
+            // The memory is let go before the event says done (a waiter may then
+            // check that nothing holds it).
+            drop((src, dst, deps));
+            match outcome {
+                Ok(Ok(())) => done.complete(),
+                Ok(Err(e)) => done.fail(e.to_string()),
+                Err(_) => done.fail("the asynchronous copy's worker panicked"),
+            }
+        };
+        if ready {
+            worker::run(job)?;
+        } else {
+            worker::run_waiting(job)?;
+        }
+        Ok(event)
+    }
+
+    /// [`Memory::copy_to_async`] on `queue`: it starts after everything submitted on
+    /// that queue before (and after `after`), and later work on the queue runs after it.
+    pub fn copy_to_async_on(
+        self: &Arc<Self>,
+        queue: Queue,
+        src_offset: usize,
+        dst: &Arc<Memory>,
+        dst_offset: usize,
+        len: usize,
+        after: &[Event],
+    ) -> Result<Event> {
+        queue.submit(after, |deps| {
+            self.copy_to_async(src_offset, dst, dst_offset, len, deps)
+        })
+    }
+}

@@ -1,0 +1,451 @@
+//! The architecture, checked: every `crate::` and `super::` path in `src/` is resolved
+//! to the file module that defines it, and
+//!
+//! - a file of the core (`src/core/`) imports only the core;
+//! - a backend file (`src/backends/<technology>/`) imports only the core, its own folder
+//!   and the shared `backends::loading` helper (CUDA and HIP also `backends::cuda_hip`),
+//!   never another backend, the registry, the transfer matrix, resources or buffers;
+//! - every layer imports only layers below it (core < backends < runtime < resource <
+//!   buffer < codelet < bench);
+//! - the graph of imports between files has no circle (the core counts as one file: its
+//!   `Device` trait and the `Memory` it takes name each other).
+//!
+//! Unit-test files (`tests.rs`) and inline `#[cfg(test)]` modules are test code, not
+//! library code, and are left out; so are comments.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A module path such as `runtime::transfer::copy` (the crate root is "").
+type Module = String;
+
+fn module_of(src: &Path, file: &Path) -> Option<Module> {
+    let rel = file.strip_prefix(src).ok()?;
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop()?;
+    match last.as_str() {
+        "lib.rs" if parts.is_empty() => Some(String::new()),
+        "main.rs" if parts.is_empty() => None, // the CLI binary: its own crate
+        "mod.rs" => Some(parts.join("::")),
+        name => {
+            parts.push(name.strip_suffix(".rs")?.to_string());
+            Some(parts.join("::"))
+        }
+    }
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read src/") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The source without comments and without inline `#[cfg(test)]` modules.
+fn library_code(text: &str) -> String {
+    let mut lines: Vec<&str> = Vec::new();
+    let mut skip_depth: Option<i64> = None;
+    let mut pending_test_attr = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if let Some(depth) = skip_depth.as_mut() {
+            *depth += line.matches('{').count() as i64 - line.matches('}').count() as i64;
+            if *depth <= 0 {
+                skip_depth = None;
+            }
+            continue;
+        }
+        if trimmed.starts_with("#[cfg(") && trimmed.contains("test") {
+            pending_test_attr = true;
+            continue;
+        }
+        if pending_test_attr && trimmed.starts_with("mod ") && trimmed.contains('{') {
+            let depth = line.matches('{').count() as i64 - line.matches('}').count() as i64;
+            if depth > 0 {
+                skip_depth = Some(depth);
+            }
+            pending_test_attr = false;
+            continue;
+        }
+        if !trimmed.starts_with("#[") {
+            pending_test_attr = false;
+        }
+        if trimmed.starts_with("//") {
+            continue;
+        }
+        let code = match line.find("//") {
+            // A `//` inside a string literal is rare here; treat it as a comment start
+            // only when no quote precedes it.
+            Some(i) if !line[..i].contains('"') => &line[..i],
+            _ => line,
+        };
+        lines.push(code);
+    }
+    lines.join("\n")
+}
+
+/// Every path that starts with `crate::` or `super::` in `code`, with brace groups
+/// expanded (`use super::{a, b::c}` gives `super::a` and `super::b::c`).
+fn paths(code: &str) -> Vec<String> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let rest = &code[i..];
+        let starts = (rest.starts_with("crate::") || rest.starts_with("super::"))
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'))
+            && !(i >= 2 && &code[i - 2..i] == "::");
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let (path, used) = read_path(rest);
+        out.extend(path);
+        i += used.max(1);
+    }
+    out
+}
+
+/// Reads one path (with brace groups) at the start of `text`: the expanded paths and the
+/// number of bytes read.
+fn read_path(text: &str) -> (Vec<String>, usize) {
+    let mut prefix = String::new();
+    let mut i = 0;
+    let bytes = text.as_bytes();
+    loop {
+        let start = i;
+        while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+            i += 1;
+        }
+        prefix.push_str(&text[start..i]);
+        if text[i..].starts_with("::{") {
+            i += 3;
+            let mut depth = 1;
+            let group_start = i;
+            while i < bytes.len() && depth > 0 {
+                match bytes[i] {
+                    b'{' => depth += 1,
+                    b'}' => depth -= 1,
+                    _ => {}
+                }
+                i += 1;
+            }
+            let group = &text[group_start..i.saturating_sub(1)];
+            let mut out = Vec::new();
+            for item in split_top_level(group) {
+                let item = item.trim();
+                if item.is_empty() {
+                    continue;
+                }
+                if item == "self" {
+                    out.push(prefix.clone());
+                    continue;
+                }
+                let (inner, _) = read_path(item);
+                for p in inner {
+                    out.push(format!("{prefix}::{p}"));
+                }
+            }
+            return (out, i);
+        }
+        if text[i..].starts_with("::") {
+            prefix.push_str("::");
+            i += 2;
+            continue;
+        }
+        return (vec![prefix], i);
+    }
+}
+
+fn split_top_level(group: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&group[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&group[start..]);
+    out
+}
+
+/// The file module a path names: its longest prefix that is a module of the crate.
+fn resolve(path: &str, from: &Module, is_mod_rs: bool, modules: &BTreeSet<Module>) -> Module {
+    let mut segments: Vec<&str> = path.split("::").collect();
+    let mut base: Vec<String> = Vec::new();
+    match segments.first() {
+        Some(&"crate") => {
+            segments.remove(0);
+        }
+        Some(&"super") => {
+            base = from
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect();
+            // `super` in `a/b.rs` (module a::b) is `a`; in `a/b/mod.rs` (module a::b)
+            // it is `a` too.
+            let _ = is_mod_rs;
+            while segments.first() == Some(&"super") {
+                segments.remove(0);
+                base.pop();
+            }
+        }
+        _ => {}
+    }
+    let mut best = base.join("::");
+    let mut current = base;
+    for s in segments {
+        current.push(s.to_string());
+        let candidate = current.join("::");
+        if modules.contains(&candidate) {
+            best = candidate;
+        } else {
+            break;
+        }
+    }
+    best
+}
+
+/// The layer of a module and its rank (lower ranks are lower layers).
+fn layer(module: &str) -> (&str, usize) {
+    let top = module.split("::").next().unwrap_or("");
+    let rank = match top {
+        "core" => 0,
+        "backends" => 1,
+        "runtime" => 2,
+        "resource" => 3,
+        "buffer" => 4,
+        "codelet" => 5,
+        "bench" => 6,
+        _ => 7,
+    };
+    (top, rank)
+}
+
+/// What a backend file may import besides the core: its own folder and the shared
+/// helpers (`loading`; `cuda_hip` for CUDA and HIP).
+fn backend_may_import(from: &str, to: &str) -> bool {
+    let parts: Vec<&str> = from.split("::").collect();
+    let own = parts.get(1).copied().unwrap_or("");
+    let target: Vec<&str> = to.split("::").collect();
+    if to.starts_with("core") || to == "backends::loading" {
+        return true;
+    }
+    if target.first() != Some(&"backends") {
+        return false;
+    }
+    if from == "backends" {
+        return true; // the index: discovery dispatch over every backend
+    }
+    let theirs = target.get(1).copied().unwrap_or("");
+    theirs == own || (theirs == "cuda_hip" && (own == "cuda" || own == "hip"))
+}
+
+struct Crate {
+    /// Imports per file module: (target module, the path as written).
+    imports: BTreeMap<Module, Vec<(Module, String)>>,
+}
+
+fn read_crate() -> Crate {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut modules = BTreeSet::new();
+    let mut texts = Vec::new();
+    for file in &files {
+        let Some(module) = module_of(&src, file) else {
+            continue;
+        };
+        modules.insert(module.clone());
+        if file.file_name().is_some_and(|n| n == "tests.rs") {
+            continue; // a unit-test module
+        }
+        let text = std::fs::read_to_string(file).expect("read a source file");
+        let is_mod_rs = file.file_name().is_some_and(|n| n == "mod.rs");
+        texts.push((module, is_mod_rs, library_code(&text)));
+    }
+    let mut imports = BTreeMap::new();
+    for (module, is_mod_rs, code) in texts {
+        let mut targets = Vec::new();
+        for path in paths(&code) {
+            let to = resolve(&path, &module, is_mod_rs, &modules);
+            if to != module && !module.starts_with(&format!("{to}::")) {
+                targets.push((to, path));
+            }
+        }
+        imports.insert(module, targets);
+    }
+    Crate { imports }
+}
+
+/// The problems the rules find (empty when the architecture holds).
+fn problems(krate: &Crate) -> Vec<String> {
+    let mut out = Vec::new();
+    for (from, targets) in &krate.imports {
+        if from.is_empty() {
+            continue; // lib.rs: the facade re-exports every layer
+        }
+        let (from_layer, from_rank) = layer(from);
+        for (to, path) in targets {
+            if to.is_empty() {
+                out.push(format!(
+                    "{from}: `{path}` goes through the crate root; name the module that defines it"
+                ));
+                continue;
+            }
+            let (to_layer, to_rank) = layer(to);
+            if from_layer == "core" && to_layer != "core" {
+                out.push(format!(
+                    "core file {from} imports {to} (`{path}`): the core imports nothing above it"
+                ));
+            } else if from_layer == "backends" && !backend_may_import(from, to) {
+                out.push(format!(
+                    "backend file {from} imports {to} (`{path}`): backends import only the core, their own folder and backends::loading"
+                ));
+            } else if to_rank > from_rank {
+                out.push(format!(
+                    "{from} ({from_layer}) imports {to} ({to_layer}, a higher layer) through `{path}`"
+                ));
+            }
+        }
+    }
+    out.extend(circles(krate));
+    out
+}
+
+/// The node of the import graph a module belongs to: its file, except that the core is
+/// one node (one unit: the `Device` trait and the `Memory` it takes name each other).
+fn node(module: &str) -> &str {
+    if module == "core" || module.starts_with("core::") {
+        "core"
+    } else {
+        module
+    }
+}
+
+/// Every circle in the file import graph, one line each.
+fn circles(krate: &Crate) -> Vec<String> {
+    let mut graph: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (from, targets) in krate.imports.iter().filter(|(from, _)| !from.is_empty()) {
+        let edges = graph.entry(node(from)).or_default();
+        for (to, _) in targets {
+            if !to.is_empty() && node(to) != node(from) {
+                edges.insert(node(to));
+            }
+        }
+    }
+    // Depth-first search with colours; one report per back edge.
+    let mut colour: BTreeMap<&str, u8> = BTreeMap::new();
+    let mut found = Vec::new();
+    fn visit<'a>(
+        node: &'a str,
+        graph: &BTreeMap<&'a str, BTreeSet<&'a str>>,
+        colour: &mut BTreeMap<&'a str, u8>,
+        stack: &mut Vec<&'a str>,
+        found: &mut Vec<String>,
+    ) {
+        colour.insert(node, 1);
+        stack.push(node);
+        for &next in graph.get(node).into_iter().flatten() {
+            match colour.get(next).copied().unwrap_or(0) {
+                0 => visit(next, graph, colour, stack, found),
+                1 => {
+                    let start = stack.iter().position(|n| *n == next).unwrap_or(0);
+                    let mut circle: Vec<&str> = stack[start..].to_vec();
+                    circle.push(next);
+                    found.push(format!("import circle: {}", circle.join(" -> ")));
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        colour.insert(node, 2);
+    }
+    for &node in graph.keys() {
+        if colour.get(node).copied().unwrap_or(0) == 0 {
+            visit(node, &graph, &mut colour, &mut Vec::new(), &mut found);
+        }
+    }
+    found
+}
+
+#[test]
+fn the_layers_hold_and_the_import_graph_has_no_circle() {
+    let krate = read_crate();
+    assert!(
+        krate
+            .imports
+            .keys()
+            .any(|m| m.starts_with("backends::opencl")),
+        "the scan found the backends"
+    );
+    let problems = problems(&krate);
+    assert!(
+        problems.is_empty(),
+        "the architecture is broken ({} problems):\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn the_checker_catches_a_backend_that_imports_the_registry_and_a_circle() {
+    // The rules themselves, on a made-up crate: a backend reaching up into the registry,
+    // and two run-time files importing each other.
+    let mut krate = read_crate();
+    krate.imports.insert(
+        "backends::opencl::device".into(),
+        vec![(
+            "runtime::registry".into(),
+            "crate::runtime::registry::registry".into(),
+        )],
+    );
+    krate.imports.insert(
+        "runtime::mirror".into(),
+        vec![("runtime::access".into(), "crate::runtime::access".into())],
+    );
+    krate
+        .imports
+        .entry("runtime::access".into())
+        .or_default()
+        .push(("runtime::mirror".into(), "crate::runtime::mirror".into()));
+    let problems = problems(&krate);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("backend file backends::opencl::device imports runtime::registry")),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().any(|p| p.starts_with("import circle")),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn paths_are_read_with_their_brace_groups() {
+    let code = "use super::{a, b::{c, d}};\nlet x = crate::core::error::Error::Invalid;";
+    assert_eq!(
+        paths(code),
+        vec![
+            "super::a",
+            "super::b::c",
+            "super::b::d",
+            "crate::core::error::Error::Invalid"
+        ]
+    );
+}

@@ -1,71 +1,141 @@
 //! `locus`: what this machine has, and how data moves between its locations.
 //!
-//! ```text
-//! locus info [--require host,opencl,...]
-//! locus bench [--quick] [--locations L] [--sizes S] [--max-seconds N] [--json[=FILE]] [--csv[=FILE]] [--plot FILE.svg]
-//! locus bench --compare OLD.json NEW.json
-//! ```
+//! `locus --help` and `locus <command> --help` print the usage; it is written once, in
+//! the argument definitions below (clap's derive API).
 
 use std::process::ExitCode;
 
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use locus::{access, bench, transfer, Registry};
 
-const USAGE: &str = "usage: locus info [--require LIST]
-       locus bench [OPTIONS]
-       locus bench --compare OLD.json NEW.json
-       locus replay LOG.csv [--location L] [--resource upstream|pool|binning]
+/// What this machine has, and how data moves between its locations.
+#[derive(Parser)]
+#[command(name = "locus", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-  info             the locations found, their devices, the reason each missing backend
-                   is absent, the accessibility table and the route of every pair
-    --require L    technologies or locations (as in LOCUS_REQUIRE) that must be
-                   present; exits with status 2 if any is missing
+#[derive(Subcommand)]
+enum Command {
+    /// The locations found, their devices, the reason each missing backend is absent,
+    /// the accessibility table and the route of every pair.
+    Info(InfoArgs),
+    /// The transfer matrix: every ordered pair of locations at several sizes, through
+    /// locus, against memcpy and each raw native API.
+    Bench(BenchArgs),
+    /// Replays an allocation log written by the logging resource adaptor.
+    Replay(ReplayArgs),
+}
 
-  bench            the transfer matrix: every ordered pair of locations at several
-                   sizes, through locus, against memcpy and each raw native API
-    --quick        three small sizes and a short budget (seconds)
-    --locations L  only these, e.g. host,opencl:0,webgpu:0 (default: all found)
-    --sizes S      e.g. 4KiB,1MiB,64MiB (default: 4KiB,64KiB,1MiB,16MiB,256MiB)
-    --budget SEC   time per measurement of one cell (default 0.15, quick 0.01)
-    --max-seconds N  start no new cell after N seconds (default 110)
-    --json[=FILE]  the whole report as JSON (to stdout, or FILE)
-    --csv[=FILE]   one CSV row per cell (to stdout, or FILE)
-    --plot FILE    an SVG heat map of the matrix with bandwidth-against-size curves
-    --compare OLD NEW  per-cell bandwidth ratios of two --json reports
+#[derive(Args)]
+struct InfoArgs {
+    /// Technologies or locations (as in LOCUS_REQUIRE, which is the default) that must
+    /// be present; exits with status 2 if any is missing.
+    #[arg(long, value_name = "LIST")]
+    require: Option<String>,
+}
 
-  replay           replays an allocation log written by the logging resource adaptor
-    --location L   where to allocate (default host)
-    --resource R   upstream (the raw backend allocation, default), pool or binning";
+#[derive(Args)]
+struct BenchArgs {
+    /// Three small sizes and a short budget.
+    #[arg(long)]
+    quick: bool,
+    /// Only these locations, e.g. host,opencl:0,webgpu:0 (default: all found).
+    #[arg(long, value_name = "L")]
+    locations: Option<String>,
+    /// Sizes, e.g. 4KiB,1MiB,64MiB (default: 4KiB,64KiB,1MiB,16MiB,256MiB).
+    #[arg(long, value_name = "S")]
+    sizes: Option<String>,
+    /// Time per measurement of one cell, in seconds (default 0.15, quick 0.01).
+    #[arg(long, value_name = "SEC")]
+    budget: Option<f64>,
+    /// Start no new cell after N seconds (default 110).
+    #[arg(long, value_name = "N")]
+    max_seconds: Option<f64>,
+    /// The whole report as JSON: `--json` to stdout, `--json=FILE` to a file.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    json: Option<String>,
+    /// One CSV row per cell: `--csv` to stdout, `--csv=FILE` to a file.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    csv: Option<String>,
+    /// An SVG heat map of the matrix with bandwidth-against-size curves.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<String>,
+    /// Per-cell bandwidth ratios of two --json reports (runs nothing else).
+    #[arg(long, num_args = 2, value_names = ["OLD.json", "NEW.json"])]
+    compare: Option<Vec<String>>,
+}
+
+/// The resource a replay allocates from.
+#[derive(Clone, Copy, ValueEnum)]
+enum ReplayResource {
+    /// The raw backend allocation.
+    Upstream,
+    /// A pool over it.
+    Pool,
+    /// Bins for small sizes, a pool for the rest.
+    Binning,
+}
+
+#[derive(Args)]
+struct ReplayArgs {
+    /// The CSV log (see the `Logging` adaptor).
+    #[arg(value_name = "LOG.csv")]
+    log: String,
+    /// Where to allocate.
+    #[arg(long, default_value = "host", value_name = "L")]
+    location: locus::Location,
+    /// What to allocate from.
+    #[arg(long, value_enum, default_value = "upstream")]
+    resource: ReplayResource,
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("info") => info(&args[1..]),
-        Some("bench") => match bench(&args[1..]) {
-            Ok(code) => code,
-            Err(e) => {
-                eprintln!("locus bench: {e}");
+    quiet_mesa();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version print to stdout and succeed; misuse exits with 2.
+            let _ = e.print();
+            return if e.use_stderr() {
                 ExitCode::from(2)
-            }
-        },
-        Some("replay") => match replay(&args[1..]) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("locus replay: {e}");
-                ExitCode::from(2)
-            }
-        },
-        Some("-h" | "--help" | "help") => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
+            } else {
+                ExitCode::SUCCESS
+            };
         }
-        Some(other) => {
-            eprintln!("locus: unknown command `{other}`\n\n{USAGE}");
+    };
+    let (name, outcome) = match cli.command {
+        Command::Info(args) => ("info", info(args)),
+        Command::Bench(args) => ("bench", bench(args)),
+        Command::Replay(args) => ("replay", replay(args)),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("locus {name}: {e}");
             ExitCode::from(2)
         }
-        None => {
-            eprintln!("{USAGE}");
-            ExitCode::from(2)
+    }
+}
+
+/// Mesa (lavapipe, WebGPU's CPU device) prints "XDG_RUNTIME_DIR is invalid or not set"
+/// when the variable is missing, on every run of a fresh shell: give the process a
+/// private runtime directory instead (only when none is set, before any thread starts).
+fn quiet_mesa() {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_some() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("locus-runtime-{}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_ok() {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
         }
+        // SAFETY: called first thing in `main`, before any other thread exists, so no
+        // other thread reads the environment concurrently.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
     }
 }
 
@@ -73,24 +143,7 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-fn info(args: &[String]) -> ExitCode {
-    let mut require = std::env::var("LOCUS_REQUIRE").ok();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--require" => match it.next() {
-                Some(list) => require = Some(list.clone()),
-                None => {
-                    eprintln!("locus info: --require needs a list, e.g. --require host,opencl");
-                    return ExitCode::from(2);
-                }
-            },
-            other => {
-                eprintln!("locus info: unknown option `{other}`\n\n{USAGE}");
-                return ExitCode::from(2);
-            }
-        }
-    }
+fn info(args: InfoArgs) -> Result<ExitCode, String> {
     let registry: &Registry = locus::registry();
     println!("Locations found:");
     for device in registry.devices() {
@@ -138,41 +191,25 @@ fn info(args: &[String]) -> ExitCode {
     if !any {
         println!("  none");
     }
-    if let Some(list) = require {
+    if let Some(list) = args.require.or_else(|| std::env::var("LOCUS_REQUIRE").ok()) {
         if let Err(e) = registry.require(&list) {
-            eprintln!("\nlocus info: {e}");
-            return ExitCode::from(2);
+            return Err(format!("\n{e}"));
         }
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
-/// Where a `--json` / `--csv` output goes.
-enum Sink {
-    Stdout,
-    File(String),
-}
-
-fn sink(arg: &str, flag: &str) -> Option<Sink> {
-    if arg == flag {
-        Some(Sink::Stdout)
+/// Writes a `--json` / `--csv` output: to stdout for `-` (the flag alone), else to the file.
+fn emit(sink: &str, text: &str) -> Result<(), String> {
+    if sink == "-" {
+        print!("{text}");
+        Ok(())
     } else {
-        arg.strip_prefix(&format!("{flag}="))
-            .map(|f| Sink::File(f.to_string()))
-    }
-}
-
-fn emit(sink: &Sink, text: &str) -> Result<(), String> {
-    match sink {
-        Sink::Stdout => {
-            print!("{text}");
-            Ok(())
-        }
-        Sink::File(path) => std::fs::write(path, text).map_err(|e| format!("writing {path}: {e}")),
+        std::fs::write(sink, text).map_err(|e| format!("writing {sink}: {e}"))
     }
 }
 
@@ -181,64 +218,30 @@ fn load(path: &str) -> Result<bench::Report, String> {
     serde_json::from_str(&text).map_err(|e| format!("{path} is not a locus bench JSON report: {e}"))
 }
 
-fn bench(args: &[String]) -> Result<ExitCode, String> {
+fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     use std::io::IsTerminal;
+    if let Some(files) = &args.compare {
+        let (old, new) = (load(&files[0])?, load(&files[1])?);
+        print!("{}", bench::compare(&old, &new).map_err(|e| e.to_string())?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let registry = locus::registry();
-    let mut config = bench::Config::default_for(registry);
-    let (mut json, mut csv, mut plot) = (None, None, None);
-    let mut it = args.iter();
-    let value = |it: &mut std::slice::Iter<String>, flag: &str| {
-        it.next()
-            .cloned()
-            .ok_or_else(|| format!("{flag} needs a value\n\n{USAGE}"))
+    let mut config = if args.quick {
+        bench::Config::quick(registry)
+    } else {
+        bench::Config::default_for(registry)
     };
-    let mut quick = false;
-    let mut overrides: Vec<(String, String)> = Vec::new();
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--compare" => {
-                let old = load(&value(&mut it, "--compare")?)?;
-                let new = load(&value(&mut it, "--compare")?)?;
-                print!("{}", bench::compare(&old, &new).map_err(|e| e.to_string())?);
-                return Ok(ExitCode::SUCCESS);
-            }
-            "--quick" => quick = true,
-            "--locations" | "--sizes" | "--budget" | "--max-seconds" | "--plot" => {
-                overrides.push((arg.clone(), value(&mut it, arg)?));
-            }
-            other => {
-                if let Some(s) = sink(other, "--json") {
-                    json = Some(s);
-                } else if let Some(s) = sink(other, "--csv") {
-                    csv = Some(s);
-                } else {
-                    return Err(format!("unknown option `{other}`\n\n{USAGE}"));
-                }
-            }
-        }
+    if let Some(v) = &args.locations {
+        config.locations = locus::parse_locations(v).map_err(|e| e.to_string())?;
     }
-    if quick {
-        config = bench::Config::quick(registry);
+    if let Some(v) = &args.sizes {
+        config.sizes = bench::parse_sizes(v).map_err(|e| e.to_string())?;
     }
-    for (flag, v) in overrides {
-        match flag.as_str() {
-            "--locations" => {
-                config.locations = locus::parse_locations(&v).map_err(|e| e.to_string())?;
-            }
-            "--sizes" => config.sizes = bench::parse_sizes(&v).map_err(|e| e.to_string())?,
-            "--budget" => {
-                config.cell_seconds = v
-                    .parse()
-                    .map_err(|_| format!("--budget takes seconds, e.g. 0.1; got `{v}`"))?;
-            }
-            "--max-seconds" => {
-                config.max_seconds = Some(
-                    v.parse()
-                        .map_err(|_| format!("--max-seconds takes seconds, e.g. 60; got `{v}`"))?,
-                );
-            }
-            _ => plot = Some(v),
-        }
+    if let Some(v) = args.budget {
+        config.cell_seconds = v;
+    }
+    if let Some(v) = args.max_seconds {
+        config.max_seconds = Some(v);
     }
     let show_progress = std::io::stderr().is_terminal();
     let mut progress = |done: usize, total: usize, what: &str| {
@@ -256,18 +259,18 @@ fn bench(args: &[String]) -> Result<ExitCode, String> {
         }
     };
     let report = bench::run(registry, &config, &mut progress).map_err(|e| e.to_string())?;
-    let machine_output = matches!(json, Some(Sink::Stdout)) || matches!(csv, Some(Sink::Stdout));
+    let machine_output = args.json.as_deref() == Some("-") || args.csv.as_deref() == Some("-");
     if !machine_output {
         print!("{}", bench::table(&report));
     }
-    if let Some(sink) = &json {
+    if let Some(sink) = &args.json {
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         emit(sink, &format!("{text}\n"))?;
     }
-    if let Some(sink) = &csv {
+    if let Some(sink) = &args.csv {
         emit(sink, &bench::csv(&report))?;
     }
-    if let Some(path) = plot {
+    if let Some(path) = args.plot {
         std::fs::write(&path, bench::plot(&report)).map_err(|e| format!("writing {path}: {e}"))?;
         if !machine_output {
             println!("plot written to {path}");
@@ -276,41 +279,18 @@ fn bench(args: &[String]) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn replay(args: &[String]) -> Result<(), String> {
+fn replay(args: ReplayArgs) -> Result<ExitCode, String> {
     use locus::resource::{self, Binning, MemoryResource, Pool, Statistics};
     use std::sync::Arc;
-    let mut file = None;
-    let mut location = locus::Location::Host;
-    let mut kind = "upstream".to_string();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--location" => {
-                location = it
-                    .next()
-                    .ok_or("--location needs a location, e.g. opencl:0")?
-                    .parse()
-                    .map_err(|e: locus::Error| e.to_string())?;
-            }
-            "--resource" => {
-                kind = it
-                    .next()
-                    .ok_or("--resource needs upstream, pool or binning")?
-                    .clone()
-            }
-            other if file.is_none() && !other.starts_with("--") => file = Some(other.to_string()),
-            other => return Err(format!("unexpected `{other}`\n\n{USAGE}")),
-        }
-    }
-    let file = file.ok_or(format!("replay needs the log file\n\n{USAGE}"))?;
+    let (file, location) = (args.log, args.location);
     let log = std::fs::read_to_string(&file).map_err(|e| format!("reading {file}: {e}"))?;
     let upstream = resource::upstream(location).map_err(|e| e.to_string())?;
     let counted = Arc::new(Statistics::new(Arc::clone(&upstream)));
     let footprint: Arc<dyn MemoryResource> = counted.clone();
-    let target: Arc<dyn MemoryResource> = match kind.as_str() {
-        "upstream" => footprint,
-        "pool" => Arc::new(Pool::new(footprint, 16 << 20, usize::MAX / 2)),
-        "binning" => Arc::new(
+    let target: Arc<dyn MemoryResource> = match args.resource {
+        ReplayResource::Upstream => footprint,
+        ReplayResource::Pool => Arc::new(Pool::new(footprint, 16 << 20, usize::MAX / 2)),
+        ReplayResource::Binning => Arc::new(
             Binning::new(
                 Arc::clone(&footprint),
                 Arc::new(Pool::new(footprint, 16 << 20, usize::MAX / 2)),
@@ -320,11 +300,6 @@ fn replay(args: &[String]) -> Result<(), String> {
             )
             .map_err(|e| e.to_string())?,
         ),
-        other => {
-            return Err(format!(
-                "unknown resource `{other}`: use upstream, pool or binning"
-            ))
-        }
     };
     let report = resource::replay(&log, target.as_ref()).map_err(|e| e.to_string())?;
     println!(
@@ -337,5 +312,5 @@ fn replay(args: &[String]) -> Result<(), String> {
         counted.totals().peak_bytes,
         counted.totals().peak_bytes as f64 / report.peak_live_bytes.max(1) as f64
     );
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

@@ -309,6 +309,43 @@ fn the_failure_callback_frees_and_retries() {
             .allocate(8192, 64)
             .unwrap_err();
         assert!(err.to_string().contains("budget"), "{err}");
+        assert!(err.is_out_of_memory(), "{l}: a budget exceeded is out of memory: {err}");
+    }
+}
+
+#[test]
+fn the_failure_callback_retries_on_out_of_memory_and_nothing_else() {
+    // RMM's failure_callback_resource_adaptor calls back on `out_of_memory` only. Fails on
+    // the old code, which called back (and retried) on every error.
+    let _serial = common::serial();
+    for l in locus::available() {
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let c = calls.clone();
+        let retrying = resource::FailureCallback::new(resource::upstream(l).unwrap(), 3, move |_| {
+            c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            true
+        });
+        // Not out of memory: an alignment the upstream does not give.
+        let err = retrying.allocate(64, 1 << 20).unwrap_err();
+        assert!(!err.is_out_of_memory(), "{l}: {err}");
+        assert_eq!(
+            calls.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "{l}: no callback for {err}"
+        );
+        // Out of memory: a pool at its maximum; the callback runs once per retry.
+        let pool: Arc<dyn MemoryResource> =
+            Arc::new(Pool::new(resource::upstream(l).unwrap(), 4096, 4096));
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let c = calls.clone();
+        let retrying = resource::FailureCallback::new(pool, 3, move |_| {
+            c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            true
+        });
+        let err = retrying.allocate(8192, 64).unwrap_err();
+        assert!(err.is_out_of_memory(), "{l}: a pool at its maximum: {err}");
+        assert!(err.to_string().contains("maximum"), "{l}: {err}");
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 3, "{l}");
     }
 }
 

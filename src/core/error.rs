@@ -49,6 +49,23 @@ pub enum Error {
         /// The device's limit.
         max: usize,
     },
+    /// Memory ran out: a backend's own out-of-memory code (`CL_MEM_OBJECT_ALLOCATION_FAILURE`,
+    /// `CUDA_ERROR_OUT_OF_MEMORY`, a failed host allocation), a pool at its maximum, or a
+    /// budget exceeded. The failure-callback adaptor retries on this and nothing else.
+    #[error(
+        "{location}: out of memory: {by} could not provide {requested} bytes ({reason}); \
+         free memory, ask for less, or raise the pool's maximum or the budget"
+    )]
+    OutOfMemory {
+        /// Where the memory was asked for.
+        location: Location,
+        /// Bytes asked for.
+        requested: usize,
+        /// The backend call or the resource that ran out (`clCreateBuffer`, `pool`).
+        by: String,
+        /// What it reported.
+        reason: String,
+    },
     /// A copy, fill or view that reaches past the end of an allocation. Nothing was written.
     #[error(
         "{location}: {what} of {len} bytes at offset {offset} is out of range for an allocation of {size} bytes; \
@@ -87,6 +104,13 @@ pub enum Error {
     /// Anything else the caller passed wrong.
     #[error("{0}")]
     Invalid(String),
+}
+
+impl Error {
+    /// True for [`Error::OutOfMemory`].
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, Error::OutOfMemory { .. })
+    }
 }
 
 /// `Result` with [`Error`].

@@ -27,20 +27,32 @@
 //! # Ok::<(), locus::Error>(())
 //! ```
 
-mod adaptors;
+mod arena;
+mod binning;
+mod failure_callback;
+mod fixed_size;
+mod limiting;
+mod logging;
 mod memory;
-mod more;
 mod pool;
+mod statistics;
+mod tracking;
+mod upstream;
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, RwLock};
 
-pub use adaptors::{Limiting, Statistics, StatisticsTotals, Tracking};
-pub use more::{
-    replay, Arena, Binning, FailureCallback, FixedSize, Logging, ReplayReport, LOG_HEADER,
-};
+pub use arena::Arena;
+pub use binning::Binning;
+pub use failure_callback::FailureCallback;
+pub use fixed_size::FixedSize;
+pub use limiting::Limiting;
+pub use logging::{replay, Logging, ReplayReport, LOG_HEADER};
 pub use pool::Pool;
+pub use statistics::{Statistics, StatisticsTotals};
+pub use tracking::Tracking;
+pub use upstream::{upstream, Upstream};
 
 use crate::core::device::Device;
 use crate::core::error::{Error, Result};
@@ -117,72 +129,6 @@ pub trait MemoryResource: Send + Sync {
         let _ = event.wait();
         self.deallocate(block);
     }
-}
-
-/// The backend's raw allocation at one location (`clCreateBuffer`, `cuMemAlloc`, ...).
-pub struct Upstream {
-    device: Arc<dyn Device>,
-}
-
-impl Upstream {
-    /// The upstream resource of `device`.
-    pub fn new(device: Arc<dyn Device>) -> Upstream {
-        Upstream { device }
-    }
-
-    /// The device it allocates on.
-    pub fn device(&self) -> &Arc<dyn Device> {
-        &self.device
-    }
-}
-
-impl MemoryResource for Upstream {
-    fn location(&self) -> Location {
-        self.device.location()
-    }
-
-    fn describe(&self) -> String {
-        format!("upstream({})", self.device.location())
-    }
-
-    fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
-        let location = self.device.location();
-        if align > crate::core::device::ALIGNMENT {
-            return Err(Error::Invalid(format!(
-                "{location}: upstream allocations are aligned to {} bytes; {align} was asked for (use a pool)",
-                crate::core::device::ALIGNMENT
-            )));
-        }
-        let max = self.device.info().max_allocation;
-        if bytes as u64 > max {
-            return Err(Error::TooLarge {
-                location,
-                requested: bytes,
-                max: max as usize,
-            });
-        }
-        Ok(Block {
-            native: self.device.allocate(bytes)?,
-            bytes,
-            id: 0,
-            location,
-        })
-    }
-
-    fn deallocate(&self, block: Block) {
-        if block.location != self.device.location() || block.id != 0 {
-            return; // not ours: leak rather than free twice
-        }
-        // SAFETY: the block came from this device's `allocate` (checked above as far as
-        // the handle allows) and is given back exactly once (blocks are not Clone).
-        unsafe { self.device.free(&block.native, block.bytes) };
-    }
-}
-
-/// The upstream resource at `location`.
-pub fn upstream(location: Location) -> Result<Arc<dyn MemoryResource>> {
-    let device = Arc::clone(crate::runtime::registry::registry().device(location)?);
-    Ok(Arc::new(Upstream::new(device)))
 }
 
 static DEFAULTS: RwLock<Option<HashMap<Location, Arc<dyn MemoryResource>>>> = RwLock::new(None);

@@ -390,11 +390,15 @@ impl Pool {
         let location = self.location();
         let grow = need.max(self.initial);
         if state.held + grow > self.maximum {
-            return Err(Error::Invalid(format!(
-                "{location}: the pool cannot grow by {grow} bytes: it holds {} of its maximum {} bytes; \
-                 free buffers, call release(), or make a larger pool",
-                state.held, self.maximum
-            )));
+            return Err(Error::OutOfMemory {
+                location,
+                requested: need,
+                by: "pool".into(),
+                reason: format!(
+                    "it cannot grow by {grow} bytes: it holds {} of its maximum {} bytes; free buffers or call release()",
+                    state.held, self.maximum
+                ),
+            });
         }
         let block = self
             .upstream

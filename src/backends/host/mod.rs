@@ -70,11 +70,11 @@ impl Device for HostDevice {
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { alloc::alloc_zeroed(layout) };
         if ptr.is_null() {
-            return Err(Error::Backend {
+            return Err(Error::OutOfMemory {
                 location: Location::Host,
-                call: "alloc_zeroed",
-                message: format!("out of memory allocating {bytes} bytes"),
-                hint: "free memory or use a smaller buffer".into(),
+                requested: bytes,
+                by: "alloc_zeroed".into(),
+                reason: "the global allocator returned null".into(),
             });
         }
         self.live.fetch_add(1, Ordering::Relaxed);

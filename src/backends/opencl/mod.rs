@@ -199,6 +199,20 @@ impl OpenClDevice {
     }
 
     fn fail(&self, call: &'static str, code: cl_int) -> Error {
+        use opencl3::error_codes::{
+            CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_HOST_MEMORY, CL_OUT_OF_RESOURCES,
+        };
+        if matches!(
+            code,
+            CL_MEM_OBJECT_ALLOCATION_FAILURE | CL_OUT_OF_RESOURCES | CL_OUT_OF_HOST_MEMORY
+        ) {
+            return Error::OutOfMemory {
+                location: self.location,
+                requested: 0,
+                by: call.into(),
+                reason: cl_text(code),
+            };
+        }
         Error::Backend {
             location: self.location,
             call,
@@ -439,7 +453,17 @@ impl Device for OpenClDevice {
         // SAFETY: a valid context, no host pointer; OpenCL rejects size 0, so at least 1.
         let mem =
             unsafe { create_buffer(self.context.get(), flags, bytes.max(1), ptr::null_mut()) }
-                .map_err(|code| self.fail("clCreateBuffer", code))?;
+                .map_err(|code| match self.fail("clCreateBuffer", code) {
+                    Error::OutOfMemory {
+                        location, by, reason, ..
+                    } => Error::OutOfMemory {
+                        location,
+                        requested: bytes,
+                        by,
+                        reason,
+                    },
+                    other => other,
+                })?;
         self.live.fetch_add(1, Ordering::Relaxed);
         Ok(Native::OpenCl { mem, offset: 0 })
     }

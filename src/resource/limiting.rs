@@ -1,0 +1,63 @@
+//! [`Limiting`]: a budget on the bytes in use (RMM's `limiting_resource_adaptor`).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::{Block, MemoryResource};
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
+
+/// Refuses allocations that would take its bytes in use over a budget.
+pub struct Limiting {
+    inner: Arc<dyn MemoryResource>,
+    budget: usize,
+    used: AtomicUsize,
+}
+
+impl Limiting {
+    /// Wraps `inner` with a budget of `budget` bytes in use at once.
+    pub fn new(inner: Arc<dyn MemoryResource>, budget: usize) -> Limiting {
+        Limiting {
+            inner,
+            budget,
+            used: AtomicUsize::new(0),
+        }
+    }
+
+    /// Bytes in use now.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+}
+
+impl MemoryResource for Limiting {
+    fn location(&self) -> Location {
+        self.inner.location()
+    }
+    fn describe(&self) -> String {
+        format!("limiting({}, {} bytes)", self.inner.describe(), self.budget)
+    }
+    fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
+        let previous = self.used.fetch_add(bytes, Ordering::SeqCst);
+        if previous + bytes > self.budget {
+            self.used.fetch_sub(bytes, Ordering::SeqCst);
+            return Err(Error::OutOfMemory {
+                location: self.location(),
+                requested: bytes,
+                by: "limiting adaptor".into(),
+                reason: format!(
+                    "allocating {bytes} bytes would exceed the budget of {} bytes ({previous} in use)",
+                    self.budget
+                ),
+            });
+        }
+        self.inner.allocate(bytes, align).inspect_err(|_| {
+            self.used.fetch_sub(bytes, Ordering::SeqCst);
+        })
+    }
+    fn deallocate(&self, block: Block) {
+        self.used.fetch_sub(block.bytes, Ordering::SeqCst);
+        self.inner.deallocate(block);
+    }
+}

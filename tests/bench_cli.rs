@@ -153,7 +153,10 @@ fn bad_arguments_are_clear_errors() {
             vec!["bench", "--locations", "opencl:99"],
             "opencl:99 is not available",
         ),
-        (vec!["bench", "--frobnicate"], "unexpected argument '--frobnicate'"),
+        (
+            vec!["bench", "--frobnicate"],
+            "unexpected argument '--frobnicate'",
+        ),
         (
             vec![
                 "bench",

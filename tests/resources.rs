@@ -309,7 +309,10 @@ fn the_failure_callback_frees_and_retries() {
             .allocate(8192, 64)
             .unwrap_err();
         assert!(err.to_string().contains("budget"), "{err}");
-        assert!(err.is_out_of_memory(), "{l}: a budget exceeded is out of memory: {err}");
+        assert!(
+            err.is_out_of_memory(),
+            "{l}: a budget exceeded is out of memory: {err}"
+        );
     }
 }
 
@@ -321,10 +324,11 @@ fn the_failure_callback_retries_on_out_of_memory_and_nothing_else() {
     for l in locus::available() {
         let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let c = calls.clone();
-        let retrying = resource::FailureCallback::new(resource::upstream(l).unwrap(), 3, move |_| {
-            c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            true
-        });
+        let retrying =
+            resource::FailureCallback::new(resource::upstream(l).unwrap(), 3, move |_| {
+                c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                true
+            });
         // Not out of memory: an alignment the upstream does not give.
         let err = retrying.allocate(64, 1 << 20).unwrap_err();
         assert!(!err.is_out_of_memory(), "{l}: {err}");

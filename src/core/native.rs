@@ -42,7 +42,7 @@ impl UsmKind {
 
 /// The native handle of one allocation, per technology.
 ///
-/// Pointers here are raw: they stay valid while the owning [`Memory`] lives.
+/// Pointers here are raw: they stay valid while the owning [`Memory`](super::memory::Memory) lives.
 #[non_exhaustive]
 pub enum Native {
     /// Host memory.

@@ -1,14 +1,9 @@
 //! [`Arena`]: per-thread pools over a global resource (RMM's `arena_memory_resource`).
 
-use std::collections::HashMap;
-use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
-use super::{Block, MemoryResource, Pool};
-use crate::core::device::Device;
-use crate::core::error::{Error, Result};
+use super::{Block, MemoryResource};
+use crate::core::error::Result;
 use crate::core::location::Location;
 
 /// Per-thread arenas over a global resource: each thread sub-allocates from its own

@@ -1,14 +1,9 @@
 //! [`Binning`]: size classes, each a [`FixedSize`](super::FixedSize) resource, and a fallback (RMM's `binning_memory_resource`).
 
-use std::collections::HashMap;
-use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 use super::{Block, FixedSize, MemoryResource};
-use crate::core::device::Device;
-use crate::core::error::{Error, Result};
+use crate::core::error::Result;
 use crate::core::location::Location;
 
 /// Size classes (powers of two from `smallest` to `largest`), each a [`FixedSize`]

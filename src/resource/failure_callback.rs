@@ -1,14 +1,9 @@
 //! [`FailureCallback`]: calls back on a failed allocation and retries (RMM's `failure_callback_resource_adaptor`).
 
-use std::collections::HashMap;
-use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 use super::{Block, MemoryResource};
-use crate::core::device::Device;
-use crate::core::error::{Error, Result};
+use crate::core::error::Result;
 use crate::core::location::Location;
 
 /// Calls `on_failure(bytes)` when an allocation runs out of memory
@@ -49,7 +44,9 @@ impl MemoryResource for FailureCallback {
             match self.inner.allocate(bytes, align) {
                 Ok(b) => return Ok(b),
                 Err(e)
-                    if e.is_out_of_memory() && attempt < self.retries && (self.on_failure)(bytes) =>
+                    if e.is_out_of_memory()
+                        && attempt < self.retries
+                        && (self.on_failure)(bytes) =>
                 {
                     attempt += 1;
                     let _ = e;

@@ -1,10 +1,7 @@
 //! [`FixedSize`]: blocks of one size on a free list (RMM's `fixed_size_memory_resource`).
 
 use std::collections::HashMap;
-use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use super::{Block, MemoryResource};
 use crate::core::device::Device;

@@ -1,8 +1,7 @@
 //! [`Limiting`]: a budget on the bytes in use (RMM's `limiting_resource_adaptor`).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::{Block, MemoryResource};
 use crate::core::error::{Error, Result};

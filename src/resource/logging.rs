@@ -2,12 +2,10 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::{Block, MemoryResource};
-use crate::core::device::Device;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 

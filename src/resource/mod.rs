@@ -54,7 +54,6 @@ pub use statistics::{Statistics, StatisticsTotals};
 pub use tracking::Tracking;
 pub use upstream::{upstream, Upstream};
 
-use crate::core::device::Device;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::native::Native;

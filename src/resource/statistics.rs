@@ -1,11 +1,9 @@
 //! [`Statistics`]: counts current, peak and total bytes and allocations (RMM's `statistics_resource_adaptor`).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Block, MemoryResource};
-use crate::core::error::{Error, Result};
+use crate::core::error::Result;
 use crate::core::location::Location;
 
 /// Counts of a [`Statistics`] adaptor.

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Block, MemoryResource};
-use crate::core::error::{Error, Result};
+use crate::core::error::Result;
 use crate::core::location::Location;
 
 /// Records every live allocation; the ones still alive when it is dropped are reported

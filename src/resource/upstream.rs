@@ -73,4 +73,3 @@ pub fn upstream(location: Location) -> Result<Arc<dyn MemoryResource>> {
     let device = Arc::clone(crate::runtime::registry::registry().device(location)?);
     Ok(Arc::new(Upstream::new(device)))
 }
-

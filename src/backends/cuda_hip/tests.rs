@@ -2,6 +2,7 @@
 //! memory (CHAI's simulation idea), so routes, staging chunk plans, accessibility
 //! and data paths are tested as functions of the device facts.
 
+use super::work::StreamEvent;
 use super::*;
 use crate::runtime::transfer::matrix::TransferMatrix;
 

@@ -1,0 +1,152 @@
+//! The [`Device`] implementation CUDA and HIP share, over [`GpuApi`].
+
+use super::*;
+
+impl<A: GpuApi> Device for GpuDevice<A> {
+    fn copy_async(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        after: &[&dyn Dependency],
+    ) -> Result<Option<Completion>> {
+        self.start_copy(src, src_offset, dst, dst_offset, len, after)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.api
+            .synchronize()
+            .map_err(|e| self.fail("synchronize", e))
+    }
+
+    fn location(&self) -> Location {
+        self.location
+    }
+
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Native> {
+        self.alloc(GpuMemory::Device, bytes)
+    }
+
+    unsafe fn free(&self, native: &Native, _bytes: usize) {
+        if let (Ok(()), Some((ptr, kind))) = (self.activate(), A::unpack(native)) {
+            // SAFETY: per the caller's contract.
+            unsafe { self.api.free(kind, ptr) };
+        }
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn host_access(&self, native: &Native) -> HostAccess {
+        match A::unpack(native) {
+            Some((_, GpuMemory::Pinned)) => HostAccess::Pointer,
+            Some((_, GpuMemory::Managed)) if self.concurrent_managed => HostAccess::Pointer,
+            _ => HostAccess::None,
+        }
+    }
+
+    fn host_access_default(&self) -> HostAccess {
+        HostAccess::None
+    }
+
+    fn host_access_reason(&self) -> String {
+        format!(
+            "{} device memory is not host-visible (its pinned memory is{})",
+            self.location,
+            if self.concurrent_managed {
+                ", and so is its managed memory"
+            } else {
+                ""
+            }
+        )
+    }
+
+    fn executes_on_host(&self) -> bool {
+        false
+    }
+
+    fn accessibility_of(&self, owner: &dyn Device, _host: HostAccess) -> Option<(bool, String)> {
+        let other = (owner as &dyn Any).downcast_ref::<GpuDevice<A>>()?;
+        (other.ordinal != self.ordinal && self.peer_enabled(other.ordinal)).then(|| {
+            (
+                true,
+                format!(
+                    "peer access from {} to {} is enabled",
+                    self.location, other.location
+                ),
+            )
+        })
+    }
+
+    fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
+        let (ptr, _) = self.ptr(dst)?;
+        self.upload(ptr + offset as u64, src, false)
+    }
+
+    fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let (ptr, _) = self.ptr(src)?;
+        self.download(dst, ptr + offset as u64, false)
+    }
+
+    fn copy_within(
+        &self,
+        src: &Native,
+        so: usize,
+        dst: &Native,
+        d: usize,
+        len: usize,
+    ) -> Result<()> {
+        let ((s, _), (t, _)) = (self.ptr(src)?, self.ptr(dst)?);
+        self.activate()?;
+        // SAFETY: both ranges were bounds-checked and do not overlap.
+        unsafe { self.api.on_device(t + d as u64, s + so as u64, len, true) }
+            .map_err(|e| self.fail("copy on device", e))
+    }
+
+    fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        if pattern.iter().all(|&b| b == pattern[0]) {
+            let (ptr, _) = self.ptr(dst)?;
+            self.activate()?;
+            // SAFETY: the range was bounds-checked.
+            return unsafe { self.api.memset(ptr + offset as u64, pattern[0], len) }
+                .map_err(|e| self.fail("memset", e));
+        }
+        fill_by_writes(self, dst, offset, len, pattern)
+    }
+
+    fn map(&self, native: &Native, offset: usize, _len: usize, _write: bool) -> Result<*mut u8> {
+        if self.host_access(native) == HostAccess::None {
+            return Err(Error::NotHostAccessible {
+                location: self.location,
+            });
+        }
+        self.activate()?;
+        // Kernels may still write managed or pinned memory: finish them first.
+        self.api
+            .synchronize()
+            .map_err(|e| self.fail("synchronize", e))?;
+        let (ptr, _) = self.ptr(native)?;
+        Ok((ptr + offset as u64) as *mut u8)
+    }
+
+    unsafe fn unmap(&self, _native: &Native, _ptr: *mut u8) -> Result<()> {
+        Ok(())
+    }
+
+    fn live_allocations(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
+        let (ptr, kind) = self.ptr(parent)?;
+        Ok(A::native(ptr + offset as u64, kind))
+    }
+
+    fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
+        self.launch_kernel(spec, args)
+    }
+}

@@ -1,0 +1,78 @@
+//! CUDA and HIP kernels: compiled at run time (NVRTC, hiprtc), cached, launched on the
+//! device's stream.
+
+use super::*;
+
+impl<A: GpuApi> GpuDevice<A> {
+    pub(super) fn launch_kernel(
+        &self,
+        spec: &LaunchSpec<'_>,
+        args: &[LaunchArg<'_>],
+    ) -> Result<Completion> {
+        self.activate()?;
+        let key = cache_key(spec.source, spec.entry);
+        let function = {
+            let mut cache = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+            match cache.get(&key) {
+                Some(f) => *f,
+                None => {
+                    let f =
+                        self.api
+                            .compile(spec.source, spec.entry)
+                            .map_err(|e| Error::Backend {
+                                location: self.location,
+                                call: "run-time compilation",
+                                message: e,
+                                hint: format!("fix the source of `{}`", spec.entry),
+                            })?;
+                    cache.insert(key, f);
+                    f
+                }
+            }
+        };
+        let mut values: Vec<[u8; 8]> = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            let mut v = [0u8; 8];
+            match a {
+                LaunchArg::Memory(m) => {
+                    let usable = A::unpack(m.native()).filter(|_| {
+                        m.location() == self.location
+                            || self
+                                .accessibility_of(m.device().as_ref(), m.host_access())
+                                .is_some()
+                    });
+                    let (ptr, _) = usable.ok_or_else(|| {
+                        bad_argument(
+                            self.location,
+                            i,
+                            &format!("memory at {} is not addressable here", m.location()),
+                        )
+                    })?;
+                    v.copy_from_slice(&ptr.to_ne_bytes());
+                }
+                scalar => v[..4].copy_from_slice(&scalar.scalar_bytes().unwrap_or_default()),
+            }
+            values.push(v);
+        }
+        let mut params: Vec<*mut c_void> =
+            values.iter_mut().map(|v| v.as_mut_ptr().cast()).collect();
+        let block = if spec.dims >= 2 {
+            [16, 16, 1]
+        } else {
+            [256, 1, 1]
+        };
+        let grid = [
+            (spec.global[0] as u64).div_ceil(u64::from(block[0])) as u32,
+            (spec.global[1] as u64).div_ceil(u64::from(block[1])) as u32,
+            1,
+        ];
+        // SAFETY: one parameter value per kernel parameter (checked by the codelet):
+        // device pointers as 8 bytes, 32-bit scalars in the first 4 bytes.
+        unsafe { self.api.launch(function, grid, block, &mut params) }
+            .map_err(|e| self.fail("launch", e))?;
+        self.api
+            .synchronize()
+            .map_err(|e| self.fail("synchronize", e))?;
+        Ok(Completion::done())
+    }
+}

@@ -1,0 +1,82 @@
+//! CUDA's and HIP's queued work: [`StreamEvent`] (an event recorded on the device's
+//! stream) and the native asynchronous copies that make it.
+
+use super::*;
+
+/// A copy or kernel recorded on a GPU stream: an event polled and waited through the
+/// vendor API, destroyed once done.
+pub(super) struct StreamEvent<A: GpuApi> {
+    pub(super) api: Arc<A>,
+    pub(super) event: u64,
+}
+
+impl<A: GpuApi> NativeWork for StreamEvent<A> {
+    fn poll(&self) -> bool {
+        // SAFETY: the event is alive until this value is dropped.
+        unsafe { self.api.event_query(self.event) }.unwrap_or(false)
+    }
+
+    fn block(&self) -> Result<()> {
+        // SAFETY: as above.
+        unsafe { self.api.event_wait(self.event) }.map_err(|e| {
+            Error::Invalid(format!(
+                "waiting for a {} stream event: {e}",
+                A::TECHNOLOGY.name()
+            ))
+        })
+    }
+}
+
+impl<A: GpuApi> Drop for StreamEvent<A> {
+    fn drop(&mut self) {
+        // SAFETY: made by `event_create`, destroyed once; the driver defers destroying
+        // an event that is still pending until it completes.
+        unsafe { self.api.event_destroy(self.event) };
+    }
+}
+
+impl<A: GpuApi> GpuDevice<A> {
+    /// Within this device: `cuMemcpyDtoDAsync` / `hipMemcpyAsync` on its stream and an
+    /// event recorded after it (device, pinned and managed memory alike).
+    pub(super) fn start_copy(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        after: &[&dyn Dependency],
+    ) -> Result<Option<Completion>> {
+        let (Some((s, _)), Some((d, _))) = (A::unpack(src.native()), A::unpack(dst.native()))
+        else {
+            return Ok(None);
+        };
+        if src.location() != self.location
+            || dst.location() != self.location
+            || src.overlaps(src_offset, dst, dst_offset, len)
+        {
+            return Ok(None);
+        }
+        // Every dependency is waited for (none is taken natively yet).
+        if native_deps(after, |_| None::<()>)?.is_none() {
+            return Ok(None);
+        }
+        self.activate()?;
+        let event = StreamEvent {
+            api: Arc::clone(&self.api),
+            event: self
+                .api
+                .event_create()
+                .map_err(|e| self.fail("event create", e))?,
+        };
+        // SAFETY: both ranges were bounds-checked and do not overlap; the returned Event
+        // keeps both memories alive until the copy (and the event after it) completes.
+        unsafe {
+            self.api
+                .on_device(d + dst_offset as u64, s + src_offset as u64, len, false)
+                .and_then(|()| self.api.event_record(event.event))
+        }
+        .map_err(|e| self.fail("copy on device", e))?;
+        Ok(Some(Completion::new(event)))
+    }
+}

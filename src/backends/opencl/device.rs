@@ -1,0 +1,249 @@
+//! The OpenCL device's [`Device`] implementation: buffers (`clCreateBuffer`), reads,
+//! writes, fills, maps and copies on its in-order queue.
+
+use super::*;
+
+impl Device for OpenClDevice {
+    fn copy_async(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        after: &[&dyn Dependency],
+    ) -> Result<Option<Completion>> {
+        self.start_copy(src, src_offset, dst, dst_offset, len, after)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.queue.finish().map_err(|e| self.fail("clFinish", e.0))
+    }
+
+    fn location(&self) -> Location {
+        self.location
+    }
+
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Native> {
+        let flags = if self.host_unified {
+            CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR
+        } else {
+            CL_MEM_READ_WRITE
+        };
+        // SAFETY: a valid context, no host pointer; OpenCL rejects size 0, so at least 1.
+        let mem =
+            unsafe { create_buffer(self.context.get(), flags, bytes.max(1), ptr::null_mut()) }
+                .map_err(|code| match self.fail("clCreateBuffer", code) {
+                    Error::OutOfMemory {
+                        location,
+                        by,
+                        reason,
+                        ..
+                    } => Error::OutOfMemory {
+                        location,
+                        requested: bytes,
+                        by,
+                        reason,
+                    },
+                    other => other,
+                })?;
+        self.live.fetch_add(1, Ordering::Relaxed);
+        Ok(Native::OpenCl { mem, offset: 0 })
+    }
+
+    unsafe fn free(&self, native: &Native, _bytes: usize) {
+        // SAFETY: the caller guarantees this buffer came from `allocate` and is unused.
+        let _ = unsafe { release_mem_object(mem_of(native).0) };
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn host_access(&self, native: &Native) -> HostAccess {
+        match native {
+            #[allow(unreachable_patterns)]
+            Native::OpenCl { .. } if self.host_unified => HostAccess::Mapped,
+            _ => HostAccess::None,
+        }
+    }
+
+    fn host_access_default(&self) -> HostAccess {
+        if self.host_unified {
+            HostAccess::Mapped
+        } else {
+            HostAccess::None
+        }
+    }
+
+    fn host_access_reason(&self) -> String {
+        if self.host_unified {
+            format!(
+                "{} is host-unified: its buffers map in place, no copy",
+                self.location
+            )
+        } else {
+            format!(
+                "{} is not host-unified: its buffers need a copy",
+                self.location
+            )
+        }
+    }
+
+    fn executes_on_host(&self) -> bool {
+        false
+    }
+
+    fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
+        let (mem, base) = mem_of(dst);
+        // SAFETY: a blocking write from a live host slice into a bounds-checked range.
+        let event = unsafe {
+            enqueue_write_buffer(
+                self.queue.get(),
+                mem,
+                CL_BLOCKING,
+                base + offset,
+                src.len(),
+                src.as_ptr() as *const c_void,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|code| self.fail("clEnqueueWriteBuffer", code))?;
+        self.finish_event("clEnqueueWriteBuffer", event)
+    }
+
+    fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let (mem, base) = mem_of(src);
+        // SAFETY: a blocking read of a bounds-checked range into an exclusive host slice.
+        let event = unsafe {
+            enqueue_read_buffer(
+                self.queue.get(),
+                mem,
+                CL_BLOCKING,
+                base + offset,
+                dst.len(),
+                dst.as_mut_ptr() as *mut c_void,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|code| self.fail("clEnqueueReadBuffer", code))?;
+        self.finish_event("clEnqueueReadBuffer", event)
+    }
+
+    fn copy_within(
+        &self,
+        src: &Native,
+        src_offset: usize,
+        dst: &Native,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()> {
+        let ((s, s_base), (d, d_base)) = (mem_of(src), mem_of(dst));
+        // SAFETY: both buffers belong to this context; ranges checked and not overlapping.
+        let event = unsafe {
+            enqueue_copy_buffer(
+                self.queue.get(),
+                s,
+                d,
+                s_base + src_offset,
+                d_base + dst_offset,
+                len,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|code| self.fail("clEnqueueCopyBuffer", code))?;
+        self.finish_event("clEnqueueCopyBuffer", event)
+    }
+
+    fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        let native_size = matches!(pattern.len(), 1 | 2 | 4 | 8 | 16 | 32 | 64 | 128);
+        if !native_size || !offset.is_multiple_of(pattern.len()) {
+            return fill_by_writes(self, dst, offset, len, pattern);
+        }
+        let (mem, base) = mem_of(dst);
+        // SAFETY: the pattern outlives the (waited-for) command; range checked.
+        let event = unsafe {
+            enqueue_fill_buffer(
+                self.queue.get(),
+                mem,
+                pattern.as_ptr() as *const c_void,
+                pattern.len(),
+                base + offset,
+                len,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|code| self.fail("clEnqueueFillBuffer", code))?;
+        self.finish_event("clEnqueueFillBuffer", event)
+    }
+
+    fn map(&self, native: &Native, offset: usize, len: usize, write: bool) -> Result<*mut u8> {
+        let flags = if write {
+            CL_MAP_READ | CL_MAP_WRITE
+        } else {
+            CL_MAP_READ
+        };
+        let mut host: cl_mem = ptr::null_mut();
+        let (mem, base) = mem_of(native);
+        // SAFETY: a blocking map of a bounds-checked range of a live buffer.
+        let event = unsafe {
+            enqueue_map_buffer(
+                self.queue.get(),
+                mem,
+                CL_BLOCKING,
+                flags,
+                base + offset,
+                len,
+                &mut host,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|code| self.fail("clEnqueueMapBuffer", code))?;
+        self.finish_event("clEnqueueMapBuffer", event)?;
+        Ok(host.cast())
+    }
+
+    unsafe fn unmap(&self, native: &Native, ptr: *mut u8) -> Result<()> {
+        // SAFETY: `ptr` came from `map` on this buffer (caller's contract).
+        let event = unsafe {
+            enqueue_unmap_mem_object(
+                self.queue.get(),
+                mem_of(native).0,
+                ptr.cast(),
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|code| self.fail("clEnqueueUnmapMemObject", code))?;
+        self.finish_event("clEnqueueUnmapMemObject", event)
+    }
+
+    fn live_allocations(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
+        // An offset into the parent buffer: no OpenCL object per block (a sub-buffer
+        // is made only when a kernel takes the range as an argument).
+        let (mem, base) = mem_of(parent);
+        Ok(Native::OpenCl {
+            mem,
+            offset: base + offset,
+        })
+    }
+
+    fn sub_alignment(&self) -> usize {
+        let bits = self.device.mem_base_addr_align().unwrap_or(1024) as usize;
+        (bits / 8).max(crate::core::device::ALIGNMENT)
+    }
+
+    fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
+        self.launch_kernel(spec, args)
+    }
+}

@@ -1,0 +1,128 @@
+//! OpenCL's queued work: [`ClWork`] (a command's event) and the native asynchronous
+//! copies that make it (`clEnqueueCopyBuffer`, non-blocking reads and writes).
+
+use super::*;
+
+/// An OpenCL command's event: the OpenCL backend's own queued work. Commands run on
+/// the device's in-order queue, which every later locus operation there goes through.
+pub struct ClWork(pub(super) opencl3::event::Event);
+
+impl ClWork {
+    /// The `cl_event` (valid while this lives).
+    pub fn event(&self) -> cl_event {
+        self.0.get()
+    }
+}
+
+impl NativeWork for ClWork {
+    fn poll(&self) -> bool {
+        self.0
+            .command_execution_status()
+            .is_ok_and(|s| s.0 == opencl3::event::CL_COMPLETE)
+    }
+
+    fn block(&self) -> Result<()> {
+        self.0
+            .wait()
+            .map_err(|e| Error::Invalid(format!("waiting for an OpenCL command: {e}")))
+    }
+
+    fn is_queue_ordered(&self) -> bool {
+        true
+    }
+}
+
+/// One native asynchronous copy: (source buffer, offset, destination buffer, offset),
+/// host address to (buffer, offset), or (buffer, offset) to host address.
+enum Enqueue {
+    Copy(cl_mem, usize, cl_mem, usize),
+    Write(*mut u8, cl_mem, usize),
+    Read(cl_mem, usize, *mut u8),
+}
+
+impl OpenClDevice {
+    /// An asynchronous copy within one OpenCL device (`clEnqueueCopyBuffer`), or between
+    /// it and host memory (non-blocking `clEnqueueWriteBuffer` / `clEnqueueReadBuffer`
+    /// from or into the host allocation, which the event keeps alive), enqueued natively
+    /// after `after` (OpenCL events of this context as the wait list). `None` for other
+    /// pairs, overlapping ranges, and still-running dependencies OpenCL cannot wait for.
+    pub(super) fn start_copy(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        after: &[&dyn Dependency],
+    ) -> Result<Option<Completion>> {
+        let mine = |m: &Memory| m.location() == self.location;
+        let host = |m: &Memory| match m.native() {
+            Native::Host { ptr } if m.location() == Location::Host => Some(*ptr),
+            _ => None,
+        };
+        let (call, enqueue): (&'static str, Enqueue) = match (src.native(), dst.native()) {
+            (Native::OpenCl { mem: s, offset: so }, Native::OpenCl { mem: d, offset: d0 })
+                if mine(src) && mine(dst) && !src.overlaps(src_offset, dst, dst_offset, len) =>
+            {
+                (
+                    "clEnqueueCopyBuffer",
+                    Enqueue::Copy(*s, so + src_offset, *d, d0 + dst_offset),
+                )
+            }
+            (_, Native::OpenCl { mem: d, offset: d0 }) if mine(dst) => match host(src) {
+                Some(p) => (
+                    "clEnqueueWriteBuffer",
+                    Enqueue::Write(p.wrapping_add(src_offset), *d, d0 + dst_offset),
+                ),
+                None => return Ok(None),
+            },
+            (Native::OpenCl { mem: s, offset: so }, _) if mine(src) => match host(dst) {
+                Some(p) => (
+                    "clEnqueueReadBuffer",
+                    Enqueue::Read(*s, so + src_offset, p.wrapping_add(dst_offset)),
+                ),
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        // Only OpenCL events of this context can be in a wait list.
+        let own = |c: &Completion| {
+            c.work_as::<ClWork>()
+                .map(ClWork::event)
+                .filter(|&ev| self.owns_event(ev))
+        };
+        let Some(wait_list) = native_deps(after, own)? else {
+            return Ok(None);
+        };
+        let (count, list) = match wait_list.len() {
+            0 => (0, ptr::null()),
+            n => (n as u32, wait_list.as_ptr()),
+        };
+        let queue = self.queue.get();
+        // SAFETY: the buffers belong to this device's context (checked by location); the
+        // ranges were bounds-checked by the caller (device copies do not overlap); host
+        // pointers are into live host allocations of `len` bytes, which the returned Event
+        // keeps alive (with the buffers) until the command is done, and nothing else in
+        // locus writes them meanwhile (the caller owns that rule, as with any async copy);
+        // the wait-list events are of this context and alive for the call (an Event
+        // keeps its OpenCL event while it lives; `after` holds them).
+        let event = unsafe {
+            match enqueue {
+                Enqueue::Copy(s, so, d, d0) => {
+                    enqueue_copy_buffer(queue, s, d, so, d0, len, count, list)
+                }
+                Enqueue::Write(p, d, d0) => {
+                    enqueue_write_buffer(queue, d, CL_NON_BLOCKING, d0, len, p.cast(), count, list)
+                }
+                Enqueue::Read(s, so, p) => {
+                    enqueue_read_buffer(queue, s, CL_NON_BLOCKING, so, len, p.cast(), count, list)
+                }
+            }
+        }
+        .map_err(|code| self.fail(call, code))?;
+        let _ = opencl3::command_queue::flush(queue);
+        Ok(Some(Completion::new(ClWork(opencl3::event::Event::new(
+            event,
+        )))))
+    }
+}

@@ -1,0 +1,169 @@
+//! The SYCL device's [`Device`] implementation: USM allocations, reads, writes,
+//! fills and copies through its queue.
+
+use super::*;
+
+impl Device for SyclDevice {
+    fn copy_async(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        after: &[&dyn Dependency],
+    ) -> Result<Option<Completion>> {
+        self.start_copy(src, src_offset, dst, dst_offset, len, after)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        // SAFETY: the queue is owned by this device and alive.
+        unsafe { self.api.DPCTLQueue_Wait(self.queue) };
+        Ok(())
+    }
+
+    fn location(&self) -> Location {
+        self.location
+    }
+
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Native> {
+        self.allocate_usm(bytes, UsmKind::Device)
+    }
+
+    unsafe fn free(&self, native: &Native, _bytes: usize) {
+        // SAFETY: USM from this queue's context, not in use (caller's contract).
+        unsafe {
+            self.api
+                .DPCTLfree_with_queue(usm_of(native).0.cast(), self.queue)
+        };
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn host_access(&self, native: &Native) -> HostAccess {
+        match usm_of(native).1 {
+            UsmKind::Shared | UsmKind::Host => HostAccess::Pointer,
+            UsmKind::Device if self.cpu => HostAccess::Pointer,
+            UsmKind::Device => HostAccess::None,
+        }
+    }
+
+    fn host_access_default(&self) -> HostAccess {
+        if self.cpu {
+            HostAccess::Pointer
+        } else {
+            HostAccess::None
+        }
+    }
+
+    fn host_access_reason(&self) -> String {
+        if self.cpu {
+            format!(
+                "{} is a CPU device: its USM (device, shared, host) has host addresses",
+                self.location
+            )
+        } else {
+            format!(
+                "{}: device USM is not host-visible (shared and host USM are)",
+                self.location
+            )
+        }
+    }
+
+    fn executes_on_host(&self) -> bool {
+        // With system USM, kernels dereference ordinary host pointers.
+        self.system_usm
+    }
+
+    fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
+        // SAFETY: offset bounds-checked by `Memory`.
+        let target = unsafe { usm_of(dst).0.add(offset) };
+        self.memcpy(target, src.as_ptr(), src.len())
+    }
+
+    fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
+        // SAFETY: offset bounds-checked by `Memory`.
+        let source = unsafe { usm_of(src).0.add(offset) };
+        self.memcpy(dst.as_mut_ptr(), source, dst.len())
+    }
+
+    fn copy_within(
+        &self,
+        src: &Native,
+        src_offset: usize,
+        dst: &Native,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()> {
+        // SAFETY: offsets bounds-checked by `Memory`.
+        let (s, d) = unsafe { (usm_of(src).0.add(src_offset), usm_of(dst).0.add(dst_offset)) };
+        self.memcpy(d, s, len)
+    }
+
+    fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        // SAFETY: offset bounds-checked by `Memory`.
+        let base = unsafe { usm_of(dst).0.add(offset) };
+        let aligned = (base as usize).is_multiple_of(pattern.len());
+        let count = (len / pattern.len()) as size_t;
+        let q = self.queue;
+        // SAFETY: `count` elements of the pattern's size fit the checked range, and the
+        // pointer is aligned for them; the fill is waited for.
+        let event = unsafe {
+            match (pattern.len(), aligned) {
+                (1, _) => self
+                    .api
+                    .DPCTLQueue_Memset(q, base.cast(), pattern[0], len as size_t),
+                (2, true) => self.api.DPCTLQueue_Fill16(
+                    q,
+                    base.cast(),
+                    u16::from_ne_bytes([pattern[0], pattern[1]]),
+                    count,
+                ),
+                (4, true) => {
+                    let v = u32::from_ne_bytes(pattern.try_into().unwrap_or_default());
+                    self.api.DPCTLQueue_Fill32(q, base.cast(), v, count)
+                }
+                (8, true) => {
+                    let v = u64::from_ne_bytes(pattern.try_into().unwrap_or_default());
+                    self.api.DPCTLQueue_Fill64(q, base.cast(), v, count)
+                }
+                _ => return fill_by_writes(self, dst, offset, len, pattern),
+            }
+        };
+        self.finish("DPCTLQueue_Fill", event)
+    }
+
+    fn map(&self, native: &Native, offset: usize, _len: usize, _write: bool) -> Result<*mut u8> {
+        if self.host_access(native) == HostAccess::None {
+            return Err(Error::NotHostAccessible {
+                location: self.location,
+            });
+        }
+        // SAFETY: bounds checked by the caller; the memory has a host address.
+        Ok(unsafe { usm_of(native).0.add(offset) })
+    }
+
+    unsafe fn unmap(&self, _native: &Native, _ptr: *mut u8) -> Result<()> {
+        Ok(())
+    }
+
+    fn live_allocations(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
+        let (ptr, kind) = usm_of(parent);
+        Ok(Native::Sycl {
+            // SAFETY: the sub-allocator keeps `offset + len` inside the parent.
+            ptr: unsafe { ptr.add(offset) },
+            kind,
+        })
+    }
+
+    fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
+        self.launch_kernel(spec, args)
+    }
+}

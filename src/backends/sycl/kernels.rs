@@ -1,0 +1,227 @@
+//! SYCL kernels: OpenCL C built through the SYCL runtime into kernel bundles, cached,
+//! and launched on the device's queue.
+
+use super::*;
+
+/// A kernel built from OpenCL C source through the SYCL runtime's kernel bundles.
+pub struct SyclKernel {
+    api: &'static DpctlApi,
+    bundle: DPCTLSyclKernelBundleRef,
+    kernel: DPCTLSyclKernelRef,
+    location: Location,
+}
+
+// SAFETY: kernel objects are immutable once built and usable from any thread.
+unsafe impl Send for SyclKernel {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for SyclKernel {}
+
+/// One kernel argument.
+#[derive(Debug, Clone, Copy)]
+pub enum KernelArg {
+    /// A USM pointer.
+    Pointer(*mut c_void),
+    /// A 32-bit unsigned scalar.
+    U32(u32),
+    /// A 32-bit float scalar.
+    F32(f32),
+    /// A 32-bit signed scalar.
+    I32(i32),
+}
+
+impl SyclDevice {
+    /// Builds kernel `name` from OpenCL C `source` (`DPCTLKernelBundle_CreateFromOCLSource`).
+    pub fn build_opencl_kernel(&self, source: &str, name: &str) -> Result<SyclKernel> {
+        let fail = |call: &'static str| Error::Backend {
+            location: self.location,
+            call,
+            message: "returned NULL".into(),
+            hint: "check the kernel source and name (the runtime printed the build log on stderr)"
+                .into(),
+        };
+        let source = std::ffi::CString::new(source).map_err(|e| Error::Invalid(e.to_string()))?;
+        let cname = std::ffi::CString::new(name).map_err(|e| Error::Invalid(e.to_string()))?;
+        // SAFETY: live context and device; NUL-terminated strings; results checked.
+        unsafe {
+            let bundle = self.api.DPCTLKernelBundle_CreateFromOCLSource(
+                self.context,
+                self.device,
+                source.as_ptr(),
+                c"".as_ptr(),
+            );
+            if bundle.is_null() {
+                return Err(fail("DPCTLKernelBundle_CreateFromOCLSource"));
+            }
+            let kernel = self.api.DPCTLKernelBundle_GetKernel(bundle, cname.as_ptr());
+            if kernel.is_null() {
+                self.api.DPCTLKernelBundle_Delete(bundle);
+                return Err(fail("DPCTLKernelBundle_GetKernel"));
+            }
+            Ok(SyclKernel {
+                api: self.api,
+                bundle,
+                kernel,
+                location: self.location,
+            })
+        }
+    }
+}
+
+impl SyclKernel {
+    /// Submits the kernel over a 1-D range of `global` work items and waits for it.
+    ///
+    /// # Safety
+    /// The arguments match the kernel's parameters in number and type, every pointer is
+    /// USM of `device`'s context (or host memory the device can use) large enough for
+    /// what the kernel touches, and nothing else uses written memory meanwhile.
+    pub unsafe fn launch_1d(
+        &self,
+        device: &SyclDevice,
+        args: &[KernelArg],
+        global: usize,
+    ) -> Result<()> {
+        // SAFETY: forwarded from the caller's contract.
+        let event = unsafe { self.submit(device, args, [global, 1], 1)? };
+        device.finish("DPCTLQueue_SubmitRange", event)
+    }
+
+    /// Submits over a 1-D or 2-D range without waiting; returns the event.
+    ///
+    /// # Safety
+    /// As for [`SyclKernel::launch_1d`], and the memory stays valid until the event
+    /// completes.
+    unsafe fn submit(
+        &self,
+        device: &SyclDevice,
+        args: &[KernelArg],
+        global: [usize; 2],
+        dims: usize,
+    ) -> Result<DPCTLSyclEventRef> {
+        let mut values: Vec<KernelArg> = args.to_vec();
+        let mut pointers: Vec<*mut c_void> = Vec::with_capacity(values.len());
+        let mut types = Vec::with_capacity(values.len());
+        for value in values.iter_mut() {
+            match value {
+                KernelArg::Pointer(p) => {
+                    pointers.push(*p);
+                    types.push(DPCTLKernelArgType_DPCTL_VOID_PTR);
+                }
+                KernelArg::U32(v) => {
+                    pointers.push((v as *mut u32).cast());
+                    types.push(DPCTLKernelArgType_DPCTL_UINT32_T);
+                }
+                KernelArg::F32(v) => {
+                    pointers.push((v as *mut f32).cast());
+                    types.push(DPCTLKernelArgType_DPCTL_FLOAT32_T);
+                }
+                KernelArg::I32(v) => {
+                    pointers.push((v as *mut i32).cast());
+                    types.push(DPCTLKernelArgType_DPCTL_INT32_T);
+                }
+            }
+        }
+        // SYCL ranges list the slowest dimension first; OpenCL's get_global_id(0) is the
+        // fastest. Reverse so that x (global[0]) stays OpenCL dimension 0.
+        let range = if dims >= 2 {
+            [global[1] as size_t, global[0] as size_t, 1]
+        } else {
+            [global[0] as size_t, 1, 1]
+        };
+        // SAFETY: arguments as documented (caller's contract): a USM argument is the
+        // pointer itself, a scalar a pointer to its value; the runtime copies the
+        // scalar values at submission, so `values` may go after this call.
+        let event = unsafe {
+            self.api.DPCTLQueue_SubmitRange(
+                self.kernel,
+                device.queue,
+                pointers.as_mut_ptr(),
+                types.as_ptr(),
+                pointers.len() as size_t,
+                range.as_ptr(),
+                dims.clamp(1, 2) as size_t,
+                std::ptr::null(),
+                0,
+            )
+        };
+        if event.is_null() {
+            return Err(Error::Backend {
+                location: self.location,
+                call: "DPCTLQueue_SubmitRange",
+                message: "returned no event (the runtime printed the reason on stderr)".into(),
+                hint: "check the kernel's arguments against its parameters".into(),
+            });
+        }
+        Ok(event)
+    }
+}
+
+impl Drop for SyclKernel {
+    fn drop(&mut self) {
+        // SAFETY: owned references, deleted once.
+        unsafe {
+            self.api.DPCTLKernel_Delete(self.kernel);
+            self.api.DPCTLKernelBundle_Delete(self.bundle);
+        }
+    }
+}
+
+impl SyclDevice {
+    pub(super) fn launch_kernel(
+        &self,
+        spec: &LaunchSpec<'_>,
+        args: &[LaunchArg<'_>],
+    ) -> Result<Completion> {
+        let key = cache_key(spec.source, spec.entry);
+        let kernel = {
+            let mut cache = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
+            match cache.get(&key) {
+                Some(k) => Arc::clone(k),
+                None => {
+                    let k = Arc::new(self.build_opencl_kernel(spec.source, spec.entry)?);
+                    cache.insert(key, Arc::clone(&k));
+                    k
+                }
+            }
+        };
+        let mut converted = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            converted.push(match a {
+                LaunchArg::Memory(m) => {
+                    let usable = match m.native() {
+                        Native::Sycl { ptr, .. } if m.location() == self.location => Some(*ptr),
+                        // With system USM, plain host memory is used in place.
+                        _ if self.system_usm && m.host_access() == HostAccess::Pointer => {
+                            Some(m.device().map(m.native(), 0, m.len(), true)?)
+                        }
+                        _ => None,
+                    };
+                    KernelArg::Pointer(
+                        usable
+                            .ok_or_else(|| {
+                                bad_argument(
+                                    self.location,
+                                    i,
+                                    &format!(
+                                        "memory at {} is not usable by this SYCL device",
+                                        m.location()
+                                    ),
+                                )
+                            })?
+                            .cast(),
+                    )
+                }
+                LaunchArg::F32(v) => KernelArg::F32(*v),
+                LaunchArg::U32(v) => KernelArg::U32(*v),
+                LaunchArg::I32(v) => KernelArg::I32(*v),
+            });
+        }
+        // SAFETY: the codelet checked the arguments against the kernel's declared
+        // parameters; the pointers are USM of this context or host memory usable through
+        // system USM, alive until the completion is waited for.
+        let event = unsafe { kernel.submit(self, &converted, spec.global, spec.dims)? };
+        Ok(Completion::new(SyclWork {
+            api: self.api,
+            event,
+        }))
+    }
+}

@@ -1,0 +1,117 @@
+//! SYCL's queued work: [`SyclWork`] (a SYCL event, deleted on drop) and the native
+//! asynchronous copies that make it (`queue.memcpy` with events as dependencies).
+
+use super::*;
+
+/// A SYCL event: the SYCL backend's own queued work (deleted when dropped).
+pub struct SyclWork {
+    pub(super) api: &'static DpctlApi,
+    pub(super) event: DPCTLSyclEventRef,
+}
+
+// SAFETY: a SYCL event may be queried, waited on and deleted from any thread.
+unsafe impl Send for SyclWork {}
+// SAFETY: its `&self` methods only query or wait on the event, which SYCL allows from
+// several threads at once.
+unsafe impl Sync for SyclWork {}
+
+impl SyclWork {
+    /// The SYCL event (valid while this lives).
+    pub fn event(&self) -> DPCTLSyclEventRef {
+        self.event
+    }
+}
+
+impl NativeWork for SyclWork {
+    fn poll(&self) -> bool {
+        // SAFETY: a live event owned by this value.
+        let status = unsafe { self.api.DPCTLEvent_GetCommandExecutionStatus(self.event) };
+        status == DPCTLSyclEventStatusType_DPCTL_COMPLETE
+    }
+
+    fn block(&self) -> Result<()> {
+        // SAFETY: a live event owned by this value (deleted only at drop).
+        unsafe { self.api.DPCTLEvent_Wait(self.event) };
+        Ok(())
+    }
+}
+
+impl Drop for SyclWork {
+    fn drop(&mut self) {
+        // SAFETY: a live event from a submission, deleted once, here. Dropped only after
+        // the holding `Completion` waited (SYCL work is not queue-ordered).
+        unsafe { self.api.DPCTLEvent_Delete(self.event) };
+    }
+}
+
+impl SyclDevice {
+    /// Starts a copy natively on the SYCL queue when one side is SYCL USM of a device and the
+    /// other is USM of the same device or plain host memory (`sycl::queue::memcpy` takes
+    /// both); SYCL events among `after` become native dependencies, others are waited for
+    /// first. `None`: not a SYCL copy.
+    pub(super) fn start_copy(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        after: &[&dyn Dependency],
+    ) -> Result<Option<Completion>> {
+        let sycl_location = match (src.native(), dst.native()) {
+            (Native::Sycl { .. }, Native::Sycl { .. }) if src.location() == dst.location() => {
+                src.location()
+            }
+            (Native::Sycl { .. }, Native::Host { .. }) => src.location(),
+            (Native::Host { .. }, Native::Sycl { .. }) => dst.location(),
+            _ => return Ok(None),
+        };
+        if sycl_location != self.location || src.overlaps(src_offset, dst, dst_offset, len) {
+            return Ok(None);
+        }
+        let address = |m: &Memory, offset: usize| -> *mut u8 {
+            let base = match m.native() {
+                Native::Sycl { ptr, .. } => *ptr,
+                Native::Host { ptr } => *ptr,
+                #[allow(unreachable_patterns)]
+                _ => ptr::null_mut(),
+            };
+            base.wrapping_add(offset)
+        };
+        let sycl_event = |c: &Completion| c.work_as::<SyclWork>().map(|w| w.event);
+        let Some(deps) = native_deps(after, sycl_event)? else {
+            return Ok(None);
+        };
+        // SAFETY: both ranges were bounds-checked by the caller and do not overlap; the
+        // pointers are USM of this queue's context or host memory; the dependency events
+        // are alive (held by `after`) during the call, and the returned Event keeps both
+        // memories alive until the copy is done.
+        let event = unsafe {
+            self.api.DPCTLQueue_MemcpyWithEvents(
+                self.queue,
+                address(dst, dst_offset).cast(),
+                address(src, src_offset).cast(),
+                len as size_t,
+                if deps.is_empty() {
+                    ptr::null()
+                } else {
+                    deps.as_ptr()
+                },
+                deps.len() as size_t,
+            )
+        };
+        if event.is_null() {
+            return Err(Error::Backend {
+                location: sycl_location,
+                call: "DPCTLQueue_MemcpyWithEvents",
+                message: "returned no event (the runtime printed the reason on stderr)".into(),
+                hint: "check that both pointers are USM of this device's context or host memory"
+                    .into(),
+            });
+        }
+        Ok(Some(Completion::new(SyclWork {
+            api: self.api,
+            event,
+        })))
+    }
+}

@@ -1,0 +1,162 @@
+//! The WebGPU device's [`Device`] implementation: storage buffers, uploads through
+//! `Queue::write_buffer`, downloads through the staging engine, fills and copies.
+
+use super::*;
+
+impl Device for WebGpuDevice {
+    fn copy_async(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        after: &[&dyn Dependency],
+    ) -> Result<Option<Completion>> {
+        self.start_copy(src, src_offset, dst, dst_offset, len, after)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.wait("Device::poll", None)
+    }
+
+    fn location(&self) -> Location {
+        self.location
+    }
+
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Native> {
+        let size = (bytes as u64).div_ceil(4).max(1) * 4;
+        if size > self.limits.max_buffer_size {
+            return Err(Error::TooLarge {
+                location: self.location,
+                requested: bytes,
+                max: self.info.max_allocation as usize,
+            });
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("locus"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(self.fail("create_buffer", e.to_string()));
+        }
+        self.check("create_buffer")?;
+        self.live.fetch_add(1, Ordering::Relaxed);
+        Ok(Native::WebGpu {
+            buffer: Arc::new(buffer),
+            offset: 0,
+        })
+    }
+
+    unsafe fn free(&self, native: &Native, _bytes: usize) {
+        let (buffer, offset) = buffer_of(native);
+        if offset == 0 {
+            buffer.destroy();
+        }
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn host_access(&self, _native: &Native) -> HostAccess {
+        HostAccess::None
+    }
+
+    fn host_access_default(&self) -> HostAccess {
+        HostAccess::None
+    }
+
+    fn executes_on_host(&self) -> bool {
+        false
+    }
+
+    fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
+        let mut staging = self.upload.lock().unwrap_or_else(|e| e.into_inner());
+        let (buffer, base) = buffer_of(dst);
+        staging.upload(self, buffer, base + offset as u64, src)
+    }
+
+    fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let (buffer, base) = buffer_of(src);
+        self.read_raw(buffer, base + offset as u64, dst)
+    }
+
+    fn copy_within(
+        &self,
+        src: &Native,
+        src_offset: usize,
+        dst: &Native,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()> {
+        // copy_buffer_to_buffer needs 4-byte alignment (the handles' own offsets are
+        // multiples of the storage offset alignment, so only these can break it).
+        if !(src_offset | dst_offset | len).is_multiple_of(4) {
+            let mut tmp = vec![0u8; len];
+            self.read(src, src_offset, &mut tmp)?;
+            return self.write(dst, dst_offset, &tmp);
+        }
+        let ((s, s0), (d, d0)) = (buffer_of(src), buffer_of(dst));
+        let index = self.copy_on_device(
+            s,
+            s0 + src_offset as u64,
+            d,
+            d0 + dst_offset as u64,
+            len as u64,
+        );
+        self.wait("copy_buffer_to_buffer", Some(index))
+    }
+
+    fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        if pattern.iter().all(|&b| b == 0) && (offset | len).is_multiple_of(4) {
+            let mut encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("locus clear"),
+                });
+            let (buffer, base) = buffer_of(dst);
+            encoder.clear_buffer(buffer, base + offset as u64, Some(len as u64));
+            let index = self.queue.submit([encoder.finish()]);
+            return self.wait("clear_buffer", Some(index));
+        }
+        fill_by_writes(self, dst, offset, len, pattern)
+    }
+
+    fn map(&self, _native: &Native, _offset: usize, _len: usize, _write: bool) -> Result<*mut u8> {
+        Err(Error::NotHostAccessible {
+            location: self.location,
+        })
+    }
+
+    unsafe fn unmap(&self, _native: &Native, _ptr: *mut u8) -> Result<()> {
+        Ok(())
+    }
+
+    fn live_allocations(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
+        let (buffer, base) = buffer_of(parent);
+        Ok(Native::WebGpu {
+            buffer: Arc::clone(buffer),
+            offset: base + offset as u64,
+        })
+    }
+
+    fn sub_alignment(&self) -> usize {
+        (self.limits.min_storage_buffer_offset_alignment as usize)
+            .max(crate::core::device::ALIGNMENT)
+    }
+
+    fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
+        self.launch_kernel(spec, args)
+    }
+}

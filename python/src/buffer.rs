@@ -1,0 +1,421 @@
+//! `locus.Buffer`: a typed buffer at any location, by name.
+
+use super::*;
+
+/// A typed array with a home location and coherent replicas (`locus::Buffer`).
+///
+/// `Buffer("opencl:0", 1000, dtype="float32", fill=3.1415)` makes 1000 floats on OpenCL
+/// device 0; `access(location)` / `access_mut(location)` declare where they will be used.
+#[pyclass(frozen, module = "locus", name = "Buffer")]
+pub(crate) struct PyBuffer {
+    pub(crate) store: Mutex<Store>,
+    pub(crate) dtype: DType,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) readonly: bool,
+    /// Write handles handed out; while one is open, its location holds the newest data.
+    pub(crate) writers: Mutex<Vec<Weak<View>>>,
+}
+
+pub(crate) fn shape_of(n: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    if let Ok(n) = n.extract::<usize>() {
+        return Ok(vec![n]);
+    }
+    n.extract::<Vec<usize>>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "the size must be a non-negative int or a tuple of them, got {}",
+            n.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))
+    })
+}
+
+impl PyBuffer {
+    pub(crate) fn wrap(store: Store, dtype: DType, shape: Vec<usize>, readonly: bool) -> PyBuffer {
+        PyBuffer {
+            store: Mutex::new(store),
+            dtype,
+            shape,
+            readonly,
+            writers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Re-declares the write of the open write handles (their location holds the newest
+    /// data; they all share one location: a second one is refused) and returns it.
+    pub(crate) fn sync_writers(&self, store: &mut Store) -> locus::Result<Option<Location>> {
+        let mut writers = lock(&self.writers);
+        writers.retain(|w| w.upgrade().is_some_and(|v| v.open.load(Ordering::SeqCst)));
+        let at = writers.iter().find_map(|w| w.upgrade()).map(|v| v.consumer);
+        if let Some(location) = at {
+            store.declare_write(location)?;
+        }
+        Ok(at)
+    }
+
+    pub(crate) fn handle(&self, py: Python<'_>, location: &str, write: bool) -> PyResult<Handle> {
+        let location = parse_location(location)?;
+        if write && self.readonly {
+            return Err(PyValueError::new_err(
+                "this buffer adopted read-only memory (its producer said so): access_mut is refused; copy() it first",
+            ));
+        }
+        let view = py
+            .detach(|| -> locus::Result<View> {
+                let mut store = lock(&self.store);
+                let writer = self.sync_writers(&mut store)?;
+                if write {
+                    if let Some(w) = writer.filter(|&w| w != location) {
+                        return Err(locus::Error::Invalid(format!(
+                            "a write handle at {w} is still open: close it (h.close(), or a with-block) \
+                             before declaring a write at {location}"
+                        )));
+                    }
+                }
+                let served = if write {
+                    store.access_mut(location)?
+                } else {
+                    store.access(location)?
+                };
+                View::new(served, location, self.dtype, self.shape.clone(), write)
+            })
+            .map_err(py_err)?;
+        let view = Arc::new(view);
+        if write {
+            lock(&self.writers).push(Arc::downgrade(&view));
+        }
+        Ok(Handle { view })
+    }
+
+    pub(crate) fn numpy<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyModule>> {
+        py.import("numpy").map_err(|e| {
+            PyRuntimeError::new_err(format!("this needs numpy (pip install numpy): {e}"))
+        })
+    }
+}
+
+#[pymethods]
+impl PyBuffer {
+    /// `n` elements (an int or a shape tuple) of `dtype` at `location` (`"host"`,
+    /// `"opencl:0"`, ...), zeroed or each equal to `fill`.
+    #[new]
+    #[pyo3(signature = (location, n, dtype=None, fill=None))]
+    pub(crate) fn new(
+        py: Python<'_>,
+        location: &str,
+        n: &Bound<'_, PyAny>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        fill: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyBuffer> {
+        let location = parse_location(location)?;
+        let dtype = match dtype {
+            Some(d) => dtype::dtype_of(d)?,
+            None => DType::from_name("float32")?,
+        };
+        let shape = shape_of(n)?;
+        let len: usize = shape.iter().product();
+        let pattern = fill.map(|f| dtype.encode(f)).transpose()?;
+        let store = py
+            .detach(|| match pattern {
+                Some(p) => Store::filled(location, len, &p),
+                None => Store::zeroed(location, len, dtype.size),
+            })
+            .map_err(py_err)?;
+        Ok(PyBuffer::wrap(store, dtype, shape, false))
+    }
+
+    /// The home location (where the buffer was made, or moved to).
+    #[getter]
+    pub(crate) fn location(&self) -> String {
+        lock(&self.store).location().to_string()
+    }
+
+    /// The element type's name.
+    #[getter]
+    pub(crate) fn dtype(&self) -> &'static str {
+        self.dtype.name
+    }
+
+    /// The shape.
+    #[getter]
+    pub(crate) fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.shape)
+    }
+
+    /// Number of elements.
+    #[getter]
+    pub(crate) fn size(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Size in bytes.
+    #[getter]
+    pub(crate) fn nbytes(&self) -> usize {
+        self.size() * self.dtype.size
+    }
+
+    /// True when the buffer adopted memory its producer marked read-only.
+    #[getter]
+    pub(crate) fn readonly(&self) -> bool {
+        self.readonly
+    }
+
+    /// Bytes copied between locations for this buffer so far.
+    #[getter]
+    pub(crate) fn bytes_moved(&self) -> u64 {
+        lock(&self.store).bytes_moved()
+    }
+
+    /// Every copy the buffer holds: `[(location, valid), ...]`.
+    pub(crate) fn replicas(&self) -> Vec<(String, bool)> {
+        lock(&self.store)
+            .replicas()
+            .into_iter()
+            .map(|(l, v)| (l.to_string(), v))
+            .collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.shape.first().copied().unwrap_or(1)
+    }
+
+    /// Declares a read at `location`: in place when the data there is reachable from it,
+    /// else a cached replica. The handle is read-only.
+    #[pyo3(signature = (location="host"))]
+    pub(crate) fn access(&self, py: Python<'_>, location: &str) -> PyResult<Handle> {
+        self.handle(py, location, false)
+    }
+
+    /// Declares a write at `location` (the current data is there first). While the
+    /// handle is open, its location holds the newest data: reads elsewhere copy from it.
+    #[pyo3(signature = (location="host"))]
+    pub(crate) fn access_mut(&self, py: Python<'_>, location: &str) -> PyResult<Handle> {
+        self.handle(py, location, true)
+    }
+
+    /// A new numpy array holding a copy of the elements.
+    pub(crate) fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let np = Self::numpy(py)?;
+        let h = Py::new(py, self.handle(py, "host", false)?)?;
+        np.call_method1("array", (h,))
+    }
+
+    /// The elements as a Python list, read by locus itself (not through numpy).
+    pub(crate) fn to_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let bytes = py
+            .detach(|| {
+                let mut store = lock(&self.store);
+                self.sync_writers(&mut store)?;
+                store.to_bytes()
+            })
+            .map_err(py_err)?;
+        let items = bytes
+            .bytes()
+            .chunks_exact(self.dtype.size)
+            .map(|b| self.dtype.decode(py, b))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// Sets every element to `value`, written by locus where the newest data lives.
+    pub(crate) fn fill(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        if self.readonly {
+            return Err(PyValueError::new_err(
+                "this buffer adopted read-only memory",
+            ));
+        }
+        let pattern = self.dtype.encode(value)?;
+        py.detach(|| {
+            let mut store = lock(&self.store);
+            let at = self.sync_writers(&mut store)?.unwrap_or(store.location());
+            // The mapping (if any) ends here: the fill goes through the backend.
+            let Served { memory, .. } = store.access_mut(at)?;
+            memory.fill(0..memory.len(), &pattern)
+        })
+        .map_err(py_err)
+    }
+
+    /// A new buffer at `location` (default: this one's home) with a copy of the data.
+    #[pyo3(signature = (location=None))]
+    pub(crate) fn copy(&self, py: Python<'_>, location: Option<&str>) -> PyResult<PyBuffer> {
+        let target = location.map(parse_location).transpose()?;
+        let store = py
+            .detach(|| {
+                let mut store = lock(&self.store);
+                self.sync_writers(&mut store)?;
+                store.to_location(target.unwrap_or(store.location()))
+            })
+            .map_err(py_err)?;
+        Ok(PyBuffer::wrap(store, self.dtype, self.shape.clone(), false))
+    }
+
+    /// Moves the data to `location`, which becomes the home; other copies are freed
+    /// (handles already given out keep theirs alive).
+    pub(crate) fn move_to(&self, py: Python<'_>, location: &str) -> PyResult<()> {
+        let location = parse_location(location)?;
+        py.detach(|| {
+            let mut store = lock(&self.store);
+            if let Some(w) = self.sync_writers(&mut store)? {
+                return Err(locus::Error::Invalid(format!(
+                    "a write handle at {w} is still open: close it before moving the buffer"
+                )));
+            }
+            store.move_to(location)
+        })
+        .map_err(py_err)
+    }
+
+    /// `__dlpack_device__` of a read at the home location.
+    fn __dlpack_device__(&self, py: Python<'_>) -> PyResult<(i32, i32)> {
+        let home = self.location();
+        Ok(self.handle(py, &home, false)?.__dlpack_device__())
+    }
+
+    /// DLPack export of a read at the home location (see `Handle.__dlpack__`).
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__(
+        &self,
+        py: Python<'_>,
+        stream: Option<Bound<'_, PyAny>>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let home = self.location();
+        self.handle(py, &home, false)?
+            .__dlpack__(py, stream, max_version, dl_device, copy)
+    }
+
+    /// Adopts the memory of a DLPack producer (any object with `__dlpack__`, or a
+    /// capsule) without copying; the location follows the producer's device. `copy=True`
+    /// copies; `copy=False` refuses anything that would need a copy (non-contiguous
+    /// arrays). Objects with only an array interface go to `from_array`.
+    #[staticmethod]
+    #[pyo3(signature = (obj, *, copy=None))]
+    pub(crate) fn from_dlpack(
+        py: Python<'_>,
+        obj: &Bound<'_, PyAny>,
+        copy: Option<bool>,
+    ) -> PyResult<PyBuffer> {
+        let capsule = if obj.is_instance_of::<pyo3::types::PyCapsule>() {
+            obj.clone()
+        } else if obj.hasattr("__dlpack__")? {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("max_version", (1, 0))?;
+            if let Some(c) = copy {
+                kwargs.set_item("copy", c)?;
+            }
+            match obj.call_method("__dlpack__", (), Some(&kwargs)) {
+                Ok(c) => c,
+                // A producer from before DLPack 1.0 takes no keywords.
+                Err(e) if e.is_instance_of::<PyTypeError>(py) => obj.call_method0("__dlpack__")?,
+                Err(e) => return Err(e),
+            }
+        } else if obj.hasattr("__array_interface__")? || obj.hasattr("__cuda_array_interface__")? {
+            return Self::from_array(py, obj, copy);
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "{} has neither __dlpack__ nor an array interface",
+                obj.get_type().name()?
+            )));
+        };
+        let t = dlpack::consume(&capsule)?;
+        let dtype = DType::from_dlpack(t.dtype.code, t.dtype.bits, t.dtype.lanes)?;
+        let location = dlpack::location_of_device(t.device)?;
+        let shape = t
+            .shape
+            .iter()
+            .map(|&n| usize::try_from(n).map_err(|_| PyValueError::new_err("negative extent")))
+            .collect::<PyResult<Vec<_>>>()?;
+        let strides = t.strides.as_ref().map(|s| {
+            s.iter()
+                .map(|&e| e as isize * dtype.size as isize)
+                .collect()
+        });
+        Foreign {
+            location,
+            device: t.device,
+            data: t.data,
+            byte_offset: t.byte_offset,
+            shape,
+            strides,
+            dtype,
+            read_only: t.read_only,
+            keep: Box::new(t.owner),
+        }
+        .adopt(py, copy)
+    }
+
+    /// Adopts the memory of an object with `__array_interface__` (host) or
+    /// `__cuda_array_interface__` (CUDA device 0, or the device its `__dlpack_device__`
+    /// names) without copying; the object is kept alive while locus uses its memory.
+    #[staticmethod]
+    #[pyo3(signature = (obj, *, copy=None))]
+    pub(crate) fn from_array(
+        py: Python<'_>,
+        obj: &Bound<'_, PyAny>,
+        copy: Option<bool>,
+    ) -> PyResult<PyBuffer> {
+        let (iface, location) = if let Ok(i) = obj.getattr("__array_interface__") {
+            (i, Location::Host)
+        } else if let Ok(i) = obj.getattr("__cuda_array_interface__") {
+            let id = obj
+                .call_method0("__dlpack_device__")
+                .and_then(|d| d.extract::<(i32, u32)>())
+                .map_or(0, |(_, id)| id);
+            (i, Location::Cuda(id))
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "{} has no __array_interface__ or __cuda_array_interface__",
+                obj.get_type().name()?
+            )));
+        };
+        let iface = iface.cast_into::<PyDict>()?;
+        let item = |key: &str| iface.get_item(key).ok().flatten().filter(|v| !v.is_none());
+        let (ptr, read_only): (usize, bool) = item("data")
+            .ok_or_else(|| PyBufferError::new_err("the array interface has no data pointer (buffer-protocol data is not supported)"))?
+            .extract()?;
+        if item("mask").is_some() {
+            return Err(PyBufferError::new_err("masked arrays are not supported"));
+        }
+        let typestr: String = item("typestr")
+            .ok_or_else(|| PyBufferError::new_err("the array interface has no typestr"))?
+            .extract()?;
+        let dtype = DType::from_typestr(&typestr)?;
+        let shape: Vec<usize> = item("shape")
+            .ok_or_else(|| PyBufferError::new_err("the array interface has no shape"))?
+            .extract()?;
+        let strides: Option<Vec<isize>> = item("strides").map(|s| s.extract()).transpose()?;
+        let offset: usize = item("offset")
+            .map(|o| o.extract())
+            .transpose()?
+            .unwrap_or(0);
+        let device = dlpack::device_of_location(location, None);
+        Foreign {
+            location,
+            device,
+            data: ptr as *mut u8,
+            byte_offset: offset as u64,
+            shape,
+            strides,
+            dtype,
+            read_only,
+            keep: Box::new(obj.clone().unbind()),
+        }
+        .adopt(py, copy)
+    }
+
+    fn __repr__(&self) -> String {
+        let store = lock(&self.store);
+        format!(
+            "locus.Buffer({} {:?} at {}, replicas [{}])",
+            self.dtype.name,
+            self.shape,
+            store.location(),
+            store
+                .replicas()
+                .iter()
+                .map(|(l, valid)| format!("{l}{}", if *valid { "" } else { " (stale)" }))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}

@@ -1,0 +1,246 @@
+//! `locus.Handle`: an access to a buffer at one location, with the array interface, DLPack
+//! and the CUDA array interface.
+
+use super::*;
+
+/// A declared access: what `Buffer.access` / `access_mut` return. numpy consumes it
+/// without copying (`np.asarray(h)`, `np.from_dlpack(h)`) where code at its location
+/// runs on the host; every location exports it through DLPack. It keeps the data alive
+/// for as long as it (or any array made from it) lives, whichever of the buffer and the
+/// array goes first.
+#[pyclass(frozen, module = "locus", name = "Handle")]
+pub(crate) struct Handle {
+    pub(crate) view: Arc<View>,
+}
+
+#[pymethods]
+impl Handle {
+    /// Where the consumer runs (the location passed to `access`).
+    #[getter]
+    pub(crate) fn location(&self) -> String {
+        self.view.consumer.to_string()
+    }
+
+    /// Where the serving memory lives.
+    #[getter]
+    pub(crate) fn memory_location(&self) -> String {
+        self.view.memory.location().to_string()
+    }
+
+    /// True when nothing was copied to serve this access.
+    #[getter]
+    pub(crate) fn in_place(&self) -> bool {
+        self.view.in_place
+    }
+
+    /// How the data was made available.
+    #[getter]
+    pub(crate) fn route(&self) -> String {
+        self.view.route.clone()
+    }
+
+    /// True for a read handle (`access`): writing through it is refused by numpy.
+    #[getter]
+    pub(crate) fn readonly(&self) -> bool {
+        !self.view.writable
+    }
+
+    /// The element type's name.
+    #[getter]
+    pub(crate) fn dtype(&self) -> &'static str {
+        self.view.dtype.name
+    }
+
+    /// The shape.
+    #[getter]
+    pub(crate) fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.view.shape)
+    }
+
+    /// Size in bytes.
+    #[getter]
+    pub(crate) fn nbytes(&self) -> usize {
+        self.view.len() * self.view.dtype.size
+    }
+
+    /// The host address of the first element, when code at this location runs on the host.
+    #[getter]
+    pub(crate) fn ptr(&self) -> Option<usize> {
+        self.view.mapping.as_ref().map(|m| m.as_ptr() as usize)
+    }
+
+    /// numpy's array interface (version 3), for handles whose location runs on the
+    /// host; other handles have none (use DLPack, or `access("host")`).
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let Some(m) = &self.view.mapping else {
+            return Err(PyAttributeError::new_err(format!(
+                "memory at {} is not host-addressable from {}: call access(\"host\") for a host view, or use DLPack",
+                self.view.memory.location(),
+                self.view.consumer
+            )));
+        };
+        let d = PyDict::new(py);
+        d.set_item("version", 3)?;
+        d.set_item("shape", PyTuple::new(py, &self.view.shape)?)?;
+        d.set_item("typestr", self.view.dtype.typestr())?;
+        d.set_item("data", (m.as_ptr() as usize, !self.view.writable))?;
+        d.set_item("strides", py.None())?;
+        Ok(d)
+    }
+
+    /// CUDA's array interface (version 3), for handles of CUDA device memory.
+    #[getter]
+    fn __cuda_array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let Native::Cuda { ptr, .. } = self.view.memory.native() else {
+            return Err(PyAttributeError::new_err(format!(
+                "memory at {} is not CUDA memory",
+                self.view.memory.location()
+            )));
+        };
+        let d = PyDict::new(py);
+        d.set_item("version", 3)?;
+        d.set_item("shape", PyTuple::new(py, &self.view.shape)?)?;
+        d.set_item("typestr", self.view.dtype.typestr())?;
+        d.set_item("data", (*ptr as usize, !self.view.writable))?;
+        d.set_item("strides", py.None())?;
+        // locus waits for its work before handing out a handle: no stream to order on.
+        d.set_item("stream", py.None())?;
+        Ok(d)
+    }
+
+    /// numpy calls this when there is no array interface: a clear error instead of an
+    /// object array.
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__(
+        &self,
+        dtype: Option<Bound<'_, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = (dtype, copy);
+        Err(PyTypeError::new_err(format!(
+            "a handle at {} holds memory at {} that host code cannot address; \
+             call buffer.access(\"host\") (or access_mut) for a numpy view",
+            self.view.consumer,
+            self.view.memory.location()
+        )))
+    }
+
+    /// `(device_type, device_id)` as DLPack numbers them: CPU 1, CUDA 2 (3 pinned, 13
+    /// managed), OpenCL 4, Vulkan 7 (WebGPU), ROCm 10 (11 pinned), ext_dev 12 (OpenMP
+    /// offload), oneAPI 14 (SYCL).
+    pub(crate) fn __dlpack_device__(&self) -> (i32, i32) {
+        let d = self.view.dl_device();
+        (d.device_type, d.device_id)
+    }
+
+    /// A DLPack capsule of this handle's data. `max_version` >= (1, 0) gets a versioned
+    /// capsule (read handles carry the read-only flag); `stream` (device consumers):
+    /// locus finishes its queued work first, so the data is ready on any stream (`-1`
+    /// skips that); `dl_device` other than this handle's, or `copy=True`, exports a copy
+    /// made at that device (`copy=False` refuses to).
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    pub(crate) fn __dlpack__(
+        &self,
+        py: Python<'_>,
+        stream: Option<Bound<'_, PyAny>>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let own = self.view.dl_device();
+        let wanted = dl_device.map(|(t, i)| DLDevice {
+            device_type: t,
+            device_id: i,
+        });
+        let needs_copy = copy == Some(true) || wanted.is_some_and(|w| w != own);
+        let view = if needs_copy {
+            if copy == Some(false) {
+                return Err(PyBufferError::new_err(format!(
+                    "the data is on DLPack device {:?}, {:?} was asked for with copy=False",
+                    (own.device_type, own.device_id),
+                    dl_device
+                )));
+            }
+            let target = dlpack::location_of_device(wanted.unwrap_or(own))?;
+            Arc::new(
+                py.detach(|| copy_view(&self.view, target))
+                    .map_err(py_err)?,
+            )
+        } else {
+            Arc::clone(&self.view)
+        };
+        let device = view.dl_device();
+        match &stream {
+            Some(s) if !s.is_none() && device.device_type == dlpack::DL_CPU => {
+                return Err(PyBufferError::new_err(
+                    "stream must be None for CPU data (the DLPack protocol)",
+                ))
+            }
+            Some(s) if s.extract::<i64>().ok() == Some(-1) => {}
+            _ => {
+                if device.device_type != dlpack::DL_CPU {
+                    let memory = Arc::clone(&view.memory);
+                    py.detach(|| memory.device().synchronize())
+                        .map_err(py_err)?;
+                }
+            }
+        }
+        let (data, byte_offset) = view.dl_data();
+        if device.device_type == dlpack::DL_VULKAN {
+            remember_wgpu_export(data as usize, byte_offset, &view);
+        }
+        let description = dlpack::Description {
+            data,
+            device,
+            dtype: DLDataType {
+                code: view.dtype.code,
+                bits: (view.dtype.size * 8) as u8,
+                lanes: 1,
+            },
+            byte_offset,
+            read_only: !view.writable,
+            copied: view.copied,
+        };
+        let shape = view.shape.iter().map(|&s| s as i64).collect();
+        let export = dlpack::Export { keep: view, shape };
+        let versioned = max_version.is_some_and(|(major, _)| major >= 1);
+        dlpack::capsule(py, description, export, versioned)
+    }
+
+    /// Ends the write this handle declared (arrays made from it keep the memory alive,
+    /// but later writes through them are no longer tracked). Read handles: no effect.
+    pub(crate) fn close(&self) {
+        self.view.open.store(false, Ordering::SeqCst);
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, PyTuple>) {
+        self.close();
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "locus.Handle({} {} {:?} at {}, memory at {}, {}{})",
+            if self.view.writable { "write" } else { "read" },
+            self.view.dtype.name,
+            self.view.shape,
+            self.view.consumer,
+            self.view.memory.location(),
+            if self.view.in_place {
+                "in place"
+            } else {
+                "replica"
+            },
+            if self.view.mapping.is_some() {
+                ", host-addressable"
+            } else {
+                ""
+            }
+        )
+    }
+}

@@ -1,0 +1,111 @@
+//! Codelet arguments: buffers of any element type ([`KernelBuffer`]), scalars, and how a
+//! call runs ([`Launch`]).
+
+use super::*;
+
+/// A buffer as a kernel argument, whatever its element type.
+pub trait KernelBuffer {
+    /// Element type.
+    fn dtype(&self) -> DType;
+    /// Number of elements.
+    fn elements(&self) -> usize;
+    /// Transfer counters of the buffer.
+    fn counters(&self) -> TransferTotals;
+    /// Current data usable at `location`.
+    #[doc(hidden)]
+    fn serve_for_read(&self, location: Location) -> Result<Arc<Memory>>;
+    /// Memory at `location` to write, the only valid copy afterwards.
+    #[doc(hidden)]
+    fn serve_for_write(&mut self, location: Location, keep: bool) -> Result<Arc<Memory>>;
+}
+
+impl<T: Element> KernelBuffer for Buffer<T> {
+    fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+    fn elements(&self) -> usize {
+        self.len()
+    }
+    fn counters(&self) -> TransferTotals {
+        self.stats()
+    }
+    fn serve_for_read(&self, location: Location) -> Result<Arc<Memory>> {
+        self.serve_read(location).map(|(m, _)| m)
+    }
+    fn serve_for_write(&mut self, location: Location, keep: bool) -> Result<Arc<Memory>> {
+        self.serve_write(location, keep).map(|(m, _)| m)
+    }
+}
+
+/// One argument of a call.
+pub enum Arg<'a> {
+    /// A buffer read by the kernel.
+    Buf(&'a dyn KernelBuffer),
+    /// A buffer written by the kernel (`out` or `inout`).
+    BufMut(&'a mut dyn KernelBuffer),
+    /// A scalar.
+    Scalar(DType, [u8; 4]),
+}
+
+impl<'a> Arg<'a> {
+    /// A buffer for an `in` parameter.
+    pub fn buf<T: Element>(buffer: &'a Buffer<T>) -> Arg<'a> {
+        Arg::Buf(buffer)
+    }
+    /// A buffer for an `out` or `inout` parameter.
+    pub fn buf_mut<T: Element>(buffer: &'a mut Buffer<T>) -> Arg<'a> {
+        Arg::BufMut(buffer)
+    }
+    /// An `f32` scalar.
+    pub fn f32(v: f32) -> Arg<'a> {
+        Arg::Scalar(DType::F32, v.to_ne_bytes())
+    }
+    /// A `u32` scalar.
+    pub fn u32(v: u32) -> Arg<'a> {
+        Arg::Scalar(DType::U32, v.to_ne_bytes())
+    }
+    /// An `i32` scalar.
+    pub fn i32(v: i32) -> Arg<'a> {
+        Arg::Scalar(DType::I32, v.to_ne_bytes())
+    }
+
+    pub(super) fn describe(&self) -> String {
+        match self {
+            Arg::Buf(b) => format!("a {} buffer (read)", b.dtype()),
+            Arg::BufMut(b) => format!("a {} buffer (writable)", b.dtype()),
+            Arg::Scalar(t, _) => format!("a {t} scalar"),
+        }
+    }
+}
+
+/// The global size of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Launch {
+    /// `n` work items.
+    D1(usize),
+    /// `nx` x `ny` work items (x fastest).
+    D2(usize, usize),
+}
+
+impl Launch {
+    /// 1-D launch of `n` work items.
+    pub fn d1(n: usize) -> Launch {
+        Launch::D1(n)
+    }
+    /// 2-D launch of `nx` x `ny` work items.
+    pub fn d2(nx: usize, ny: usize) -> Launch {
+        Launch::D2(nx, ny)
+    }
+    pub(super) fn items(self) -> usize {
+        match self {
+            Launch::D1(n) => n,
+            Launch::D2(x, y) => x.saturating_mul(y),
+        }
+    }
+    pub(super) fn global(self) -> ([usize; 2], usize) {
+        match self {
+            Launch::D1(n) => ([n, 1], 1),
+            Launch::D2(x, y) => ([x, y], 2),
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! Calling a codelet: [`Codelet`] picks the first target with a source, moves the
+//! arguments as their intents say, launches, and reports what moved ([`CallReport`]).
+
+use super::*;
+
+/// What a call did.
+#[derive(Debug, Clone)]
+pub struct CallReport {
+    /// Where the kernel ran.
+    pub target: Location,
+    /// What the arguments' buffers moved for this call (per route kind).
+    pub moved: TransferTotals,
+}
+
+/// A kernel bound to a target: the first available location of a target list.
+#[derive(Debug, Clone)]
+pub struct Codelet<'k> {
+    kernel: &'k Kernel,
+    target: Location,
+    skipped: Vec<(Location, String)>,
+}
+
+fn totals(args: &[Arg<'_>]) -> TransferTotals {
+    let mut sum = TransferTotals::default();
+    for a in args {
+        let t = match a {
+            Arg::Buf(b) => b.counters(),
+            Arg::BufMut(b) => b.counters(),
+            Arg::Scalar(..) => continue,
+        };
+        for i in 0..RouteKind::ALL.len() {
+            sum.calls[i] += t.calls[i];
+            sum.bytes[i] += t.bytes[i];
+        }
+    }
+    sum
+}
+
+fn difference(after: TransferTotals, before: TransferTotals) -> TransferTotals {
+    let mut d = TransferTotals::default();
+    for i in 0..RouteKind::ALL.len() {
+        d.calls[i] = after.calls[i].saturating_sub(before.calls[i]);
+        d.bytes[i] = after.bytes[i].saturating_sub(before.bytes[i]);
+    }
+    d
+}
+
+impl<'k> Codelet<'k> {
+    /// Binds `kernel` to the first location of `targets` this machine has. An empty
+    /// list, or one with nothing available, is an error naming each reason.
+    pub fn new(kernel: &'k Kernel, targets: &[Location]) -> Result<Codelet<'k>> {
+        let registry = crate::runtime::registry::registry();
+        let mut skipped = Vec::new();
+        for &t in targets {
+            if registry.has(t) {
+                return Ok(Codelet {
+                    kernel,
+                    target: t,
+                    skipped,
+                });
+            }
+            skipped.push((t, registry.why_missing(t)));
+        }
+        Err(Error::Invalid(if targets.is_empty() {
+            format!("codelet `{}`: the target list is empty", kernel.name)
+        } else {
+            format!(
+                "codelet `{}`: no target is available: {}",
+                kernel.name,
+                skipped
+                    .iter()
+                    .map(|(l, why)| format!("{l}: {why}"))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        }))
+    }
+
+    /// Where calls run.
+    pub fn target(&self) -> Location {
+        self.target
+    }
+
+    /// The targets tried before this one, each with why it was not used.
+    pub fn skipped(&self) -> &[(Location, String)] {
+        &self.skipped
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> &Kernel {
+        self.kernel
+    }
+
+    /// Checks everything about a call before anything moves or launches.
+    fn check(&self, args: &[Arg<'_>], launch: Launch) -> Result<()> {
+        let k = self.kernel;
+        let name = &k.name;
+        if args.len() != k.params.len() {
+            return Err(Error::Invalid(format!(
+                "kernel `{name}` takes {} arguments ({}), got {}",
+                k.params.len(),
+                k.signature(),
+                args.len()
+            )));
+        }
+        k.source_for(self.target.technology())?;
+        let mut first_len: Option<(&str, usize)> = None;
+        for (i, (p, a)) in k.params.iter().zip(args).enumerate() {
+            let wrong = || {
+                Error::Invalid(format!(
+                    "kernel `{name}`: argument {i} (`{}`) must be {}, got {}",
+                    p.name,
+                    match p.kind {
+                        ParamKind::Buffer(t, Intent::In) => format!("a {t} buffer (Arg::buf)"),
+                        ParamKind::Buffer(t, intent) => {
+                            format!("a writable {t} buffer for `{intent:?}` (Arg::buf_mut)")
+                        }
+                        ParamKind::Scalar(t) => format!("a {t} scalar"),
+                    },
+                    a.describe()
+                ))
+            };
+            let len = match (p.kind, a) {
+                (ParamKind::Buffer(t, Intent::In), Arg::Buf(b)) if b.dtype() == t => b.elements(),
+                (ParamKind::Buffer(t, Intent::In), Arg::BufMut(b)) if b.dtype() == t => {
+                    b.elements()
+                }
+                (ParamKind::Buffer(t, _), Arg::BufMut(b)) if b.dtype() == t => b.elements(),
+                (ParamKind::Scalar(t), Arg::Scalar(u, _)) if t == *u => continue,
+                _ => return Err(wrong()),
+            };
+            if launch.items() > len {
+                return Err(Error::Invalid(format!(
+                    "kernel `{name}`: a launch of {} work items is larger than buffer `{}` ({len} elements); nothing was launched",
+                    launch.items(),
+                    p.name
+                )));
+            }
+            if k.equal_lengths {
+                match first_len {
+                    Some((other, n)) if n != len => {
+                        return Err(Error::Invalid(format!(
+                            "kernel `{name}`: buffers must have equal lengths, but `{other}` has {n} elements and `{}` has {len}",
+                            p.name
+                        )))
+                    }
+                    None => first_len = Some((&p.name, len)),
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the kernel. When it returns, every later locus operation on the arguments
+    /// (a read elsewhere, an access, another call) sees the kernel's results: on targets
+    /// whose kernels and transfers share one in-order queue (OpenCL, WebGPU) that holds
+    /// once the kernel is enqueued, so consecutive calls pipeline without a host wait;
+    /// elsewhere (SYCL USM read in place by the host, OpenMP, host) the call waits.
+    /// Use [`Codelet::call_async`] and [`Pending::synchronize`] to wait explicitly,
+    /// e.g. before handing a native handle to another queue.
+    pub fn call(&self, args: &mut [Arg<'_>], launch: Launch) -> Result<CallReport> {
+        let before = totals(args);
+        self.start(args, launch)?.detach()?;
+        Ok(CallReport {
+            target: self.target,
+            moved: difference(totals(args), before),
+        })
+    }
+
+    /// Starts the kernel and returns at once; the arguments stay borrowed until
+    /// [`Pending::synchronize`] (or the drop of the [`Pending`], which waits too).
+    pub fn call_async<'a>(&self, mut args: Vec<Arg<'a>>, launch: Launch) -> Result<Pending<'a>> {
+        let before = totals(&args);
+        let completion = self.start(&mut args, launch)?;
+        Ok(Pending {
+            completion: Some(completion),
+            before,
+            args,
+            target: self.target,
+        })
+    }
+
+    /// Moves an input to the target now, ahead of a call (`advancedload`).
+    pub fn advanced_load(&self, buffer: &dyn KernelBuffer) -> Result<()> {
+        buffer.serve_for_read(self.target).map(|_| ())
+    }
+
+    /// Brings a buffer's current data to the host now (`delegatedstore`); without it,
+    /// outputs come back only when someone reads them.
+    pub fn delegated_store(&self, buffer: &dyn KernelBuffer) -> Result<()> {
+        buffer.serve_for_read(Location::Host).map(|_| ())
+    }
+
+    fn start(&self, args: &mut [Arg<'_>], launch: Launch) -> Result<Completion> {
+        self.check(args, launch)?;
+        let target = self.target;
+        // Serve every buffer at the target according to its intent.
+        let mut memories: Vec<Option<(Arc<Memory>, bool)>> = Vec::with_capacity(args.len());
+        for (p, a) in self.kernel.params.iter().zip(args.iter_mut()) {
+            memories.push(match (p.kind, a) {
+                (ParamKind::Buffer(_, Intent::In), Arg::Buf(b)) => {
+                    Some((b.serve_for_read(target)?, false))
+                }
+                (ParamKind::Buffer(_, Intent::In), Arg::BufMut(b)) => {
+                    Some((b.serve_for_read(target)?, false))
+                }
+                (ParamKind::Buffer(_, intent), Arg::BufMut(b)) => {
+                    Some((b.serve_for_write(target, intent == Intent::InOut)?, true))
+                }
+                _ => None,
+            });
+        }
+        let (global, dims) = launch.global();
+        if target.technology() == Technology::Host {
+            return self.run_on_host(args, &memories, global);
+        }
+        let launch_args: Vec<LaunchArg<'_>> = args
+            .iter()
+            .zip(&memories)
+            .map(|(a, m)| match (a, m) {
+                (_, Some((memory, _))) => LaunchArg::Memory(memory),
+                (Arg::Scalar(DType::F32, b), None) => LaunchArg::F32(f32::from_ne_bytes(*b)),
+                (Arg::Scalar(DType::U32, b), None) => LaunchArg::U32(u32::from_ne_bytes(*b)),
+                (Arg::Scalar(DType::I32, b), None) => LaunchArg::I32(i32::from_ne_bytes(*b)),
+                _ => LaunchArg::U32(0),
+            })
+            .collect();
+        let k = self.kernel;
+        let (source, entry, workgroup) = match target.technology() {
+            Technology::WebGpu => k
+                .wgsl
+                .as_ref()
+                .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
+            Technology::OpenCl | Technology::Sycl => k
+                .opencl_c
+                .as_ref()
+                .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
+            Technology::OpenMp => k.openmp.as_ref().map(|e| ("", e.as_str(), [1, 1, 1])),
+            Technology::Cuda => k
+                .cuda
+                .as_ref()
+                .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
+            Technology::Hip => k
+                .hip
+                .as_ref()
+                .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
+            Technology::Host => None,
+        }
+        .ok_or_else(|| Error::Invalid(format!("kernel `{}` has no source for {target}", k.name)))?;
+        let spec = LaunchSpec {
+            source,
+            entry,
+            workgroup,
+            global,
+            dims,
+        };
+        crate::runtime::registry::registry()
+            .device(target)?
+            .launch(&spec, &launch_args)
+    }
+
+    fn run_on_host(
+        &self,
+        args: &[Arg<'_>],
+        memories: &[Option<(Arc<Memory>, bool)>],
+        global: [usize; 2],
+    ) -> Result<Completion> {
+        let f = self.kernel.host.ok_or_else(|| {
+            Error::Invalid(format!(
+                "kernel `{}` has no host (Rust) source",
+                self.kernel.name
+            ))
+        })?;
+        let mut mappings: Vec<Option<HostMapping>> = Vec::with_capacity(memories.len());
+        for m in memories {
+            mappings.push(match m {
+                Some((memory, write)) => Some(memory.map(0..memory.len(), *write)?),
+                None => None,
+            });
+        }
+        let mut host_args = Vec::with_capacity(args.len());
+        for ((a, m), served) in args.iter().zip(mappings.iter_mut()).zip(memories) {
+            let written = served.as_ref().is_some_and(|(_, w)| *w);
+            host_args.push(match (a, m) {
+                (_, Some(map)) => {
+                    if written {
+                        HostArg::Write(map.as_mut_slice()?)
+                    } else {
+                        HostArg::Read(map.as_slice())
+                    }
+                }
+                (Arg::Scalar(_, b), None) => HostArg::Scalar(*b),
+                _ => HostArg::Scalar([0; 4]),
+            });
+        }
+        f(&mut host_args, global);
+        Ok(Completion::done())
+    }
+}
+
+/// An asynchronous call in flight. Its arguments stay borrowed until it completes.
+pub struct Pending<'a> {
+    completion: Option<Completion>,
+    before: TransferTotals,
+    args: Vec<Arg<'a>>,
+    target: Location,
+}
+
+impl Pending<'_> {
+    /// Waits for the kernel (`synchronize`) and reports what the call moved.
+    pub fn synchronize(mut self) -> Result<CallReport> {
+        if let Some(c) = self.completion.take() {
+            c.wait()?;
+        }
+        Ok(CallReport {
+            target: self.target,
+            moved: difference(totals(&self.args), self.before),
+        })
+    }
+}

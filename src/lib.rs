@@ -43,6 +43,7 @@
 //! Python package on top (numpy, DLPack). `ARCHITECTURE.md` draws the layers and walks
 //! through adding a technology.
 #![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 pub mod backends;
 pub mod bench;

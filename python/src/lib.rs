@@ -3,6 +3,8 @@
 //!
 //! The Python package (`python/locus/__init__.py`) re-exports this module.
 
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
 mod buffer;
 mod dlpack;
 mod dtype;

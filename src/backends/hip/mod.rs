@@ -7,7 +7,13 @@
 //! `hipGetDeviceCount` answer with an error and the backend reports it as the reason.
 //! Not run on a GPU where it was written.
 
-#[allow(clippy::all, clippy::pedantic, missing_docs, unsafe_op_in_unsafe_fn)]
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    clippy::undocumented_unsafe_blocks,
+    missing_docs,
+    unsafe_op_in_unsafe_fn
+)]
 #[rustfmt::skip]
 pub mod bindings;
 

@@ -109,9 +109,8 @@ impl Device for HostDevice {
     }
 
     fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
-        // SAFETY: the sub-allocator keeps `offset + len` inside the parent.
-        Ok(Native::Host {
-            ptr: unsafe { ptr_of(parent).add(offset) },
-        })
+        // SAFETY: the sub-allocator keeps `offset + len` inside the parent allocation.
+        let ptr = unsafe { ptr_of(parent).add(offset) };
+        Ok(Native::Host { ptr })
     }
 }

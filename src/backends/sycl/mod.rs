@@ -12,7 +12,13 @@
 //! device USM has one only on a CPU device (where the SYCL runtime serves it from host
 //! memory), and `locus info` says so.
 
-#[allow(clippy::all, clippy::pedantic, missing_docs, unsafe_op_in_unsafe_fn)]
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    clippy::undocumented_unsafe_blocks,
+    missing_docs,
+    unsafe_op_in_unsafe_fn
+)]
 #[rustfmt::skip]
 pub mod bindings;
 mod load;

@@ -1,0 +1,228 @@
+//! The memory-resource contract (RMM's `mr_ref` tests), written once and instantiated per
+//! resource and adaptor; every instance runs on every location this machine has.
+//!
+//! Every resource must: hand out blocks at its own location that keep their bytes and do
+//! not overlap (checked by writing a different pattern into each live block, then reading
+//! them all back); align blocks to the 64 bytes asked for; serve zero bytes; take blocks
+//! back and serve again over many cycles; serve two threads at once; and answer a request
+//! it cannot serve with an error, not a panic, leaving it usable.
+
+mod common;
+
+use std::sync::Arc;
+
+use locus::resource::{self, MemoryResource};
+use locus::{Location, Memory, Native};
+
+/// The sizes a contract test asks for, up to `max` (what the resource serves at most).
+fn sizes(max: usize) -> Vec<usize> {
+    [1, 7, 64, 100, 1000, 4096, 65536, 1 << 20]
+        .into_iter()
+        .filter(|&s| s <= max)
+        .collect()
+}
+
+/// The block's address within its allocation space: the pointer, or the offset into
+/// the OpenCL / wgpu buffer (buffers themselves are aligned by the runtime).
+fn address(native: &Native) -> usize {
+    match native {
+        Native::Host { ptr } => *ptr as usize,
+        Native::OpenMp { ptr, .. } => *ptr as usize,
+        Native::Sycl { ptr, .. } => *ptr as usize,
+        Native::OpenCl { offset, .. } => *offset,
+        Native::WebGpu { offset, .. } => *offset as usize,
+        Native::Cuda { ptr, .. } | Native::Hip { ptr, .. } => *ptr as usize,
+        _ => 0,
+    }
+}
+
+pub fn blocks_keep_their_bytes_and_do_not_overlap(r: &Arc<dyn MemoryResource>, max: usize) {
+    let location = r.location();
+    let live: Vec<(Memory, Vec<u8>)> = sizes(max)
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let m = Memory::from_resource(r, n).unwrap_or_else(|e| panic!("{location}: {e}"));
+            assert_eq!((m.location(), m.len()), (location, n));
+            let data = common::pattern_u8(n, i as u8 + 1);
+            m.write(0, &data).unwrap();
+            (m, data)
+        })
+        .collect();
+    for (m, data) in &live {
+        let mut back = vec![0u8; m.len()];
+        m.read(0, &mut back).unwrap();
+        assert!(
+            back == *data,
+            "{location}: a block of {} bytes lost its bytes",
+            m.len()
+        );
+    }
+}
+
+pub fn blocks_are_aligned(r: &Arc<dyn MemoryResource>, max: usize) {
+    for n in sizes(max) {
+        let block = r.allocate(n, 64).unwrap();
+        assert_eq!(block.location(), r.location());
+        assert!(block.bytes() >= n);
+        assert_eq!(
+            address(block.native()) % 64,
+            0,
+            "{}: {n} bytes at {:?}",
+            r.location(),
+            block.native()
+        );
+        r.deallocate(block);
+    }
+}
+
+pub fn zero_bytes_are_served(r: &Arc<dyn MemoryResource>, _max: usize) {
+    let m = Memory::from_resource(r, 0).unwrap_or_else(|e| panic!("{}: {e}", r.location()));
+    assert!(m.is_empty());
+}
+
+pub fn blocks_come_back_and_are_served_again(r: &Arc<dyn MemoryResource>, max: usize) {
+    let sizes = sizes(max.min(65536));
+    let mut live: Vec<Memory> = Vec::new();
+    for i in 0..300usize {
+        if i % 3 == 2 && !live.is_empty() {
+            live.swap_remove((i * 7) % live.len());
+        } else {
+            let n = sizes[i % sizes.len()];
+            let m = Memory::from_resource(r, n).unwrap();
+            m.write(n - 1, &[i as u8]).unwrap();
+            live.push(m);
+        }
+    }
+    drop(live);
+    // Everything came back: the same sizes are served again.
+    for n in sizes {
+        Memory::from_resource(r, n).unwrap();
+    }
+}
+
+pub fn two_threads_at_once(r: &Arc<dyn MemoryResource>, max: usize) {
+    let n = max.min(4096);
+    std::thread::scope(|s| {
+        for seed in 0..2u8 {
+            s.spawn(move || {
+                for i in 0..100u8 {
+                    let m = Memory::from_resource(r, n).unwrap();
+                    let data = common::pattern_u8(n, seed.wrapping_mul(101).wrapping_add(i));
+                    m.write(0, &data).unwrap();
+                    let mut back = vec![0u8; n];
+                    m.read(0, &mut back).unwrap();
+                    assert!(back == data, "{}: thread {seed}, round {i}", r.location());
+                }
+            });
+        }
+    });
+}
+
+pub fn what_it_cannot_serve_is_an_error(r: &Arc<dyn MemoryResource>, max: usize) {
+    let err = r
+        .allocate(usize::MAX / 4, 64)
+        .expect_err("an allocation of usize::MAX / 4 bytes");
+    assert!(
+        err.to_string().contains(&r.location().to_string()),
+        "the error names the location: {err}"
+    );
+    // Still usable.
+    let block = r.allocate(max.min(4096), 64).unwrap();
+    r.deallocate(block);
+    assert!(!r.describe().is_empty());
+}
+
+/// One test per contract clause for the resource `make(location)` makes, run on every
+/// location; `max` is the largest block it serves.
+macro_rules! contract {
+    ($name:ident, $max:expr, $make:expr) => {
+        mod $name {
+            use super::*;
+
+            fn each(check: fn(&Arc<dyn MemoryResource>, usize)) {
+                let _serial = common::serial();
+                let make: fn(Location) -> Arc<dyn MemoryResource> = $make;
+                for location in locus::available() {
+                    check(&make(location), $max);
+                }
+            }
+
+            #[test]
+            fn blocks_keep_their_bytes_and_do_not_overlap() {
+                each(super::blocks_keep_their_bytes_and_do_not_overlap);
+            }
+
+            #[test]
+            fn blocks_are_aligned() {
+                each(super::blocks_are_aligned);
+            }
+
+            #[test]
+            fn zero_bytes_are_served() {
+                each(super::zero_bytes_are_served);
+            }
+
+            #[test]
+            fn blocks_come_back_and_are_served_again() {
+                each(super::blocks_come_back_and_are_served_again);
+            }
+
+            #[test]
+            fn two_threads_at_once() {
+                each(super::two_threads_at_once);
+            }
+
+            #[test]
+            fn what_it_cannot_serve_is_an_error() {
+                each(super::what_it_cannot_serve_is_an_error);
+            }
+        }
+    };
+}
+
+fn upstream(l: Location) -> Arc<dyn MemoryResource> {
+    resource::upstream(l).unwrap()
+}
+
+const ANY: usize = 1 << 20;
+
+contract!(upstream_resource, ANY, upstream);
+contract!(pool, ANY, |l| Arc::new(resource::Pool::new(
+    upstream(l),
+    1 << 20,
+    64 << 20
+)));
+contract!(arena, ANY, |l| Arc::new(resource::Arena::new(
+    upstream(l),
+    4 << 20
+)));
+contract!(fixed_size, 4096, |l| Arc::new(
+    resource::FixedSize::new(upstream(l), 4096, 16).unwrap()
+));
+contract!(binning, ANY, |l| Arc::new(
+    resource::Binning::new(
+        upstream(l),
+        Arc::new(resource::Pool::new(upstream(l), 1 << 20, 64 << 20)),
+        64,
+        4096,
+        16
+    )
+    .unwrap()
+));
+contract!(statistics, ANY, |l| Arc::new(resource::Statistics::new(
+    upstream(l)
+)));
+contract!(limiting, ANY, |l| Arc::new(resource::Limiting::new(
+    upstream(l),
+    256 << 20
+)));
+contract!(tracking, ANY, |l| Arc::new(resource::Tracking::new(
+    upstream(l)
+)));
+contract!(failure_callback, ANY, |l| Arc::new(
+    resource::FailureCallback::new(upstream(l), 2, |_| false)
+));
+contract!(logging, ANY, |l| Arc::new(
+    resource::Logging::new(upstream(l), Box::new(std::io::sink())).unwrap()
+));

@@ -13,7 +13,19 @@ consumer use without copying::
     print(b.to_numpy()[:12])
 """
 
-from ._locus import (  # noqa: F401
+import os as _os
+import tempfile as _tempfile
+
+# Mesa's Vulkan drivers (WebGPU's CPU device) print "XDG_RUNTIME_DIR is invalid or not
+# set" when the variable is missing: give the process a private runtime directory
+# instead, before the extension loads (as the `locus` command-line tool does).
+if not _os.environ.get("XDG_RUNTIME_DIR"):
+    try:
+        _os.environ["XDG_RUNTIME_DIR"] = _tempfile.mkdtemp(prefix="locus-runtime-")
+    except OSError:
+        pass
+
+from ._locus import (  # noqa: E402, F401
     Buffer,
     Handle,
     LocusError,

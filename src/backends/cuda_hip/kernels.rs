@@ -21,8 +21,8 @@ impl<A: GpuApi> GpuDevice<A> {
                             .compile(spec.source, spec.entry)
                             .map_err(|e| Error::Backend {
                                 location: self.location,
-                                call: "run-time compilation",
-                                message: e,
+                                call: e.call,
+                                message: e.to_string(),
                                 hint: format!("fix the source of `{}`", spec.entry),
                             })?;
                     cache.insert(key, f);

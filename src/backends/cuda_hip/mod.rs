@@ -34,18 +34,53 @@ mod work;
 /// Bytes per pinned staging chunk.
 pub(crate) const STAGING: usize = 8 << 20;
 
+/// A failed CUDA or HIP call, as a typed value: the call, the driver's status code
+/// (cudarc's `DriverError(CUresult)`, HIP's `hipError_t`) and its name. The device turns
+/// it into a locus error: [`Error::OutOfMemory`] for the driver's out-of-memory code,
+/// [`Error::Backend`] otherwise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuError {
+    /// The vendor call (`cuMemAlloc`, `hipMemcpyAsync`, ...).
+    pub call: &'static str,
+    /// Its status code (`CUresult`, `hipError_t`; -1 for a failure outside the driver,
+    /// e.g. a kernel that does not compile).
+    pub code: i32,
+    /// The code's name and text.
+    pub name: String,
+    /// True for the driver's out-of-memory code.
+    pub out_of_memory: bool,
+}
+
+impl GpuError {
+    /// A failure outside the driver's status codes (a compiler's log, a bad name).
+    pub fn other(call: &'static str, text: impl Into<String>) -> GpuError {
+        GpuError {
+            call,
+            code: -1,
+            name: text.into(),
+            out_of_memory: false,
+        }
+    }
+}
+
+impl fmt::Display for GpuError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} returned {} ({})", self.call, self.code, self.name)
+    }
+}
+
 /// The vendor calls a GPU backend needs. Pointers are device addresses as `u64` (host
 /// addresses for pinned memory, which is mapped into the device's address space).
 pub trait GpuApi: Send + Sync + 'static {
     /// Which technology this is.
     const TECHNOLOGY: Technology;
     /// Makes device `ordinal` current on this thread.
-    fn activate(&self, ordinal: u32) -> Result<(), String>;
+    fn activate(&self, ordinal: u32) -> Result<(), GpuError>;
     /// Allocates.
     ///
     /// # Safety
     /// The device is current.
-    unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, String>;
+    unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError>;
     /// Frees.
     ///
     /// # Safety
@@ -61,17 +96,17 @@ pub trait GpuApi: Send + Sync + 'static {
         src: *const u8,
         n: usize,
         wait: bool,
-    ) -> Result<(), String>;
+    ) -> Result<(), GpuError>;
     /// Device -> host, on the device's stream; `wait` synchronises it.
     ///
     /// # Safety
     /// As for `to_device`.
-    unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), String>;
+    unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError>;
     /// Device -> device on one device, on its stream; `wait` synchronises it.
     ///
     /// # Safety
     /// As for `to_device`.
-    unsafe fn on_device(&self, dst: u64, src: u64, n: usize, wait: bool) -> Result<(), String>;
+    unsafe fn on_device(&self, dst: u64, src: u64, n: usize, wait: bool) -> Result<(), GpuError>;
     /// Peer copy between two devices, synchronous.
     ///
     /// # Safety
@@ -83,32 +118,32 @@ pub trait GpuApi: Send + Sync + 'static {
         src: u64,
         src_ordinal: u32,
         n: usize,
-    ) -> Result<(), String>;
+    ) -> Result<(), GpuError>;
     /// Sets `n` bytes to `byte`, synchronous.
     ///
     /// # Safety
     /// The range is valid.
-    unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), String>;
+    unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), GpuError>;
     /// Waits for the current device's stream.
-    fn synchronize(&self) -> Result<(), String>;
+    fn synchronize(&self) -> Result<(), GpuError>;
     /// Creates an event (no timing).
-    fn event_create(&self) -> Result<u64, String>;
+    fn event_create(&self) -> Result<u64, GpuError>;
     /// Records `event` on the current device's stream: it completes when everything
     /// enqueued before it has.
     ///
     /// # Safety
     /// `event` came from `event_create` and is not destroyed.
-    unsafe fn event_record(&self, event: u64) -> Result<(), String>;
+    unsafe fn event_record(&self, event: u64) -> Result<(), GpuError>;
     /// Blocks until `event` completes.
     ///
     /// # Safety
     /// As for `event_record`.
-    unsafe fn event_wait(&self, event: u64) -> Result<(), String>;
+    unsafe fn event_wait(&self, event: u64) -> Result<(), GpuError>;
     /// True once `event` has completed (does not block).
     ///
     /// # Safety
     /// As for `event_record`.
-    unsafe fn event_query(&self, event: u64) -> Result<bool, String>;
+    unsafe fn event_query(&self, event: u64) -> Result<bool, GpuError>;
     /// Destroys `event`.
     ///
     /// # Safety
@@ -117,7 +152,7 @@ pub trait GpuApi: Send + Sync + 'static {
     /// Tries to enable peer access from `from` to `to`; true when enabled.
     fn enable_peer(&self, from: u32, to: u32) -> bool;
     /// Compiles `source` (NVRTC / hiprtc) and returns a handle to kernel `entry`.
-    fn compile(&self, source: &str, entry: &str) -> Result<u64, String>;
+    fn compile(&self, source: &str, entry: &str) -> Result<u64, GpuError>;
     /// Launches a compiled kernel on the current device's stream.
     ///
     /// # Safety
@@ -128,7 +163,7 @@ pub trait GpuApi: Send + Sync + 'static {
         grid: [u32; 3],
         block: [u32; 3],
         params: &mut [*mut c_void],
-    ) -> Result<(), String>;
+    ) -> Result<(), GpuError>;
     /// Wraps a pointer as this technology's native handle.
     fn native(ptr: u64, kind: GpuMemory) -> Native;
     /// Unwraps this technology's native handle.
@@ -217,11 +252,20 @@ impl<A: GpuApi> GpuDevice<A> {
             .contains(&ordinal)
     }
 
-    fn fail(&self, call: &'static str, message: String) -> Error {
+    /// The locus error for a failed driver call made while doing `what`.
+    fn fail(&self, what: &'static str, e: GpuError) -> Error {
+        if e.out_of_memory {
+            return Error::OutOfMemory {
+                location: self.location,
+                requested: 0,
+                by: e.call.into(),
+                reason: e.to_string(),
+            };
+        }
         Error::Backend {
             location: self.location,
-            call,
-            message,
+            call: e.call,
+            message: format!("{what}: {e}"),
             hint: "see the driver's message".into(),
         }
     }

@@ -6,68 +6,87 @@ use super::work::StreamEvent;
 use super::*;
 use crate::runtime::transfer::matrix::TransferMatrix;
 
-/// A fake CUDA driver: `peer` says which ordinals may access which.
+/// A fake CUDA driver: `peer` says which ordinals may access which; allocations larger
+/// than `memory` fail with the driver's out-of-memory code.
 struct Simulated {
     peer: Vec<(u32, u32)>,
+    memory: usize,
 }
 
 impl GpuApi for Simulated {
     const TECHNOLOGY: Technology = Technology::Cuda;
-    fn activate(&self, _: u32) -> Result<(), String> {
+    fn activate(&self, _: u32) -> Result<(), GpuError> {
         Ok(())
     }
-    unsafe fn alloc(&self, _: GpuMemory, bytes: usize) -> Result<u64, String> {
+    unsafe fn alloc(&self, _: GpuMemory, bytes: usize) -> Result<u64, GpuError> {
+        if bytes > self.memory {
+            return Err(GpuError {
+                call: "cuMemAlloc",
+                code: 2,
+                name: "CUDA_ERROR_OUT_OF_MEMORY: out of memory".into(),
+                out_of_memory: true,
+            });
+        }
         Ok(Box::into_raw(vec![0u8; bytes].into_boxed_slice()) as *mut u8 as u64)
     }
     unsafe fn free(&self, _: GpuMemory, _: u64) {
         // Leaked on purpose: the simulated allocations do not record their sizes.
     }
-    unsafe fn to_device(&self, dst: u64, src: *const u8, n: usize, _: bool) -> Result<(), String> {
+    unsafe fn to_device(
+        &self,
+        dst: u64,
+        src: *const u8,
+        n: usize,
+        _: bool,
+    ) -> Result<(), GpuError> {
         // SAFETY: simulated device memory is host memory of at least `n` bytes.
         unsafe { std::ptr::copy_nonoverlapping(src, dst as *mut u8, n) };
         Ok(())
     }
-    unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, _: bool) -> Result<(), String> {
+    unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, _: bool) -> Result<(), GpuError> {
         // SAFETY: as above.
         unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst, n) };
         Ok(())
     }
-    unsafe fn on_device(&self, dst: u64, src: u64, n: usize, _: bool) -> Result<(), String> {
+    unsafe fn on_device(&self, dst: u64, src: u64, n: usize, _: bool) -> Result<(), GpuError> {
         // SAFETY: as above.
         unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) };
         Ok(())
     }
-    unsafe fn peer(&self, dst: u64, _: u32, src: u64, _: u32, n: usize) -> Result<(), String> {
+    unsafe fn peer(&self, dst: u64, _: u32, src: u64, _: u32, n: usize) -> Result<(), GpuError> {
         // SAFETY: as above.
         unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) };
         Ok(())
     }
-    unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), String> {
+    unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), GpuError> {
         // SAFETY: as above.
         unsafe { std::ptr::write_bytes(dst as *mut u8, byte, n) };
         Ok(())
     }
-    fn synchronize(&self) -> Result<(), String> {
+    fn synchronize(&self) -> Result<(), GpuError> {
         Ok(())
     }
-    fn event_create(&self) -> Result<u64, String> {
+    fn event_create(&self) -> Result<u64, GpuError> {
         Ok(1)
     }
-    unsafe fn event_record(&self, _: u64) -> Result<(), String> {
+    unsafe fn event_record(&self, _: u64) -> Result<(), GpuError> {
         Ok(())
     }
-    unsafe fn event_wait(&self, _: u64) -> Result<(), String> {
+    unsafe fn event_wait(&self, _: u64) -> Result<(), GpuError> {
         Ok(())
     }
-    unsafe fn event_query(&self, _: u64) -> Result<bool, String> {
+    unsafe fn event_query(&self, _: u64) -> Result<bool, GpuError> {
         Ok(true)
     }
     unsafe fn event_destroy(&self, _: u64) {}
     fn enable_peer(&self, from: u32, to: u32) -> bool {
         self.peer.contains(&(from, to))
     }
-    fn compile(&self, _: &str, _: &str) -> Result<u64, String> {
-        Err("no compiler in the simulation".into())
+    fn compile(&self, _: &str, _: &str) -> Result<u64, GpuError> {
+        Err(GpuError::other(
+            "nvrtcCompileProgram",
+            "no compiler in the simulation",
+        ))
     }
     unsafe fn launch(
         &self,
@@ -75,8 +94,11 @@ impl GpuApi for Simulated {
         _: [u32; 3],
         _: [u32; 3],
         _: &mut [*mut c_void],
-    ) -> Result<(), String> {
-        Err("no kernels in the simulation".into())
+    ) -> Result<(), GpuError> {
+        Err(GpuError::other(
+            "cuLaunchKernel",
+            "no kernels in the simulation",
+        ))
     }
     fn native(ptr: u64, kind: GpuMemory) -> Native {
         Native::Cuda { ptr, kind }
@@ -90,7 +112,10 @@ impl GpuApi for Simulated {
 }
 
 fn devices(peer: Vec<(u32, u32)>, managed: bool) -> Vec<Arc<GpuDevice<Simulated>>> {
-    let api = Arc::new(Simulated { peer });
+    let api = Arc::new(Simulated {
+        peer,
+        memory: 256 << 20,
+    });
     let devices: Vec<_> = (0..2)
         .map(|i| {
             Arc::new(GpuDevice::new(
@@ -259,4 +284,35 @@ fn staging_plans_move_every_byte() {
     mem.fill(0..n, &[9]).unwrap();
     mem.read(0, &mut back).unwrap();
     assert!(back.iter().all(|&b| b == 9));
+}
+
+#[test]
+fn the_drivers_out_of_memory_code_is_out_of_memory() {
+    // Fails on the old code, where every driver failure was a string in Error::Backend.
+    let sim = devices(vec![], true);
+    let d = dynamic(&sim[0]);
+    let err = Memory::on(&d, 512 << 20).unwrap_err();
+    assert!(err.is_out_of_memory(), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("cuda:0")
+            && text.contains("cuMemAlloc")
+            && text.contains("CUDA_ERROR_OUT_OF_MEMORY"),
+        "{text}"
+    );
+    // Any other driver failure is a backend error naming the call and its code.
+    let e = sim[0].fail(
+        "copy on device",
+        GpuError {
+            call: "cuMemcpyDtoDAsync",
+            code: 700,
+            name: "CUDA_ERROR_ILLEGAL_ADDRESS".into(),
+            out_of_memory: false,
+        },
+    );
+    assert!(!e.is_out_of_memory());
+    assert!(
+        e.to_string().contains("cuMemcpyDtoDAsync returned 700"),
+        "{e}"
+    );
 }

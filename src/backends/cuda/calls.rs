@@ -1,0 +1,259 @@
+//! The CUDA driver calls locus makes, as thin wrappers over cudarc's `result` layer that
+//! return a typed [`GpuError`] (the call and its `CUresult`): the [`GpuApi`] the shared
+//! CUDA/HIP device types (`cuda_hip`) are written against.
+
+use super::*;
+
+/// The typed error of a failed driver call: cudarc's `DriverError(CUresult)`, with the
+/// call and the code's name and text.
+pub(super) fn err(call: &'static str) -> impl Fn(result::DriverError) -> GpuError {
+    move |e| {
+        let name = e
+            .error_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let what = e
+            .error_string()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        GpuError {
+            call,
+            code: e.0 as i32,
+            name: format!("{name}: {what}"),
+            out_of_memory: e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+        }
+    }
+}
+
+impl GpuApi for CudaApi {
+    const TECHNOLOGY: Technology = Technology::Cuda;
+
+    fn activate(&self, ordinal: u32) -> Result<(), GpuError> {
+        let ctx = *self
+            .contexts
+            .get(ordinal as usize)
+            .ok_or_else(|| GpuError {
+                call: "cuCtxSetCurrent",
+                code: sys::CUresult::CUDA_ERROR_INVALID_DEVICE as i32,
+                name: format!("no CUDA device {ordinal}"),
+                out_of_memory: false,
+            })?;
+        // SAFETY: a retained primary context.
+        unsafe { result::ctx::set_current(ctx) }.map_err(err("cuCtxSetCurrent"))?;
+        if let Ok(mut m) = self.current.lock() {
+            m.insert(std::thread::current().id(), ordinal);
+        }
+        Ok(())
+    }
+
+    unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError> {
+        // SAFETY: the context is current (caller's contract).
+        unsafe {
+            match kind {
+                GpuMemory::Device => result::malloc_sync(bytes).map_err(err("cuMemAlloc")),
+                GpuMemory::Pinned => result::malloc_host(bytes, 0)
+                    .map(|p| p as u64)
+                    .map_err(err("cuMemAllocHost")),
+                GpuMemory::Managed => {
+                    result::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL)
+                        .map_err(err("cuMemAllocManaged"))
+                }
+            }
+        }
+    }
+
+    unsafe fn free(&self, kind: GpuMemory, ptr: u64) {
+        // SAFETY: per the caller's contract.
+        let _ = unsafe {
+            match kind {
+                GpuMemory::Pinned => result::free_host(ptr as *mut c_void),
+                _ => result::free_sync(ptr),
+            }
+        };
+    }
+
+    unsafe fn to_device(
+        &self,
+        dst: u64,
+        src: *const u8,
+        n: usize,
+        wait: bool,
+    ) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe {
+            result::memcpy_htod_async(dst, std::slice::from_raw_parts(src, n), self.stream())
+                .map_err(err("cuMemcpyHtoDAsync"))?;
+        }
+        if wait {
+            self.synchronize()
+        } else {
+            Ok(())
+        }
+    }
+
+    unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe {
+            result::memcpy_dtoh_async(std::slice::from_raw_parts_mut(dst, n), src, self.stream())
+                .map_err(err("cuMemcpyDtoHAsync"))?;
+        }
+        if wait {
+            self.synchronize()
+        } else {
+            Ok(())
+        }
+    }
+
+    unsafe fn on_device(&self, dst: u64, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { result::memcpy_dtod_async(dst, src, n, self.stream()) }
+            .map_err(err("cuMemcpyDtoDAsync"))?;
+        if wait {
+            self.synchronize()
+        } else {
+            Ok(())
+        }
+    }
+
+    unsafe fn peer(
+        &self,
+        dst: u64,
+        dst_ordinal: u32,
+        src: u64,
+        src_ordinal: u32,
+        n: usize,
+    ) -> Result<(), GpuError> {
+        let (d, s) = (
+            self.contexts[dst_ordinal as usize],
+            self.contexts[src_ordinal as usize],
+        );
+        // SAFETY: per the caller's contract.
+        unsafe { result::memcpy_peer_async(d, dst, s, src, n, self.stream()) }
+            .map_err(err("cuMemcpyPeerAsync"))?;
+        self.synchronize()
+    }
+
+    unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { result::memset_d8_sync(dst, byte, n) }.map_err(err("cuMemsetD8"))
+    }
+
+    fn synchronize(&self) -> Result<(), GpuError> {
+        // SAFETY: a stream of the current context.
+        unsafe { result::stream::synchronize(self.stream()) }.map_err(err("cuStreamSynchronize"))
+    }
+
+    fn event_create(&self) -> Result<u64, GpuError> {
+        result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+            .map(|e| e as u64)
+            .map_err(err("cuEventCreate"))
+    }
+
+    unsafe fn event_record(&self, event: u64) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { result::event::record(event as sys::CUevent, self.stream()) }
+            .map_err(err("cuEventRecord"))
+    }
+
+    unsafe fn event_wait(&self, event: u64) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { result::event::synchronize(event as sys::CUevent) }
+            .map_err(err("cuEventSynchronize"))
+    }
+
+    unsafe fn event_query(&self, event: u64) -> Result<bool, GpuError> {
+        // SAFETY: per the caller's contract.
+        match unsafe { result::event::query(event as sys::CUevent) } {
+            Ok(()) => Ok(true),
+            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
+            Err(e) => Err(err("cuEventQuery")(e)),
+        }
+    }
+
+    unsafe fn event_destroy(&self, event: u64) {
+        // SAFETY: per the caller's contract.
+        let _ = unsafe { result::event::destroy(event as sys::CUevent) };
+    }
+
+    fn enable_peer(&self, from: u32, to: u32) -> bool {
+        let mut can = 0;
+        // SAFETY: plain queries and an enable call on retained contexts.
+        unsafe {
+            let (Ok(a), Ok(b)) = (
+                result::device::get(from as i32),
+                result::device::get(to as i32),
+            ) else {
+                return false;
+            };
+            if sys::cuDeviceCanAccessPeer(&mut can, a, b) != sys::CUresult::CUDA_SUCCESS || can == 0
+            {
+                return false;
+            }
+            if self.activate(from).is_err() {
+                return false;
+            }
+            let rc = sys::cuCtxEnablePeerAccess(self.contexts[to as usize], 0);
+            rc == sys::CUresult::CUDA_SUCCESS
+                || rc == sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+        }
+    }
+
+    fn compile(&self, source: &str, entry: &str) -> Result<u64, GpuError> {
+        // SAFETY: only checks whether the library can be opened.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(GpuError::other(
+                "nvrtcCreateProgram",
+                "libnvrtc.so not found: install the CUDA toolkit's NVRTC library",
+            ));
+        }
+        let ptx = cudarc::nvrtc::compile_ptx(source)
+            .map_err(|e| GpuError::other("nvrtcCompileProgram", format!("{e:?}")))?;
+        let image = std::ffi::CString::new(ptx.to_src())
+            .map_err(|e| GpuError::other("cuModuleLoadData", e.to_string()))?;
+        // SAFETY: a NUL-terminated PTX image; the module is kept for the process.
+        let module = unsafe { result::module::load_data(image.as_ptr().cast()) }
+            .map_err(err("cuModuleLoadData"))?;
+        if let Ok(mut m) = self.modules.lock() {
+            m.push(module);
+        }
+        let name = std::ffi::CString::new(entry)
+            .map_err(|e| GpuError::other("cuModuleGetFunction", e.to_string()))?;
+        // SAFETY: a loaded module and a NUL-terminated name.
+        let function = unsafe { result::module::get_function(module, name) }
+            .map_err(err("cuModuleGetFunction"))?;
+        Ok(function as u64)
+    }
+
+    unsafe fn launch(
+        &self,
+        function: u64,
+        grid: [u32; 3],
+        block: [u32; 3],
+        params: &mut [*mut c_void],
+    ) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe {
+            result::launch_kernel(
+                function as sys::CUfunction,
+                (grid[0], grid[1], grid[2]),
+                (block[0], block[1], block[2]),
+                0,
+                self.stream(),
+                params,
+            )
+        }
+        .map_err(err("cuLaunchKernel"))
+    }
+
+    fn native(ptr: u64, kind: GpuMemory) -> Native {
+        Native::Cuda { ptr, kind }
+    }
+
+    fn unpack(native: &Native) -> Option<(u64, GpuMemory)> {
+        match native {
+            Native::Cuda { ptr, kind } => Some((*ptr, *kind)),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+}

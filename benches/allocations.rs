@@ -81,11 +81,8 @@ const PASSES: usize = 5;
 /// The median of `PASSES` results of `pass` (seconds first), after one warm-up pass
 /// (first-touch page faults of the harness's and the resource's own bookkeeping land
 /// there).
-fn median<E>(mut pass: impl FnMut() -> Result<(f64, usize), E>) -> Result<(f64, usize), E> {
-    pass()?;
-    let mut runs = (0..PASSES).map(|_| pass()).collect::<Result<Vec<_>, E>>()?;
-    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    Ok(runs[PASSES / 2])
+fn median<E>(pass: impl FnMut() -> Result<(f64, usize), E>) -> Result<(f64, usize), E> {
+    locus::bench::timing::median_by(PASSES, pass, |run| run.0)
 }
 
 fn resource_run(

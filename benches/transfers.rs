@@ -16,52 +16,14 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use locus::{Buffer, Device, Location};
+use locus::bench::timing::gbps;
+use locus::bench::{baselines, timing};
+use locus::{Buffer, Device, Location, Memory};
 
 const MIB: usize = 1 << 20;
 
 fn reps() -> usize {
-    std::env::var("LOCUS_BENCH_REPS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(9)
-}
-
-/// Median of `reps()` timed runs after one warm-up.
-fn median(mut f: impl FnMut()) -> Duration {
-    f();
-    let mut times: Vec<Duration> = (0..reps())
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[times.len() / 2]
-}
-
-/// Medians of `a` and `b` timed alternately (a, b, a, b, ...) after one warm-up each,
-/// so that drift on a noisy machine hits both sides alike.
-fn interleaved(mut a: impl FnMut(), mut b: impl FnMut()) -> (Duration, Duration) {
-    a();
-    b();
-    let (mut ta, mut tb) = (Vec::new(), Vec::new());
-    for _ in 0..reps() {
-        let t = Instant::now();
-        a();
-        ta.push(t.elapsed());
-        let t = Instant::now();
-        b();
-        tb.push(t.elapsed());
-    }
-    ta.sort();
-    tb.sort();
-    (ta[ta.len() / 2], tb[tb.len() / 2])
-}
-
-fn gbps(bytes: usize, t: Duration) -> f64 {
-    bytes as f64 / t.as_secs_f64() / 1e9
+    timing::reps(9)
 }
 
 fn line(name: &str, bytes: usize, t: Duration) {
@@ -82,7 +44,7 @@ fn verdict(what: &str, ratio: f64, target: &str, ok: bool) {
 fn memcpy_baseline(bytes: usize) -> Duration {
     let src = vec![1u8; bytes];
     let mut dst = vec![0u8; bytes];
-    let t = median(|| {
+    let t = timing::median(reps(), || {
         dst.copy_from_slice(black_box(&src));
         black_box(&mut dst);
     });
@@ -91,8 +53,6 @@ fn memcpy_baseline(bytes: usize) -> Duration {
 }
 
 fn opencl_vs_raw(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
-    use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
-    use opencl3::types::CL_BLOCKING;
     let cl = Location::OpenCl(0);
     let dev = locus::device_as::<locus::backends::opencl::OpenClDevice>(cl)?;
     println!("opencl:0 is {} ({})", dev.info().name, dev.info().platform);
@@ -100,24 +60,17 @@ fn opencl_vs_raw(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     let host = Buffer::from_vec(vec![3.0f32; n]);
     let mut device = Buffer::<f32>::zeroed(cl, n)?;
     let mut back = Buffer::<f32>::zeroed(Location::Host, n)?;
-    // SAFETY: a plain read-write buffer on the device's own context, no host pointer.
-    let mut raw = unsafe {
-        ClBuffer::<f32>::create(dev.context(), CL_MEM_READ_WRITE, n, std::ptr::null_mut())?
-    };
-    let src = vec![3.0f32; n];
-    let mut dst = vec![0.0f32; n];
-    let (write, raw_write) = interleaved(
+    // The raw side: clEnqueueWriteBuffer / clEnqueueReadBuffer on a plain cl_mem, as
+    // `locus bench` does (`locus::bench::baselines`).
+    let raw = Memory::new(cl, bytes)?;
+    let src = vec![3u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    let (write, raw_write) = timing::interleaved(
+        reps(),
         || {
             device.copy_from(0, &host, 0..n).expect("locus write");
         },
-        || {
-            // SAFETY: blocking write from a live slice of `n` floats into `n` floats.
-            unsafe {
-                dev.queue()
-                    .enqueue_write_buffer(&mut raw, CL_BLOCKING, 0, &src, &[])
-            }
-            .expect("raw write");
-        },
+        || baselines::write(&raw, &src).expect("raw write"),
     );
     line("host -> opencl:0, locus Buffer::copy_from", bytes, write);
     line(
@@ -125,18 +78,12 @@ fn opencl_vs_raw(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
         bytes,
         raw_write,
     );
-    let (read, raw_read) = interleaved(
+    let (read, raw_read) = timing::interleaved(
+        reps(),
         || {
             back.copy_from(0, &device, 0..n).expect("locus read");
         },
-        || {
-            // SAFETY: blocking read of `n` floats into a live slice of `n` floats.
-            unsafe {
-                dev.queue()
-                    .enqueue_read_buffer(&raw, CL_BLOCKING, 0, &mut dst, &[])
-            }
-            .expect("raw read");
-        },
+        || baselines::read(&raw, &mut dst).expect("raw read"),
     );
     line("opencl:0 -> host, locus Buffer::copy_from", bytes, read);
     line("opencl:0 -> host, raw clEnqueueReadBuffer", bytes, raw_read);
@@ -154,28 +101,16 @@ fn webgpu_upload(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     let n = bytes / 4;
     let host = Buffer::from_vec(vec![5.0f32; n]);
     let mut device = Buffer::<f32>::zeroed(gpu, n)?;
-    let dev = locus::device_as::<locus::backends::webgpu::WebGpuDevice>(gpu)?;
-    let target = dev.device().create_buffer(&wgpu::BufferDescriptor {
-        label: Some("raw"),
-        size: bytes as u64,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    // The raw side: one queue.write_buffer and a wait per call, as `locus bench` does
+    // (`locus::bench::baselines`).
+    let target = Memory::new(gpu, bytes)?;
     let data = vec![5u8; bytes];
-    let (staged, naive) = interleaved(
+    let (staged, naive) = timing::interleaved(
+        reps(),
         || {
             device.copy_from(0, &host, 0..n).expect("locus upload");
         },
-        || {
-            dev.queue().write_buffer(&target, 0, &data);
-            let index = dev.queue().submit([]);
-            dev.device()
-                .poll(wgpu::PollType::Wait {
-                    submission_index: Some(index),
-                    timeout: None,
-                })
-                .expect("poll");
-        },
+        || baselines::write(&target, &data).expect("raw upload"),
     );
     line(
         "host -> webgpu:0, locus (reused mapped staging)",
@@ -202,7 +137,7 @@ fn in_place_access() -> Result<(), Box<dyn std::error::Error>> {
         let mut times = Vec::new();
         for bytes in [1024, 256 * MIB] {
             let b = Buffer::<u8>::zeroed(location, bytes)?;
-            let t = median(|| {
+            let t = timing::median(reps(), || {
                 let g = b.access(Location::Host).expect("access");
                 black_box(g.as_slice().expect("slice")[bytes - 1]);
             });
@@ -261,7 +196,7 @@ fn opencl_to_webgpu(bytes: usize, memcpy: Duration) -> Result<(), Box<dyn std::e
     let src = Buffer::filled(Location::OpenCl(0), n, 9.0f32)?;
     let mut dst = Buffer::<f32>::zeroed(Location::WebGpu(0), n)?;
     let mut route = None;
-    let t = median(|| {
+    let t = timing::median(reps(), || {
         route = Some(dst.copy_from(0, &src, 0..n).expect("copy"));
     });
     line("opencl:0 -> webgpu:0, locus", bytes, t);
@@ -279,42 +214,29 @@ fn sycl_vs_raw(bytes: usize, memcpy: Duration) -> Result<(), Box<dyn std::error:
     let host = Buffer::from_vec(vec![3.0f32; n]);
     let mut device = Buffer::<f32>::zeroed(sy, n)?;
     let mut back = Buffer::<f32>::zeroed(Location::Host, n)?;
-    let dev = locus::device_as::<locus::backends::sycl::SyclDevice>(sy)?;
-    let api = dev.api();
-    let src = vec![3.0f32; n];
-    let mut dst = vec![0.0f32; n];
-    // SAFETY: the device supports USM device allocations (it was discovered with them).
-    let usm = unsafe { api.DPCTLmalloc_device(bytes as _, dev.queue()) };
-    assert!(!usm.is_null(), "DPCTLmalloc_device");
-    let raw_copy = |to: *mut std::ffi::c_void, from: *const std::ffi::c_void| {
-        // SAFETY: both ranges are `bytes` long (a live Vec and the USM allocation); the
-        // event is waited for and deleted.
-        unsafe {
-            let event = api.DPCTLQueue_Memcpy(dev.queue(), to, from, bytes as _);
-            assert!(!event.is_null(), "DPCTLQueue_Memcpy");
-            api.DPCTLEvent_Wait(event);
-            api.DPCTLEvent_Delete(event);
-        }
-    };
-    let (write, raw_write) = interleaved(
+    // The raw side: DPCTLQueue_Memcpy to and from a USM device allocation, waited for,
+    // as `locus bench` does (`locus::bench::baselines`).
+    let usm = Memory::new(sy, bytes)?;
+    let src = vec![3u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    let (write, raw_write) = timing::interleaved(
+        reps(),
         || {
             device.copy_from(0, &host, 0..n).expect("locus write");
         },
-        || raw_copy(usm.cast(), src.as_ptr().cast()),
+        || baselines::write(&usm, &src).expect("raw write"),
     );
     line("host -> sycl:0, locus Buffer::copy_from", bytes, write);
     line("host -> sycl:0, raw DPCTLQueue_Memcpy", bytes, raw_write);
-    let dst_ptr = dst.as_mut_ptr();
-    let (read, raw_read) = interleaved(
+    let (read, raw_read) = timing::interleaved(
+        reps(),
         || {
             back.copy_from(0, &device, 0..n).expect("locus read");
         },
-        || raw_copy(dst_ptr.cast(), usm.cast()),
+        || baselines::read(&usm, &mut dst).expect("raw read"),
     );
     line("sycl:0 -> host, locus Buffer::copy_from", bytes, read);
     line("sycl:0 -> host, raw DPCTLQueue_Memcpy", bytes, raw_read);
-    // SAFETY: allocated above on this queue, no longer used.
-    unsafe { api.DPCTLfree_with_queue(usm, dev.queue()) };
     let (w, r) = (
         raw_write.as_secs_f64() / write.as_secs_f64(),
         raw_read.as_secs_f64() / read.as_secs_f64(),
@@ -327,7 +249,7 @@ fn sycl_vs_raw(bytes: usize, memcpy: Duration) -> Result<(), Box<dyn std::error:
         }
         let mut to = Buffer::<f32>::zeroed(other, n)?;
         let mut route = None;
-        let t = median(|| {
+        let t = timing::median(reps(), || {
             route = Some(to.copy_from(0, &device, 0..n).expect("copy"));
         });
         line(&format!("sycl:0 -> {other}, locus"), bytes, t);
@@ -393,19 +315,19 @@ fn async_overhead(to: Location) -> Result<(), Box<dyn std::error::Error>> {
     let n = 4096;
     let src = Arc::new(locus::Memory::new(Location::Host, n)?);
     let dst = Arc::new(locus::Memory::new(to, n)?);
-    let sync = median(|| {
+    let sync = timing::median(reps(), || {
         for _ in 0..100 {
             src.copy_to(0, &dst, 0, n).expect("copy");
         }
     }) / 100;
-    let one = median(|| {
+    let one = timing::median(reps(), || {
         for _ in 0..100 {
             let e = src.copy_to_async(0, &dst, 0, n, &[]).expect("start");
             e.wait().expect("copy");
         }
     }) / 100;
     let mut native = false;
-    let burst = median(|| {
+    let burst = timing::median(reps(), || {
         let events: Vec<_> = (0..1000)
             .map(|_| src.copy_to_async(0, &dst, 0, n, &[]).expect("start"))
             .collect();

@@ -155,6 +155,9 @@ pub fn device_of_location(location: Location, native: Option<&Native>) -> DLDevi
             }) => (DL_ROCM_HOST, ordinal(n)),
             _ => (DL_ROCM, ordinal(n)),
         },
+        // A technology with no DLPack device type of its own yet.
+        #[allow(unreachable_patterns)]
+        other => (DL_EXT_DEV, ordinal(other.ordinal())),
     };
     DLDevice {
         device_type,
@@ -238,6 +241,10 @@ pub fn native_for(
                  buffers locus itself exported come back); copy it to the host first",
             ))
         }
+        #[allow(unreachable_patterns)]
+        _ => return Err(refuse(
+            "locus does not adopt DLPack memory of this technology yet; copy it to the host first",
+        )),
     })
 }
 

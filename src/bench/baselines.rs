@@ -24,6 +24,9 @@ pub fn write_api(memory: &Memory) -> &'static str {
         Native::Cuda { .. } => "cuMemcpyHtoDAsync",
         #[cfg(feature = "hip")]
         Native::Hip { .. } => "hipMemcpyAsync",
+        // A technology without a raw baseline: its own `Device::write`.
+        #[allow(unreachable_patterns)]
+        _ => "the backend's own write",
     }
 }
 

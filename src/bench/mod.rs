@@ -9,11 +9,11 @@
 //! raw native transfer (what a user would write by hand: one native call, or a native
 //! read into a host buffer plus a native write out of it for a cross-backend pair).
 
-mod baselines;
-use baselines as raw;
+pub mod baselines;
 mod output;
 mod stats;
 mod svg;
+pub mod timing;
 
 use std::time::Instant;
 
@@ -30,6 +30,8 @@ use crate::core::memory::Memory;
 use crate::core::route::RouteKind;
 use crate::runtime::registry::Registry;
 use crate::runtime::transfer::stats::TransferStats;
+use baselines as raw;
+use timing::{measure, measure_together};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -227,48 +229,6 @@ pub struct Report {
     pub seconds: f64,
     /// Anything left out, and why.
     pub notes: Vec<String>,
-}
-
-/// Times `f`: one warm-up, then runs until `budget` is spent and `min_runs` are done
-/// (at most 10000).
-fn measure(budget: f64, min_runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<Stats> {
-    f()?;
-    let start = Instant::now();
-    let mut samples = Vec::new();
-    while samples.len() < min_runs
-        || (start.elapsed().as_secs_f64() < budget && samples.len() < 10_000)
-    {
-        let t = Instant::now();
-        f()?;
-        samples.push(t.elapsed());
-    }
-    Stats::of(&samples)
-}
-
-/// Times several closures in rotation (a, b, c, a, b, c, ...), so that drift on a busy
-/// machine hits all alike: one warm-up each, then rounds until the budget (per closure)
-/// is spent and `min_runs` rounds are done.
-fn measure_together(
-    budget: f64,
-    min_runs: usize,
-    fns: &mut [&mut dyn FnMut() -> Result<()>],
-) -> Result<Vec<Stats>> {
-    for f in fns.iter_mut() {
-        f()?;
-    }
-    let start = Instant::now();
-    let mut samples = vec![Vec::new(); fns.len()];
-    let total = budget * fns.len() as f64;
-    while samples[0].len() < min_runs
-        || (start.elapsed().as_secs_f64() < total && samples[0].len() < 10_000)
-    {
-        for (f, s) in fns.iter_mut().zip(samples.iter_mut()) {
-            let t = Instant::now();
-            f()?;
-            s.push(t.elapsed());
-        }
-    }
-    samples.iter().map(|s| Stats::of(s)).collect()
 }
 
 fn machine(registry: &Registry) -> Machine {

@@ -18,6 +18,11 @@ use crate::core::location::Technology;
 use crate::core::native::Native;
 
 mod calls;
+mod device;
+mod kernels;
+mod work;
+
+pub use device::CudaDevice;
 
 use calls::err;
 
@@ -39,9 +44,6 @@ unsafe impl Sync for CudaApi {}
 fn text(e: result::DriverError) -> String {
     err("")(e).name
 }
-
-/// The CUDA device at `location`.
-pub type CudaDevice = GpuDevice<CudaApi>;
 
 pub(crate) fn discover() -> Result<Discovery, String> {
     // SAFETY: only checks whether the library can be opened.

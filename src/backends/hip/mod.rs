@@ -29,6 +29,11 @@ use crate::core::location::Technology;
 use crate::core::native::Native;
 
 mod calls;
+mod device;
+mod kernels;
+mod work;
+
+pub use device::HipDevice;
 
 /// The HIP runtime, with one stream per device.
 pub struct HipApi {
@@ -42,9 +47,6 @@ pub struct HipApi {
 unsafe impl Send for HipApi {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for HipApi {}
-
-/// The HIP device type.
-pub type HipDevice = GpuDevice<HipApi>;
 
 const LIBRARIES: [&str; 3] = ["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"];
 

@@ -106,34 +106,12 @@ impl Device for SyclDevice {
     fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
         // SAFETY: offset bounds-checked by `Memory`.
         let base = unsafe { usm_of(dst).0.add(offset) };
-        let aligned = (base as usize).is_multiple_of(pattern.len());
-        let count = (len / pattern.len()) as size_t;
-        let q = self.queue;
-        // SAFETY: `count` elements of the pattern's size fit the checked range, and the
-        // pointer is aligned for them; the fill is waited for.
-        let event = unsafe {
-            match (pattern.len(), aligned) {
-                (1, _) => self
-                    .api
-                    .DPCTLQueue_Memset(q, base.cast(), pattern[0], len as size_t),
-                (2, true) => self.api.DPCTLQueue_Fill16(
-                    q,
-                    base.cast(),
-                    u16::from_ne_bytes([pattern[0], pattern[1]]),
-                    count,
-                ),
-                (4, true) => {
-                    let v = u32::from_ne_bytes(pattern.try_into().unwrap_or_default());
-                    self.api.DPCTLQueue_Fill32(q, base.cast(), v, count)
-                }
-                (8, true) => {
-                    let v = u64::from_ne_bytes(pattern.try_into().unwrap_or_default());
-                    self.api.DPCTLQueue_Fill64(q, base.cast(), v, count)
-                }
-                _ => return fill_by_writes(self, dst, offset, len, pattern),
-            }
-        };
-        self.finish("DPCTLQueue_Fill", event)
+        // SAFETY: the range is this device's USM, bounds-checked, and `len` is a multiple
+        // of the pattern (checked by `Memory::fill`); the fill is waited for.
+        match unsafe { calls::fill(self.api, self.queue, base, len, pattern) } {
+            Some(event) => self.finish(event, "check the device's USM allocation"),
+            None => fill_by_writes(self, dst, offset, len, pattern),
+        }
     }
 
     fn map(&self, native: &Native, offset: usize, _len: usize, _write: bool) -> Result<*mut u8> {

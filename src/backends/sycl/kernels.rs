@@ -8,7 +8,6 @@ pub struct SyclKernel {
     api: &'static DpctlApi,
     bundle: DPCTLSyclKernelBundleRef,
     kernel: DPCTLSyclKernelRef,
-    location: Location,
 }
 
 // SAFETY: kernel objects are immutable once built and usable from any thread.
@@ -32,38 +31,22 @@ pub enum KernelArg {
 impl SyclDevice {
     /// Builds kernel `name` from OpenCL C `source` (`DPCTLKernelBundle_CreateFromOCLSource`).
     pub fn build_opencl_kernel(&self, source: &str, name: &str) -> Result<SyclKernel> {
-        let fail = |call: &'static str| Error::Backend {
-            location: self.location,
-            call,
-            message: "returned NULL".into(),
-            hint: "check the kernel source and name (the runtime printed the build log on stderr)"
-                .into(),
-        };
         let source = std::ffi::CString::new(source).map_err(|e| Error::Invalid(e.to_string()))?;
         let cname = std::ffi::CString::new(name).map_err(|e| Error::Invalid(e.to_string()))?;
-        // SAFETY: live context and device; NUL-terminated strings; results checked.
-        unsafe {
-            let bundle = self.api.DPCTLKernelBundle_CreateFromOCLSource(
-                self.context,
-                self.device,
-                source.as_ptr(),
-                c"".as_ptr(),
-            );
-            if bundle.is_null() {
-                return Err(fail("DPCTLKernelBundle_CreateFromOCLSource"));
-            }
-            let kernel = self.api.DPCTLKernelBundle_GetKernel(bundle, cname.as_ptr());
-            if kernel.is_null() {
-                self.api.DPCTLKernelBundle_Delete(bundle);
-                return Err(fail("DPCTLKernelBundle_GetKernel"));
-            }
-            Ok(SyclKernel {
-                api: self.api,
-                bundle,
-                kernel,
-                location: self.location,
-            })
-        }
+        // SAFETY: live context and device; the bundle and kernel are owned by the result.
+        let (bundle, kernel) =
+            unsafe { calls::opencl_kernel(self.api, self.context, self.device, &source, &cname) }
+                .map_err(|e| {
+                self.fail(
+                e,
+                "check the kernel source and name (the runtime printed the build log on stderr)",
+            )
+            })?;
+        Ok(SyclKernel {
+            api: self.api,
+            bundle,
+            kernel,
+        })
     }
 }
 
@@ -81,8 +64,11 @@ impl SyclKernel {
         global: usize,
     ) -> Result<()> {
         // SAFETY: forwarded from the caller's contract.
-        let event = unsafe { self.submit(device, args, [global, 1], 1)? };
-        device.finish("DPCTLQueue_SubmitRange", event)
+        let event = unsafe { self.submit(device, args, [global, 1], 1) };
+        device.finish(
+            Ok(event?),
+            "check the kernel's arguments against its parameters",
+        )
     }
 
     /// Submits over a 1-D or 2-D range without waiting; returns the event.
@@ -131,26 +117,17 @@ impl SyclKernel {
         // pointer itself, a scalar a pointer to its value; the runtime copies the
         // scalar values at submission, so `values` may go after this call.
         let event = unsafe {
-            self.api.DPCTLQueue_SubmitRange(
+            calls::submit_range(
+                self.api,
                 self.kernel,
                 device.queue,
-                pointers.as_mut_ptr(),
-                types.as_ptr(),
-                pointers.len() as size_t,
-                range.as_ptr(),
-                dims.clamp(1, 2) as size_t,
-                std::ptr::null(),
-                0,
+                &mut pointers,
+                &types,
+                range,
+                dims.clamp(1, 2),
             )
-        };
-        if event.is_null() {
-            return Err(Error::Backend {
-                location: self.location,
-                call: "DPCTLQueue_SubmitRange",
-                message: "returned no event (the runtime printed the reason on stderr)".into(),
-                hint: "check the kernel's arguments against its parameters".into(),
-            });
         }
+        .map_err(|e| device.fail(e, "check the kernel's arguments against its parameters"))?;
         Ok(event)
     }
 }

@@ -21,6 +21,7 @@
 )]
 #[rustfmt::skip]
 pub mod bindings;
+mod calls;
 mod load;
 
 use std::collections::HashMap;
@@ -40,6 +41,10 @@ use crate::core::memory::Memory;
 use crate::core::native::Native;
 
 pub use crate::core::native::UsmKind;
+pub use calls::SyclError;
+
+/// What to check when a copy is refused.
+const COPY_HINT: &str = "check that both pointers are USM of this device's context or host memory";
 
 mod device;
 mod kernels;
@@ -278,28 +283,16 @@ impl SyclDevice {
                 max: self.info.max_allocation as usize,
             });
         }
-        let size = bytes.max(1) as size_t;
         // SAFETY: the aspect for `kind` was checked above, so the runtime does not throw;
-        // the queue is live; NULL is returned on failure.
-        let ptr = unsafe {
-            match kind {
-                UsmKind::Device => self.api.DPCTLmalloc_device(size, self.queue),
-                UsmKind::Shared => self.api.DPCTLmalloc_shared(size, self.queue),
-                UsmKind::Host => self.api.DPCTLmalloc_host(size, self.queue),
-            }
-        };
-        if ptr.is_null() {
-            return Err(Error::Backend {
+        // the queue is live.
+        let ptr = unsafe { calls::malloc(self.api, self.queue, kind, bytes.max(1)) }
+            // Within the device's largest allocation, a refusal is the device running out.
+            .map_err(|e| Error::OutOfMemory {
                 location: self.location,
-                call: match kind {
-                    UsmKind::Device => "DPCTLmalloc_device",
-                    UsmKind::Shared => "DPCTLmalloc_shared",
-                    UsmKind::Host => "DPCTLmalloc_host",
-                },
-                message: format!("returned NULL for {bytes} bytes"),
-                hint: "the device is out of memory: free buffers or use a smaller size".into(),
-            });
-        }
+                requested: bytes,
+                by: e.call.into(),
+                reason: e.to_string(),
+            })?;
         self.live.fetch_add(1, Ordering::Relaxed);
         // Accessibility follows what the runtime reports for the pointer.
         let reported = self.pointer_kind(ptr.cast()).unwrap_or(kind);
@@ -325,33 +318,30 @@ impl SyclDevice {
         }
     }
 
-    /// Waits for and deletes an event; a NULL event means the command failed.
-    fn finish(&self, call: &'static str, event: DPCTLSyclEventRef) -> Result<()> {
-        if event.is_null() {
-            return Err(Error::Backend {
-                location: self.location,
-                call,
-                message: "returned no event (the runtime printed the reason on stderr)".into(),
-                hint: "check that both pointers are USM of this device's context or host memory"
-                    .into(),
-            });
+    /// The locus error for a dpctl call that returned no handle.
+    fn fail(&self, e: SyclError, hint: &str) -> Error {
+        Error::Backend {
+            location: self.location,
+            call: e.call,
+            message: "returned no handle (the SYCL runtime printed the reason on stderr)".into(),
+            hint: hint.into(),
         }
+    }
+
+    /// Waits for and deletes the event of a submitted command, or reports why it was not
+    /// submitted.
+    fn finish(&self, event: Result<DPCTLSyclEventRef, SyclError>, hint: &str) -> Result<()> {
+        let event = event.map_err(|e| self.fail(e, hint))?;
         // SAFETY: a live event returned by the queue, waited for and deleted once.
-        unsafe {
-            self.api.DPCTLEvent_Wait(event);
-            self.api.DPCTLEvent_Delete(event);
-        }
+        unsafe { calls::wait_and_delete(self.api, event) };
         Ok(())
     }
 
     fn memcpy(&self, dst: *mut u8, src: *const u8, len: usize) -> Result<()> {
         // SAFETY: both ranges were bounds-checked by `Memory` (or are live host slices);
         // the copy is waited for before returning.
-        let event = unsafe {
-            self.api
-                .DPCTLQueue_Memcpy(self.queue, dst.cast(), src.cast(), len as size_t)
-        };
-        self.finish("DPCTLQueue_Memcpy", event)
+        let event = unsafe { calls::memcpy(self.api, self.queue, dst, src, len, &[]) };
+        self.finish(event, COPY_HINT)
     }
 }
 

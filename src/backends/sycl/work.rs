@@ -87,28 +87,16 @@ impl SyclDevice {
         // are alive (held by `after`) during the call, and the returned Event keeps both
         // memories alive until the copy is done.
         let event = unsafe {
-            self.api.DPCTLQueue_MemcpyWithEvents(
+            calls::memcpy(
+                self.api,
                 self.queue,
-                address(dst, dst_offset).cast(),
-                address(src, src_offset).cast(),
-                len as size_t,
-                if deps.is_empty() {
-                    ptr::null()
-                } else {
-                    deps.as_ptr()
-                },
-                deps.len() as size_t,
+                address(dst, dst_offset),
+                address(src, src_offset),
+                len,
+                &deps,
             )
-        };
-        if event.is_null() {
-            return Err(Error::Backend {
-                location: sycl_location,
-                call: "DPCTLQueue_MemcpyWithEvents",
-                message: "returned no event (the runtime printed the reason on stderr)".into(),
-                hint: "check that both pointers are USM of this device's context or host memory"
-                    .into(),
-            });
         }
+        .map_err(|e| self.fail(e, COPY_HINT))?;
         Ok(Some(Completion::new(SyclWork {
             api: self.api,
             event,

@@ -1,0 +1,3 @@
+//! CUDA kernels: compiled at run time by NVRTC (`calls.rs`, `GpuApi::compile`), cached
+//! and launched on the device's stream by the code CUDA and HIP share
+//! (`cuda_hip/kernels.rs`).

@@ -3,10 +3,10 @@
 //! would write by hand against that technology's own API, applied to the native handle
 //! of a [`Memory`].
 
+use crate::core::device::Device;
 use crate::core::error::{Error, Result};
 use crate::core::memory::Memory;
 use crate::core::native::Native;
-use crate::runtime::registry::device_as;
 
 /// The name of the native call used for host -> device writes at this memory.
 pub fn write_api(memory: &Memory) -> &'static str {
@@ -52,6 +52,16 @@ pub fn copy_api(memory: &Memory) -> &'static str {
     }
 }
 
+/// The backend's own device behind `memory` (taken from the memory: no registry look-up
+/// inside a timed call).
+#[allow(dead_code)] // used by the backends with raw baselines (features)
+fn device_of<T: Device>(memory: &Memory) -> Result<&T> {
+    let device: &dyn std::any::Any = &**memory.device();
+    device
+        .downcast_ref::<T>()
+        .ok_or_else(|| bad("device", memory))
+}
+
 fn bad(what: &str, memory: &Memory) -> Error {
     Error::Invalid(format!(
         "raw {what}: unsupported memory at {}",
@@ -70,8 +80,7 @@ pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
         }
         #[cfg(feature = "openmp")]
         Native::OpenMp { ptr, device } => {
-            let initial = device_as::<crate::backends::openmp::OpenMpDevice>(dst.location())?
-                .initial_device();
+            let initial = device_of::<crate::backends::openmp::OpenMpDevice>(dst)?.initial_device();
             // SAFETY: both ranges hold `src.len()` bytes on their devices.
             unsafe {
                 crate::backends::openmp::target_memcpy(
@@ -85,7 +94,7 @@ pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
         }
         #[cfg(feature = "opencl")]
         Native::OpenCl { mem, offset } => {
-            let dev = device_as::<crate::backends::opencl::OpenClDevice>(dst.location())?;
+            let dev = device_of::<crate::backends::opencl::OpenClDevice>(dst)?;
             // SAFETY: a blocking write of `src.len()` checked bytes from a live slice.
             let event = unsafe {
                 opencl3::command_queue::enqueue_write_buffer(
@@ -108,10 +117,10 @@ pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
         Native::Sycl { ptr, .. } => sycl_memcpy(dst, *ptr, src.as_ptr(), src.len()),
         #[cfg(feature = "webgpu")]
         Native::WebGpu { buffer, offset } => {
-            let dev = device_as::<crate::backends::webgpu::WebGpuDevice>(dst.location())?;
+            let dev = device_of::<crate::backends::webgpu::WebGpuDevice>(dst)?;
             dev.queue().write_buffer(buffer, *offset, src);
             let index = dev.queue().submit([]);
-            wgpu_wait(&dev, index)
+            wgpu_wait(dev, index)
         }
         // CUDA and HIP: the backend's own call is one vendor copy (through pinned
         // staging for pageable memory, as a careful hand-written loop would do).
@@ -131,8 +140,7 @@ pub fn read(src: &Memory, dst: &mut [u8]) -> Result<()> {
         }
         #[cfg(feature = "openmp")]
         Native::OpenMp { ptr, device } => {
-            let initial = device_as::<crate::backends::openmp::OpenMpDevice>(src.location())?
-                .initial_device();
+            let initial = device_of::<crate::backends::openmp::OpenMpDevice>(src)?.initial_device();
             // SAFETY: both ranges hold `dst.len()` bytes on their devices.
             unsafe {
                 crate::backends::openmp::target_memcpy(
@@ -146,7 +154,7 @@ pub fn read(src: &Memory, dst: &mut [u8]) -> Result<()> {
         }
         #[cfg(feature = "opencl")]
         Native::OpenCl { mem, offset } => {
-            let dev = device_as::<crate::backends::opencl::OpenClDevice>(src.location())?;
+            let dev = device_of::<crate::backends::opencl::OpenClDevice>(src)?;
             // SAFETY: a blocking read of `dst.len()` checked bytes into a live slice.
             let event = unsafe {
                 opencl3::command_queue::enqueue_read_buffer(
@@ -197,7 +205,7 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
                 offset: doff,
             },
         ) => {
-            let dev = device_as::<crate::backends::opencl::OpenClDevice>(src.location())?;
+            let dev = device_of::<crate::backends::opencl::OpenClDevice>(src)?;
             // SAFETY: two buffers of this context, `len` checked bytes each.
             let event = unsafe {
                 opencl3::command_queue::enqueue_copy_buffer(
@@ -230,11 +238,11 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
                 offset: d0,
             },
         ) => {
-            let dev = device_as::<crate::backends::webgpu::WebGpuDevice>(src.location())?;
+            let dev = device_of::<crate::backends::webgpu::WebGpuDevice>(src)?;
             let mut encoder = dev.device().create_command_encoder(&Default::default());
             dev.encode_copy(&mut encoder, s, *so, d, *d0, (len as u64).div_ceil(4) * 4);
             let index = dev.queue().submit([encoder.finish()]);
-            wgpu_wait(&dev, index)
+            wgpu_wait(dev, index)
         }
         #[allow(unreachable_patterns)]
         _ if src.location() == dst.location() => {
@@ -248,7 +256,7 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
 
 #[cfg(feature = "sycl")]
 fn sycl_memcpy(memory: &Memory, dst: *mut u8, src: *const u8, len: usize) -> Result<()> {
-    let dev = device_as::<crate::backends::sycl::SyclDevice>(memory.location())?;
+    let dev = device_of::<crate::backends::sycl::SyclDevice>(memory)?;
     let api = dev.api();
     // SAFETY: both ranges hold `len` bytes (checked by the callers); the event is
     // waited for and deleted.
@@ -289,7 +297,7 @@ fn wgpu_readback(
     offset: u64,
     dst: &mut [u8],
 ) -> Result<()> {
-    let dev = device_as::<crate::backends::webgpu::WebGpuDevice>(memory.location())?;
+    let dev = device_of::<crate::backends::webgpu::WebGpuDevice>(memory)?;
     let size = (dst.len() as u64).div_ceil(4) * 4;
     if size == 0 {
         return Ok(());

@@ -107,17 +107,37 @@ pub trait Dependency {
     fn wait(&self) -> Result<()>;
 }
 
+/// The dependencies handed to a backend's asynchronous copy: a slice of any
+/// [`Dependency`] type (the run-time layer's events), read in place without collecting
+/// them (`&after` where `after: &[Event]`).
+pub trait Dependencies {
+    /// How many there are.
+    fn count(&self) -> usize;
+    /// The `i`-th (`i < count()`).
+    fn at(&self, i: usize) -> &dyn Dependency;
+}
+
+impl<D: Dependency> Dependencies for &[D] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn at(&self, i: usize) -> &dyn Dependency {
+        &self[i]
+    }
+}
+
 /// For a backend's asynchronous copy: the native form of each dependency in `after`
 /// the backend can take natively (`native` gives it), once every other dependency is
 /// done (a failed one is returned as the error); `None` while one of those still runs:
 /// the copy then goes to a worker thread that waits for it, so the caller never blocks
 /// on another technology's work (nor does the device's own queue).
 pub fn native_deps<T>(
-    after: &[&dyn Dependency],
+    after: &dyn Dependencies,
     native: impl Fn(&Completion) -> Option<T>,
 ) -> Result<Option<Vec<T>>> {
     let mut deps = Vec::new();
-    for e in after {
+    for e in (0..after.count()).map(|i| after.at(i)) {
         match e.completion().and_then(&native) {
             Some(dep) => deps.push(dep),
             None if !e.is_complete() => return Ok(None),

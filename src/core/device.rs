@@ -11,7 +11,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use super::completion::{Completion, Dependency};
+use super::completion::{Completion, Dependencies};
 use super::error::{Error, Result};
 use super::launch::{LaunchArg, LaunchSpec};
 use super::location::{Location, Technology};
@@ -154,7 +154,7 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
         _dst: &Memory,
         _dst_offset: usize,
         _len: usize,
-        _after: &[&dyn Dependency],
+        _after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
         Ok(None)
     }
@@ -208,7 +208,7 @@ pub fn fill_by_writes<D: Device + ?Sized>(
 /// What discovering one technology found.
 pub struct Discovery {
     /// The devices found, in ordinal order.
-    pub devices: Vec<std::sync::Arc<dyn Device>>,
+    pub devices: Vec<Arc<dyn Device>>,
     /// Devices seen but not used, with the reason (e.g. "PoCL through SYCL: no USM").
     pub skipped: Vec<String>,
     /// Copy paths this backend adds to the transfer matrix, keyed by

@@ -111,6 +111,19 @@ impl Error {
     pub fn is_out_of_memory(&self) -> bool {
         matches!(self, Error::OutOfMemory { .. })
     }
+
+    /// The same error; an [`Error::OutOfMemory`] records `bytes` as what was asked for
+    /// (for a backend's allocation call, whose error mapping does not know the size).
+    #[cfg_attr(
+        not(any(feature = "opencl", feature = "cuda", feature = "hip")),
+        allow(dead_code)
+    )]
+    pub(crate) fn asking_for(mut self, bytes: usize) -> Error {
+        if let Error::OutOfMemory { requested, .. } = &mut self {
+            *requested = bytes;
+        }
+        self
+    }
 }
 
 /// `Result` with [`Error`].

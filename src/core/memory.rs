@@ -3,42 +3,26 @@
 //! allocation by location and adoption (the registry), copies between any two
 //! (the transfer matrix), asynchronous copies (events), and memory from a resource.
 
-use std::any::Any;
 use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
+use super::block::{Block, ReturnBlock};
 use super::device::{Device, HostAccess};
 use super::error::{Error, Result};
 use super::location::Location;
 use super::mapping::HostMapping;
 use super::native::Native;
 
-/// What becomes of an allocation when its [`Memory`] is dropped, when its device does not
-/// free it: an adopted allocation's deleter, or a block going back to the resource that
-/// made it (the resource layer's own type, which it gets back with
-/// [`Memory::take_release`]).
-pub trait Release: Any + Send {
-    /// Called once, with the allocation's handle, when the memory is dropped.
-    fn release(self: Box<Self>, native: &Native);
-}
-
-/// A deleter closure as a [`Release`].
-struct Deleter(Box<dyn FnOnce(&Native) + Send + Sync>);
-
-impl Release for Deleter {
-    fn release(self: Box<Self>, native: &Native) {
-        (self.0)(native)
-    }
-}
-
 /// Who frees the allocation.
 enum Owner {
     /// Its device, through [`Device::free`].
     Device,
-    /// A deleter or a resource.
-    Custom(Box<dyn Release>),
-    /// Given away already ([`Memory::take_release`]): dropping does nothing.
+    /// The deleter it was adopted with.
+    Deleter(Box<dyn FnOnce(&Native) + Send + Sync>),
+    /// The resource it is on loan from, with the block to give back.
+    Loan(Arc<dyn ReturnBlock>, Block),
+    /// Given back already ([`Memory::take_loan`]): dropping does nothing.
     Released,
 }
 
@@ -84,23 +68,37 @@ impl Memory {
         }
     }
 
-    /// Wraps `native`, which `release` gives back when the memory is dropped (the
-    /// device never frees it).
+    /// Memory on loan from a resource: `block`, which goes back to `lender` when the
+    /// memory is dropped (the device never frees it).
     ///
     /// # Safety
-    /// `native` must be a live allocation of at least `len` bytes that belongs to
-    /// `device` and stays valid until `release` runs.
-    pub unsafe fn with_release(
+    /// `block` is a live allocation of at least `len` bytes of `device`.
+    pub unsafe fn on_loan(
+        device: Arc<dyn Device>,
+        len: usize,
+        lender: Arc<dyn ReturnBlock>,
+        block: Block,
+    ) -> Memory {
+        Memory {
+            device,
+            native: block.native().duplicate(),
+            len,
+            owner: Mutex::new(Owner::Loan(lender, block)),
+        }
+    }
+
+    /// Memory whose allocation `deleter` frees.
+    fn with_deleter(
         device: Arc<dyn Device>,
         native: Native,
         len: usize,
-        release: Box<dyn Release>,
+        deleter: Box<dyn FnOnce(&Native) + Send + Sync>,
     ) -> Memory {
         Memory {
             device,
             native,
             len,
-            owner: Mutex::new(Owner::Custom(release)),
+            owner: Mutex::new(Owner::Deleter(deleter)),
         }
     }
 
@@ -124,10 +122,7 @@ impl Memory {
                 native.technology()
             )));
         }
-        // SAFETY: forwarded from the caller's contract.
-        Ok(unsafe {
-            Memory::with_release(device, native, len, Box::new(Deleter(Box::new(deleter))))
-        })
+        Ok(Memory::with_deleter(device, native, len, Box::new(deleter)))
     }
 
     /// Adopts a host vector without copying; the vector is dropped with the memory.
@@ -138,23 +133,26 @@ impl Memory {
     ) -> Memory {
         let len = std::mem::size_of_val(vec.as_slice());
         let ptr = vec.as_mut_ptr().cast::<u8>();
-        let release = Box::new(Deleter(Box::new(move |_: &Native| drop(vec))));
-        // SAFETY: the vector's buffer is `len` live bytes of host memory, kept (moved into
-        // the deleter, never touched through it) until the memory is dropped.
-        unsafe { Memory::with_release(host, Native::Host { ptr }, len, release) }
+        // The vector's buffer is `len` live bytes of host memory, kept (moved into the
+        // deleter, never touched through it) until the memory is dropped.
+        Memory::with_deleter(
+            host,
+            Native::Host { ptr },
+            len,
+            Box::new(move |_| drop(vec)),
+        )
     }
 
-    /// Takes out what [`Memory::with_release`] was given when it is a `T`, so that the
-    /// caller gives the allocation back itself (e.g. once running work is done);
-    /// dropping the memory then does nothing. `None` (and nothing changes) otherwise.
-    pub fn take_release<T: Release>(&self) -> Option<Box<T>> {
+    /// Takes the loan out of memory on loan from a resource, so that the caller gives the
+    /// block back itself (e.g. once running work is done); dropping the memory then does
+    /// nothing. `None` (and nothing changes) for memory not on loan.
+    pub fn take_loan(&self) -> Option<(Arc<dyn ReturnBlock>, Block)> {
         let mut owner = self.owner.lock().unwrap_or_else(|e| e.into_inner());
-        match &*owner {
-            Owner::Custom(release) if (&**release as &dyn Any).is::<T>() => {}
-            _ => return None,
+        if !matches!(*owner, Owner::Loan(..)) {
+            return None;
         }
         match std::mem::replace(&mut *owner, Owner::Released) {
-            Owner::Custom(release) => (release as Box<dyn Any>).downcast::<T>().ok(),
+            Owner::Loan(lender, block) => Some((lender, block)),
             _ => None,
         }
     }
@@ -289,7 +287,8 @@ impl Drop for Memory {
             Owner::Released,
         );
         match owner {
-            Owner::Custom(release) => release.release(&self.native),
+            Owner::Deleter(deleter) => deleter(&self.native),
+            Owner::Loan(lender, block) => lender.return_block(block),
             // SAFETY: the native handle came from this device's `allocate` (or its own
             // allocator, `from_native`), and this is the one place that frees it;
             // dropping the `Memory` proves nothing uses it.

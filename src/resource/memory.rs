@@ -5,25 +5,13 @@
 use std::sync::Arc;
 
 use super::{Block, MemoryResource};
+use crate::core::block::ReturnBlock;
 use crate::core::device::ALIGNMENT;
 use crate::core::error::Result;
-use crate::core::memory::{Memory, Release};
-use crate::core::native::Native;
+use crate::core::memory::Memory;
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
 use crate::runtime::registry::registry;
-
-/// A block on loan to a [`Memory`]: back to its resource when the memory is dropped.
-struct Loan {
-    resource: Arc<dyn MemoryResource>,
-    block: Block,
-}
-
-impl Release for Loan {
-    fn release(self: Box<Self>, _native: &Native) {
-        self.resource.deallocate(self.block);
-    }
-}
 
 impl Memory {
     /// Allocates `bytes` from `resource`; the memory goes back to it on drop.
@@ -57,14 +45,11 @@ impl Memory {
                 return Err(e);
             }
         };
-        let native = block.native().duplicate();
-        let loan = Box::new(Loan {
-            resource: Arc::clone(resource),
-            block,
-        });
+        let resource: Arc<dyn MemoryResource> = Arc::clone(resource);
+        let lender: Arc<dyn ReturnBlock> = resource;
         // SAFETY: the block is a live allocation of at least `bytes` bytes of the
-        // resource's device, which stays valid until the loan gives it back.
-        Ok(unsafe { Memory::with_release(device, native, bytes, loan) })
+        // resource's device, which stays valid until it goes back to the resource.
+        Ok(unsafe { Memory::on_loan(device, bytes, lender, block) })
     }
 
     /// Gives the memory back to its resource once `event` (the last work using it) is
@@ -73,8 +58,8 @@ impl Memory {
     /// work still holds this memory; the memory must not be used after this call.
     /// Memory not from a resource is freed when its last handle goes.
     pub fn release_after(self: &Arc<Self>, queue: Queue, event: Event) {
-        if let Some(loan) = self.take_release::<Loan>() {
-            loan.resource.deallocate_after(loan.block, queue, event);
+        if let Some((lender, block)) = self.take_loan() {
+            lender.return_block_after(block, &(queue, event));
         }
     }
 }

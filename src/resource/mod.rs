@@ -40,7 +40,6 @@ mod tracking;
 mod upstream;
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::{Arc, RwLock};
 
 pub use arena::Arena;
@@ -54,49 +53,13 @@ pub use statistics::{Statistics, StatisticsTotals};
 pub use tracking::Tracking;
 pub use upstream::{upstream, Upstream};
 
+pub use crate::core::block::Block;
+use crate::core::block::ReturnBlock;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
-use crate::core::native::Native;
-
-/// One allocation handed out by a resource. It can only be made by a resource and goes
-/// back to the one that made it (through [`MemoryResource::deallocate`]).
-pub struct Block {
-    pub(crate) native: Native,
-    pub(crate) bytes: usize,
-    /// Resource-private identity (e.g. the pool's offset record).
-    pub(crate) id: u64,
-    pub(crate) location: Location,
-}
-
-impl Block {
-    /// Size in bytes.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    /// Where it lives.
-    pub fn location(&self) -> Location {
-        self.location
-    }
-
-    /// The native handle.
-    pub fn native(&self) -> &Native {
-        &self.native
-    }
-}
-
-impl fmt::Debug for Block {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Block({} bytes at {}, {:?})",
-            self.bytes, self.location, self.native
-        )
-    }
-}
 
 /// A source of memory at one location.
-pub trait MemoryResource: Send + Sync {
+pub trait MemoryResource: ReturnBlock {
     /// Where its memory lives.
     fn location(&self) -> Location;
     /// One line about it (for `locus info` and logs).
@@ -187,4 +150,24 @@ fn unreachable_upstream(location: Location) -> Arc<dyn MemoryResource> {
         fn deallocate(&self, _: Block) {}
     }
     Arc::new(Missing(location))
+}
+
+/// Every resource takes its blocks back as the core's [`ReturnBlock`], so memory on loan
+/// from it holds the resource and the block inline.
+impl<R: MemoryResource + ?Sized> ReturnBlock for R {
+    fn return_block(&self, block: Block) {
+        self.deallocate(block);
+    }
+
+    fn return_block_after(&self, block: Block, after: &dyn std::any::Any) {
+        match after.downcast_ref::<(crate::runtime::queue::Queue, crate::runtime::event::Event)>() {
+            Some((queue, event)) => self.deallocate_after(block, *queue, event.clone()),
+            // Not this layer's token: the block cannot be known free; it is never given
+            // back (leaked) rather than handed out under running work
+            // (`Memory::release_after` always passes one).
+            None => {
+                let _never_given_back = block;
+            }
+        }
+    }
 }

@@ -10,7 +10,6 @@ use crate::core::memory::Memory;
 
 enum State {
     /// Still running natively (an OpenCL event, a SYCL event, a wgpu submission).
-    #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
     Native(Arc<Completion>),
     /// Finished, with its outcome (kept so every waiter sees it).
     Finished(Result<(), String>),

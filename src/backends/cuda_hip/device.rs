@@ -10,7 +10,7 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         dst: &Memory,
         dst_offset: usize,
         len: usize,
-        after: &[&dyn Dependency],
+        after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
         self.start_copy(src, src_offset, dst, dst_offset, len, after)
     }

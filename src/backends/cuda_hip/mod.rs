@@ -16,7 +16,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::core::completion::{native_deps, Completion, Dependency, NativeWork};
+use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
 use crate::core::device::{fill_by_writes, Device, DeviceInfo, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
@@ -286,8 +286,8 @@ impl<A: GpuApi> GpuDevice<A> {
     fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<Native> {
         self.activate()?;
         // SAFETY: the device is current.
-        let ptr =
-            unsafe { self.api.alloc(kind, bytes.max(1)) }.map_err(|e| self.fail("allocate", e))?;
+        let ptr = unsafe { self.api.alloc(kind, bytes.max(1)) }
+            .map_err(|e| self.fail("allocate", e).asking_for(bytes))?;
         self.live.fetch_add(1, Ordering::Relaxed);
         Ok(A::native(ptr, kind))
     }

@@ -4,7 +4,11 @@
 
 use super::work::StreamEvent;
 use super::*;
+use crate::runtime::event::Event;
 use crate::runtime::transfer::matrix::TransferMatrix;
+
+/// No dependencies.
+const NONE: &[Event] = &[];
 
 /// A fake CUDA driver: `peer` says which ordinals may access which; allocations larger
 /// than `memory` fail with the driver's out-of-memory code.
@@ -156,7 +160,7 @@ fn copies_within_a_device_are_stream_events() {
     let b = Arc::new(Memory::on(&d, n).unwrap());
     a.write(0, &data).unwrap();
     let event = d
-        .copy_async(&a, 0, &b, 0, n, &[])
+        .copy_async(&a, 0, &b, 0, n, &NONE)
         .unwrap()
         .expect("a copy within one GPU runs on its stream");
     assert!(event.work_as::<StreamEvent<Simulated>>().is_some());
@@ -169,9 +173,9 @@ fn copies_within_a_device_are_stream_events() {
     b.read(0, &mut back).unwrap();
     assert!(back == data);
     // Overlapping ranges of one allocation, and other devices, are not stream copies.
-    assert!(d.copy_async(&a, 0, &a, 1, 8, &[]).unwrap().is_none());
+    assert!(d.copy_async(&a, 0, &a, 1, 8, &NONE).unwrap().is_none());
     let c = Arc::new(Memory::on(&other, n).unwrap());
-    assert!(d.copy_async(&a, 0, &c, 0, n, &[]).unwrap().is_none());
+    assert!(d.copy_async(&a, 0, &c, 0, n, &NONE).unwrap().is_none());
 }
 
 #[test]

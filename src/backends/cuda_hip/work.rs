@@ -45,7 +45,7 @@ impl<A: GpuApi> GpuDevice<A> {
         dst: &Memory,
         dst_offset: usize,
         len: usize,
-        after: &[&dyn Dependency],
+        after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
         let (Some((s, _)), Some((d, _))) = (A::unpack(src.native()), A::unpack(dst.native()))
         else {

@@ -11,7 +11,7 @@ impl Device for OpenClDevice {
         dst: &Memory,
         dst_offset: usize,
         len: usize,
-        after: &[&dyn Dependency],
+        after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
         self.start_copy(src, src_offset, dst, dst_offset, len, after)
     }
@@ -37,20 +37,7 @@ impl Device for OpenClDevice {
         // SAFETY: a valid context, no host pointer; OpenCL rejects size 0, so at least 1.
         let mem =
             unsafe { create_buffer(self.context.get(), flags, bytes.max(1), ptr::null_mut()) }
-                .map_err(|code| match self.fail("clCreateBuffer", code) {
-                    Error::OutOfMemory {
-                        location,
-                        by,
-                        reason,
-                        ..
-                    } => Error::OutOfMemory {
-                        location,
-                        requested: bytes,
-                        by,
-                        reason,
-                    },
-                    other => other,
-                })?;
+                .map_err(|code| self.fail("clCreateBuffer", code).asking_for(bytes))?;
         self.live.fetch_add(1, Ordering::Relaxed);
         Ok(Native::OpenCl { mem, offset: 0 })
     }

@@ -53,7 +53,7 @@ impl OpenClDevice {
         dst: &Memory,
         dst_offset: usize,
         len: usize,
-        after: &[&dyn Dependency],
+        after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
         let mine = |m: &Memory| m.location() == self.location;
         let host = |m: &Memory| match m.native() {

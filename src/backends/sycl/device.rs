@@ -11,7 +11,7 @@ impl Device for SyclDevice {
         dst: &Memory,
         dst_offset: usize,
         len: usize,
-        after: &[&dyn Dependency],
+        after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
         self.start_copy(src, src_offset, dst, dst_offset, len, after)
     }

@@ -56,7 +56,7 @@ impl SyclDevice {
         dst: &Memory,
         dst_offset: usize,
         len: usize,
-        after: &[&dyn Dependency],
+        after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
         let sycl_location = match (src.native(), dst.native()) {
             (Native::Sycl { .. }, Native::Sycl { .. }) if src.location() == dst.location() => {

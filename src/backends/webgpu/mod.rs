@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::core::completion::{native_deps, Completion, Dependency, NativeWork};
+use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
 use crate::core::device::{fill_by_writes, Device, DeviceInfo, Discovery, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};

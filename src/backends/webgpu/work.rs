@@ -60,7 +60,7 @@ impl WebGpuDevice {
         dst: &Memory,
         dst_offset: usize,
         len: usize,
-        after: &[&dyn Dependency],
+        after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
         let mine = |m: &Memory| m.location() == self.location;
         let aligned = |offsets: &[usize]| {

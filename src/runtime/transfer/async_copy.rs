@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use crate::core::completion::Dependency;
 use crate::core::error::Result;
 use crate::core::memory::Memory;
 use crate::runtime::event::Event;
@@ -53,12 +52,11 @@ impl Memory {
         }
         // The source's device first, then the destination's (host -> SYCL).
         let other = (!Arc::ptr_eq(self.device(), dst.device())).then(|| dst.device());
-        let deps: Vec<&dyn Dependency> = after.iter().map(|e| e as &dyn Dependency).collect();
         for device in std::iter::once(self.device())
             .chain(other)
             .filter(|_| len > 0)
         {
-            if let Some(work) = device.copy_async(self, src_offset, dst, dst_offset, len, &deps)? {
+            if let Some(work) = device.copy_async(self, src_offset, dst, dst_offset, len, &after)? {
                 return Ok(Event::native(work, vec![Arc::clone(self), Arc::clone(dst)]));
             }
         }

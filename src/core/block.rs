@@ -1,0 +1,60 @@
+//! [`Block`]: one allocation a memory resource handed out, and [`ReturnBlock`]: where it
+//! goes back. The resource layer's resources are all `ReturnBlock`s, so a [`Memory`] on
+//! loan from one holds the resource and its block inline, and gives the block back when
+//! it is dropped.
+//!
+//! [`Memory`]: super::memory::Memory
+
+use std::any::Any;
+use std::fmt;
+
+use super::location::Location;
+use super::native::Native;
+
+/// One allocation handed out by a resource. It can only be made by a resource and goes
+/// back to the one that made it (through `MemoryResource::deallocate`).
+pub struct Block {
+    pub(crate) native: Native,
+    pub(crate) bytes: usize,
+    /// Resource-private identity (e.g. the pool's offset record).
+    pub(crate) id: u64,
+    pub(crate) location: Location,
+}
+
+impl Block {
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Where it lives.
+    pub fn location(&self) -> Location {
+        self.location
+    }
+
+    /// The native handle.
+    pub fn native(&self) -> &Native {
+        &self.native
+    }
+}
+
+impl fmt::Debug for Block {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Block({} bytes at {}, {:?})",
+            self.bytes, self.location, self.native
+        )
+    }
+}
+
+/// Takes blocks back: every memory resource is one (the resource layer implements it for
+/// each `MemoryResource`).
+pub trait ReturnBlock: Any + Send + Sync {
+    /// Takes `block` back now.
+    fn return_block(&self, block: Block);
+    /// Takes `block` back once the work still using it is done; `after` names that work
+    /// in the terms of the layer that lent the block (the resource layer: a
+    /// `(Queue, Event)`).
+    fn return_block_after(&self, block: Block, after: &dyn Any);
+}

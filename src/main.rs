@@ -193,7 +193,7 @@ fn info(args: InfoArgs) -> Result<ExitCode, String> {
     }
     if let Some(list) = args.require.or_else(|| std::env::var("LOCUS_REQUIRE").ok()) {
         if let Err(e) = registry.require(&list) {
-            return Err(format!("\n{e}"));
+            return Err(e.to_string());
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -183,7 +183,7 @@ fn split_top_level(group: &str) -> Vec<&str> {
 }
 
 /// The file module a path names: its longest prefix that is a module of the crate.
-fn resolve(path: &str, from: &Module, is_mod_rs: bool, modules: &BTreeSet<Module>) -> Module {
+fn resolve(path: &str, from: &Module, modules: &BTreeSet<Module>) -> Module {
     let mut segments: Vec<&str> = path.split("::").collect();
     let mut base: Vec<String> = Vec::new();
     match segments.first() {
@@ -196,9 +196,7 @@ fn resolve(path: &str, from: &Module, is_mod_rs: bool, modules: &BTreeSet<Module
                 .filter(|s| !s.is_empty())
                 .map(String::from)
                 .collect();
-            // `super` in `a/b.rs` (module a::b) is `a`; in `a/b/mod.rs` (module a::b)
-            // it is `a` too.
-            let _ = is_mod_rs;
+            // `super` in `a/b.rs` and in `a/b/mod.rs` (both module a::b) is `a`.
             while segments.first() == Some(&"super") {
                 segments.remove(0);
                 base.pop();
@@ -275,14 +273,13 @@ fn read_crate() -> Crate {
             continue; // a unit-test module
         }
         let text = std::fs::read_to_string(file).expect("read a source file");
-        let is_mod_rs = file.file_name().is_some_and(|n| n == "mod.rs");
-        texts.push((module, is_mod_rs, library_code(&text)));
+        texts.push((module, library_code(&text)));
     }
     let mut imports = BTreeMap::new();
-    for (module, is_mod_rs, code) in texts {
+    for (module, code) in texts {
         let mut targets = Vec::new();
         for path in paths(&code) {
-            let to = resolve(&path, &module, is_mod_rs, &modules);
+            let to = resolve(&path, &module, &modules);
             if to != module && !module.starts_with(&format!("{to}::")) {
                 targets.push((to, path));
             }

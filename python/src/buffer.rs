@@ -41,7 +41,7 @@ impl PyBuffer {
 
     /// Re-declares the write of the open write handles (their location holds the newest
     /// data; they all share one location: a second one is refused) and returns it.
-    pub(crate) fn sync_writers(&self, store: &mut Store) -> locus::Result<Option<Location>> {
+    fn sync_writers(&self, store: &mut Store) -> locus::Result<Option<Location>> {
         let mut writers = lock(&self.writers);
         writers.retain(|w| w.upgrade().is_some_and(|v| v.open.load(Ordering::SeqCst)));
         let at = writers.iter().find_map(|w| w.upgrade()).map(|v| v.consumer);
@@ -51,7 +51,7 @@ impl PyBuffer {
         Ok(at)
     }
 
-    pub(crate) fn handle(&self, py: Python<'_>, location: &str, write: bool) -> PyResult<Handle> {
+    fn handle(&self, py: Python<'_>, location: &str, write: bool) -> PyResult<Handle> {
         let location = parse_location(location)?;
         if write && self.readonly {
             return Err(PyValueError::new_err(
@@ -85,7 +85,7 @@ impl PyBuffer {
         Ok(Handle { view })
     }
 
-    pub(crate) fn numpy<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyModule>> {
+    fn numpy<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyModule>> {
         py.import("numpy").map_err(|e| {
             PyRuntimeError::new_err(format!("this needs numpy (pip install numpy): {e}"))
         })
@@ -98,7 +98,7 @@ impl PyBuffer {
     /// `"opencl:0"`, ...), zeroed or each equal to `fill`.
     #[new]
     #[pyo3(signature = (location, n, dtype=None, fill=None))]
-    pub(crate) fn new(
+    fn new(
         py: Python<'_>,
         location: &str,
         n: &Bound<'_, PyAny>,
@@ -124,48 +124,48 @@ impl PyBuffer {
 
     /// The home location (where the buffer was made, or moved to).
     #[getter]
-    pub(crate) fn location(&self) -> String {
+    fn location(&self) -> String {
         lock(&self.store).location().to_string()
     }
 
     /// The element type's name.
     #[getter]
-    pub(crate) fn dtype(&self) -> &'static str {
+    fn dtype(&self) -> &'static str {
         self.dtype.name
     }
 
     /// The shape.
     #[getter]
-    pub(crate) fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, &self.shape)
     }
 
     /// Number of elements.
     #[getter]
-    pub(crate) fn size(&self) -> usize {
+    fn size(&self) -> usize {
         self.shape.iter().product()
     }
 
     /// Size in bytes.
     #[getter]
-    pub(crate) fn nbytes(&self) -> usize {
+    fn nbytes(&self) -> usize {
         self.size() * self.dtype.size
     }
 
     /// True when the buffer adopted memory its producer marked read-only.
     #[getter]
-    pub(crate) fn readonly(&self) -> bool {
+    fn readonly(&self) -> bool {
         self.readonly
     }
 
     /// Bytes copied between locations for this buffer so far.
     #[getter]
-    pub(crate) fn bytes_moved(&self) -> u64 {
+    fn bytes_moved(&self) -> u64 {
         lock(&self.store).bytes_moved()
     }
 
     /// Every copy the buffer holds: `[(location, valid), ...]`.
-    pub(crate) fn replicas(&self) -> Vec<(String, bool)> {
+    fn replicas(&self) -> Vec<(String, bool)> {
         lock(&self.store)
             .replicas()
             .into_iter()
@@ -180,26 +180,26 @@ impl PyBuffer {
     /// Declares a read at `location`: in place when the data there is reachable from it,
     /// else a cached replica. The handle is read-only.
     #[pyo3(signature = (location="host"))]
-    pub(crate) fn access(&self, py: Python<'_>, location: &str) -> PyResult<Handle> {
+    fn access(&self, py: Python<'_>, location: &str) -> PyResult<Handle> {
         self.handle(py, location, false)
     }
 
     /// Declares a write at `location` (the current data is there first). While the
     /// handle is open, its location holds the newest data: reads elsewhere copy from it.
     #[pyo3(signature = (location="host"))]
-    pub(crate) fn access_mut(&self, py: Python<'_>, location: &str) -> PyResult<Handle> {
+    fn access_mut(&self, py: Python<'_>, location: &str) -> PyResult<Handle> {
         self.handle(py, location, true)
     }
 
     /// A new numpy array holding a copy of the elements.
-    pub(crate) fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let np = Self::numpy(py)?;
         let h = Py::new(py, self.handle(py, "host", false)?)?;
         np.call_method1("array", (h,))
     }
 
     /// The elements as a Python list, read by locus itself (not through numpy).
-    pub(crate) fn to_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    fn to_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let bytes = py
             .detach(|| {
                 let mut store = lock(&self.store);
@@ -216,7 +216,7 @@ impl PyBuffer {
     }
 
     /// Sets every element to `value`, written by locus where the newest data lives.
-    pub(crate) fn fill(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn fill(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         if self.readonly {
             return Err(PyValueError::new_err(
                 "this buffer adopted read-only memory",
@@ -235,7 +235,7 @@ impl PyBuffer {
 
     /// A new buffer at `location` (default: this one's home) with a copy of the data.
     #[pyo3(signature = (location=None))]
-    pub(crate) fn copy(&self, py: Python<'_>, location: Option<&str>) -> PyResult<PyBuffer> {
+    fn copy(&self, py: Python<'_>, location: Option<&str>) -> PyResult<PyBuffer> {
         let target = location.map(parse_location).transpose()?;
         let store = py
             .detach(|| {
@@ -249,7 +249,7 @@ impl PyBuffer {
 
     /// Moves the data to `location`, which becomes the home; other copies are freed
     /// (handles already given out keep theirs alive).
-    pub(crate) fn move_to(&self, py: Python<'_>, location: &str) -> PyResult<()> {
+    fn move_to(&self, py: Python<'_>, location: &str) -> PyResult<()> {
         let location = parse_location(location)?;
         py.detach(|| {
             let mut store = lock(&self.store);
@@ -290,7 +290,7 @@ impl PyBuffer {
     /// arrays). Objects with only an array interface go to `from_array`.
     #[staticmethod]
     #[pyo3(signature = (obj, *, copy=None))]
-    pub(crate) fn from_dlpack(
+    fn from_dlpack(
         py: Python<'_>,
         obj: &Bound<'_, PyAny>,
         copy: Option<bool>,
@@ -349,7 +349,7 @@ impl PyBuffer {
     /// names) without copying; the object is kept alive while locus uses its memory.
     #[staticmethod]
     #[pyo3(signature = (obj, *, copy=None))]
-    pub(crate) fn from_array(
+    fn from_array(
         py: Python<'_>,
         obj: &Bound<'_, PyAny>,
         copy: Option<bool>,

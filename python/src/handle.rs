@@ -17,55 +17,55 @@ pub(crate) struct Handle {
 impl Handle {
     /// Where the consumer runs (the location passed to `access`).
     #[getter]
-    pub(crate) fn location(&self) -> String {
+    fn location(&self) -> String {
         self.view.consumer.to_string()
     }
 
     /// Where the serving memory lives.
     #[getter]
-    pub(crate) fn memory_location(&self) -> String {
+    fn memory_location(&self) -> String {
         self.view.memory.location().to_string()
     }
 
     /// True when nothing was copied to serve this access.
     #[getter]
-    pub(crate) fn in_place(&self) -> bool {
+    fn in_place(&self) -> bool {
         self.view.in_place
     }
 
     /// How the data was made available.
     #[getter]
-    pub(crate) fn route(&self) -> String {
+    fn route(&self) -> String {
         self.view.route.clone()
     }
 
     /// True for a read handle (`access`): writing through it is refused by numpy.
     #[getter]
-    pub(crate) fn readonly(&self) -> bool {
+    fn readonly(&self) -> bool {
         !self.view.writable
     }
 
     /// The element type's name.
     #[getter]
-    pub(crate) fn dtype(&self) -> &'static str {
+    fn dtype(&self) -> &'static str {
         self.view.dtype.name
     }
 
     /// The shape.
     #[getter]
-    pub(crate) fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, &self.view.shape)
     }
 
     /// Size in bytes.
     #[getter]
-    pub(crate) fn nbytes(&self) -> usize {
+    fn nbytes(&self) -> usize {
         self.view.len() * self.view.dtype.size
     }
 
     /// The host address of the first element, when code at this location runs on the host.
     #[getter]
-    pub(crate) fn ptr(&self) -> Option<usize> {
+    fn ptr(&self) -> Option<usize> {
         self.view.mapping.as_ref().map(|m| m.as_ptr() as usize)
     }
 
@@ -210,7 +210,7 @@ impl Handle {
 
     /// Ends the write this handle declared (arrays made from it keep the memory alive,
     /// but later writes through them are no longer tracked). Read handles: no effect.
-    pub(crate) fn close(&self) {
+    fn close(&self) {
         self.view.open.store(false, Ordering::SeqCst);
     }
 

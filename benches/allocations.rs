@@ -14,7 +14,7 @@ use std::alloc::Layout;
 use std::sync::Arc;
 use std::time::Instant;
 
-use locus::resource::{self, Arena, Binning, MemoryResource, Pool};
+use locus::resource::{self, Arena, Binning, Limiting, MemoryResource, Pool, Statistics, Tracking};
 use locus::Location;
 
 struct Rng(u64);
@@ -187,7 +187,72 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             pool.release();
         }
     }
+    adaptors(quick)?;
     threaded(quick)
+}
+
+/// What the adaptors cost over the bare pool they wrap (statistics, limiting,
+/// tracking: RMM's adaptors on the allocation path), in the same run: every resource's
+/// passes interleaved, nanoseconds per operation over the pool's.
+fn adaptors(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
+    let (n, max) = (10_000, 4 << 10);
+    let ops = ops(n, max, 7);
+    println!(
+        "\nadaptors over a pool (N {n}, max {}K, {} operations): ns per operation, and over the bare pool",
+        max >> 10,
+        ops.len()
+    );
+    println!(
+        "{:<9} {:>8} {:>18} {:>18} {:>18}",
+        "location", "pool", "statistics", "limiting", "tracking"
+    );
+    let locations = if quick {
+        vec![Location::Host]
+    } else {
+        locus::available()
+    };
+    for l in locations {
+        let pool: Arc<dyn MemoryResource> =
+            Arc::new(Pool::new(resource::upstream(l)?, 8 << 20, 8 << 30));
+        let wrapped: [Arc<dyn MemoryResource>; 4] = [
+            pool.clone(),
+            Arc::new(Statistics::new(pool.clone())),
+            Arc::new(Limiting::new(pool.clone(), usize::MAX / 2)),
+            Arc::new(Tracking::new(pool.clone())),
+        ];
+        // Interleaved passes: each round runs every resource once; medians per resource.
+        let mut times = vec![Vec::new(); wrapped.len()];
+        for round in 0..=2 * PASSES {
+            for (r, t) in wrapped.iter().zip(times.iter_mut()) {
+                let (s, _) = run(
+                    &ops,
+                    |s| r.allocate(s, 64),
+                    |b| r.deallocate(b),
+                    |b| b.bytes(),
+                )?;
+                if round > 0 {
+                    t.push(s);
+                }
+            }
+        }
+        let per_op: Vec<f64> = times
+            .iter_mut()
+            .map(|t| {
+                t.sort_by(f64::total_cmp);
+                t[t.len() / 2] * 1e9 / ops.len() as f64
+            })
+            .collect();
+        let cell = |i: usize| format!("{:.1} (+{:.1})", per_op[i], per_op[i] - per_op[0]);
+        println!(
+            "{:<9} {:>8.1} {:>18} {:>18} {:>18}",
+            l.to_string(),
+            per_op[0],
+            cell(1),
+            cell(2),
+            cell(3)
+        );
+    }
+    Ok(())
 }
 
 /// Threads running the sequence at once on one shared resource: a pool (one lock for

@@ -63,7 +63,7 @@ cargo build --release --bins --examples
 target/release/locus info
 
 step "no vendor library is linked at load time"
-for bin in target/release/locus target/release/examples/hello_* target/release/examples/0[1-9]_* target/release/examples/choose_backend; do
+for bin in target/release/locus target/release/examples/hello_* target/release/examples/[01][0-9]_* target/release/examples/choose_backend; do
   case "$bin" in *.d) continue ;; esac
   if ldd "$bin" | grep -E 'libOpenCL|libvulkan|libcuda|libnvrtc|libamdhip64|libsycl|libDPCTL|libgomp'; then
     echo "FAIL: $bin links a vendor runtime at load time" >&2
@@ -100,11 +100,12 @@ for ex in 01_locations 02_buffers 03_declared_access 04_transfer_matrix 05_codel
   target/release/examples/$ex
 done
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
-  echo "--- 06_jacobi $loc, 07_async $loc, 08_memory_resources $loc, 09_queues_and_events $loc"
+  echo "--- 06_jacobi $loc, 07_async $loc, 08_memory_resources $loc, 09_queues_and_events $loc, 10_umem $loc"
   target/release/examples/06_jacobi "$loc"
   target/release/examples/07_async "$loc"
   target/release/examples/08_memory_resources "$loc"
   target/release/examples/09_queues_and_events "$loc"
+  target/release/examples/10_umem "$loc"
 done
 
 step "python: the wheel (pip install ./python builds it with maturin), then pytest on every location"

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use common::{pattern_f32, pattern_u8};
+use locus::resource::{self, MemoryResource, Pool};
 use locus::{mirror, transfer, Buffer, Error, Location, Memory, RouteKind};
 
 fn live(location: Location) -> usize {
@@ -322,7 +323,7 @@ pub fn dropping_frees(l: Location) {
             drop(b.access(accessor).unwrap());
         }
         let m = Memory::new(l, 128).unwrap();
-        let _mirror = mirror::connect(&Arc::new(m), Location::Host).unwrap();
+        let _mirror = mirror::connect(&Arc::new(m), 128, Location::Host, 0).unwrap();
         assert!(live(l) > before);
     }
     assert_eq!(live(l), before, "every allocation at {l} was freed");
@@ -367,29 +368,121 @@ pub fn errors_are_clear(l: Location) {
 }
 
 pub fn mirrors(l: Location) {
-    let source = Arc::new(Memory::new(l, 40).unwrap());
+    let source = Arc::new(Memory::new_aligned(l, 40, 256).unwrap());
+    assert_eq!(source.native().address() % 256, 0, "{l}: aligned to 256");
     source.write(0, &pattern_u8(40, 9)).unwrap();
     for at in locus::available() {
-        let m = mirror::connect(&source, at).unwrap();
+        // Connected for 32 of the 40 bytes, aligned as the source is: in place exactly
+        // when `at` reaches the source.
+        let m = mirror::connect(&source, 32, at, 256).unwrap();
         assert_eq!(
             m.is_in_place(),
             source.is_accessible_from(at),
             "{l} mirrored at {at}"
         );
-        let mut seen = vec![0u8; 40];
+        assert_eq!(
+            m.memory().native().address() % 256,
+            0,
+            "{l} at {at}: aligned"
+        );
+        let mut seen = vec![0u8; 32];
         m.memory().read(0, &mut seen).unwrap();
-        assert_eq!(seen, pattern_u8(40, 9));
-        // Change the mirror, push it back (update), then pull (sync).
-        m.memory().write(0, &[0xAB; 4]).unwrap();
-        m.update().unwrap();
-        let mut back = vec![0u8; 4];
+        assert_eq!(seen, pattern_u8(32, 9), "connect copies the source");
+        // umem: the paired side writes, then `sync(n)` pushes n bytes to the source.
+        m.memory().write(0, &[0xAB; 8]).unwrap();
+        m.sync(4).unwrap();
+        let mut back = vec![0u8; 8];
         source.read(0, &mut back).unwrap();
-        assert_eq!(back, [0xAB; 4]);
+        if m.is_in_place() {
+            assert_eq!(back, [0xAB; 8]);
+        } else {
+            assert_eq!(
+                back[..4],
+                [0xAB; 4],
+                "{l} at {at}: sync pushes to the source"
+            );
+            assert_eq!(
+                back[4..],
+                pattern_u8(8, 9)[4..],
+                "{l} at {at}: only n bytes"
+            );
+        }
+        // The source changes, then `update(n)` pulls it into the paired memory.
         source.write(0, &pattern_u8(40, 9)).unwrap();
-        m.sync().unwrap();
+        m.update(32).unwrap();
         m.memory().read(0, &mut seen).unwrap();
-        assert_eq!(seen, pattern_u8(40, 9));
+        assert_eq!(
+            seen,
+            pattern_u8(32, 9),
+            "{l} at {at}: update pulls the source"
+        );
+        // Past the connected length: an error, nothing moved.
+        assert!(m.sync(33).is_err() && m.update(33).is_err());
+        m.disconnect();
     }
+    // An alignment the source does not meet gives a separate, aligned pairing even
+    // where the source is reachable in place.
+    let odd = Arc::new(Memory::new(l, 64).unwrap());
+    let big = 1usize << 20;
+    if !odd.native().address().is_multiple_of(big as u64) {
+        let m = mirror::connect(&odd, 64, l, big).unwrap();
+        assert!(
+            !m.is_in_place(),
+            "{l}: a 1 MiB alignment is not met in place"
+        );
+        assert_eq!(m.memory().native().address() % big as u64, 0);
+    }
+    assert!(
+        mirror::connect(&odd, 65, l, 0).is_err(),
+        "longer than the source"
+    );
+    assert!(mirror::connect(&odd, 8, l, 3).is_err(), "alignment 3");
+}
+
+/// Any power-of-two alignment at every location, from the device and through every
+/// kind of resource; `aligned_origin` names the allocation it was carved from.
+pub fn aligned_allocations(l: Location) {
+    let before = live(l);
+    for shift in [0u32, 3, 6, 7, 8, 12, 16, 21] {
+        let align = 1usize << shift;
+        let m = Memory::new_aligned(l, 1000, align).unwrap();
+        assert_eq!(m.native().address() % align as u64, 0, "{l}: {align}");
+        assert!(m.aligned_origin() <= m.native().address());
+        m.write(0, &pattern_u8(1000, 3)).unwrap();
+        let mut back = vec![0u8; 1000];
+        m.read(0, &mut back).unwrap();
+        assert_eq!(back, pattern_u8(1000, 3), "{l}: {align}");
+        let up = resource::upstream(l).unwrap();
+        let pool: Arc<dyn MemoryResource> = Arc::new(Pool::new(up.clone(), 1 << 16, 1 << 26));
+        let stats: Arc<dyn MemoryResource> = Arc::new(resource::Statistics::new(pool.clone()));
+        let fixed: Arc<dyn MemoryResource> =
+            Arc::new(resource::FixedSize::new(up.clone(), 1024, 8).unwrap());
+        for r in [&up, &pool, &stats, &fixed] {
+            let blocks: Vec<Memory> = (0..3)
+                .map(|i| Memory::from_resource_aligned(r, 700 + i, align).unwrap())
+                .collect();
+            for b in &blocks {
+                assert_eq!(
+                    b.native().address() % align as u64,
+                    0,
+                    "{l}: {} aligned to {align}",
+                    r.describe()
+                );
+                b.write(0, &pattern_u8(700, 5)).unwrap();
+            }
+            for b in &blocks {
+                let mut back = vec![0u8; 700];
+                b.read(0, &mut back).unwrap();
+                assert_eq!(back, pattern_u8(700, 5), "{l}: {}", r.describe());
+            }
+        }
+    }
+    for bad in [0usize, 3, 24] {
+        let err = Memory::new_aligned(l, 8, bad).unwrap_err();
+        assert!(err.to_string().contains("power of two"), "{l}: {err}");
+        assert!(err.to_string().contains(&l.to_string()), "{l}: {err}");
+    }
+    assert_eq!(live(l), before, "{l}: aligned allocations are freed whole");
 }
 
 /// Every ordered pair (l, dst) with every available destination.
@@ -485,6 +578,7 @@ macro_rules! suite {
         $(#[$m])* #[test] fn dropping_frees() { run(super::dropping_frees) }
         $(#[$m])* #[test] fn errors_are_clear() { run(super::errors_are_clear) }
         $(#[$m])* #[test] fn mirrors() { run(super::mirrors) }
+        $(#[$m])* #[test] fn aligned_allocations() { run(super::aligned_allocations) }
         $(#[$m])* #[test] fn pairs_from_here() { run(super::pairs_from_here) }
         $(#[$m])* #[test] fn large_pairs_from_here() { run(super::large_pairs_from_here) }
         $(#[$m])* #[test] fn staged_pairs_from_here() { run(super::staged_pairs_from_here) }

@@ -8,6 +8,7 @@
 use std::any::Any;
 use std::fmt;
 
+use super::aligned::Origin;
 use super::location::Location;
 use super::native::Native;
 
@@ -19,6 +20,8 @@ pub struct Block {
     /// Resource-private identity (e.g. the pool's offset record).
     pub(crate) id: u64,
     pub(crate) location: Location,
+    /// The allocation behind it, when alignment needed padding (umem's `aligned_origin`).
+    pub(crate) origin: Option<Box<Origin>>,
 }
 
 impl Block {
@@ -35,6 +38,13 @@ impl Block {
     /// The native handle.
     pub fn native(&self) -> &Native {
         &self.native
+    }
+
+    /// The allocation behind it when its alignment needed padding (umem's
+    /// `aligned_origin`); `None` when the block starts its own allocation or is part of
+    /// a pool's.
+    pub fn origin(&self) -> Option<&Origin> {
+        self.origin.as_deref()
     }
 }
 

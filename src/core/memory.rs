@@ -7,6 +7,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
+use super::aligned::{allocate_aligned, free_aligned, Origin};
 use super::block::{Block, ReturnBlock};
 use super::device::{Device, HostAccess};
 use super::error::{Error, Result};
@@ -18,6 +19,8 @@ use super::native::Native;
 enum Owner {
     /// Its device, through [`Device::free`].
     Device,
+    /// Its device, with the larger allocation it is the aligned part of.
+    Aligned(Origin),
     /// The deleter it was adopted with.
     Deleter(Box<dyn FnOnce(&Native) + Send + Sync>),
     /// The resource it is on loan from, with the block to give back.
@@ -51,6 +54,33 @@ impl Memory {
         }
         let native = device.allocate(bytes)?;
         Ok(Memory::from_native(Arc::clone(device), native, bytes))
+    }
+
+    /// Allocates `bytes` on `device` at an address that is a multiple of `align` (any
+    /// power of two; umem's `aligned_alloc`). See [`Native::address`] for what the
+    /// address is on each technology.
+    pub fn on_aligned(device: &Arc<dyn Device>, bytes: usize, align: usize) -> Result<Memory> {
+        let (native, origin) = allocate_aligned(device.as_ref(), bytes, align)?;
+        Ok(Memory {
+            device: Arc::clone(device),
+            native,
+            len: bytes,
+            owner: Mutex::new(origin.map_or(Owner::Device, Owner::Aligned)),
+        })
+    }
+
+    /// The address of the allocation this memory was carved from (umem's
+    /// `aligned_origin`): the larger allocation behind an over-aligned one, else its own
+    /// address ([`Native::address`]).
+    pub fn aligned_origin(&self) -> u64 {
+        let owner = self.owner.lock().unwrap_or_else(|e| e.into_inner());
+        match &*owner {
+            Owner::Aligned(origin) => origin.native.address(),
+            Owner::Loan(_, block) => block
+                .origin()
+                .map_or(self.native.address(), |o| o.native.address()),
+            _ => self.native.address(),
+        }
     }
 
     /// Wraps a native allocation that `device` made with its own allocator and frees on
@@ -293,6 +323,11 @@ impl Drop for Memory {
             // allocator, `from_native`), and this is the one place that frees it;
             // dropping the `Memory` proves nothing uses it.
             Owner::Device => unsafe { self.device.free(&self.native, self.len) },
+            // SAFETY: as above; the handle and its origin came from one
+            // `allocate_aligned` on this device.
+            Owner::Aligned(origin) => unsafe {
+                free_aligned(self.device.as_ref(), &self.native, self.len, Some(&origin))
+            },
             Owner::Released => {}
         }
     }

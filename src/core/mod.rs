@@ -6,12 +6,14 @@
 //! - [`device`]: the [`Device`](device::Device) trait every backend implements, and the facts a device reports;
 //! - [`native`]: each technology's handle to an allocation;
 //! - [`memory`] and [`mapping`]: one untyped allocation, and host access to it in place;
+//! - [`aligned`]: allocations aligned beyond the default (umem's `aligned_alloc`);
 //! - [`block`]: an allocation a memory resource handed out, and where it goes back;
 //! - [`completion`]: queued work (each backend's own type behind one trait) and the
 //!   dependencies a backend is handed;
 //! - [`launch`]: kernel launch descriptions;
 //! - [`route`]: route kinds and the [`CopyPath`](route::CopyPath) trait of the transfer matrix.
 
+pub mod aligned;
 pub mod block;
 pub mod completion;
 pub mod device;

@@ -151,6 +151,44 @@ impl Native {
         }
     }
 
+    /// The number alignment is measured on: the address for pointer handles (host,
+    /// OpenMP, CUDA, HIP, SYCL USM); for buffer objects (OpenCL, WebGPU), whose device
+    /// address a program cannot see, the offset inside the object (the runtime aligns
+    /// the object itself: OpenCL to `CL_DEVICE_MEM_BASE_ADDR_ALIGN`, a wgpu storage
+    /// binding to its offset alignment). umem's `aligned_origin` and `connect` test
+    /// alignment on it.
+    pub fn address(&self) -> u64 {
+        match *self {
+            Native::Host { ptr } => ptr as u64,
+            #[cfg(feature = "openmp")]
+            Native::OpenMp { ptr, .. } => ptr as u64,
+            #[cfg(feature = "opencl")]
+            Native::OpenCl { offset, .. } => offset as u64,
+            #[cfg(feature = "cuda")]
+            Native::Cuda { ptr, .. } => ptr,
+            #[cfg(feature = "hip")]
+            Native::Hip { ptr, .. } => ptr,
+            #[cfg(feature = "sycl")]
+            Native::Sycl { ptr, .. } => ptr as u64,
+            #[cfg(feature = "webgpu")]
+            Native::WebGpu { offset, .. } => offset,
+        }
+    }
+
+    /// A key that no other live allocation of the same location shares: the buffer
+    /// object (0 for pointer handles) and [`Native::address`]. Resources that keep
+    /// records of blocks (tracking, logging) key them on it.
+    pub fn key(&self) -> (u64, u64) {
+        let object = match self {
+            #[cfg(feature = "opencl")]
+            Native::OpenCl { mem, .. } => *mem as u64,
+            #[cfg(feature = "webgpu")]
+            Native::WebGpu { buffer, .. } => std::sync::Arc::as_ptr(buffer) as u64,
+            _ => 0,
+        };
+        (object, self.address())
+    }
+
     /// The technology this handle belongs to.
     pub fn technology(&self) -> Technology {
         match self {

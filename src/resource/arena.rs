@@ -5,6 +5,8 @@ use std::sync::{Arc, Mutex};
 use super::{Block, MemoryResource};
 use crate::core::error::Result;
 use crate::core::location::Location;
+use crate::runtime::event::Event;
+use crate::runtime::queue::Queue;
 
 /// Per-thread arenas over a global resource: each thread sub-allocates from its own
 /// [`Pool`](super::Pool), which takes superblocks from the global resource, so threads
@@ -147,20 +149,41 @@ impl MemoryResource for Arena {
     }
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
         let (index, pool) = self.mine();
-        let mut block = pool.allocate(bytes, align)?;
-        block.id |= ((index + 1) as u64) << ARENA_SHIFT;
-        Ok(block)
+        Ok(tagged(pool.allocate(bytes, align)?, index))
+    }
+    /// From this thread's pool, which reuses at once what was freed on `queue`.
+    fn allocate_on(&self, bytes: usize, align: usize, queue: Queue) -> Result<Block> {
+        let (index, pool) = self.mine();
+        Ok(tagged(pool.allocate_on(bytes, align, queue)?, index))
     }
     fn deallocate(&self, mut block: Block) {
+        if let Some(pool) = self.owner(&mut block) {
+            pool.deallocate(block);
+        }
+    }
+    /// Back to the pool that made it, in stream order (no wait here).
+    fn deallocate_after(&self, mut block: Block, queue: Queue, event: Event) {
+        if let Some(pool) = self.owner(&mut block) {
+            pool.deallocate_after(block, queue, event);
+        }
+    }
+}
+
+/// Marks a block with the index of the arena that made it.
+fn tagged(mut block: Block, index: usize) -> Block {
+    block.id |= ((index + 1) as u64) << ARENA_SHIFT;
+    block
+}
+
+impl Arena {
+    /// The pool that made `block`, with the arena's mark taken off the block; `None` for
+    /// a block of no arena of this resource (index 0 or unmade): refused, leaked.
+    fn owner(&self, block: &mut Block) -> Option<&super::Pool> {
         let index = (block.id >> ARENA_SHIFT) as usize;
         block.id &= (1 << ARENA_SHIFT) - 1;
-        // A block of no arena of this resource (index 0 or unmade): refused, leaked.
-        if let Some(pool) = index
+        index
             .checked_sub(1)
             .and_then(|i| self.slots.pools.get(i))
             .and_then(std::sync::OnceLock::get)
-        {
-            pool.deallocate(block);
-        }
     }
 }

@@ -5,6 +5,8 @@ use std::sync::Arc;
 use super::{Block, FixedSize, MemoryResource};
 use crate::core::error::Result;
 use crate::core::location::Location;
+use crate::runtime::event::Event;
+use crate::runtime::queue::Queue;
 
 /// Size classes (powers of two from `smallest` to `largest`), each a [`FixedSize`]
 /// resource; larger requests go to the fallback resource.
@@ -12,9 +14,6 @@ pub struct Binning {
     bins: Vec<FixedSize>,
     fallback: Arc<dyn MemoryResource>,
 }
-
-/// Bin indexes live in the top bits of a block id; the fallback's blocks have none.
-const BIN_SHIFT: u32 = 48;
 
 impl Binning {
     /// Bins for sizes `smallest`, 2x, 4x, ... up to `largest`, each taking `per_chunk`
@@ -48,23 +47,37 @@ impl MemoryResource for Binning {
         )
     }
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
-        match self.bins.iter().position(|b| b.block_size() >= bytes) {
-            Some(i) => {
-                let mut block = self.bins[i].allocate(bytes, align)?;
-                block.id |= ((i + 1) as u64) << BIN_SHIFT;
-                Ok(block)
-            }
-            None => self.fallback.allocate(bytes, align),
-        }
+        self.routed(bytes, |r| r.allocate(bytes, align))
     }
-    fn deallocate(&self, mut block: Block) {
-        let bin = (block.id >> BIN_SHIFT) as usize;
-        if bin == 0 {
-            return self.fallback.deallocate(block);
-        }
-        block.id &= (1 << BIN_SHIFT) - 1;
-        if let Some(b) = self.bins.get(bin - 1) {
-            b.deallocate(block);
+    fn allocate_on(&self, bytes: usize, align: usize, queue: Queue) -> Result<Block> {
+        self.routed(bytes, |r| r.allocate_on(bytes, align, queue))
+    }
+    fn deallocate(&self, block: Block) {
+        self.owner(block.bytes).deallocate(block);
+    }
+    fn deallocate_after(&self, block: Block, queue: Queue, event: Event) {
+        self.owner(block.bytes)
+            .deallocate_after(block, queue, event);
+    }
+}
+
+impl Binning {
+    /// Allocates from the resource that serves `bytes`.
+    fn routed(
+        &self,
+        bytes: usize,
+        allocate: impl FnOnce(&dyn MemoryResource) -> Result<Block>,
+    ) -> Result<Block> {
+        allocate(self.owner(bytes))
+    }
+
+    /// The smallest bin that holds `bytes`, else the fallback: a block goes back by its
+    /// size to the resource that made it (no mark in its id, which belongs to the
+    /// resource that made it).
+    fn owner(&self, bytes: usize) -> &dyn MemoryResource {
+        match self.bins.iter().find(|b| b.block_size() >= bytes) {
+            Some(bin) => bin,
+            None => self.fallback.as_ref(),
         }
     }
 }

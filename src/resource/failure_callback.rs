@@ -5,6 +5,8 @@ use std::sync::Arc;
 use super::{Block, MemoryResource};
 use crate::core::error::Result;
 use crate::core::location::Location;
+use crate::runtime::event::Event;
+use crate::runtime::queue::Queue;
 
 /// Calls `on_failure(bytes)` when an allocation runs out of memory
 /// ([`Error::OutOfMemory`](crate::Error::OutOfMemory)); when it returns true (it freed
@@ -39,9 +41,29 @@ impl MemoryResource for FailureCallback {
         format!("failure-callback({})", self.inner.describe())
     }
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
+        self.retrying(bytes, |inner| inner.allocate(bytes, align))
+    }
+    fn allocate_on(&self, bytes: usize, align: usize, queue: Queue) -> Result<Block> {
+        self.retrying(bytes, |inner| inner.allocate_on(bytes, align, queue))
+    }
+    fn deallocate(&self, block: Block) {
+        self.inner.deallocate(block);
+    }
+    fn deallocate_after(&self, block: Block, queue: Queue, event: Event) {
+        self.inner.deallocate_after(block, queue, event);
+    }
+}
+
+impl FailureCallback {
+    /// Runs `allocate`, calling back and trying again while it runs out of memory.
+    fn retrying(
+        &self,
+        bytes: usize,
+        allocate: impl Fn(&dyn MemoryResource) -> Result<Block>,
+    ) -> Result<Block> {
         let mut attempt = 0;
         loop {
-            match self.inner.allocate(bytes, align) {
+            match allocate(self.inner.as_ref()) {
                 Ok(b) => return Ok(b),
                 Err(e)
                     if e.is_out_of_memory()
@@ -54,8 +76,5 @@ impl MemoryResource for FailureCallback {
                 Err(e) => return Err(e),
             }
         }
-    }
-    fn deallocate(&self, block: Block) {
-        self.inner.deallocate(block);
     }
 }

@@ -1,27 +1,57 @@
 //! [`FixedSize`]: blocks of one size on a free list (RMM's `fixed_size_memory_resource`).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{Block, MemoryResource};
-use crate::core::device::Device;
+use crate::core::device::{Device, ALIGNMENT};
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
+use crate::runtime::event::Event;
+use crate::runtime::queue::Queue;
+
+/// The most a chunk is aligned to for its blocks (a block size with more trailing zero
+/// bits still gets blocks aligned to this; more is served by upstream directly).
+const MAX_CHUNK_ALIGN: usize = 4096;
 
 /// Blocks of one size, carved from upstream chunks and kept on a free list.
+///
+/// Stream order: a block given back after running work
+/// ([`MemoryResource::deallocate_after`]) is handed out again at once for work on the
+/// same queue ([`MemoryResource::allocate_on`]), and to anyone else once the work is
+/// done; nobody waits for it. Alignment: blocks are aligned to the largest power of two
+/// that divides the block size (up to 4 KiB); a request for more goes to upstream.
 pub struct FixedSize {
     upstream: Arc<dyn MemoryResource>,
     device: Arc<dyn Device>,
     block: usize,
+    /// What every block's address is a multiple of.
+    align: usize,
     per_chunk: usize,
     state: Mutex<FixedState>,
+}
+
+/// Where a handed-out block came from.
+enum Slot {
+    /// `(chunk, offset)` of this resource's chunks.
+    Carved(usize, usize),
+    /// Straight from upstream (an alignment the chunks do not give), with upstream's id.
+    Upstream(u64),
+}
+
+/// A slot given back while work on `queue` (done at `event`) may still use it.
+struct Pending {
+    slot: (usize, usize),
+    queue: Queue,
+    event: Event,
 }
 
 #[derive(Default)]
 struct FixedState {
     chunks: Vec<Block>,
     free: Vec<(usize, usize)>,
-    out: HashMap<u64, (usize, usize)>,
+    pending: Vec<Pending>,
+    out: HashMap<u64, Slot>,
     next: u64,
 }
 
@@ -33,13 +63,26 @@ impl FixedSize {
         block: usize,
         per_chunk: usize,
     ) -> Result<FixedSize> {
-        let device = Arc::clone(crate::runtime::registry::registry().device(upstream.location())?);
-        let align = device.sub_alignment().max(crate::core::device::ALIGNMENT);
+        let location = upstream.location();
+        let device = Arc::clone(crate::runtime::registry::registry().device(location)?);
+        let sub = device.sub_alignment().max(ALIGNMENT).next_power_of_two();
+        let too_large = || {
+            Error::Invalid(format!(
+                "{location}: a fixed-size resource of {block}-byte blocks, {per_chunk} per chunk, does not fit in memory sizes; ask for smaller blocks or fewer per chunk"
+            ))
+        };
+        let block = block
+            .max(1)
+            .checked_next_multiple_of(sub)
+            .ok_or_else(too_large)?;
+        let per_chunk = per_chunk.max(1);
+        block.checked_mul(per_chunk).ok_or_else(too_large)?;
         Ok(FixedSize {
             upstream,
             device,
-            block: block.max(1).div_ceil(align) * align,
-            per_chunk: per_chunk.max(1),
+            block,
+            align: (block & block.wrapping_neg()).min(MAX_CHUNK_ALIGN).max(sub),
+            per_chunk,
             state: Mutex::new(FixedState::default()),
         })
     }
@@ -47,6 +90,129 @@ impl FixedSize {
     /// The block size it hands out.
     pub fn block_size(&self) -> usize {
         self.block
+    }
+
+    fn lock(&self) -> MutexGuard<'_, FixedState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn allocate_in(&self, bytes: usize, align: usize, queue: Option<Queue>) -> Result<Block> {
+        crate::core::aligned::check_alignment(self.location(), align)?;
+        if bytes > self.block {
+            return Err(Error::Invalid(format!(
+                "{}: a fixed-size resource of {}-byte blocks cannot serve {bytes} bytes",
+                self.location(),
+                self.block
+            )));
+        }
+        if align > self.align {
+            return self.upstream_block(bytes, align, queue);
+        }
+        let mut state = self.lock();
+        let mut spent = None;
+        let reused = queue.and_then(|q| {
+            let k = state.pending.iter().position(|p| p.queue == q)?;
+            let p = state.pending.swap_remove(k);
+            spent = Some(p.event);
+            Some(p.slot)
+        });
+        let slot = match reused {
+            Some(slot) => slot,
+            None => {
+                reclaim(&mut state);
+                if state.free.is_empty() {
+                    let chunk = self
+                        .upstream
+                        .allocate(self.block * self.per_chunk, self.align)?;
+                    let c = state.chunks.len();
+                    state.chunks.push(chunk);
+                    state
+                        .free
+                        .extend((0..self.per_chunk).rev().map(|i| (c, i * self.block)));
+                }
+                state.free.pop().ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "{}: fixed-size resource: no free block",
+                        self.location()
+                    ))
+                })?
+            }
+        };
+        let (c, offset) = slot;
+        let native = match self
+            .device
+            .sub_native(&state.chunks[c].native, offset, self.block)
+        {
+            Ok(n) => n,
+            Err(e) => {
+                state.free.push(slot);
+                return Err(e);
+            }
+        };
+        state.next += 1;
+        let id = state.next;
+        state.out.insert(id, Slot::Carved(c, offset));
+        drop(state);
+        drop(spent);
+        Ok(Block {
+            native,
+            bytes,
+            id,
+            location: self.location(),
+            origin: None,
+        })
+    }
+
+    /// A block aligned beyond the chunks' alignment, straight from upstream.
+    fn upstream_block(&self, bytes: usize, align: usize, queue: Option<Queue>) -> Result<Block> {
+        let mut block = match queue {
+            Some(q) => self.upstream.allocate_on(bytes, align, q)?,
+            None => self.upstream.allocate(bytes, align)?,
+        };
+        let mut state = self.lock();
+        state.next += 1;
+        let id = state.next;
+        state.out.insert(id, Slot::Upstream(block.id));
+        block.id = id;
+        Ok(block)
+    }
+
+    /// Takes `block` back: its slot, or `None` when it went back to upstream (or is
+    /// not this resource's: left alone, leaked rather than freed twice).
+    fn take_back(
+        &self,
+        state: &mut FixedState,
+        mut block: Block,
+        after: Option<(Queue, Event)>,
+    ) -> Option<(usize, usize)> {
+        match state.out.remove(&block.id)? {
+            Slot::Carved(c, offset) => {
+                // SAFETY: made by `sub_native` in `allocate_in`, given back once.
+                unsafe { self.device.release_sub(&block.native) };
+                Some((c, offset))
+            }
+            Slot::Upstream(id) => {
+                block.id = id;
+                match after {
+                    Some((queue, event)) => self.upstream.deallocate_after(block, queue, event),
+                    None => self.upstream.deallocate(block),
+                }
+                None
+            }
+        }
+    }
+}
+
+/// Frees the pending slots whose work is done.
+fn reclaim(state: &mut FixedState) {
+    let mut k = 0;
+    while k < state.pending.len() {
+        if state.pending[k].event.is_complete() {
+            let p = state.pending.swap_remove(k);
+            state.free.push(p.slot);
+        } else {
+            k += 1;
+        }
     }
 }
 
@@ -58,53 +224,21 @@ impl MemoryResource for FixedSize {
         format!("fixed({} bytes, {})", self.block, self.upstream.describe())
     }
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
-        if bytes > self.block || !self.block.is_multiple_of(align.max(1)) {
-            return Err(Error::Invalid(format!(
-                "{}: a fixed-size resource of {}-byte blocks cannot serve {bytes} bytes aligned to {align}",
-                self.location(),
-                self.block
-            )));
-        }
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if state.free.is_empty() {
-            let chunk = self
-                .upstream
-                .allocate(self.block * self.per_chunk, crate::core::device::ALIGNMENT)?;
-            let c = state.chunks.len();
-            state.chunks.push(chunk);
-            state
-                .free
-                .extend((0..self.per_chunk).rev().map(|i| (c, i * self.block)));
-        }
-        let Some((c, offset)) = state.free.pop() else {
-            return Err(Error::Invalid("fixed-size resource: no free block".into()));
-        };
-        let native = match self
-            .device
-            .sub_native(&state.chunks[c].native, offset, self.block)
-        {
-            Ok(n) => n,
-            Err(e) => {
-                state.free.push((c, offset));
-                return Err(e);
-            }
-        };
-        state.next += 1;
-        let id = state.next;
-        state.out.insert(id, (c, offset));
-        Ok(Block {
-            native,
-            bytes,
-            id,
-            location: self.location(),
-        })
+        self.allocate_in(bytes, align, None)
+    }
+    fn allocate_on(&self, bytes: usize, align: usize, queue: Queue) -> Result<Block> {
+        self.allocate_in(bytes, align, Some(queue))
     }
     fn deallocate(&self, block: Block) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(slot) = state.out.remove(&block.id) {
-            // SAFETY: made by `sub_native` in `allocate`, given back once.
-            unsafe { self.device.release_sub(&block.native) };
+        let mut state = self.lock();
+        if let Some(slot) = self.take_back(&mut state, block, None) {
             state.free.push(slot);
+        }
+    }
+    fn deallocate_after(&self, block: Block, queue: Queue, event: Event) {
+        let mut state = self.lock();
+        if let Some(slot) = self.take_back(&mut state, block, Some((queue, event.clone()))) {
+            state.pending.push(Pending { slot, queue, event });
         }
     }
 }
@@ -112,6 +246,9 @@ impl MemoryResource for FixedSize {
 impl Drop for FixedSize {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        for p in std::mem::take(&mut state.pending) {
+            let _ = p.event.wait();
+        }
         if state.out.is_empty() {
             for chunk in state.chunks.drain(..) {
                 self.upstream.deallocate(chunk);

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use super::{Block, MemoryResource};
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
+use crate::runtime::event::Event;
+use crate::runtime::queue::Queue;
 
 /// Refuses allocations that would take its bytes in use over a budget.
 pub struct Limiting {
@@ -38,6 +40,29 @@ impl MemoryResource for Limiting {
         format!("limiting({}, {} bytes)", self.inner.describe(), self.budget)
     }
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
+        self.within_budget(bytes, |inner| inner.allocate(bytes, align))
+    }
+    fn allocate_on(&self, bytes: usize, align: usize, queue: Queue) -> Result<Block> {
+        self.within_budget(bytes, |inner| inner.allocate_on(bytes, align, queue))
+    }
+    fn deallocate(&self, block: Block) {
+        self.used.fetch_sub(block.bytes, Ordering::SeqCst);
+        self.inner.deallocate(block);
+    }
+    fn deallocate_after(&self, block: Block, queue: Queue, event: Event) {
+        self.used.fetch_sub(block.bytes, Ordering::SeqCst);
+        self.inner.deallocate_after(block, queue, event);
+    }
+}
+
+impl Limiting {
+    /// Takes `bytes` from the budget, then allocates with `allocate` (the budget is
+    /// given back if it fails).
+    fn within_budget(
+        &self,
+        bytes: usize,
+        allocate: impl FnOnce(&dyn MemoryResource) -> Result<Block>,
+    ) -> Result<Block> {
         let previous = self.used.fetch_add(bytes, Ordering::SeqCst);
         if previous + bytes > self.budget {
             self.used.fetch_sub(bytes, Ordering::SeqCst);
@@ -51,12 +76,8 @@ impl MemoryResource for Limiting {
                 ),
             });
         }
-        self.inner.allocate(bytes, align).inspect_err(|_| {
+        allocate(self.inner.as_ref()).inspect_err(|_| {
             self.used.fetch_sub(bytes, Ordering::SeqCst);
         })
-    }
-    fn deallocate(&self, block: Block) {
-        self.used.fetch_sub(block.bytes, Ordering::SeqCst);
-        self.inner.deallocate(block);
     }
 }

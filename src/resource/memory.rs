@@ -20,6 +20,18 @@ impl Memory {
         Memory::from_block(resource, block, bytes)
     }
 
+    /// Allocates `bytes` from `resource` at an address that is a multiple of `align`
+    /// (any power of two; pools carve an aligned range, upstream pads when it must);
+    /// [`Memory::aligned_origin`] gives the allocation it was carved from.
+    pub fn from_resource_aligned(
+        resource: &Arc<dyn MemoryResource>,
+        bytes: usize,
+        align: usize,
+    ) -> Result<Memory> {
+        let block = resource.allocate(bytes, align)?;
+        Memory::from_block(resource, block, bytes)
+    }
+
     /// Allocates `bytes` from `resource` for work on `queue`. Stream-ordered: a pool may
     /// hand out memory freed on the same queue whose earlier work is still running, so
     /// use it in work submitted on `queue` ([`Memory::copy_to_async_on`]), or after

@@ -47,7 +47,7 @@ pub use binning::Binning;
 pub use failure_callback::FailureCallback;
 pub use fixed_size::FixedSize;
 pub use limiting::Limiting;
-pub use logging::{replay, Logging, ReplayReport, LOG_HEADER};
+pub use logging::{replay, Logging, ReplayReport, LOG_FILE_VARIABLE, LOG_HEADER};
 pub use pool::Pool;
 pub use statistics::{Statistics, StatisticsTotals};
 pub use tracking::Tracking;

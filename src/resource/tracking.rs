@@ -1,19 +1,55 @@
 //! [`Tracking`]: records every live allocation and reports leaks (RMM's `tracking_resource_adaptor`).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 
 use super::{Block, MemoryResource};
 use crate::core::error::Result;
 use crate::core::location::Location;
+use crate::runtime::event::Event;
+use crate::runtime::queue::Queue;
 
 /// Records every live allocation; the ones still alive when it is dropped are reported
-/// as leaks (and can be listed any time with [`Tracking::leaks`]).
+/// as leaks (and can be listed any time with [`Tracking::leaks`]). Blocks are recorded
+/// by their handle ([`Native::key`](crate::Native::key)), so the block's id stays the
+/// inner resource's own.
 pub struct Tracking {
     inner: Arc<dyn MemoryResource>,
-    live: Mutex<HashMap<u64, (usize, String)>>,
-    next: AtomicUsize,
+    live: Mutex<LiveBlocks>,
+}
+
+/// Each live block's size and the thread that made it, by its handle's key.
+type LiveBlocks = HashMap<(u64, u64), (usize, ThreadId), BuildKeyHasher>;
+
+/// Hashes block keys (addresses, already well spread) with one multiply per word
+/// instead of SipHash: the record is on every allocation's path.
+#[derive(Default, Clone, Copy)]
+struct BuildKeyHasher;
+
+/// See [`BuildKeyHasher`].
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+impl std::hash::BuildHasher for BuildKeyHasher {
+    type Hasher = KeyHasher;
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher::default()
+    }
 }
 
 impl Tracking {
@@ -21,8 +57,7 @@ impl Tracking {
     pub fn new(inner: Arc<dyn MemoryResource>) -> Tracking {
         Tracking {
             inner,
-            live: Mutex::new(HashMap::new()),
-            next: AtomicUsize::new(1),
+            live: Mutex::new(HashMap::default()),
         }
     }
 
@@ -30,8 +65,32 @@ impl Tracking {
     pub fn leaks(&self) -> Vec<(usize, String)> {
         self.live
             .lock()
-            .map(|m| m.values().cloned().collect())
+            .map(|m| {
+                m.values()
+                    .map(|(bytes, thread)| (*bytes, format!("{thread:?}")))
+                    .collect()
+            })
             .unwrap_or_default()
+    }
+
+    fn record(&self, block: Result<Block>) -> Result<Block> {
+        let block = block?;
+        thread_local! {
+            static ME: ThreadId = std::thread::current().id();
+        }
+        let thread = ME.with(|id| *id);
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(block.native.key(), (block.bytes, thread));
+        Ok(block)
+    }
+
+    fn forget(&self, block: &Block) {
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&block.native.key());
     }
 }
 
@@ -43,25 +102,18 @@ impl MemoryResource for Tracking {
         format!("tracking({})", self.inner.describe())
     }
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
-        let mut block = self.inner.allocate(bytes, align)?;
-        // The tracker keys blocks by its own id, kept in the high bits of the block's id
-        // so that the inner resource still recognises its part.
-        let key = self.next.fetch_add(1, Ordering::Relaxed) as u64;
-        let thread = format!("{:?}", std::thread::current().id());
-        self.live
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key << 40 | block.id, (bytes, thread));
-        block.id |= key << 40;
-        Ok(block)
+        self.record(self.inner.allocate(bytes, align))
     }
-    fn deallocate(&self, mut block: Block) {
-        self.live
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&block.id);
-        block.id &= (1 << 40) - 1;
+    fn allocate_on(&self, bytes: usize, align: usize, queue: Queue) -> Result<Block> {
+        self.record(self.inner.allocate_on(bytes, align, queue))
+    }
+    fn deallocate(&self, block: Block) {
+        self.forget(&block);
         self.inner.deallocate(block);
+    }
+    fn deallocate_after(&self, block: Block, queue: Queue, event: Event) {
+        self.forget(&block);
+        self.inner.deallocate_after(block, queue, event);
     }
 }
 

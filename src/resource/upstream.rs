@@ -4,11 +4,16 @@
 use std::sync::Arc;
 
 use super::{Block, MemoryResource};
+use crate::core::aligned::{allocate_aligned, free_aligned};
 use crate::core::device::Device;
-use crate::core::error::{Error, Result};
+use crate::core::error::Result;
 use crate::core::location::Location;
+use crate::runtime::event::{when_done, Event};
+use crate::runtime::queue::Queue;
 
 /// The backend's raw allocation at one location (`clCreateBuffer`, `cuMemAlloc`, ...).
+/// Any power-of-two alignment: beyond what the backend gives, the aligned part of a
+/// larger allocation (its [`Block::origin`]).
 pub struct Upstream {
     device: Arc<dyn Device>,
 }
@@ -25,6 +30,16 @@ impl Upstream {
     }
 }
 
+/// Frees `block` on `device` (it was made by an [`Upstream`] of that device).
+fn free(device: &dyn Device, block: Block) {
+    if block.location != device.location() || block.id != 0 {
+        return; // not ours: leak rather than free twice
+    }
+    // SAFETY: the block came from `allocate_aligned` on this device (checked above as
+    // far as the handle allows) and is given back exactly once (blocks are not Clone).
+    unsafe { free_aligned(device, &block.native, block.bytes, block.origin.as_deref()) };
+}
+
 impl MemoryResource for Upstream {
     fn location(&self) -> Location {
         self.device.location()
@@ -35,36 +50,25 @@ impl MemoryResource for Upstream {
     }
 
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
-        let location = self.device.location();
-        if align > crate::core::device::ALIGNMENT {
-            return Err(Error::Invalid(format!(
-                "{location}: upstream allocations are aligned to {} bytes; {align} was asked for (use a pool)",
-                crate::core::device::ALIGNMENT
-            )));
-        }
-        let max = self.device.info().max_allocation;
-        if bytes as u64 > max {
-            return Err(Error::TooLarge {
-                location,
-                requested: bytes,
-                max: max as usize,
-            });
-        }
+        let (native, origin) = allocate_aligned(self.device.as_ref(), bytes, align)?;
         Ok(Block {
-            native: self.device.allocate(bytes)?,
+            native,
             bytes,
             id: 0,
-            location,
+            location: self.device.location(),
+            origin: origin.map(Box::new),
         })
     }
 
     fn deallocate(&self, block: Block) {
-        if block.location != self.device.location() || block.id != 0 {
-            return; // not ours: leak rather than free twice
-        }
-        // SAFETY: the block came from this device's `allocate` (checked above as far as
-        // the handle allows) and is given back exactly once (blocks are not Clone).
-        unsafe { self.device.free(&block.native, block.bytes) };
+        free(self.device.as_ref(), block);
+    }
+
+    /// Frees the block once `event` is done, without waiting here (the releaser thread
+    /// waits when the work still runs).
+    fn deallocate_after(&self, block: Block, _queue: Queue, event: Event) {
+        let device = Arc::clone(&self.device);
+        when_done(event, move || free(device.as_ref(), block));
     }
 }
 

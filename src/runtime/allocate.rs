@@ -14,6 +14,14 @@ impl Memory {
         Memory::on(registry().device(location)?, bytes)
     }
 
+    /// Allocates `bytes` at `location` at an address that is a multiple of `align`, any
+    /// power of two (umem's `aligned_alloc`); [`Memory::aligned_origin`] gives the
+    /// allocation it was carved from. Through a resource, with its pools:
+    /// [`Memory::from_resource_aligned`].
+    pub fn new_aligned(location: Location, bytes: usize, align: usize) -> Result<Memory> {
+        Memory::on_aligned(registry().device(location)?, bytes, align)
+    }
+
     /// Adopts a host `Vec` without copying; the vector is dropped with the memory.
     pub fn from_vec<T: bytemuck::Pod + Send + Sync>(vec: Vec<T>) -> Memory {
         Memory::host_vec(registry().host(), vec)

@@ -129,6 +129,48 @@ fn reap(completion: Arc<Completion>, keep: Vec<Arc<Memory>>) {
     }
 }
 
+/// A job to run once its event is done.
+type AfterJob = (Event, Box<dyn FnOnce() + Send>);
+
+/// Runs `job` once `event` is done (whatever its outcome), without waiting here: now
+/// when the event is complete, else on the releaser thread (started on first use), which
+/// waits for the events in the order they came. Resources give memory back through it
+/// when work still uses it (stream-ordered release that never blocks the caller).
+pub(crate) fn when_done(event: Event, job: impl FnOnce() + Send + 'static) {
+    if event.is_complete() {
+        return job();
+    }
+    static RELEASER: OnceLock<Option<Mutex<std::sync::mpsc::Sender<AfterJob>>>> = OnceLock::new();
+    let releaser = RELEASER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<AfterJob>();
+        std::thread::Builder::new()
+            .name("locus-releaser".into())
+            .spawn(move || {
+                for (event, job) in rx {
+                    let _ = event.wait();
+                    job();
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    let job: Box<dyn FnOnce() + Send> = Box::new(job);
+    let unsent = match releaser {
+        Some(tx) => tx
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send((event, job))
+            .err()
+            .map(|e| e.0),
+        None => Some((event, job)),
+    };
+    // No releaser thread: wait here rather than free under running work.
+    if let Some((event, job)) = unsent {
+        let _ = event.wait();
+        job();
+    }
+}
+
 type Signal = Arc<(Mutex<Option<Result<(), String>>>, Condvar)>;
 
 /// Completes the event made with it by [`Event::user`]. Dropping it unfired fails the

@@ -66,6 +66,12 @@ pub(crate) fn tracked_queues() -> usize {
 }
 
 impl Queue {
+    /// The queue's number (unique in the process; the `Stream` column of allocation
+    /// logs).
+    pub fn id(self) -> u64 {
+        self.0
+    }
+
     /// A new, distinct queue.
     pub fn new() -> Queue {
         static NEXT: AtomicU64 = AtomicU64::new(1);

@@ -317,7 +317,8 @@ impl Pool {
     /// size, allocated up front so that the first allocations do not pay for it).
     pub fn reserve(&self, bytes: usize) -> Result<()> {
         let mut state = self.lock();
-        self.grow(&mut state, self.round(bytes)).map(|_| ())
+        let bytes = self.round(bytes)?;
+        self.grow(&mut state, bytes).map(|_| ())
     }
 
     /// Bytes taken from upstream.
@@ -379,9 +380,18 @@ impl Pool {
         state
     }
 
-    fn round(&self, bytes: usize) -> usize {
-        // `align` is a power of two.
-        (bytes.max(1) + self.align - 1) & !(self.align - 1)
+    /// `bytes` rounded up to the pool's alignment (at least one unit); an
+    /// out-of-memory error when that does not fit in memory sizes.
+    fn round(&self, bytes: usize) -> Result<usize> {
+        bytes
+            .max(1)
+            .checked_next_multiple_of(self.align)
+            .ok_or_else(|| Error::OutOfMemory {
+                location: self.location,
+                requested: bytes,
+                by: "pool".into(),
+                reason: "the size does not fit in memory sizes".into(),
+            })
     }
 
     /// Adds a chunk of at least `need` bytes (and at least the initial size); returns
@@ -389,7 +399,7 @@ impl Pool {
     fn grow(&self, state: &mut State, need: usize) -> Result<u32> {
         let location = self.location();
         let grow = need.max(self.initial);
-        if state.held + grow > self.maximum {
+        if state.held.saturating_add(grow) > self.maximum {
             return Err(Error::OutOfMemory {
                 location,
                 requested: need,
@@ -400,9 +410,7 @@ impl Pool {
                 ),
             });
         }
-        let block = self
-            .upstream
-            .allocate(grow, crate::core::device::ALIGNMENT)?;
+        let block = self.upstream.allocate(grow, self.align)?;
         state.held += grow;
         let c = match state.chunks.iter().position(Option::is_none) {
             Some(i) => {
@@ -429,15 +437,30 @@ impl Pool {
         Ok(i)
     }
 
-    fn check_align(&self, align: usize) -> Result<()> {
-        if align > self.align || !align.max(1).is_power_of_two() {
-            return Err(Error::Invalid(format!(
-                "{}: the pool aligns blocks to {} bytes; {align} was asked for",
-                self.location(),
-                self.align
-            )));
+    /// Cuts range `i` (taken out of the free lists, at least `need + align - self.align`
+    /// bytes) down to the `need` bytes that start at a multiple of `align`; the padding
+    /// before and after goes back to the free lists.
+    fn carve(&self, state: &mut State, i: u32, need: usize, align: usize) -> Result<u32> {
+        let r = state.ranges[i as usize];
+        let base = state.chunks[r.chunk as usize]
+            .as_ref()
+            .ok_or_else(|| Error::Invalid("pool chunk vanished".into()))?
+            .block
+            .native
+            .address();
+        let address = base + r.offset as u64;
+        let lead = ((align as u64 - address % align as u64) % align as u64) as usize;
+        let mut i = i;
+        if lead > 0 {
+            if let Some(rest) = state.split(i, lead) {
+                state.give(i);
+                i = rest;
+            }
         }
-        Ok(())
+        if let Some(rest) = state.split(i, need) {
+            state.give(rest);
+        }
+        Ok(i)
     }
 
     /// Hands out range `i` (already taken out of the free lists) as a block.
@@ -457,6 +480,7 @@ impl Pool {
                     bytes,
                     id: (self.tag << TAG_SHIFT) | (u64::from(i) + 1),
                     location: self.location(),
+                    origin: None,
                 })
             }
             Err(e) => {
@@ -492,10 +516,22 @@ impl Pool {
     }
 
     fn allocate_in(&self, bytes: usize, align: usize, queue: Option<Queue>) -> Result<Block> {
-        self.check_align(align)?;
-        let need = self.round(bytes);
+        crate::core::aligned::check_alignment(self.location, align)?;
+        let need = self.round(bytes)?;
+        // Beyond the pool's own alignment: a range with room to start at a multiple of
+        // `align`, carved down after.
+        let over = align.saturating_sub(self.align);
+        let search = need.checked_add(over).ok_or_else(|| Error::OutOfMemory {
+            location: self.location,
+            requested: bytes,
+            by: "pool".into(),
+            reason: format!("{bytes} bytes aligned to {align} does not fit in memory sizes"),
+        })?;
         let mut state = self.lock();
-        if let Some((i, spent)) = queue.and_then(|q| state.take_pending_of(q, need)) {
+        // Memory pending on the same queue is reused at once (over-aligned requests
+        // take free memory only: carving would free parts of a pending range).
+        let pending = queue.filter(|_| over == 0);
+        if let Some((i, spent)) = pending.and_then(|q| state.take_pending_of(q, need)) {
             let block = self.hand_out(&mut state, i, bytes);
             drop(state);
             drop(spent);
@@ -504,16 +540,21 @@ impl Pool {
         state = self.reclaim(state, false);
         // Best fit; failing that, memory still pending on another queue is waited for
         // before the pool grows.
-        let mut found = state.find(need);
+        let mut found = state.find(search);
         if found.is_none() && !state.pending.is_empty() {
             state = self.reclaim(state, true);
-            found = state.find(need);
+            found = state.find(search);
         }
         let i = match found {
             Some(i) => i,
-            None => self.grow(&mut state, need)?,
+            None => self.grow(&mut state, search)?,
         };
-        state.take(i, need);
+        state.take(i, search);
+        let i = if over > 0 {
+            self.carve(&mut state, i, need, align)?
+        } else {
+            i
+        };
         self.hand_out(&mut state, i, bytes)
     }
 }

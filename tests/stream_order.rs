@@ -1,0 +1,141 @@
+//! Stream-ordered release through every resource (RMM's stream order): memory given back
+//! with `release_after` while work on a queue still uses it never blocks the caller, is
+//! handed out again at once on the same queue, and to another queue only after the work.
+//! The work is a user event that the test holds back; on the code before this suite
+//! every adaptor and composite waited for the event in the caller (the first check
+//! below timed out).
+
+mod common;
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use locus::resource::{self, MemoryResource, Pool};
+use locus::{Event, Location, Memory, Queue};
+
+const MIB: usize = 1 << 20;
+
+/// Every kind of resource at `l`, with whether it reuses memory on the releasing queue
+/// before the work is done (the upstream gives memory back to the device after it).
+fn resources(l: Location) -> Vec<(Arc<dyn MemoryResource>, bool)> {
+    let up = resource::upstream(l).unwrap();
+    let pool = || -> Arc<dyn MemoryResource> { Arc::new(Pool::new(up.clone(), MIB, 64 * MIB)) };
+    vec![
+        (up.clone(), false),
+        (pool(), true),
+        (Arc::new(resource::Statistics::new(pool())), true),
+        (Arc::new(resource::Limiting::new(pool(), 8 * MIB)), true),
+        (Arc::new(resource::Tracking::new(pool())), true),
+        (
+            Arc::new(resource::Logging::new(pool(), Box::new(std::io::sink())).unwrap()),
+            true,
+        ),
+        (
+            Arc::new(resource::FailureCallback::new(pool(), 1, |_| false)),
+            true,
+        ),
+        (Arc::new(resource::Arena::new(up.clone(), MIB)), true),
+        (
+            Arc::new(resource::Binning::new(up.clone(), pool(), 256, 64 * 1024, 8).unwrap()),
+            true,
+        ),
+        (
+            Arc::new(resource::FixedSize::new(up.clone(), 4096, 8).unwrap()),
+            true,
+        ),
+        (
+            Arc::new(resource::Statistics::new(Arc::new(
+                resource::Tracking::new(Arc::new(resource::Arena::new(up.clone(), MIB))),
+            ))),
+            true,
+        ),
+    ]
+}
+
+/// Runs `f` on another thread and says whether it returned within 10 s.
+fn returns_promptly(f: impl FnOnce() + Send + 'static) -> bool {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(Duration::from_secs(10)).is_ok()
+}
+
+#[test]
+fn release_after_never_blocks_and_reuses_in_stream_order() {
+    let _serial = common::serial();
+    for l in locus::available() {
+        for (r, reuses) in resources(l) {
+            let what = format!("{l}: {}", r.describe());
+            let live_before = locus::registry().device(l).unwrap().live_allocations();
+            let queue = Queue::new();
+            let (work, gate) = Event::user();
+            let m = Arc::new(Memory::from_resource_on(&r, 4096, queue).unwrap());
+            m.write(0, &[1u8; 4096]).unwrap();
+            let key = m.native().key();
+            let released = {
+                let (m, work) = (Arc::clone(&m), work.clone());
+                returns_promptly(move || m.release_after(queue, work))
+            };
+            assert!(released, "{what}: release_after waited for the work");
+            assert!(!work.is_complete(), "{what}: the gate is still shut");
+            if reuses {
+                // The same queue runs after the work: the memory comes back at once.
+                let again = Memory::from_resource_on(&r, 4096, queue).unwrap();
+                assert_eq!(again.native().key(), key, "{what}: reused on its queue");
+                // Another queue must not get it before the work is done.
+                let other = Memory::from_resource_on(&r, 4096, Queue::new()).unwrap();
+                assert_ne!(other.native().key(), key, "{what}: handed to another queue");
+                let released = {
+                    let (again, work) = (Arc::new(again), work.clone());
+                    returns_promptly(move || again.release_after(queue, work))
+                };
+                assert!(released, "{what}: the second release waited");
+                drop(other);
+            }
+            gate.complete();
+            work.wait().unwrap();
+            drop(m);
+            drop(r);
+            // Everything goes back to the device once the work is done (the upstream's
+            // release runs on the releaser thread).
+            let device = locus::registry().device(l).unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while device.live_allocations() != live_before && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert_eq!(
+                device.live_allocations(),
+                live_before,
+                "{what}: freed after the work"
+            );
+        }
+    }
+}
+
+/// The releaser thread frees upstream memory once the work is done, in whatever order
+/// events complete.
+#[test]
+fn upstream_release_after_frees_once_the_work_is_done() {
+    let _serial = common::serial();
+    let l = Location::Host;
+    let device = locus::registry().device(l).unwrap();
+    let up = resource::upstream(l).unwrap();
+    let before = device.live_allocations();
+    let (work, gate) = Event::user();
+    let m = Arc::new(Memory::from_resource(&up, 1024).unwrap());
+    m.release_after(Queue::new(), work);
+    assert_eq!(
+        device.live_allocations(),
+        before + 1,
+        "not freed under running work"
+    );
+    gate.complete();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while device.live_allocations() != before && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(device.live_allocations(), before);
+}

@@ -42,18 +42,9 @@ pub struct Memory {
 }
 
 impl Memory {
-    /// Allocates `bytes` on `device`.
+    /// Allocates `bytes` on `device` (aligned to [`ALIGNMENT`](super::device::ALIGNMENT)).
     pub fn on(device: &Arc<dyn Device>, bytes: usize) -> Result<Memory> {
-        let max = device.info().max_allocation;
-        if bytes as u64 > max {
-            return Err(Error::TooLarge {
-                location: device.location(),
-                requested: bytes,
-                max: max as usize,
-            });
-        }
-        let native = device.allocate(bytes)?;
-        Ok(Memory::from_native(Arc::clone(device), native, bytes))
+        Memory::on_aligned(device, bytes, super::device::ALIGNMENT)
     }
 
     /// Allocates `bytes` on `device` at an address that is a multiple of `align` (any

@@ -47,10 +47,10 @@ impl MemoryResource for Binning {
         )
     }
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
-        self.routed(bytes, |r| r.allocate(bytes, align))
+        self.owner(bytes).allocate(bytes, align)
     }
     fn allocate_on(&self, bytes: usize, align: usize, queue: Queue) -> Result<Block> {
-        self.routed(bytes, |r| r.allocate_on(bytes, align, queue))
+        self.owner(bytes).allocate_on(bytes, align, queue)
     }
     fn deallocate(&self, block: Block) {
         self.owner(block.bytes).deallocate(block);
@@ -62,15 +62,6 @@ impl MemoryResource for Binning {
 }
 
 impl Binning {
-    /// Allocates from the resource that serves `bytes`.
-    fn routed(
-        &self,
-        bytes: usize,
-        allocate: impl FnOnce(&dyn MemoryResource) -> Result<Block>,
-    ) -> Result<Block> {
-        allocate(self.owner(bytes))
-    }
-
     /// The smallest bin that holds `bytes`, else the fallback: a block goes back by its
     /// size to the resource that made it (no mark in its id, which belongs to the
     /// resource that made it).

@@ -109,15 +109,13 @@ impl FixedSize {
             return self.upstream_block(bytes, align, queue);
         }
         let mut state = self.lock();
-        let mut spent = None;
-        let reused = queue.and_then(|q| {
-            let k = state.pending.iter().position(|p| p.queue == q)?;
-            let p = state.pending.swap_remove(k);
-            spent = Some(p.event);
-            Some(p.slot)
-        });
-        let slot = match reused {
-            Some(slot) => slot,
+        // A slot released on the same queue is reused at once; its event is dropped
+        // after the lock is let go.
+        let reused = queue
+            .and_then(|q| state.pending.iter().position(|p| p.queue == q))
+            .map(|k| state.pending.swap_remove(k));
+        let (slot, spent) = match reused {
+            Some(p) => (p.slot, Some(p.event)),
             None => {
                 reclaim(&mut state);
                 if state.free.is_empty() {
@@ -130,12 +128,13 @@ impl FixedSize {
                         .free
                         .extend((0..self.per_chunk).rev().map(|i| (c, i * self.block)));
                 }
-                state.free.pop().ok_or_else(|| {
+                let slot = state.free.pop().ok_or_else(|| {
                     Error::Invalid(format!(
                         "{}: fixed-size resource: no free block",
                         self.location()
                     ))
-                })?
+                })?;
+                (slot, None)
             }
         };
         let (c, offset) = slot;

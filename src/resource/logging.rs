@@ -105,10 +105,8 @@ impl Logging {
 
     /// Logs the free of `block` (its id: 0 for a block this adaptor did not hand out).
     fn freed(&self, block: &Block, queue: Option<Queue>) {
-        let id = self
-            .ids
-            .lock()
-            .map(|mut ids| ids.1.remove(&block.native.key()).unwrap_or(0))
+        let id = (self.ids.lock().unwrap_or_else(|e| e.into_inner()).1)
+            .remove(&block.native.key())
             .unwrap_or(0);
         self.line("free", Some(block), block.bytes, queue, id);
     }

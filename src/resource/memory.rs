@@ -16,8 +16,7 @@ use crate::runtime::registry::registry;
 impl Memory {
     /// Allocates `bytes` from `resource`; the memory goes back to it on drop.
     pub fn from_resource(resource: &Arc<dyn MemoryResource>, bytes: usize) -> Result<Memory> {
-        let block = resource.allocate(bytes, ALIGNMENT)?;
-        Memory::from_block(resource, block, bytes)
+        Memory::from_resource_aligned(resource, bytes, ALIGNMENT)
     }
 
     /// Allocates `bytes` from `resource` at an address that is a multiple of `align`

@@ -1,6 +1,5 @@
 //! [`Tracking`]: records every live allocation and reports leaks (RMM's `tracking_resource_adaptor`).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
@@ -20,44 +19,14 @@ pub struct Tracking {
 }
 
 /// Each live block's size and the thread that made it, by its handle's key.
-type LiveBlocks = HashMap<(u64, u64), (usize, ThreadId), BuildKeyHasher>;
-
-/// Hashes block keys (addresses, already well spread) with one multiply per word
-/// instead of SipHash: the record is on every allocation's path.
-#[derive(Default, Clone, Copy)]
-struct BuildKeyHasher;
-
-/// See [`BuildKeyHasher`].
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-impl std::hash::BuildHasher for BuildKeyHasher {
-    type Hasher = KeyHasher;
-    fn build_hasher(&self) -> KeyHasher {
-        KeyHasher::default()
-    }
-}
+type LiveBlocks = rustc_hash::FxHashMap<(u64, u64), (usize, ThreadId)>;
 
 impl Tracking {
     /// Wraps `inner`.
     pub fn new(inner: Arc<dyn MemoryResource>) -> Tracking {
         Tracking {
             inner,
-            live: Mutex::new(HashMap::default()),
+            live: Mutex::new(LiveBlocks::default()),
         }
     }
 

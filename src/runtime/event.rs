@@ -94,81 +94,70 @@ impl Drop for Shared {
     }
 }
 
-/// Running native work nobody holds any more, and the memory it uses.
-type Reaped = (Arc<Completion>, Vec<Arc<Memory>>);
+/// A job for a background thread: it waits for running work, then lets go of what the
+/// work used.
+type Job = Box<dyn FnOnce() + Send>;
 
-/// Hands `completion` and `keep` to the reaper thread (started on first use); waits
-/// here if the thread cannot be started.
-fn reap(completion: Arc<Completion>, keep: Vec<Arc<Memory>>) {
-    static REAPER: OnceLock<Option<Mutex<std::sync::mpsc::Sender<Reaped>>>> = OnceLock::new();
-    let reaper = REAPER.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel::<Reaped>();
+/// One background thread's queue, made on first use (`None`: the thread could not start).
+type Background = OnceLock<Option<Mutex<std::sync::mpsc::Sender<Job>>>>;
+
+/// Runs `job` on the background thread `thread` (named `name`, started on first use),
+/// which runs its jobs in the order they came; here when the thread cannot be started.
+fn in_background(thread: &'static Background, name: &str, job: Job) {
+    let sender = thread.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
         std::thread::Builder::new()
-            .name("locus-reaper".into())
-            .spawn(move || {
-                for (completion, keep) in rx {
-                    let _ = completion.block();
-                    drop(keep);
-                }
-            })
+            .name(name.into())
+            .spawn(move || rx.into_iter().for_each(|job| job()))
             .ok()
             .map(|_| Mutex::new(tx))
     });
-    let unsent = match reaper {
+    let unsent = match sender {
         Some(tx) => tx
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .send((completion, keep))
+            .send(job)
             .err()
             .map(|e| e.0),
-        None => Some((completion, keep)),
+        None => Some(job),
     };
-    if let Some((completion, keep)) = unsent {
-        let _ = completion.block();
-        drop(keep);
+    if let Some(job) = unsent {
+        job();
     }
 }
 
-/// A job to run once its event is done.
-type AfterJob = (Event, Box<dyn FnOnce() + Send>);
+/// Hands `completion` and `keep` to the reaper thread, which waits for the work and then
+/// lets both go.
+fn reap(completion: Arc<Completion>, keep: Vec<Arc<Memory>>) {
+    static REAPER: Background = OnceLock::new();
+    in_background(
+        &REAPER,
+        "locus-reaper",
+        Box::new(move || {
+            let _ = completion.block();
+            drop(keep);
+        }),
+    );
+}
 
 /// Runs `job` once `event` is done (whatever its outcome), without waiting here: now
-/// when the event is complete, else on the releaser thread (started on first use), which
-/// waits for the events in the order they came. Resources give memory back through it
-/// when work still uses it (stream-ordered release that never blocks the caller).
+/// when the event is complete, else on the releaser thread, which waits for the events
+/// in the order they came (a thread of its own, so that a user's gated event never
+/// holds back the reaper). Resources give memory back through it when work still uses
+/// it (stream-ordered release that never blocks the caller).
 pub(crate) fn when_done(event: Event, job: impl FnOnce() + Send + 'static) {
     if event.is_complete() {
         return job();
     }
-    static RELEASER: OnceLock<Option<Mutex<std::sync::mpsc::Sender<AfterJob>>>> = OnceLock::new();
-    let releaser = RELEASER.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel::<AfterJob>();
-        std::thread::Builder::new()
-            .name("locus-releaser".into())
-            .spawn(move || {
-                for (event, job) in rx {
-                    let _ = event.wait();
-                    job();
-                }
-            })
-            .ok()
-            .map(|_| Mutex::new(tx))
-    });
-    let job: Box<dyn FnOnce() + Send> = Box::new(job);
-    let unsent = match releaser {
-        Some(tx) => tx
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .send((event, job))
-            .err()
-            .map(|e| e.0),
-        None => Some((event, job)),
-    };
-    // No releaser thread: wait here rather than free under running work.
-    if let Some((event, job)) = unsent {
-        let _ = event.wait();
-        job();
-    }
+    static RELEASER: Background = OnceLock::new();
+    in_background(
+        &RELEASER,
+        "locus-releaser",
+        Box::new(move || {
+            let _ = event.wait();
+            job();
+        }),
+    );
 }
 
 type Signal = Arc<(Mutex<Option<Result<(), String>>>, Condvar)>;

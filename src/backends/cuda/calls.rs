@@ -84,11 +84,7 @@ impl GpuApi for CudaApi {
             result::memcpy_htod_async(dst, std::slice::from_raw_parts(src, n), self.stream())
                 .map_err(err("cuMemcpyHtoDAsync"))?;
         }
-        if wait {
-            self.synchronize()
-        } else {
-            Ok(())
-        }
+        self.finish(wait)
     }
 
     unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
@@ -97,22 +93,14 @@ impl GpuApi for CudaApi {
             result::memcpy_dtoh_async(std::slice::from_raw_parts_mut(dst, n), src, self.stream())
                 .map_err(err("cuMemcpyDtoHAsync"))?;
         }
-        if wait {
-            self.synchronize()
-        } else {
-            Ok(())
-        }
+        self.finish(wait)
     }
 
     unsafe fn on_device(&self, dst: u64, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
         unsafe { result::memcpy_dtod_async(dst, src, n, self.stream()) }
             .map_err(err("cuMemcpyDtoDAsync"))?;
-        if wait {
-            self.synchronize()
-        } else {
-            Ok(())
-        }
+        self.finish(wait)
     }
 
     unsafe fn peer(

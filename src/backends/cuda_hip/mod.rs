@@ -126,6 +126,15 @@ pub trait GpuApi: Send + Sync + 'static {
     unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), GpuError>;
     /// Waits for the current device's stream.
     fn synchronize(&self) -> Result<(), GpuError>;
+    /// Waits for the current device's stream when `wait` is set (the end of every
+    /// copy that may be synchronous).
+    fn finish(&self, wait: bool) -> Result<(), GpuError> {
+        if wait {
+            self.synchronize()
+        } else {
+            Ok(())
+        }
+    }
     /// Creates an event (no timing).
     fn event_create(&self) -> Result<u64, GpuError>;
     /// Records `event` on the current device's stream: it completes when everything

@@ -32,6 +32,26 @@ impl HipApi {
         }
     }
 
+    /// `hipMemcpyAsync` of `n` bytes of the given kind on the current device's stream,
+    /// waited for when `wait` is set.
+    ///
+    /// # Safety
+    /// `dst` and `src` address `n` bytes of the memory `kind` names, kept alive until
+    /// the copy ends.
+    unsafe fn memcpy_async(
+        &self,
+        dst: *mut c_void,
+        src: *const c_void,
+        n: usize,
+        kind: hipMemcpyKind,
+        wait: bool,
+    ) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        let rc = unsafe { self.raw.hipMemcpyAsync(dst, src, n, kind, self.stream()) };
+        self.check("hipMemcpyAsync", rc)?;
+        self.finish(wait)
+    }
+
     pub(super) fn stream(&self) -> hipStream_t {
         let ordinal = self
             .current
@@ -94,58 +114,40 @@ impl GpuApi for HipApi {
         wait: bool,
     ) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        let rc = unsafe {
-            self.raw.hipMemcpyAsync(
+        unsafe {
+            self.memcpy_async(
                 dst as *mut c_void,
                 src.cast(),
                 n,
                 hipMemcpyKind_hipMemcpyHostToDevice,
-                self.stream(),
+                wait,
             )
-        };
-        self.check("hipMemcpyAsync", rc)?;
-        if wait {
-            self.synchronize()
-        } else {
-            Ok(())
         }
     }
 
     unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        let rc = unsafe {
-            self.raw.hipMemcpyAsync(
+        unsafe {
+            self.memcpy_async(
                 dst.cast(),
                 src as *const c_void,
                 n,
                 hipMemcpyKind_hipMemcpyDeviceToHost,
-                self.stream(),
+                wait,
             )
-        };
-        self.check("hipMemcpyAsync", rc)?;
-        if wait {
-            self.synchronize()
-        } else {
-            Ok(())
         }
     }
 
     unsafe fn on_device(&self, dst: u64, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        let rc = unsafe {
-            self.raw.hipMemcpyAsync(
+        unsafe {
+            self.memcpy_async(
                 dst as *mut c_void,
                 src as *const c_void,
                 n,
                 hipMemcpyKind_hipMemcpyDeviceToDevice,
-                self.stream(),
+                wait,
             )
-        };
-        self.check("hipMemcpyAsync", rc)?;
-        if wait {
-            self.synchronize()
-        } else {
-            Ok(())
         }
     }
 

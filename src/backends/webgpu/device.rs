@@ -49,7 +49,6 @@ impl Device for WebGpuDevice {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(self.fail("create_buffer", e.to_string()));
         }
-        self.check("create_buffer")?;
         self.live.fetch_add(1, Ordering::Relaxed);
         Ok(Native::WebGpu {
             buffer: Arc::new(buffer),
@@ -78,9 +77,10 @@ impl Device for WebGpuDevice {
     }
 
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
-        let mut staging = self.upload.lock().unwrap_or_else(|e| e.into_inner());
         let (buffer, base) = buffer_of(dst);
-        staging.upload(self, buffer, base + offset as u64, src)
+        self.staged("write (staged upload)", &self.upload, |staging| {
+            staging.upload(self, buffer, base + offset as u64, src)
+        })
     }
 
     fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
@@ -104,14 +104,16 @@ impl Device for WebGpuDevice {
             return self.write(dst, dst_offset, &tmp);
         }
         let ((s, s0), (d, d0)) = (buffer_of(src), buffer_of(dst));
-        let index = self.copy_on_device(
-            s,
-            s0 + src_offset as u64,
-            d,
-            d0 + dst_offset as u64,
-            len as u64,
-        );
-        self.wait("copy_buffer_to_buffer", Some(index))
+        self.scoped("copy_buffer_to_buffer", || {
+            let index = self.copy_on_device(
+                s,
+                s0 + src_offset as u64,
+                d,
+                d0 + dst_offset as u64,
+                len as u64,
+            );
+            self.wait("copy_buffer_to_buffer", Some(index))
+        })
     }
 
     fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
@@ -122,9 +124,11 @@ impl Device for WebGpuDevice {
                     label: Some("locus clear"),
                 });
             let (buffer, base) = buffer_of(dst);
-            encoder.clear_buffer(buffer, base + offset as u64, Some(len as u64));
-            let index = self.queue.submit([encoder.finish()]);
-            return self.wait("clear_buffer", Some(index));
+            return self.scoped("clear_buffer", || {
+                encoder.clear_buffer(buffer, base + offset as u64, Some(len as u64));
+                let index = self.queue.submit([encoder.finish()]);
+                self.wait("clear_buffer", Some(index))
+            });
         }
         fill_by_writes(self, dst, offset, len, pattern)
     }

@@ -213,6 +213,44 @@ impl WebGpuDevice {
         }
     }
 
+    /// Runs `f` inside a validation error scope of this thread (wgpu keeps scopes per
+    /// thread), so that a validation error is reported to the operation that caused it,
+    /// not to whichever thread checks next. A validation error is the cause of whatever
+    /// failed after it (a wait on the refused submission), so it is the one reported.
+    fn scoped<R>(&self, call: &'static str, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let result = f();
+        match pollster::block_on(scope.pop()) {
+            Some(e) => Err(self.fail(call, e.to_string())),
+            None => result,
+        }
+    }
+
+    /// Runs `f` with the staging engine behind `lock`, in a validation scope; after any
+    /// failure (or a panic that poisoned the lock) the engine's buffers are replaced, so
+    /// that nothing it left mapped or pending reaches the next transfer.
+    fn staged(
+        &self,
+        call: &'static str,
+        lock: &Mutex<Staging>,
+        f: impl FnOnce(&mut Staging) -> Result<()>,
+    ) -> Result<()> {
+        let mut staging = match lock.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => {
+                lock.clear_poison();
+                let mut guard = poisoned.into_inner();
+                guard.reset(&self.device);
+                guard
+            }
+        };
+        let result = self.scoped(call, || f(&mut staging));
+        if result.is_err() {
+            staging.reset(&self.device);
+        }
+        result
+    }
+
     fn wait(&self, call: &'static str, index: Option<wgpu::SubmissionIndex>) -> Result<()> {
         self.device
             .poll(wgpu::PollType::Wait {
@@ -260,8 +298,9 @@ impl WebGpuDevice {
     }
 
     fn read_raw(&self, src: &wgpu::Buffer, offset: u64, dst: &mut [u8]) -> Result<()> {
-        let mut staging = self.download.lock().unwrap_or_else(|e| e.into_inner());
-        staging.download(self, src, offset, dst)
+        self.staged("read (staged download)", &self.download, |staging| {
+            staging.download(self, src, offset, dst)
+        })
     }
 
     fn copy_on_device(

@@ -1,7 +1,13 @@
 //! Reused staging buffers for WebGPU transfers: two per direction, used alternately, so
 //! the host copy into (or out of) one overlaps the GPU copy of the other.
+//!
+//! A mapping is waited for until its callback answers (whichever thread's poll runs it),
+//! never abandoned half-way; and a transfer that fails for any reason replaces both
+//! staging buffers, so that no buffer is left mapped, or in a failed submission, for the
+//! next transfer to trip over.
 
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use super::WebGpuDevice;
 use crate::core::error::Result;
@@ -10,7 +16,12 @@ pub(super) struct Staging {
     buffers: [wgpu::Buffer; 2],
     last_use: [Option<wgpu::SubmissionIndex>; 2],
     size: u64,
+    usage: wgpu::BufferUsages,
 }
+
+/// How long a mapping may take once the buffer's last GPU use is done (a real wait, not
+/// a spin count: another thread's poll may be the one that runs the callback).
+const MAP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The part of `[pos, pos + n)` that lies inside `[start, end)`, if any.
 fn overlap(pos: u64, n: u64, start: u64, end: u64) -> Option<(u64, u64)> {
@@ -20,6 +31,15 @@ fn overlap(pos: u64, n: u64, start: u64, end: u64) -> Option<(u64, u64)> {
 
 impl Staging {
     pub(super) fn new(device: &wgpu::Device, size: u64, usage: wgpu::BufferUsages) -> Staging {
+        Staging {
+            buffers: Self::make(device, size, usage),
+            last_use: [None, None],
+            size,
+            usage,
+        }
+    }
+
+    fn make(device: &wgpu::Device, size: u64, usage: wgpu::BufferUsages) -> [wgpu::Buffer; 2] {
         let make = |i: usize| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(if i == 0 {
@@ -32,11 +52,14 @@ impl Staging {
                 mapped_at_creation: false,
             })
         };
-        Staging {
-            buffers: [make(0), make(1)],
-            last_use: [None, None],
-            size,
-        }
+        [make(0), make(1)]
+    }
+
+    /// Replaces both buffers after a failure: whatever state the old ones were left in
+    /// (mapped, a mapping pending, used by a failed submission) goes with them.
+    pub(super) fn reset(&mut self, device: &wgpu::Device) {
+        self.buffers = Self::make(device, self.size, self.usage);
+        self.last_use = [None, None];
     }
 
     /// Maps `slot` once its last GPU use is done.
@@ -55,22 +78,36 @@ impl Staging {
         dev.device
             .poll(first)
             .map_err(|e| dev.fail("device.poll", e.to_string()))?;
-        for _ in 0..1000 {
-            match rx.try_recv() {
+        let deadline = Instant::now() + MAP_TIMEOUT;
+        loop {
+            match rx.recv_timeout(Duration::from_micros(200)) {
                 Ok(result) => return result.map_err(|e| dev.fail("map_async", e.to_string())),
-                Err(mpsc::TryRecvError::Empty) => {
+                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {
                     dev.device
-                        .poll(wgpu::PollType::wait_indefinitely())
+                        .poll(wgpu::PollType::Poll)
                         .map_err(|e| dev.fail("device.poll", e.to_string()))?;
                 }
-                Err(mpsc::TryRecvError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    return Err(dev.fail(
+                        "map_async",
+                        format!(
+                            "the mapping did not complete in {} s",
+                            MAP_TIMEOUT.as_secs()
+                        ),
+                    ))
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(dev.fail(
+                        "map_async",
+                        "wgpu dropped the mapping callback without an answer".into(),
+                    ))
+                }
             }
         }
-        dev.check("map_async")?;
-        Err(dev.fail("map_async", "the mapping never completed".into()))
     }
 
-    /// host -> `dst[offset..]`. Unaligned edges keep the bytes around them.
+    /// host -> `dst[offset..]`. Unaligned edges keep the bytes around them. After a
+    /// failure the caller replaces the buffers ([`Staging::reset`]).
     pub(super) fn upload(
         &mut self,
         dev: &WebGpuDevice,
@@ -127,7 +164,7 @@ impl Staging {
         }
     }
 
-    /// `src[offset..]` -> host.
+    /// `src[offset..]` -> host. After a failure the caller replaces the buffers.
     pub(super) fn download(
         &mut self,
         dev: &WebGpuDevice,

@@ -62,6 +62,20 @@ impl WebGpuDevice {
         len: usize,
         after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
+        self.scoped("Queue::submit (async copy)", || {
+            self.start_copy_in_scope(src, src_offset, dst, dst_offset, len, after)
+        })
+    }
+
+    fn start_copy_in_scope(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        after: &dyn Dependencies,
+    ) -> Result<Option<Completion>> {
         let mine = |m: &Memory| m.location() == self.location;
         let aligned = |offsets: &[usize]| {
             offsets
@@ -97,12 +111,12 @@ impl WebGpuDevice {
             return Ok(None);
         }
         let (d, d_base) = buffer_of(dst.native());
-        let (index, call) = if upload {
+        let index = if upload {
             src.with_host_slice(src_offset, len, false, |data| {
                 self.queue.write_buffer(d, d_base + dst_offset as u64, data);
                 Ok(())
             })?;
-            (self.queue.submit([]), "Queue::write_buffer")
+            self.queue.submit([])
         } else {
             let (s, s_base) = buffer_of(src.native());
             let mut encoder = self
@@ -118,14 +132,13 @@ impl WebGpuDevice {
                 d_base + dst_offset as u64,
                 len as u64,
             );
-            (self.queue.submit([encoder.finish()]), "Queue::submit")
+            self.queue.submit([encoder.finish()])
         };
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = Arc::clone(&done);
         self.queue.on_submitted_work_done(move || {
             flag.store(true, std::sync::atomic::Ordering::Release);
         });
-        self.check(call)?;
         Ok(Some(Completion::new(WgpuWork {
             device: self.device.clone(),
             location: self.location,

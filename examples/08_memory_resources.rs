@@ -54,7 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // 2. Adaptors wrap any resource. Make the counted pool the default at `at`: every
     //    buffer made there now allocates through it.
     let counted = Arc::new(Statistics::new(pool.clone()));
-    let previous = resource::set_default(at, counted.clone());
+    let previous = resource::set_default(at, counted.clone())?;
     {
         let a = Buffer::filled(at, 1 << 20, 1.0f32)?;
         let b = Buffer::filled(at, 1 << 18, 2u32)?;
@@ -70,7 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "after they are dropped: {} bytes live, peak {} bytes, {} allocations in all",
         t.current_bytes, t.peak_bytes, t.total_count
     );
-    resource::set_default(at, previous);
+    resource::set_default(at, previous)?;
 
     // 3. A budget: over it, a clear error instead of an out-of-memory crash.
     let limited = Limiting::new(pool.clone(), 1 << 20);

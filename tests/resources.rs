@@ -82,7 +82,7 @@ fn pooled_memory_holds_data_and_buffers_use_the_default_resource() {
         let pool: Arc<dyn MemoryResource> =
             Arc::new(Pool::new(resource::upstream(l).unwrap(), 2 * MIB, 64 * MIB));
         let stats = Arc::new(Statistics::new(pool));
-        let previous = resource::set_default(l, stats.clone());
+        let previous = resource::set_default(l, stats.clone()).unwrap();
         {
             // Neighbouring blocks of one chunk keep their own data.
             let a = Buffer::from_slice(l, &common::pattern_f32(5000, 1.0)).unwrap();
@@ -105,7 +105,7 @@ fn pooled_memory_holds_data_and_buffers_use_the_default_resource() {
             assert_eq!(back, [7u8; 50]);
         }
         assert_eq!(stats.totals().current_bytes, 0, "{l}: everything came back");
-        resource::set_default(l, previous);
+        resource::set_default(l, previous).unwrap();
     }
 }
 
@@ -116,7 +116,7 @@ fn kernels_run_on_pooled_buffers() {
     for l in locus::available() {
         let pool: Arc<dyn MemoryResource> =
             Arc::new(Pool::new(resource::upstream(l).unwrap(), 4 * MIB, 64 * MIB));
-        let previous = resource::set_default(l, pool);
+        let previous = resource::set_default(l, pool).unwrap();
         {
             // Neighbouring sub-allocations; the kernel must see each at its offset.
             let n = 3000;
@@ -152,7 +152,7 @@ fn kernels_run_on_pooled_buffers() {
                 "{l}: the input is intact"
             );
         }
-        resource::set_default(l, previous);
+        resource::set_default(l, previous).unwrap();
     }
 }
 

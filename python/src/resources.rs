@@ -39,7 +39,7 @@ pub fn use_pool(
         ));
         pool.reserve(initial_size)?;
         let counted = Arc::new(Statistics::new(pool.clone()));
-        resource::set_default(at, counted.clone());
+        resource::set_default(at, counted.clone())?;
         let description = counted.describe();
         lock(&POOLS)
             .get_or_insert_with(HashMap::new)
@@ -54,7 +54,7 @@ pub fn use_pool(
 pub fn use_upstream(py: Python<'_>, location: &str) -> PyResult<()> {
     let at = parse_location(location)?;
     py.detach(|| {
-        resource::set_default(at, resource::upstream(at)?);
+        resource::set_default(at, resource::upstream(at)?)?;
         if let Some(pools) = lock(&POOLS).as_mut() {
             pools.remove(&at);
         }

@@ -410,13 +410,15 @@ impl<T: Pod> Buffer<T> {
     ) -> Result<Route> {
         let count = src_range.end.saturating_sub(src_range.start);
         let size = std::mem::size_of::<T>();
+        // Errors report bytes; a range a caller can pass may not fit in bytes.
+        let bytes = |n: usize| n.saturating_mul(size);
         if src_range.end > src.len || src_range.start > src_range.end {
             return Err(Error::OutOfRange {
                 location: src.home,
                 what: "copy source",
-                offset: src_range.start * size,
-                len: count * size,
-                size: src.len * size,
+                offset: bytes(src_range.start),
+                len: bytes(count),
+                size: bytes(src.len),
             });
         }
         if dst_start
@@ -426,9 +428,9 @@ impl<T: Pod> Buffer<T> {
             return Err(Error::OutOfRange {
                 location: self.home,
                 what: "copy destination",
-                offset: dst_start * size,
-                len: count * size,
-                size: self.len * size,
+                offset: bytes(dst_start),
+                len: bytes(count),
+                size: bytes(self.len),
             });
         }
         let src_replicas = src.lock();

@@ -28,8 +28,7 @@ impl HostMapping {
         range: Range<usize>,
         write: bool,
     ) -> Result<HostMapping> {
-        let len = range.end.saturating_sub(range.start);
-        memory.check("map", range.start, len)?;
+        let len = memory.check_range("map", &range)?;
         if memory.host_access() == HostAccess::None {
             return Err(Error::NotHostAccessible {
                 location: memory.location(),

@@ -243,8 +243,7 @@ impl Memory {
     /// Fills `range` with `pattern` repeated; the range length must be a multiple of the
     /// pattern length.
     pub fn fill(&self, range: Range<usize>, pattern: &[u8]) -> Result<()> {
-        let len = range.end.saturating_sub(range.start);
-        self.check("fill", range.start, len)?;
+        let len = self.check_range("fill", &range)?;
         if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
             return Err(Error::Invalid(format!(
                 "{}: fill of {len} bytes with a {}-byte pattern: the length must be a non-zero multiple of the pattern",
@@ -258,10 +257,29 @@ impl Memory {
         self.device.fill(&self.native, range.start, len, pattern)
     }
 
+    /// The length of `range` once it is known to lie inside the memory; a reversed range
+    /// is an error, like one out of bounds.
+    pub(crate) fn check_range(&self, what: &'static str, range: &Range<usize>) -> Result<usize> {
+        if range.start > range.end {
+            return Err(Error::Invalid(format!(
+                "{}: {what} of the reversed range {}..{}; a range runs from its start up to its end",
+                self.location(),
+                range.start,
+                range.end
+            )));
+        }
+        let len = range.end - range.start;
+        self.check(what, range.start, len)?;
+        Ok(len)
+    }
+
     /// True when `len` bytes at `offset` and `len` bytes at `other_offset` of `other`
     /// are ranges of this same allocation that overlap.
     pub fn overlaps(&self, offset: usize, other: &Memory, other_offset: usize, len: usize) -> bool {
-        std::ptr::eq(self, other) && offset < other_offset + len && other_offset < offset + len
+        std::ptr::eq(self, other)
+            && len > 0
+            && offset < other_offset.saturating_add(len)
+            && other_offset < offset.saturating_add(len)
     }
 
     /// Maps `range` for host access in place. Fails with

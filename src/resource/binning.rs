@@ -26,10 +26,12 @@ impl Binning {
         per_chunk: usize,
     ) -> Result<Binning> {
         let mut bins = Vec::new();
-        let mut size = smallest.max(1).next_power_of_two();
-        while size <= largest {
-            bins.push(FixedSize::new(Arc::clone(&upstream), size, per_chunk)?);
-            size *= 2;
+        // Powers of two up to `largest` (at most 64 of them: the doubling stops where
+        // it would overflow).
+        let mut size = smallest.max(1).checked_next_power_of_two();
+        while let Some(bin) = size.filter(|s| *s <= largest) {
+            bins.push(FixedSize::new(Arc::clone(&upstream), bin, per_chunk)?);
+            size = bin.checked_mul(2);
         }
         Ok(Binning { bins, fallback })
     }

@@ -16,14 +16,14 @@
 //! // Route the host's buffers through a pool, and count what it does.
 //! let pool = Arc::new(Pool::new(resource::upstream(Location::Host)?, 1 << 20, 64 << 20));
 //! let counted = Arc::new(Statistics::new(pool));
-//! let previous = resource::set_default(Location::Host, counted.clone());
+//! let previous = resource::set_default(Location::Host, counted.clone())?;
 //! {
 //!     let b = Buffer::<f32>::zeroed(Location::Host, 1000)?;
 //!     assert_eq!(counted.totals().current_bytes, 4000);
 //!     drop(b);
 //! }
 //! assert_eq!(counted.totals().current_bytes, 0);
-//! resource::set_default(Location::Host, previous);
+//! resource::set_default(Location::Host, previous)?;
 //! # Ok::<(), locus::Error>(())
 //! ```
 
@@ -117,17 +117,26 @@ pub fn default_for(location: Location) -> Result<Arc<dyn MemoryResource>> {
 }
 
 /// Replaces the default resource of `location` (thread safe); returns the previous one.
-/// Memory already allocated goes back to the resource that made it.
+/// Memory already allocated goes back to the resource that made it. A resource whose
+/// memory lives elsewhere is refused (a buffer made "at" `location` would silently live
+/// at the resource's location).
 pub fn set_default(
     location: Location,
     resource: Arc<dyn MemoryResource>,
-) -> Arc<dyn MemoryResource> {
+) -> Result<Arc<dyn MemoryResource>> {
+    if resource.location() != location {
+        return Err(Error::Invalid(format!(
+            "{location}: the default resource must allocate at {location}, and `{}` allocates at {}; make it over upstream({location})",
+            resource.describe(),
+            resource.location()
+        )));
+    }
     let mut guard = DEFAULTS.write().unwrap_or_else(|e| e.into_inner());
     let map = guard.get_or_insert_with(HashMap::new);
     let previous = map.insert(location, resource);
     drop(guard);
-    previous
-        .unwrap_or_else(|| upstream(location).unwrap_or_else(|_| unreachable_upstream(location)))
+    Ok(previous
+        .unwrap_or_else(|| upstream(location).unwrap_or_else(|_| unreachable_upstream(location))))
 }
 
 /// An upstream for a location this machine does not have: every allocation fails with

@@ -57,7 +57,7 @@ pub use crate::core::completion::{Completion, NativeWork};
 pub use crate::core::device::{Device, DeviceInfo, HostAccess, ALIGNMENT};
 pub use crate::core::error::{Error, Result};
 pub use crate::core::launch::{LaunchArg, LaunchSpec};
-pub use crate::core::location::{parse_locations, Location, Technology};
+pub use crate::core::location::{parse_locations, parse_technologies, Location, Technology};
 pub use crate::core::mapping::HostMapping;
 pub use crate::core::memory::Memory;
 pub use crate::core::native::{GpuMemory, Native, UsmKind};

@@ -89,6 +89,45 @@ struct ReplayArgs {
     /// What to allocate from.
     #[arg(long, value_enum, default_value = "upstream")]
     resource: ReplayResource,
+    /// The largest log read, in bytes (4096, 64MiB, 4GiB): a bigger file (or an endless
+    /// one such as /dev/zero) is an error, not a process that reads until memory runs out.
+    #[arg(long, default_value = "4GiB", value_name = "BYTES", value_parser = parse_bytes)]
+    max_log_bytes: u64,
+}
+
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    bench::parse_size(text).map_err(|e| e.to_string())
+}
+
+/// Reads a text file of at most `max` bytes, stopping at the first NUL byte (so that a
+/// binary file, or /dev/zero, is refused at once rather than after `max` bytes).
+fn read_text(path: &str, max: u64) -> Result<String, String> {
+    use std::io::Read;
+    let fail = |e: std::io::Error| format!("reading {path}: {e}");
+    let mut file = std::fs::File::open(path).map_err(fail)?;
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            read => read.map_err(fail)?,
+        };
+        if n == 0 {
+            break;
+        }
+        if chunk[..n].contains(&0) {
+            return Err(format!(
+                "reading {path}: it holds NUL bytes, so it is not a text log"
+            ));
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+        if bytes.len() as u64 > max {
+            return Err(format!(
+                "reading {path}: it is longer than {max} bytes (--max-log-bytes); pass a larger limit for a log that big"
+            ));
+        }
+    }
+    String::from_utf8(bytes).map_err(|e| format!("reading {path}: not UTF-8 text ({e})"))
 }
 
 fn main() -> ExitCode {
@@ -283,7 +322,7 @@ fn replay(args: ReplayArgs) -> Result<ExitCode, String> {
     use locus::resource::{self, Binning, MemoryResource, Pool, Statistics};
     use std::sync::Arc;
     let (file, location) = (args.log, args.location);
-    let log = std::fs::read_to_string(&file).map_err(|e| format!("reading {file}: {e}"))?;
+    let log = read_text(&file, args.max_log_bytes)?;
     let upstream = resource::upstream(location).map_err(|e| e.to_string())?;
     let counted = Arc::new(Statistics::new(Arc::clone(&upstream)));
     let footprint: Arc<dyn MemoryResource> = counted.clone();

@@ -173,3 +173,26 @@ fn bad_arguments_are_clear_errors() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+/// A `LOCUS_BACKENDS` naming no technology is not a quiet machine without GPUs: a
+/// warning names the bad item and the valid names, and every technology it left
+/// unprobed says why. (Before, `nonsense` probed nothing and said nothing.)
+#[test]
+fn a_misspelt_locus_backends_says_so() {
+    let out = locus()
+        .arg("info")
+        .env("LOCUS_BACKENDS", "host,opencl,vulkan")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stderr.contains("`vulkan` names no technology")
+            && stderr.contains("host, cuda, hip, openmp, opencl, sycl, webgpu"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("opencl     not probed: LOCUS_BACKENDS=\"host,opencl,vulkan\""),
+        "{stdout}"
+    );
+}

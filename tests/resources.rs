@@ -414,6 +414,21 @@ fn logging_writes_a_log_that_replays() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not an allocation log"));
+    // An endless or binary file is refused at once (before, /dev/zero was read until
+    // memory ran out), and so is one over --max-log-bytes.
+    for (file, limit, says) in [
+        ("/dev/zero".into(), "4GiB", "holds NUL bytes"),
+        (path.clone(), "100", "longer than 100 bytes"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_locus"))
+            .args(["replay", "--max-log-bytes", limit])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{stderr}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -193,6 +193,38 @@ pub fn parse_locations(list: &str) -> Result<Vec<Location>, Error> {
         .collect()
 }
 
+/// Parses a comma-separated list of technology names, as `LOCUS_BACKENDS` takes them
+/// (`host,opencl,webgpu`; case and spaces do not matter, an ordinal is not allowed).
+/// Every item must name a technology: the error names the ones that do not, and lists
+/// the valid names.
+///
+/// ```
+/// use locus::{parse_technologies, Technology};
+/// assert_eq!(parse_technologies("OpenCL, webgpu")?, [Technology::OpenCl, Technology::WebGpu]);
+/// assert!(parse_technologies("opencl,vulkan").is_err());
+/// # Ok::<(), locus::Error>(())
+/// ```
+pub fn parse_technologies(list: &str) -> Result<Vec<Technology>, Error> {
+    let mut found = Vec::new();
+    let mut unknown = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item.parse::<Technology>() {
+            Ok(t) => found.push(t),
+            Err(_) => unknown.push(format!("`{item}`")),
+        }
+    }
+    if unknown.is_empty() {
+        return Ok(found);
+    }
+    let valid: Vec<&str> = Technology::ALL.iter().map(|t| t.name()).collect();
+    Err(Error::Invalid(format!(
+        "{} {} no technology; the valid names are {} (comma-separated)",
+        unknown.join(", "),
+        if unknown.len() == 1 { "names" } else { "name" },
+        valid.join(", ")
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,21 +35,33 @@ impl Registry {
         let mut missing = BTreeMap::new();
         let mut skipped = BTreeMap::new();
         let mut matrix = TransferMatrix::default();
-        // LOCUS_BACKENDS=host,opencl limits discovery (the host is always there).
-        let only: Option<Vec<String>> = std::env::var("LOCUS_BACKENDS").ok().map(|v| {
-            v.split(',')
-                .map(|s| s.trim().to_ascii_lowercase())
-                .collect()
-        });
+        // LOCUS_BACKENDS=host,opencl limits discovery (the host is always there). A list
+        // naming anything unknown probes nothing but the host and says why, loudly: a
+        // typo must not look like a machine without GPUs.
+        let only = match std::env::var("LOCUS_BACKENDS") {
+            Ok(list) => Some(
+                crate::core::location::parse_technologies(&list).map_err(|e| {
+                    let why = format!("LOCUS_BACKENDS={list:?} is not a list of technologies: {e}");
+                    eprintln!("locus: warning: {why}; only the host is used");
+                    why
+                }),
+            ),
+            Err(_) => None,
+        };
         for technology in Technology::ALL {
-            if let Some(only) = &only {
-                if technology != Technology::Host && !only.iter().any(|t| t == technology.name()) {
+            match &only {
+                Some(Ok(only)) if technology != Technology::Host && !only.contains(&technology) => {
                     missing.insert(
                         technology,
                         "not probed: LOCUS_BACKENDS leaves it out".to_string(),
                     );
                     continue;
                 }
+                Some(Err(why)) if technology != Technology::Host => {
+                    missing.insert(technology, format!("not probed: {why}"));
+                    continue;
+                }
+                _ => {}
             }
             match backends::discover(technology) {
                 Ok(found) => {

@@ -92,6 +92,20 @@ impl PyBuffer {
     }
 }
 
+/// The element count of `shape` for elements of `size` bytes; a shape whose count or
+/// byte size does not fit in memory sizes is a `ValueError` (not a wrapped size).
+pub(crate) fn elements(shape: &[usize], size: usize) -> PyResult<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .filter(|n| n.checked_mul(size.max(1)).is_some_and(|b| b <= isize::MAX as usize))
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "the shape {shape:?} of {size}-byte elements holds more bytes than memory can address"
+            ))
+        })
+}
+
 #[pymethods]
 impl PyBuffer {
     /// `n` elements (an int or a shape tuple) of `dtype` at `location` (`"host"`,
@@ -105,21 +119,23 @@ impl PyBuffer {
         dtype: Option<&Bound<'_, PyAny>>,
         fill: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyBuffer> {
-        let location = parse_location(location)?;
-        let dtype = match dtype {
-            Some(d) => dtype::dtype_of(d)?,
-            None => DType::from_name("float32")?,
-        };
-        let shape = shape_of(n)?;
-        let len: usize = shape.iter().product();
-        let pattern = fill.map(|f| dtype.encode(f)).transpose()?;
-        let store = py
-            .detach(|| match pattern {
-                Some(p) => Store::filled(location, len, &p),
-                None => Store::zeroed(location, len, dtype.size),
-            })
-            .map_err(py_err)?;
-        Ok(PyBuffer::wrap(store, dtype, shape, false))
+        guarded(|| {
+            let location = parse_location(location)?;
+            let dtype = match dtype {
+                Some(d) => dtype::dtype_of(d)?,
+                None => DType::from_name("float32")?,
+            };
+            let shape = shape_of(n)?;
+            let len = elements(&shape, dtype.size)?;
+            let pattern = fill.map(|f| dtype.encode(f)).transpose()?;
+            let store = py
+                .detach(|| match pattern {
+                    Some(p) => Store::filled(location, len, &p),
+                    None => Store::zeroed(location, len, dtype.size),
+                })
+                .map_err(py_err)?;
+            Ok(PyBuffer::wrap(store, dtype, shape, false))
+        })
     }
 
     /// The home location (where the buffer was made, or moved to).
@@ -137,7 +153,7 @@ impl PyBuffer {
     /// The shape.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, &self.shape)
+        guarded(|| PyTuple::new(py, &self.shape))
     }
 
     /// Number of elements.
@@ -181,92 +197,104 @@ impl PyBuffer {
     /// else a cached replica. The handle is read-only.
     #[pyo3(signature = (location="host"))]
     fn access(&self, py: Python<'_>, location: &str) -> PyResult<Handle> {
-        self.handle(py, location, false)
+        guarded(|| self.handle(py, location, false))
     }
 
     /// Declares a write at `location` (the current data is there first). While the
     /// handle is open, its location holds the newest data: reads elsewhere copy from it.
     #[pyo3(signature = (location="host"))]
     fn access_mut(&self, py: Python<'_>, location: &str) -> PyResult<Handle> {
-        self.handle(py, location, true)
+        guarded(|| self.handle(py, location, true))
     }
 
     /// A new numpy array holding a copy of the elements.
     fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let np = Self::numpy(py)?;
-        let h = Py::new(py, self.handle(py, "host", false)?)?;
-        np.call_method1("array", (h,))
+        guarded(|| {
+            let np = Self::numpy(py)?;
+            let h = Py::new(py, self.handle(py, "host", false)?)?;
+            np.call_method1("array", (h,))
+        })
     }
 
     /// The elements as a Python list, read by locus itself (not through numpy).
     fn to_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let bytes = py
-            .detach(|| {
-                let mut store = lock(&self.store);
-                self.sync_writers(&mut store)?;
-                store.to_bytes()
-            })
-            .map_err(py_err)?;
-        let items = bytes
-            .bytes()
-            .chunks_exact(self.dtype.size)
-            .map(|b| self.dtype.decode(py, b))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+        guarded(|| {
+            let bytes = py
+                .detach(|| {
+                    let mut store = lock(&self.store);
+                    self.sync_writers(&mut store)?;
+                    store.to_bytes()
+                })
+                .map_err(py_err)?;
+            let items = bytes
+                .bytes()
+                .chunks_exact(self.dtype.size)
+                .map(|b| self.dtype.decode(py, b))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)
+        })
     }
 
     /// Sets every element to `value`, written by locus where the newest data lives.
     fn fill(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        if self.readonly {
-            return Err(PyValueError::new_err(
-                "this buffer adopted read-only memory",
-            ));
-        }
-        let pattern = self.dtype.encode(value)?;
-        py.detach(|| {
-            let mut store = lock(&self.store);
-            let at = self.sync_writers(&mut store)?.unwrap_or(store.location());
-            // The mapping (if any) ends here: the fill goes through the backend.
-            let Served { memory, .. } = store.access_mut(at)?;
-            memory.fill(0..memory.len(), &pattern)
+        guarded(|| {
+            if self.readonly {
+                return Err(PyValueError::new_err(
+                    "this buffer adopted read-only memory",
+                ));
+            }
+            let pattern = self.dtype.encode(value)?;
+            py.detach(|| {
+                let mut store = lock(&self.store);
+                let at = self.sync_writers(&mut store)?.unwrap_or(store.location());
+                // The mapping (if any) ends here: the fill goes through the backend.
+                let Served { memory, .. } = store.access_mut(at)?;
+                memory.fill(0..memory.len(), &pattern)
+            })
+            .map_err(py_err)
         })
-        .map_err(py_err)
     }
 
     /// A new buffer at `location` (default: this one's home) with a copy of the data.
     #[pyo3(signature = (location=None))]
     fn copy(&self, py: Python<'_>, location: Option<&str>) -> PyResult<PyBuffer> {
-        let target = location.map(parse_location).transpose()?;
-        let store = py
-            .detach(|| {
-                let mut store = lock(&self.store);
-                self.sync_writers(&mut store)?;
-                store.to_location(target.unwrap_or(store.location()))
-            })
-            .map_err(py_err)?;
-        Ok(PyBuffer::wrap(store, self.dtype, self.shape.clone(), false))
+        guarded(|| {
+            let target = location.map(parse_location).transpose()?;
+            let store = py
+                .detach(|| {
+                    let mut store = lock(&self.store);
+                    self.sync_writers(&mut store)?;
+                    store.to_location(target.unwrap_or(store.location()))
+                })
+                .map_err(py_err)?;
+            Ok(PyBuffer::wrap(store, self.dtype, self.shape.clone(), false))
+        })
     }
 
     /// Moves the data to `location`, which becomes the home; other copies are freed
     /// (handles already given out keep theirs alive).
     fn move_to(&self, py: Python<'_>, location: &str) -> PyResult<()> {
-        let location = parse_location(location)?;
-        py.detach(|| {
-            let mut store = lock(&self.store);
-            if let Some(w) = self.sync_writers(&mut store)? {
-                return Err(locus::Error::Invalid(format!(
-                    "a write handle at {w} is still open: close it before moving the buffer"
-                )));
-            }
-            store.move_to(location)
+        guarded(|| {
+            let location = parse_location(location)?;
+            py.detach(|| {
+                let mut store = lock(&self.store);
+                if let Some(w) = self.sync_writers(&mut store)? {
+                    return Err(locus::Error::Invalid(format!(
+                        "a write handle at {w} is still open: close it before moving the buffer"
+                    )));
+                }
+                store.move_to(location)
+            })
+            .map_err(py_err)
         })
-        .map_err(py_err)
     }
 
     /// `__dlpack_device__` of a read at the home location.
     fn __dlpack_device__(&self, py: Python<'_>) -> PyResult<(i32, i32)> {
-        let home = self.location();
-        Ok(self.handle(py, &home, false)?.__dlpack_device__())
+        guarded(|| {
+            let home = self.location();
+            Ok(self.handle(py, &home, false)?.__dlpack_device__())
+        })
     }
 
     /// DLPack export of a read at the home location (see `Handle.__dlpack__`).
@@ -279,9 +307,11 @@ impl PyBuffer {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
-        let home = self.location();
-        self.handle(py, &home, false)?
-            .__dlpack__(py, stream, max_version, dl_device, copy)
+        guarded(|| {
+            let home = self.location();
+            self.handle(py, &home, false)?
+                .__dlpack__(py, stream, max_version, dl_device, copy)
+        })
     }
 
     /// Adopts the memory of a DLPack producer (any object with `__dlpack__`, or a
@@ -295,53 +325,71 @@ impl PyBuffer {
         obj: &Bound<'_, PyAny>,
         copy: Option<bool>,
     ) -> PyResult<PyBuffer> {
-        let capsule = if obj.is_instance_of::<pyo3::types::PyCapsule>() {
-            obj.clone()
-        } else if obj.hasattr("__dlpack__")? {
-            let kwargs = PyDict::new(py);
-            kwargs.set_item("max_version", (1, 0))?;
-            if let Some(c) = copy {
-                kwargs.set_item("copy", c)?;
+        guarded(|| {
+            let capsule = if obj.is_instance_of::<pyo3::types::PyCapsule>() {
+                obj.clone()
+            } else if obj.hasattr("__dlpack__")? {
+                let kwargs = PyDict::new(py);
+                kwargs.set_item("max_version", (1, 0))?;
+                if let Some(c) = copy {
+                    kwargs.set_item("copy", c)?;
+                }
+                match obj.call_method("__dlpack__", (), Some(&kwargs)) {
+                    Ok(c) => c,
+                    // A producer from before DLPack 1.0 takes no keywords.
+                    Err(e) if e.is_instance_of::<PyTypeError>(py) => {
+                        obj.call_method0("__dlpack__")?
+                    }
+                    Err(e) => return Err(e),
+                }
+            } else if obj.hasattr("__array_interface__")?
+                || obj.hasattr("__cuda_array_interface__")?
+            {
+                return Self::from_array(py, obj, copy);
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "{} has neither __dlpack__ nor an array interface",
+                    obj.get_type().name()?
+                )));
+            };
+            let t = dlpack::consume(&capsule)?;
+            let dtype = DType::from_dlpack(t.dtype.code, t.dtype.bits, t.dtype.lanes)?;
+            let location = dlpack::location_of_device(t.device)?;
+            let shape = t
+                .shape
+                .iter()
+                .map(|&n| usize::try_from(n).map_err(|_| PyValueError::new_err("negative extent")))
+                .collect::<PyResult<Vec<_>>>()?;
+            elements(&shape, dtype.size)?;
+            let strides = t
+                .strides
+                .as_ref()
+                .map(|s| {
+                    s.iter()
+                        .map(|&e| {
+                            isize::try_from(e)
+                                .ok()
+                                .and_then(|e| e.checked_mul(dtype.size as isize))
+                                .ok_or_else(|| {
+                                    PyValueError::new_err(format!("stride {e} is out of range"))
+                                })
+                        })
+                        .collect::<PyResult<Vec<isize>>>()
+                })
+                .transpose()?;
+            Foreign {
+                location,
+                device: t.device,
+                data: t.data,
+                byte_offset: t.byte_offset,
+                shape,
+                strides,
+                dtype,
+                read_only: t.read_only,
+                keep: Box::new(t.owner),
             }
-            match obj.call_method("__dlpack__", (), Some(&kwargs)) {
-                Ok(c) => c,
-                // A producer from before DLPack 1.0 takes no keywords.
-                Err(e) if e.is_instance_of::<PyTypeError>(py) => obj.call_method0("__dlpack__")?,
-                Err(e) => return Err(e),
-            }
-        } else if obj.hasattr("__array_interface__")? || obj.hasattr("__cuda_array_interface__")? {
-            return Self::from_array(py, obj, copy);
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "{} has neither __dlpack__ nor an array interface",
-                obj.get_type().name()?
-            )));
-        };
-        let t = dlpack::consume(&capsule)?;
-        let dtype = DType::from_dlpack(t.dtype.code, t.dtype.bits, t.dtype.lanes)?;
-        let location = dlpack::location_of_device(t.device)?;
-        let shape = t
-            .shape
-            .iter()
-            .map(|&n| usize::try_from(n).map_err(|_| PyValueError::new_err("negative extent")))
-            .collect::<PyResult<Vec<_>>>()?;
-        let strides = t.strides.as_ref().map(|s| {
-            s.iter()
-                .map(|&e| e as isize * dtype.size as isize)
-                .collect()
-        });
-        Foreign {
-            location,
-            device: t.device,
-            data: t.data,
-            byte_offset: t.byte_offset,
-            shape,
-            strides,
-            dtype,
-            read_only: t.read_only,
-            keep: Box::new(t.owner),
-        }
-        .adopt(py, copy)
+            .adopt(py, copy)
+        })
     }
 
     /// Adopts the memory of an object with `__array_interface__` (host) or
@@ -354,53 +402,55 @@ impl PyBuffer {
         obj: &Bound<'_, PyAny>,
         copy: Option<bool>,
     ) -> PyResult<PyBuffer> {
-        let (iface, location) = if let Ok(i) = obj.getattr("__array_interface__") {
-            (i, Location::Host)
-        } else if let Ok(i) = obj.getattr("__cuda_array_interface__") {
-            let id = obj
-                .call_method0("__dlpack_device__")
-                .and_then(|d| d.extract::<(i32, u32)>())
-                .map_or(0, |(_, id)| id);
-            (i, Location::Cuda(id))
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "{} has no __array_interface__ or __cuda_array_interface__",
-                obj.get_type().name()?
-            )));
-        };
-        let iface = iface.cast_into::<PyDict>()?;
-        let item = |key: &str| iface.get_item(key).ok().flatten().filter(|v| !v.is_none());
-        let (ptr, read_only): (usize, bool) = item("data")
+        guarded(|| {
+            let (iface, location) = if let Ok(i) = obj.getattr("__array_interface__") {
+                (i, Location::Host)
+            } else if let Ok(i) = obj.getattr("__cuda_array_interface__") {
+                let id = obj
+                    .call_method0("__dlpack_device__")
+                    .and_then(|d| d.extract::<(i32, u32)>())
+                    .map_or(0, |(_, id)| id);
+                (i, Location::Cuda(id))
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "{} has no __array_interface__ or __cuda_array_interface__",
+                    obj.get_type().name()?
+                )));
+            };
+            let iface = iface.cast_into::<PyDict>()?;
+            let item = |key: &str| iface.get_item(key).ok().flatten().filter(|v| !v.is_none());
+            let (ptr, read_only): (usize, bool) = item("data")
             .ok_or_else(|| PyBufferError::new_err("the array interface has no data pointer (buffer-protocol data is not supported)"))?
             .extract()?;
-        if item("mask").is_some() {
-            return Err(PyBufferError::new_err("masked arrays are not supported"));
-        }
-        let typestr: String = item("typestr")
-            .ok_or_else(|| PyBufferError::new_err("the array interface has no typestr"))?
-            .extract()?;
-        let dtype = DType::from_typestr(&typestr)?;
-        let shape: Vec<usize> = item("shape")
-            .ok_or_else(|| PyBufferError::new_err("the array interface has no shape"))?
-            .extract()?;
-        let strides: Option<Vec<isize>> = item("strides").map(|s| s.extract()).transpose()?;
-        let offset: usize = item("offset")
-            .map(|o| o.extract())
-            .transpose()?
-            .unwrap_or(0);
-        let device = dlpack::device_of_location(location, None);
-        Foreign {
-            location,
-            device,
-            data: ptr as *mut u8,
-            byte_offset: offset as u64,
-            shape,
-            strides,
-            dtype,
-            read_only,
-            keep: Box::new(obj.clone().unbind()),
-        }
-        .adopt(py, copy)
+            if item("mask").is_some() {
+                return Err(PyBufferError::new_err("masked arrays are not supported"));
+            }
+            let typestr: String = item("typestr")
+                .ok_or_else(|| PyBufferError::new_err("the array interface has no typestr"))?
+                .extract()?;
+            let dtype = DType::from_typestr(&typestr)?;
+            let shape: Vec<usize> = item("shape")
+                .ok_or_else(|| PyBufferError::new_err("the array interface has no shape"))?
+                .extract()?;
+            let strides: Option<Vec<isize>> = item("strides").map(|s| s.extract()).transpose()?;
+            let offset: usize = item("offset")
+                .map(|o| o.extract())
+                .transpose()?
+                .unwrap_or(0);
+            let device = dlpack::device_of_location(location, None);
+            Foreign {
+                location,
+                device,
+                data: ptr as *mut u8,
+                byte_offset: offset as u64,
+                shape,
+                strides,
+                dtype,
+                read_only,
+                keep: Box::new(obj.clone().unbind()),
+            }
+            .adopt(py, copy)
+        })
     }
 
     fn __repr__(&self) -> String {

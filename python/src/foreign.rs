@@ -70,7 +70,20 @@ impl Foreign {
             keep,
         } = self;
         locus::registry().device(location).map_err(py_err)?;
-        let len: usize = shape.iter().product();
+        let len = buffer::elements(&shape, dtype.size)?;
+        if len == 0 {
+            // Nothing to adopt (the pointer of an empty array may be anything, null too).
+            drop(keep);
+            let store = py
+                .detach(|| Store::zeroed(location, 0, dtype.size))
+                .map_err(py_err)?;
+            return Ok(PyBuffer::wrap(store, dtype, shape, read_only));
+        }
+        if data.is_null() {
+            return Err(PyBufferError::new_err(format!(
+                "the {location} array of shape {shape:?} has a null data pointer; there is no memory to adopt"
+            )));
+        }
         let compact = strides
             .as_ref()
             .is_none_or(|s| len == 0 || is_compact(&shape, s, dtype.size));

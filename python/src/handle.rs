@@ -54,7 +54,7 @@ impl Handle {
     /// The shape.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, &self.view.shape)
+        guarded(|| PyTuple::new(py, &self.view.shape))
     }
 
     /// Size in bytes.
@@ -73,40 +73,44 @@ impl Handle {
     /// host; other handles have none (use DLPack, or `access("host")`).
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let Some(m) = &self.view.mapping else {
-            return Err(PyAttributeError::new_err(format!(
+        guarded(|| {
+            let Some(m) = &self.view.mapping else {
+                return Err(PyAttributeError::new_err(format!(
                 "memory at {} is not host-addressable from {}: call access(\"host\") for a host view, or use DLPack",
                 self.view.memory.location(),
                 self.view.consumer
             )));
-        };
-        let d = PyDict::new(py);
-        d.set_item("version", 3)?;
-        d.set_item("shape", PyTuple::new(py, &self.view.shape)?)?;
-        d.set_item("typestr", self.view.dtype.typestr())?;
-        d.set_item("data", (m.as_ptr() as usize, !self.view.writable))?;
-        d.set_item("strides", py.None())?;
-        Ok(d)
+            };
+            let d = PyDict::new(py);
+            d.set_item("version", 3)?;
+            d.set_item("shape", PyTuple::new(py, &self.view.shape)?)?;
+            d.set_item("typestr", self.view.dtype.typestr())?;
+            d.set_item("data", (m.as_ptr() as usize, !self.view.writable))?;
+            d.set_item("strides", py.None())?;
+            Ok(d)
+        })
     }
 
     /// CUDA's array interface (version 3), for handles of CUDA device memory.
     #[getter]
     fn __cuda_array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let Native::Cuda { ptr, .. } = self.view.memory.native() else {
-            return Err(PyAttributeError::new_err(format!(
-                "memory at {} is not CUDA memory",
-                self.view.memory.location()
-            )));
-        };
-        let d = PyDict::new(py);
-        d.set_item("version", 3)?;
-        d.set_item("shape", PyTuple::new(py, &self.view.shape)?)?;
-        d.set_item("typestr", self.view.dtype.typestr())?;
-        d.set_item("data", (*ptr as usize, !self.view.writable))?;
-        d.set_item("strides", py.None())?;
-        // locus waits for its work before handing out a handle: no stream to order on.
-        d.set_item("stream", py.None())?;
-        Ok(d)
+        guarded(|| {
+            let Native::Cuda { ptr, .. } = self.view.memory.native() else {
+                return Err(PyAttributeError::new_err(format!(
+                    "memory at {} is not CUDA memory",
+                    self.view.memory.location()
+                )));
+            };
+            let d = PyDict::new(py);
+            d.set_item("version", 3)?;
+            d.set_item("shape", PyTuple::new(py, &self.view.shape)?)?;
+            d.set_item("typestr", self.view.dtype.typestr())?;
+            d.set_item("data", (*ptr as usize, !self.view.writable))?;
+            d.set_item("strides", py.None())?;
+            // locus waits for its work before handing out a handle: no stream to order on.
+            d.set_item("stream", py.None())?;
+            Ok(d)
+        })
     }
 
     /// numpy calls this when there is no array interface: a clear error instead of an
@@ -117,13 +121,15 @@ impl Handle {
         dtype: Option<Bound<'_, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
-        let _ = (dtype, copy);
-        Err(PyTypeError::new_err(format!(
-            "a handle at {} holds memory at {} that host code cannot address; \
+        guarded(|| {
+            let _ = (dtype, copy);
+            Err(PyTypeError::new_err(format!(
+                "a handle at {} holds memory at {} that host code cannot address; \
              call buffer.access(\"host\") (or access_mut) for a numpy view",
-            self.view.consumer,
-            self.view.memory.location()
-        )))
+                self.view.consumer,
+                self.view.memory.location()
+            )))
+        })
     }
 
     /// `(device_type, device_id)` as DLPack numbers them: CPU 1, CUDA 2 (3 pinned, 13
@@ -148,64 +154,66 @@ impl Handle {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
-        let own = self.view.dl_device();
-        let wanted = dl_device.map(|(t, i)| DLDevice {
-            device_type: t,
-            device_id: i,
-        });
-        let needs_copy = copy == Some(true) || wanted.is_some_and(|w| w != own);
-        let view = if needs_copy {
-            if copy == Some(false) {
-                return Err(PyBufferError::new_err(format!(
-                    "the data is on DLPack device {:?}, {:?} was asked for with copy=False",
-                    (own.device_type, own.device_id),
-                    dl_device
-                )));
-            }
-            let target = dlpack::location_of_device(wanted.unwrap_or(own))?;
-            Arc::new(
-                py.detach(|| copy_view(&self.view, target))
-                    .map_err(py_err)?,
-            )
-        } else {
-            Arc::clone(&self.view)
-        };
-        let device = view.dl_device();
-        match &stream {
-            Some(s) if !s.is_none() && device.device_type == dlpack::DL_CPU => {
-                return Err(PyBufferError::new_err(
-                    "stream must be None for CPU data (the DLPack protocol)",
-                ))
-            }
-            Some(s) if s.extract::<i64>().ok() == Some(-1) => {}
-            _ => {
-                if device.device_type != dlpack::DL_CPU {
-                    let memory = Arc::clone(&view.memory);
-                    py.detach(|| memory.device().synchronize())
-                        .map_err(py_err)?;
+        guarded(|| {
+            let own = self.view.dl_device();
+            let wanted = dl_device.map(|(t, i)| DLDevice {
+                device_type: t,
+                device_id: i,
+            });
+            let needs_copy = copy == Some(true) || wanted.is_some_and(|w| w != own);
+            let view = if needs_copy {
+                if copy == Some(false) {
+                    return Err(PyBufferError::new_err(format!(
+                        "the data is on DLPack device {:?}, {:?} was asked for with copy=False",
+                        (own.device_type, own.device_id),
+                        dl_device
+                    )));
+                }
+                let target = dlpack::location_of_device(wanted.unwrap_or(own))?;
+                Arc::new(
+                    py.detach(|| copy_view(&self.view, target))
+                        .map_err(py_err)?,
+                )
+            } else {
+                Arc::clone(&self.view)
+            };
+            let device = view.dl_device();
+            match &stream {
+                Some(s) if !s.is_none() && device.device_type == dlpack::DL_CPU => {
+                    return Err(PyBufferError::new_err(
+                        "stream must be None for CPU data (the DLPack protocol)",
+                    ))
+                }
+                Some(s) if s.extract::<i64>().ok() == Some(-1) => {}
+                _ => {
+                    if device.device_type != dlpack::DL_CPU {
+                        let memory = Arc::clone(&view.memory);
+                        py.detach(|| memory.device().synchronize())
+                            .map_err(py_err)?;
+                    }
                 }
             }
-        }
-        let (data, byte_offset) = view.dl_data();
-        if device.device_type == dlpack::DL_VULKAN {
-            remember_wgpu_export(data as usize, byte_offset, &view);
-        }
-        let description = dlpack::Description {
-            data,
-            device,
-            dtype: DLDataType {
-                code: view.dtype.code,
-                bits: (view.dtype.size * 8) as u8,
-                lanes: 1,
-            },
-            byte_offset,
-            read_only: !view.writable,
-            copied: view.copied,
-        };
-        let shape = view.shape.iter().map(|&s| s as i64).collect();
-        let export = dlpack::Export { keep: view, shape };
-        let versioned = max_version.is_some_and(|(major, _)| major >= 1);
-        dlpack::capsule(py, description, export, versioned)
+            let (data, byte_offset) = view.dl_data();
+            if device.device_type == dlpack::DL_VULKAN {
+                remember_wgpu_export(data as usize, byte_offset, &view);
+            }
+            let description = dlpack::Description {
+                data,
+                device,
+                dtype: DLDataType {
+                    code: view.dtype.code,
+                    bits: (view.dtype.size * 8) as u8,
+                    lanes: 1,
+                },
+                byte_offset,
+                read_only: !view.writable,
+                copied: view.copied,
+            };
+            let shape = view.shape.iter().map(|&s| s as i64).collect();
+            let export = dlpack::Export { keep: view, shape };
+            let versioned = max_version.is_some_and(|(major, _)| major >= 1);
+            dlpack::capsule(py, description, export, versioned)
+        })
     }
 
     /// Ends the write this handle declared (arrays made from it keep the memory alive,

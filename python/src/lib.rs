@@ -53,6 +53,23 @@ fn py_err(e: locus::Error) -> PyErr {
     }
 }
 
+/// Runs the body of a Python entry point. locus does not panic on any input a caller can
+/// pass; should a bug make it, the panic becomes a `LocusError` that says so here,
+/// instead of crossing into Python as pyo3's `PanicException` (a `BaseException`, which
+/// `except Exception` does not catch).
+fn guarded<R>(body: impl FnOnce() -> PyResult<R>) -> PyResult<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into());
+        Err(LocusError::new_err(format!(
+            "internal error in locus: {what} (a bug: please report it with the call that made it; the buffer involved may be stale)"
+        )))
+    })
+}
+
 fn parse_location(name: &str) -> PyResult<Location> {
     name.trim().parse::<Location>().map_err(py_err)
 }
@@ -71,25 +88,34 @@ fn available() -> Vec<String> {
 /// `{"opencl": {"locations": ["opencl:0"], "missing": None, "skipped": []}, ...}`.
 #[pyfunction]
 fn info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-    let registry = locus::registry();
-    let out = PyDict::new(py);
-    for t in locus::Technology::ALL {
-        let entry = PyDict::new(py);
-        let locations: Vec<String> = registry
-            .locations()
-            .into_iter()
-            .filter(|l| l.technology() == t)
-            .map(|l| l.to_string())
-            .collect();
-        entry.set_item("locations", locations)?;
-        entry.set_item("missing", registry.missing().get(&t).cloned())?;
-        entry.set_item(
-            "skipped",
-            registry.skipped().get(&t).cloned().unwrap_or_default(),
-        )?;
-        out.set_item(t.to_string(), entry)?;
-    }
-    Ok(out)
+    guarded(|| {
+        let registry = locus::registry();
+        let out = PyDict::new(py);
+        for t in locus::Technology::ALL {
+            let entry = PyDict::new(py);
+            let locations: Vec<String> = registry
+                .locations()
+                .into_iter()
+                .filter(|l| l.technology() == t)
+                .map(|l| l.to_string())
+                .collect();
+            entry.set_item("locations", locations)?;
+            entry.set_item("missing", registry.missing().get(&t).cloned())?;
+            entry.set_item(
+                "skipped",
+                registry.skipped().get(&t).cloned().unwrap_or_default(),
+            )?;
+            out.set_item(t.to_string(), entry)?;
+        }
+        Ok(out)
+    })
+}
+
+/// Panics inside the entry-point guard (for the test that checks a panic reaches Python
+/// as a `LocusError`, not as pyo3's `PanicException`). Not part of the API.
+#[pyfunction]
+fn _panic_for_tests(message: &str) -> PyResult<()> {
+    guarded(|| panic!("{message}"))
 }
 
 /// The dtypes locus buffers hold.
@@ -101,8 +127,10 @@ fn dtypes() -> Vec<&'static str> {
 /// The DLPack `(device_type, device_id)` of memory at `location`.
 #[pyfunction]
 fn dlpack_device(location: &str) -> PyResult<(i32, i32)> {
-    let d = dlpack::device_of_location(parse_location(location)?, None);
-    Ok((d.device_type, d.device_id))
+    guarded(|| {
+        let d = dlpack::device_of_location(parse_location(location)?, None);
+        Ok((d.device_type, d.device_id))
+    })
 }
 
 /// The compiled part of the `locus` package.
@@ -113,6 +141,7 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(available, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack_device, m)?)?;
     m.add_function(wrap_pyfunction!(resources::use_pool, m)?)?;
     m.add_function(wrap_pyfunction!(resources::use_upstream, m)?)?;

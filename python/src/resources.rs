@@ -10,7 +10,7 @@ use locus::Location;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::{lock, parse_location, py_err};
+use crate::{guarded, lock, parse_location, py_err};
 
 /// A pool `use_pool` installed, and the statistics adaptor over it.
 type Counted = (Arc<Pool>, Arc<Statistics>);
@@ -30,37 +30,41 @@ pub fn use_pool(
     initial_size: usize,
     maximum_size: usize,
 ) -> PyResult<String> {
-    let at = parse_location(location)?;
-    py.detach(|| {
-        let pool = Arc::new(Pool::new(
-            resource::upstream(at)?,
-            initial_size,
-            maximum_size,
-        ));
-        pool.reserve(initial_size)?;
-        let counted = Arc::new(Statistics::new(pool.clone()));
-        resource::set_default(at, counted.clone())?;
-        let description = counted.describe();
-        lock(&POOLS)
-            .get_or_insert_with(HashMap::new)
-            .insert(at, (pool, counted));
-        Ok(description)
+    guarded(|| {
+        let at = parse_location(location)?;
+        py.detach(|| {
+            let pool = Arc::new(Pool::new(
+                resource::upstream(at)?,
+                initial_size,
+                maximum_size,
+            ));
+            pool.reserve(initial_size)?;
+            let counted = Arc::new(Statistics::new(pool.clone()));
+            resource::set_default(at, counted.clone())?;
+            let description = counted.describe();
+            lock(&POOLS)
+                .get_or_insert_with(HashMap::new)
+                .insert(at, (pool, counted));
+            Ok(description)
+        })
+        .map_err(py_err)
     })
-    .map_err(py_err)
 }
 
 /// Makes the backend's own allocation the default resource at `location` again.
 #[pyfunction]
 pub fn use_upstream(py: Python<'_>, location: &str) -> PyResult<()> {
-    let at = parse_location(location)?;
-    py.detach(|| {
-        resource::set_default(at, resource::upstream(at)?)?;
-        if let Some(pools) = lock(&POOLS).as_mut() {
-            pools.remove(&at);
-        }
-        Ok(())
+    guarded(|| {
+        let at = parse_location(location)?;
+        py.detach(|| {
+            resource::set_default(at, resource::upstream(at)?)?;
+            if let Some(pools) = lock(&POOLS).as_mut() {
+                pools.remove(&at);
+            }
+            Ok(())
+        })
+        .map_err(py_err)
     })
-    .map_err(py_err)
 }
 
 /// The default resource at `location` and, when it is a pool from `use_pool`, what it
@@ -68,22 +72,24 @@ pub fn use_upstream(py: Python<'_>, location: &str) -> PyResult<()> {
 /// "peak_count", "total_count", "pool_bytes"}` (`pool_bytes`: taken from the backend).
 #[pyfunction]
 pub fn memory_statistics<'py>(py: Python<'py>, location: &str) -> PyResult<Bound<'py, PyDict>> {
-    let at = parse_location(location)?;
-    let out = PyDict::new(py);
-    let current = py
-        .detach(|| resource::default_for(at).map(|r| r.describe()))
-        .map_err(py_err)?;
-    out.set_item("resource", current)?;
-    let counted = lock(&POOLS).as_ref().and_then(|p| p.get(&at).cloned());
-    if let Some((pool, counted)) = counted {
-        let t = counted.totals();
-        out.set_item("current_bytes", t.current_bytes)?;
-        out.set_item("peak_bytes", t.peak_bytes)?;
-        out.set_item("total_bytes", t.total_bytes)?;
-        out.set_item("current_count", t.current_count)?;
-        out.set_item("peak_count", t.peak_count)?;
-        out.set_item("total_count", t.total_count)?;
-        out.set_item("pool_bytes", pool.held_bytes())?;
-    }
-    Ok(out)
+    guarded(|| {
+        let at = parse_location(location)?;
+        let out = PyDict::new(py);
+        let current = py
+            .detach(|| resource::default_for(at).map(|r| r.describe()))
+            .map_err(py_err)?;
+        out.set_item("resource", current)?;
+        let counted = lock(&POOLS).as_ref().and_then(|p| p.get(&at).cloned());
+        if let Some((pool, counted)) = counted {
+            let t = counted.totals();
+            out.set_item("current_bytes", t.current_bytes)?;
+            out.set_item("peak_bytes", t.peak_bytes)?;
+            out.set_item("total_bytes", t.total_bytes)?;
+            out.set_item("current_count", t.current_count)?;
+            out.set_item("peak_count", t.peak_count)?;
+            out.set_item("total_count", t.total_count)?;
+            out.set_item("pool_bytes", pool.held_bytes())?;
+        }
+        Ok(out)
+    })
 }

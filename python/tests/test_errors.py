@@ -71,3 +71,45 @@ def test_not_an_array():
         locus.Buffer.from_dlpack(object())
     with pytest.raises(TypeError):
         locus.Buffer("host", "ten")
+
+
+def test_a_shape_whose_size_overflows_is_refused():
+    # Before: accepted, with size 0 and len 2**32.
+    for shape, dtype in [((1 << 32, 1 << 32), "uint8"), ((1 << 62,), "float64"), ((1 << 40,) * 3, "int8")]:
+        with pytest.raises(ValueError, match="more bytes than memory can address"):
+            locus.Buffer("host", shape, dtype=dtype)
+
+
+class _Interface:
+    def __init__(self, data, shape):
+        self.__array_interface__ = {"data": (data, False), "shape": shape, "typestr": "<f4", "version": 3}
+
+
+def test_a_null_data_pointer_is_refused():
+    # Before: a segmentation fault (numpy itself refuses such an interface).
+    with pytest.raises(BufferError, match="null data pointer"):
+        locus.Buffer.from_array(_Interface(0, (4,)))
+    empty = locus.Buffer.from_array(_Interface(0, (0,)))
+    assert empty.size == 0 and empty.to_numpy().shape == (0,)
+
+
+def test_huge_requests_through_a_pool_are_errors_not_panics(location):
+    # Before: pyo3_runtime.PanicException (a BaseException) from the pool's size classes.
+    locus.use_pool(location, 1 << 20, 1 << 26)
+    try:
+        for n in [(1 << 62) - 1, 1 << 61, (1 << 63) // 4 - 1]:
+            with pytest.raises((MemoryError, ValueError, locus.LocusError)):
+                locus.Buffer(location, n, dtype="uint8")
+        b = locus.Buffer(location, 1000, dtype="uint8", fill=7)
+        assert int(b.to_numpy().sum()) == 7000
+    finally:
+        locus.use_upstream(location)
+
+
+def test_a_panic_is_a_locus_error():
+    # Every entry point runs inside the guard this goes through: a bug that panics is an
+    # ordinary exception that `except Exception` catches, not a PanicException.
+    from locus import _locus
+
+    with pytest.raises(locus.LocusError, match="internal error in locus: boom"):
+        _locus._panic_for_tests("boom")

@@ -63,9 +63,14 @@ impl Limiting {
         bytes: usize,
         allocate: impl FnOnce(&dyn MemoryResource) -> Result<Block>,
     ) -> Result<Block> {
-        let previous = self.used.fetch_add(bytes, Ordering::SeqCst);
-        if previous + bytes > self.budget {
-            self.used.fetch_sub(bytes, Ordering::SeqCst);
+        // Taken only when it fits: no sum that overflows, nothing to give back on refusal.
+        let taken = self
+            .used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                used.checked_add(bytes)
+                    .filter(|total| *total <= self.budget)
+            });
+        if let Err(previous) = taken {
             return Err(Error::OutOfMemory {
                 location: self.location(),
                 requested: bytes,

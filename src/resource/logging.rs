@@ -218,12 +218,12 @@ impl Columns {
 /// ends.
 struct Live<'a> {
     resource: &'a dyn MemoryResource,
-    blocks: HashMap<String, Block>,
+    blocks: HashMap<String, (Block, usize)>,
 }
 
 impl Drop for Live<'_> {
     fn drop(&mut self) {
-        for (_, b) in self.blocks.drain() {
+        for (_, (b, _)) in self.blocks.drain() {
             self.resource.deallocate(b);
         }
     }
@@ -262,14 +262,15 @@ pub fn replay(log: &str, resource: &dyn MemoryResource) -> Result<ReplayReport> 
                     return Err(bad("allocated again before it was freed"));
                 }
                 let block = resource.allocate(size, crate::core::device::ALIGNMENT)?;
-                live.blocks.insert(key.to_string(), block);
-                bytes += size;
+                live.blocks.insert(key.to_string(), (block, size));
+                bytes = bytes.saturating_add(size);
                 peak = peak.max(bytes);
                 peak_count = peak_count.max(live.blocks.len());
             }
             "free" => {
-                if let Some(b) = live.blocks.remove(key) {
-                    bytes -= b.bytes();
+                // The size the log asked for, not the block's (a resource may round up).
+                if let Some((b, size)) = live.blocks.remove(key) {
+                    bytes = bytes.saturating_sub(size);
                     resource.deallocate(b);
                 }
             }

@@ -150,10 +150,24 @@ case ",$LOCUS_REQUIRE," in
     export LOCUS_EXPECT_HIP_NO_DEVICE=1
     ;;
 esac
+# The stress and fuzz tests run briefly here (debug build, overflow checks on) and at
+# length in the release step below.
+export LOCUS_STRESS_MS="${LOCUS_STRESS_MS:-400}" LOCUS_FUZZ_SECS="${LOCUS_FUZZ_SECS:-1}"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --all-features --no-fail-fast "${ignored[@]}"
 else
   cargo test --all-features --no-fail-fast -- ${ignored:+--include-ignored}
 fi
 cargo test --doc --all-features
+
+step "stress (three runs) and fuzz, release builds"
+# Every location, 2x cores and 16 threads of random operations each checked against a
+# per-thread model; the WebGPU concurrency tests; then each parser fuzzed for 15 s.
+for run in 1 2 3; do
+  echo "--- stress run $run"
+  LOCUS_STRESS_MS=1500 cargo test --release --all-features --test stress --test webgpu -- \
+    ${ignored:+--include-ignored} --nocapture 2>&1 | grep -E "STRESS|test result|panicked|FAILED|^thread"
+done
+LOCUS_FUZZ_SECS=15 cargo test --release --all-features --test fuzz -- --nocapture --test-threads=1 2>&1 \
+  | grep -E "FUZZ|test result|panicked"
 

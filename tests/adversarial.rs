@@ -265,3 +265,15 @@ fn a_default_resource_is_for_its_own_location() {
     assert_eq!(b.location(), other);
     assert_eq!(b.memory_at(other).unwrap().location(), other);
 }
+
+proptest! {
+    /// The reference Jacobi step with any grid size and slices of any length.
+    #[test]
+    fn jacobi_reference_with_any_grid(nx in extreme(), ny in extreme(), len in 0usize..300) {
+        let src = vec![1.0f32; len];
+        let mut dst = vec![0.0f32; len];
+        answers(format!("jacobi_reference({nx} x {ny}) on {len}"), move || {
+            locus::codelet::kernels::jacobi_reference(&src, &mut dst, nx, ny);
+        });
+    }
+}

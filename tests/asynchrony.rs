@@ -58,9 +58,16 @@ fn device_copies_are_native_where_the_technology_has_a_queue() {
         let host = Arc::new(Memory::new(Location::Host, n).unwrap());
         let data = common::pattern_u8(n, 11);
         host.write(0, &data).unwrap();
+        // CUDA and HIP copy within a device on its stream (`cuMemcpyDtoDAsync`,
+        // `hipMemcpyAsync`) too: expecting a worker thread there was a false failure
+        // waiting for the first GPU run.
         let native = matches!(
             l.technology(),
-            locus::Technology::OpenCl | locus::Technology::Sycl | locus::Technology::WebGpu
+            locus::Technology::OpenCl
+                | locus::Technology::Sycl
+                | locus::Technology::WebGpu
+                | locus::Technology::Cuda
+                | locus::Technology::Hip
         );
         let up = host.copy_to_async(0, &a, 0, n, &[]).unwrap();
         // A dependency the device cannot take natively (a worker thread's upload here,

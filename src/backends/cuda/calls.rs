@@ -121,9 +121,11 @@ impl GpuApi for CudaApi {
         self.synchronize()
     }
 
-    unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), GpuError> {
-        // SAFETY: per the caller's contract.
-        unsafe { result::memset_d8_sync(dst, byte, n) }.map_err(err("cuMemsetD8"))
+    unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract; on locus's stream, not the NULL stream.
+        unsafe { result::memset_d8_async(dst, byte, n, self.stream()) }
+            .map_err(err("cuMemsetD8Async"))?;
+        self.finish(wait)
     }
 
     fn synchronize(&self) -> Result<(), GpuError> {

@@ -16,6 +16,8 @@ impl<A: GpuApi> Device for GpuDevice<A> {
     }
 
     fn synchronize(&self) -> Result<()> {
+        // This device's stream, whichever device the calling thread used last.
+        self.activate()?;
         self.api
             .synchronize()
             .map_err(|e| self.fail("synchronize", e))
@@ -111,8 +113,8 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         if pattern.iter().all(|&b| b == pattern[0]) {
             let (ptr, _) = self.ptr(dst)?;
             self.activate()?;
-            // SAFETY: the range was bounds-checked.
-            return unsafe { self.api.memset(ptr + offset as u64, pattern[0], len) }
+            // SAFETY: the range was bounds-checked; the memset is waited for.
+            return unsafe { self.api.memset(ptr + offset as u64, pattern[0], len, true) }
                 .map_err(|e| self.fail("memset", e));
         }
         fill_by_writes(self, dst, offset, len, pattern)

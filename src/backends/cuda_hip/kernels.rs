@@ -54,6 +54,10 @@ impl<A: GpuApi> GpuDevice<A> {
             }
             values.push(v);
         }
+        // Nothing to run: drivers refuse a grid with a zero dimension.
+        if spec.global.contains(&0) {
+            return Ok(Completion::done());
+        }
         let mut params: Vec<*mut c_void> =
             values.iter_mut().map(|v| v.as_mut_ptr().cast()).collect();
         let block = if spec.dims >= 2 {

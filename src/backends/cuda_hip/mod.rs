@@ -31,6 +31,9 @@ mod device;
 mod kernels;
 mod work;
 
+#[cfg(all(test, feature = "cuda"))]
+mod simulated;
+
 /// Bytes per pinned staging chunk.
 pub(crate) const STAGING: usize = 8 << 20;
 
@@ -119,11 +122,14 @@ pub trait GpuApi: Send + Sync + 'static {
         src_ordinal: u32,
         n: usize,
     ) -> Result<(), GpuError>;
-    /// Sets `n` bytes to `byte`, synchronous.
+    /// Sets `n` bytes to `byte` on the current device's stream (`cuMemsetD8Async` /
+    /// `hipMemsetAsync`: ordered after the copies and kernels before it, unlike the
+    /// NULL-stream `cuMemsetD8`, which a non-blocking stream does not wait for); `wait`
+    /// synchronises it.
     ///
     /// # Safety
-    /// The range is valid.
-    unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), GpuError>;
+    /// The range is valid until the memset completes.
+    unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError>;
     /// Waits for the current device's stream.
     fn synchronize(&self) -> Result<(), GpuError>;
     /// Waits for the current device's stream when `wait` is set (the end of every
@@ -311,22 +317,33 @@ impl<A: GpuApi> GpuDevice<A> {
         })
     }
 
-    /// Runs `f` with the two pinned staging chunks of this device and their events.
+    /// Runs `f` with the two pinned staging chunks of this device and their events. When
+    /// `f` fails part-way, the stream is synchronised before the chunks are given back:
+    /// a copy it queued may still be reading or writing them.
     fn with_staging<R>(&self, f: impl FnOnce(&[u64], &[u64]) -> Result<R>) -> Result<R> {
         let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         while staging.len() < 2 {
             // SAFETY: the device is current (callers activate it first).
             let p = unsafe { self.api.alloc(GpuMemory::Pinned, STAGING) }
                 .map_err(|e| self.fail("allocate pinned staging", e))?;
-            let e = self
-                .api
-                .event_create()
-                .map_err(|e| self.fail("create event", e))?;
+            let e = match self.api.event_create() {
+                Ok(e) => e,
+                Err(e) => {
+                    // SAFETY: allocated just above as pinned memory; nothing uses it.
+                    unsafe { self.api.free(GpuMemory::Pinned, p) };
+                    return Err(self.fail("create event", e));
+                }
+            };
             staging.push((p, e));
         }
         let chunks = [staging[0].0, staging[1].0];
         let events = [staging[0].1, staging[1].1];
-        f(&chunks, &events)
+        let result = f(&chunks, &events);
+        if result.is_err() {
+            // Best effort: the first error is the one reported.
+            let _ = self.activate().map(|()| self.api.synchronize());
+        }
+        result
     }
 
     /// Host -> device. Pinned sources go straight over DMA; pageable ones are staged

@@ -1,7 +1,9 @@
-//! The GPU logic without a GPU: a simulated driver whose "device memory" is host
-//! memory (CHAI's simulation idea), so routes, staging chunk plans, accessibility
-//! and data paths are tested as functions of the device facts.
+//! The GPU logic without a GPU, on the strict simulated driver (`simulated.rs`): routes,
+//! staging chunk plans, accessibility and data paths as functions of the device facts,
+//! and the driver rules a real GPU enforces (a current context per thread, stream
+//! order, events tied to their context, launch sizes, failures part-way).
 
+use super::simulated::Strict;
 use super::work::StreamEvent;
 use super::*;
 use crate::runtime::event::Event;
@@ -10,116 +12,14 @@ use crate::runtime::transfer::matrix::TransferMatrix;
 /// No dependencies.
 const NONE: &[Event] = &[];
 
-/// A fake CUDA driver: `peer` says which ordinals may access which; allocations larger
-/// than `memory` fail with the driver's out-of-memory code.
-struct Simulated {
-    peer: Vec<(u32, u32)>,
-    memory: usize,
-}
-
-impl GpuApi for Simulated {
-    const TECHNOLOGY: Technology = Technology::Cuda;
-    fn activate(&self, _: u32) -> Result<(), GpuError> {
-        Ok(())
-    }
-    unsafe fn alloc(&self, _: GpuMemory, bytes: usize) -> Result<u64, GpuError> {
-        if bytes > self.memory {
-            return Err(GpuError {
-                call: "cuMemAlloc",
-                code: 2,
-                name: "CUDA_ERROR_OUT_OF_MEMORY: out of memory".into(),
-                out_of_memory: true,
-            });
-        }
-        Ok(Box::into_raw(vec![0u8; bytes].into_boxed_slice()) as *mut u8 as u64)
-    }
-    unsafe fn free(&self, _: GpuMemory, _: u64) {
-        // Leaked on purpose: the simulated allocations do not record their sizes.
-    }
-    unsafe fn to_device(
-        &self,
-        dst: u64,
-        src: *const u8,
-        n: usize,
-        _: bool,
-    ) -> Result<(), GpuError> {
-        // SAFETY: simulated device memory is host memory of at least `n` bytes.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst as *mut u8, n) };
-        Ok(())
-    }
-    unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, _: bool) -> Result<(), GpuError> {
-        // SAFETY: as above.
-        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst, n) };
-        Ok(())
-    }
-    unsafe fn on_device(&self, dst: u64, src: u64, n: usize, _: bool) -> Result<(), GpuError> {
-        // SAFETY: as above.
-        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) };
-        Ok(())
-    }
-    unsafe fn peer(&self, dst: u64, _: u32, src: u64, _: u32, n: usize) -> Result<(), GpuError> {
-        // SAFETY: as above.
-        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n) };
-        Ok(())
-    }
-    unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), GpuError> {
-        // SAFETY: as above.
-        unsafe { std::ptr::write_bytes(dst as *mut u8, byte, n) };
-        Ok(())
-    }
-    fn synchronize(&self) -> Result<(), GpuError> {
-        Ok(())
-    }
-    fn event_create(&self) -> Result<u64, GpuError> {
-        Ok(1)
-    }
-    unsafe fn event_record(&self, _: u64) -> Result<(), GpuError> {
-        Ok(())
-    }
-    unsafe fn event_wait(&self, _: u64) -> Result<(), GpuError> {
-        Ok(())
-    }
-    unsafe fn event_query(&self, _: u64) -> Result<bool, GpuError> {
-        Ok(true)
-    }
-    unsafe fn event_destroy(&self, _: u64) {}
-    fn enable_peer(&self, from: u32, to: u32) -> bool {
-        self.peer.contains(&(from, to))
-    }
-    fn compile(&self, _: &str, _: &str) -> Result<u64, GpuError> {
-        Err(GpuError::other(
-            "nvrtcCompileProgram",
-            "no compiler in the simulation",
-        ))
-    }
-    unsafe fn launch(
-        &self,
-        _: u64,
-        _: [u32; 3],
-        _: [u32; 3],
-        _: &mut [*mut c_void],
-    ) -> Result<(), GpuError> {
-        Err(GpuError::other(
-            "cuLaunchKernel",
-            "no kernels in the simulation",
-        ))
-    }
-    fn native(ptr: u64, kind: GpuMemory) -> Native {
-        Native::Cuda { ptr, kind }
-    }
-    fn unpack(native: &Native) -> Option<(u64, GpuMemory)> {
-        match native {
-            Native::Cuda { ptr, kind } => Some((*ptr, *kind)),
-            _ => None,
-        }
-    }
-}
+/// The strict simulated driver (see `simulated.rs`).
+type Simulated = Strict;
 
 fn devices(peer: Vec<(u32, u32)>, managed: bool) -> Vec<Arc<GpuDevice<Simulated>>> {
-    let api = Arc::new(Simulated {
-        peer,
-        memory: 256 << 20,
-    });
+    on(Arc::new(Strict::new(2, peer, 256 << 20, vec![])), managed)
+}
+
+fn on(api: Arc<Strict>, managed: bool) -> Vec<Arc<GpuDevice<Simulated>>> {
     let devices: Vec<_> = (0..2)
         .map(|i| {
             Arc::new(GpuDevice::new(
@@ -164,10 +64,6 @@ fn copies_within_a_device_are_stream_events() {
         .unwrap()
         .expect("a copy within one GPU runs on its stream");
     assert!(event.work_as::<StreamEvent<Simulated>>().is_some());
-    assert!(
-        event.poll_complete(),
-        "the simulated event reports completion"
-    );
     event.wait().unwrap();
     let mut back = vec![0u8; n];
     b.read(0, &mut back).unwrap();
@@ -319,4 +215,191 @@ fn the_drivers_out_of_memory_code_is_out_of_memory() {
         e.to_string().contains("cuMemcpyDtoDAsync returned 700"),
         "{e}"
     );
+}
+
+/// The bytes of simulated device memory as they are now, without waiting for anything.
+fn raw(memory: &Memory) -> Vec<u8> {
+    let (ptr, _) = Simulated::unpack(memory.native()).unwrap();
+    // SAFETY: simulated device memory is host memory of `memory.len()` bytes, alive
+    // while `memory` is; nothing writes it while the simulation's stream lock is not
+    // taken by another thread (each test owns its driver).
+    unsafe { std::slice::from_raw_parts(ptr as *const u8, memory.len()) }.to_vec()
+}
+
+/// A memset runs on locus's stream, after the work queued before it. On the old code
+/// (`cuMemsetD8` / `hipMemset` on the NULL stream, which a non-blocking stream does not
+/// wait for, and which the strict driver holds back) the buffer read back the bytes
+/// from before the memset.
+#[test]
+fn memsets_are_ordered_on_the_stream() {
+    let sim = devices(vec![], true);
+    let d = dynamic(&sim[0]);
+    let n = 4096;
+    let a = Arc::new(Memory::on(&d, n).unwrap());
+    let b = Arc::new(Memory::on(&d, n).unwrap());
+    a.write(0, &[7u8; 4096]).unwrap();
+    // A copy still queued, then a memset of its destination: the memset comes second.
+    let copy = d.copy_async(&a, 0, &b, 0, n, &NONE).unwrap().unwrap();
+    b.fill(0..n, &[0]).unwrap();
+    let mut back = vec![1u8; n];
+    b.read(0, &mut back).unwrap();
+    assert!(back.iter().all(|&x| x == 0), "zeroed after the copy");
+    drop(copy);
+    assert!(sim[0].api.violations().is_empty());
+}
+
+/// `Device::synchronize` waits for its own device's stream, whichever device the thread
+/// used last, and from a thread that never used one. On the old code it synchronised the
+/// stream of the thread's current device (or failed with no context current).
+#[test]
+fn synchronize_makes_its_device_current_first() {
+    let sim = devices(vec![], true);
+    let (d0, d1) = (dynamic(&sim[0]), dynamic(&sim[1]));
+    let n = 1024;
+    let a = Arc::new(Memory::on(&d0, n).unwrap());
+    let b = Arc::new(Memory::on(&d0, n).unwrap());
+    a.write(0, &[3u8; 1024]).unwrap();
+    let _copy = d0.copy_async(&a, 0, &b, 0, n, &NONE).unwrap().unwrap();
+    assert!(raw(&b) != vec![3u8; n], "the copy is still queued");
+    let _other = Memory::on(&d1, 16).unwrap(); // device 1 is current now
+    d0.synchronize().unwrap();
+    assert_eq!(raw(&b), vec![3u8; n], "device 0's stream ran");
+    // From a fresh thread: no device current there.
+    let c = Arc::new(Memory::on(&d0, n).unwrap());
+    let _copy = d0.copy_async(&a, 0, &c, 0, n, &NONE).unwrap().unwrap();
+    let d = Arc::clone(&d0);
+    std::thread::spawn(move || {
+        Strict::clear_current();
+        d.synchronize()
+    })
+    .join()
+    .unwrap()
+    .unwrap();
+    assert_eq!(raw(&c), vec![3u8; n]);
+}
+
+/// A stream event is polled, waited for and destroyed on threads that never made its
+/// device current (the reaper, a user's thread). On the old code the strict driver
+/// refused each call (no context): `wait` failed, and the destroy was a violation.
+#[test]
+fn events_are_used_with_their_device_current() {
+    let sim = devices(vec![], true);
+    let d = dynamic(&sim[0]);
+    let n = 2048;
+    let a = Arc::new(Memory::on(&d, n).unwrap());
+    let b = Arc::new(Memory::on(&d, n).unwrap());
+    a.write(0, &[5u8; 2048]).unwrap();
+    let copy = d.copy_async(&a, 0, &b, 0, n, &NONE).unwrap().unwrap();
+    let _other = Memory::on(&dynamic(&sim[1]), 16).unwrap(); // another device current here
+    std::thread::spawn(move || {
+        Strict::clear_current();
+        // Polled (as the reaper does) until done, then waited for and destroyed.
+        let mut polls = 0;
+        while !copy.poll_complete() {
+            polls += 1;
+            assert!(polls < 10, "the event never completes");
+        }
+        copy.wait().unwrap();
+    })
+    .join()
+    .unwrap();
+    assert_eq!(raw(&b), vec![5u8; n]);
+    assert!(
+        sim[0].api.violations().is_empty(),
+        "{:?}",
+        sim[0].api.violations()
+    );
+}
+
+/// A launch of zero work items launches nothing (drivers refuse a zero grid); on the old
+/// code it reached `cuLaunchKernel` with a zero grid dimension and failed.
+#[test]
+fn a_zero_item_launch_launches_nothing() {
+    let sim = devices(vec![], true);
+    let spec = LaunchSpec {
+        source: "extern \"C\" __global__ void k() {}",
+        entry: "k",
+        workgroup: [256, 1, 1],
+        global: [0, 1],
+        dims: 1,
+    };
+    sim[0].launch(&spec, &[]).unwrap().wait().unwrap();
+    assert!(!sim[0].api.calls().contains(&"cuLaunchKernel"));
+    let spec = LaunchSpec {
+        global: [1000, 1],
+        ..spec
+    };
+    sim[0].launch(&spec, &[]).unwrap().wait().unwrap();
+    assert!(sim[0].api.calls().contains(&"cuLaunchKernel"));
+}
+
+/// A staged download that fails part-way (an event wait refused) leaves DMA queued into
+/// the pinned chunks; they are not handed to the next transfer until that DMA is done.
+/// On the old code the next staged upload refilled a chunk the failed download's DMA
+/// then overwrote, and uploaded the wrong bytes.
+#[test]
+fn a_failed_staged_copy_does_not_lend_its_chunks_under_dma() {
+    let sim = devices(vec![], true);
+    let d = dynamic(&sim[0]);
+    let n = 3 * STAGING;
+    let a = Memory::on(&d, n).unwrap();
+    let b = Memory::on(&d, n).unwrap();
+    a.write(0, &vec![1u8; n]).unwrap();
+    sim[0].api.fail_once("cuEventSynchronize");
+    let mut out = vec![0u8; n];
+    let refused = a.read(0, &mut out).unwrap_err().to_string();
+    assert!(refused.contains("injected"), "{refused}");
+    let data: Vec<u8> = (0..n).map(|i| (i % 253) as u8 + 2).collect();
+    b.write(0, &data).unwrap();
+    b.read(0, &mut out).unwrap();
+    assert!(out == data, "the upload after a failed download is intact");
+}
+
+/// Any driver call failing once fails the operation with the call's name and leaves the
+/// device usable: every call a write, a read, a fill and a device copy make.
+#[test]
+fn every_call_may_fail_once_and_the_device_stays_usable() {
+    let calls = [
+        "cuMemAlloc",
+        "cuMemcpyHtoDAsync",
+        "cuMemcpyDtoHAsync",
+        "cuMemcpyDtoDAsync",
+        "cuMemsetD8Async",
+        "cuStreamSynchronize",
+        "cuEventCreate",
+        "cuEventRecord",
+        "cuEventSynchronize",
+    ];
+    for call in calls {
+        let sim = devices(vec![], true);
+        let d = dynamic(&sim[0]);
+        let n = 2 * STAGING + 100;
+        let data: Vec<u8> = (0..n).map(|i| (i % 249) as u8).collect();
+        let work = |d: &Arc<dyn Device>| -> Result<Vec<u8>> {
+            let a = Arc::new(Memory::on(d, n)?);
+            let b = Arc::new(Memory::on(d, n)?);
+            a.fill(0..n, &[4])?;
+            a.write(0, &data)?;
+            if let Some(c) = d.copy_async(&a, 0, &b, 0, n, &NONE)? {
+                c.wait()?;
+            }
+            let mut out = vec![0u8; n];
+            b.read(0, &mut out)?;
+            Ok(out)
+        };
+        sim[0].api.fail_once(call);
+        match work(&d) {
+            Err(e) => assert!(e.to_string().contains(call), "{call}: {e}"),
+            Ok(out) => panic!(
+                "{call}: the injected failure was not reported ({})",
+                out.len()
+            ),
+        }
+        assert!(work(&d).unwrap() == data, "{call}: usable afterwards");
+        assert!(
+            sim[0].api.violations().is_empty(),
+            "{call}: {:?}",
+            sim[0].api.violations()
+        );
+    }
 }

@@ -5,33 +5,51 @@ use super::*;
 
 /// A copy or kernel recorded on a GPU stream: an event polled and waited through the
 /// vendor API, destroyed once done.
+/// The event is queried, waited for and destroyed on whichever thread asks (the reaper,
+/// a user's thread), so every call first makes its device current there, as cudarc
+/// binds an event's context before using it.
 pub(super) struct StreamEvent<A: GpuApi> {
     pub(super) api: Arc<A>,
     pub(super) event: u64,
+    /// The device whose context the event belongs to.
+    pub(super) ordinal: u32,
+}
+
+impl<A: GpuApi> StreamEvent<A> {
+    fn failed(&self, doing: &str, e: GpuError) -> Error {
+        Error::Invalid(format!(
+            "{doing} a {} stream event of device {}: {e}",
+            A::TECHNOLOGY.name(),
+            self.ordinal
+        ))
+    }
 }
 
 impl<A: GpuApi> NativeWork for StreamEvent<A> {
     fn poll(&self) -> bool {
-        // SAFETY: the event is alive until this value is dropped.
-        unsafe { self.api.event_query(self.event) }.unwrap_or(false)
+        // Not complete unless the driver says so: a refused query (no context) must not
+        // let the memory the work uses go.
+        self.api.activate(self.ordinal).is_ok()
+            // SAFETY: the event is alive until this value is dropped.
+            && unsafe { self.api.event_query(self.event) }.unwrap_or(false)
     }
 
     fn block(&self) -> Result<()> {
+        self.api
+            .activate(self.ordinal)
+            .map_err(|e| self.failed("making the device current to wait for", e))?;
         // SAFETY: as above.
-        unsafe { self.api.event_wait(self.event) }.map_err(|e| {
-            Error::Invalid(format!(
-                "waiting for a {} stream event: {e}",
-                A::TECHNOLOGY.name()
-            ))
-        })
+        unsafe { self.api.event_wait(self.event) }.map_err(|e| self.failed("waiting for", e))
     }
 }
 
 impl<A: GpuApi> Drop for StreamEvent<A> {
     fn drop(&mut self) {
-        // SAFETY: made by `event_create`, destroyed once; the driver defers destroying
-        // an event that is still pending until it completes.
-        unsafe { self.api.event_destroy(self.event) };
+        if self.api.activate(self.ordinal).is_ok() {
+            // SAFETY: made by `event_create`, destroyed once; the driver defers
+            // destroying an event that is still pending until it completes.
+            unsafe { self.api.event_destroy(self.event) };
+        }
     }
 }
 
@@ -68,6 +86,7 @@ impl<A: GpuApi> GpuDevice<A> {
                 .api
                 .event_create()
                 .map_err(|e| self.fail("event create", e))?,
+            ordinal: self.ordinal,
         };
         // SAFETY: both ranges were bounds-checked and do not overlap; the returned Event
         // keeps both memories alive until the copy (and the event after it) completes.

@@ -329,10 +329,11 @@ pub struct HipApiRaw {
         kind: hipMemcpyKind,
         stream: hipStream_t,
     ) -> hipError_t,
-    pub hipMemset: unsafe extern "C" fn(
+    pub hipMemsetAsync: unsafe extern "C" fn(
         dst: *mut ::std::os::raw::c_void,
         value: ::std::os::raw::c_int,
         sizeBytes: usize,
+        stream: hipStream_t,
     ) -> hipError_t,
     pub hipDeviceCanAccessPeer: unsafe extern "C" fn(
         canAccessPeer: *mut ::std::os::raw::c_int,
@@ -343,12 +344,13 @@ pub struct HipApiRaw {
         peerDeviceId: ::std::os::raw::c_int,
         flags: ::std::os::raw::c_uint,
     ) -> hipError_t,
-    pub hipMemcpyPeer: unsafe extern "C" fn(
+    pub hipMemcpyPeerAsync: unsafe extern "C" fn(
         dst: *mut ::std::os::raw::c_void,
         dstDeviceId: ::std::os::raw::c_int,
         src: *const ::std::os::raw::c_void,
-        srcDeviceId: ::std::os::raw::c_int,
+        srcDevice: ::std::os::raw::c_int,
         sizeBytes: usize,
+        stream: hipStream_t,
     ) -> hipError_t,
     pub hipModuleGetFunction: unsafe extern "C" fn(
         function: *mut hipFunction_t,
@@ -438,12 +440,12 @@ impl HipApiRaw {
         let hipFree = __library.get(b"hipFree\0").map(|sym| *sym)?;
         let hipHostFree = __library.get(b"hipHostFree\0").map(|sym| *sym)?;
         let hipMemcpyAsync = __library.get(b"hipMemcpyAsync\0").map(|sym| *sym)?;
-        let hipMemset = __library.get(b"hipMemset\0").map(|sym| *sym)?;
+        let hipMemsetAsync = __library.get(b"hipMemsetAsync\0").map(|sym| *sym)?;
         let hipDeviceCanAccessPeer = __library.get(b"hipDeviceCanAccessPeer\0").map(|sym| *sym)?;
         let hipDeviceEnablePeerAccess = __library
             .get(b"hipDeviceEnablePeerAccess\0")
             .map(|sym| *sym)?;
-        let hipMemcpyPeer = __library.get(b"hipMemcpyPeer\0").map(|sym| *sym)?;
+        let hipMemcpyPeerAsync = __library.get(b"hipMemcpyPeerAsync\0").map(|sym| *sym)?;
         let hipModuleGetFunction = __library.get(b"hipModuleGetFunction\0").map(|sym| *sym)?;
         let hipModuleLoadData = __library.get(b"hipModuleLoadData\0").map(|sym| *sym)?;
         let hipModuleLaunchKernel = __library.get(b"hipModuleLaunchKernel\0").map(|sym| *sym)?;
@@ -481,10 +483,10 @@ impl HipApiRaw {
             hipFree,
             hipHostFree,
             hipMemcpyAsync,
-            hipMemset,
+            hipMemsetAsync,
             hipDeviceCanAccessPeer,
             hipDeviceEnablePeerAccess,
-            hipMemcpyPeer,
+            hipMemcpyPeerAsync,
             hipModuleGetFunction,
             hipModuleLoadData,
             hipModuleLaunchKernel,
@@ -606,13 +608,14 @@ impl HipApiRaw {
     ) -> hipError_t {
         (self.hipMemcpyAsync)(dst, src, sizeBytes, kind, stream)
     }
-    pub unsafe fn hipMemset(
+    pub unsafe fn hipMemsetAsync(
         &self,
         dst: *mut ::std::os::raw::c_void,
         value: ::std::os::raw::c_int,
         sizeBytes: usize,
+        stream: hipStream_t,
     ) -> hipError_t {
-        (self.hipMemset)(dst, value, sizeBytes)
+        (self.hipMemsetAsync)(dst, value, sizeBytes, stream)
     }
     pub unsafe fn hipDeviceCanAccessPeer(
         &self,
@@ -629,15 +632,16 @@ impl HipApiRaw {
     ) -> hipError_t {
         (self.hipDeviceEnablePeerAccess)(peerDeviceId, flags)
     }
-    pub unsafe fn hipMemcpyPeer(
+    pub unsafe fn hipMemcpyPeerAsync(
         &self,
         dst: *mut ::std::os::raw::c_void,
         dstDeviceId: ::std::os::raw::c_int,
         src: *const ::std::os::raw::c_void,
-        srcDeviceId: ::std::os::raw::c_int,
+        srcDevice: ::std::os::raw::c_int,
         sizeBytes: usize,
+        stream: hipStream_t,
     ) -> hipError_t {
-        (self.hipMemcpyPeer)(dst, dstDeviceId, src, srcDeviceId, sizeBytes)
+        (self.hipMemcpyPeerAsync)(dst, dstDeviceId, src, srcDevice, sizeBytes, stream)
     }
     pub unsafe fn hipModuleGetFunction(
         &self,

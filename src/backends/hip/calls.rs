@@ -119,7 +119,7 @@ impl GpuApi for HipApi {
                 dst as *mut c_void,
                 src.cast(),
                 n,
-                hipMemcpyKind_hipMemcpyHostToDevice,
+                hipMemcpyKind_hipMemcpyDefault,
                 wait,
             )
         }
@@ -132,7 +132,7 @@ impl GpuApi for HipApi {
                 dst.cast(),
                 src as *const c_void,
                 n,
-                hipMemcpyKind_hipMemcpyDeviceToHost,
+                hipMemcpyKind_hipMemcpyDefault,
                 wait,
             )
         }
@@ -145,7 +145,7 @@ impl GpuApi for HipApi {
                 dst as *mut c_void,
                 src as *const c_void,
                 n,
-                hipMemcpyKind_hipMemcpyDeviceToDevice,
+                hipMemcpyKind_hipMemcpyDefault,
                 wait,
             )
         }
@@ -159,24 +159,29 @@ impl GpuApi for HipApi {
         src_ordinal: u32,
         n: usize,
     ) -> Result<(), GpuError> {
-        // SAFETY: per the caller's contract.
+        // SAFETY: per the caller's contract. On the current (destination) device's
+        // stream, as CUDA's side does, not the blocking hipMemcpyPeer on the NULL stream.
         let rc = unsafe {
-            self.raw.hipMemcpyPeer(
+            self.raw.hipMemcpyPeerAsync(
                 dst as *mut c_void,
                 dst_ordinal as i32,
                 src as *const c_void,
                 src_ordinal as i32,
                 n,
+                self.stream(),
             )
         };
-        self.check("hipMemcpyPeer", rc)
+        self.check("hipMemcpyPeerAsync", rc)?;
+        self.synchronize()
     }
 
-    unsafe fn memset(&self, dst: u64, byte: u8, n: usize) -> Result<(), GpuError> {
-        // SAFETY: per the caller's contract.
-        self.check("hipMemset", unsafe {
-            self.raw.hipMemset(dst as *mut c_void, i32::from(byte), n)
-        })
+    unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract; on locus's stream, not the NULL stream.
+        self.check("hipMemsetAsync", unsafe {
+            self.raw
+                .hipMemsetAsync(dst as *mut c_void, i32::from(byte), n, self.stream())
+        })?;
+        self.finish(wait)
     }
 
     fn synchronize(&self) -> Result<(), GpuError> {

@@ -1,0 +1,433 @@
+//! A strict simulated driver behind [`GpuApi`]: device memory is host memory (CHAI's
+//! simulation idea), and the driver's rules that a permissive fake would let slide are
+//! enforced, so that code which would break on the first real GPU breaks here:
+//!
+//! - **a current context per thread**: every call but `activate`, `enable_peer` and
+//!   `compile` fails with `CUDA_ERROR_INVALID_CONTEXT` on a thread where no device of
+//!   this driver is current, and works on the current device's stream;
+//! - **streams are asynchronous**: copies, memsets and launches are queued, and run
+//!   only when something waits for them (a synchronous call, a stream synchronisation,
+//!   an event wait, or an event query, which reports "not ready" once before the work
+//!   runs); a DMA reads its source when it runs, not when it was queued;
+//! - **one stream per device, in order**: a memset is queued on it like a copy (locus
+//!   never uses the NULL stream, whose work a non-blocking stream does not wait for: a
+//!   NULL-stream memset, held back like this, read back the bytes from before it);
+//! - **events belong to their context**: recording, waiting for, querying or destroying
+//!   an event needs its device current;
+//! - **launch sizes**: a zero or oversized grid, or a block of more than 1024 threads,
+//!   is `CUDA_ERROR_INVALID_VALUE`;
+//! - **exclusive-process devices**: a device in `busy` refuses a context;
+//! - **fault injection**: [`Strict::fail_once`] makes the next call of that name fail.
+//!
+//! Calls that return nothing (`free`, `event_destroy`) record a violation instead of
+//! failing; tests assert [`Strict::violations`] is empty.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+
+use super::*;
+
+thread_local! {
+    /// The (driver instance, device) current on this thread.
+    static CURRENT: Cell<Option<(u64, u32)>> = const { Cell::new(None) };
+}
+
+/// Queued work: runs when something waits for it.
+type Op = Box<dyn FnOnce() + Send>;
+
+/// A raw address moved into queued work.
+#[derive(Clone, Copy)]
+struct Addr(u64);
+
+#[derive(Default)]
+struct Stream {
+    pending: Vec<Op>,
+    queued: u64,
+    ran: u64,
+}
+
+impl Stream {
+    fn push(&mut self, op: Op) -> u64 {
+        self.pending.push(op);
+        self.queued += 1;
+        self.queued
+    }
+
+    /// Runs the queued work up to position `upto`.
+    fn run_to(&mut self, upto: u64) {
+        while self.ran < upto && !self.pending.is_empty() {
+            let op = self.pending.remove(0);
+            op();
+            self.ran += 1;
+        }
+    }
+}
+
+#[derive(Default)]
+struct DeviceState {
+    locus: Stream,
+}
+
+struct EventState {
+    ordinal: u32,
+    at: Option<u64>,
+    queried: bool,
+}
+
+#[derive(Default)]
+struct State {
+    devices: Vec<DeviceState>,
+    events: HashMap<u64, EventState>,
+    sizes: HashMap<u64, usize>,
+    fail_once: Vec<&'static str>,
+    violations: Vec<String>,
+    calls: Vec<&'static str>,
+}
+
+/// The strict simulated CUDA driver (see the module docs).
+pub(super) struct Strict {
+    id: u64,
+    peer: Vec<(u32, u32)>,
+    memory: usize,
+    busy: Vec<u32>,
+    next_event: AtomicU64,
+    state: Mutex<State>,
+}
+
+const INVALID_VALUE: i32 = 1;
+const OUT_OF_MEMORY: i32 = 2;
+const INVALID_CONTEXT: i32 = 201;
+const DEVICE_UNAVAILABLE: i32 = 46;
+const INVALID_HANDLE: i32 = 400;
+const UNKNOWN: i32 = 999;
+
+fn error(call: &'static str, code: i32, name: &str) -> GpuError {
+    GpuError {
+        call,
+        code,
+        name: name.into(),
+        out_of_memory: code == OUT_OF_MEMORY,
+    }
+}
+
+impl Strict {
+    /// `devices` devices, peer access where `peer` allows, `memory` bytes each, and the
+    /// devices in `busy` refusing a context (exclusive-process mode, in use elsewhere).
+    pub(super) fn new(
+        devices: u32,
+        peer: Vec<(u32, u32)>,
+        memory: usize,
+        busy: Vec<u32>,
+    ) -> Strict {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let mut state = State::default();
+        state.devices = (0..devices).map(|_| DeviceState::default()).collect();
+        Strict {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            peer,
+            memory,
+            busy,
+            next_event: AtomicU64::new(1),
+            state: Mutex::new(state),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Makes the next call named `call` fail once (`CUDA_ERROR_UNKNOWN`).
+    pub(super) fn fail_once(&self, call: &'static str) {
+        self.lock().fail_once.push(call);
+    }
+
+    /// The rules broken by calls that cannot fail.
+    pub(super) fn violations(&self) -> Vec<String> {
+        self.lock().violations.clone()
+    }
+
+    /// Every call made so far, in order.
+    pub(super) fn calls(&self) -> Vec<&'static str> {
+        self.lock().calls.clone()
+    }
+
+    /// Leaves no device of any driver current on this thread (a fresh thread).
+    pub(super) fn clear_current() {
+        CURRENT.with(|c| c.set(None));
+    }
+
+    /// The device current on this thread, after the injected failure check; `call`
+    /// names the driver call for the error.
+    fn enter(&self, call: &'static str) -> Result<u32, GpuError> {
+        let mut state = self.lock();
+        state.calls.push(call);
+        if let Some(i) = state.fail_once.iter().position(|c| *c == call) {
+            state.fail_once.remove(i);
+            return Err(error(call, UNKNOWN, "CUDA_ERROR_UNKNOWN: injected failure"));
+        }
+        match CURRENT.with(Cell::get) {
+            Some((id, ordinal)) if id == self.id => Ok(ordinal),
+            _ => Err(error(
+                call,
+                INVALID_CONTEXT,
+                "CUDA_ERROR_INVALID_CONTEXT: invalid device context (none is current on this thread)",
+            )),
+        }
+    }
+
+    /// Queues `op` on the device's stream; runs the stream up to it when `wait` is set.
+    fn queue(&self, ordinal: u32, wait: bool, op: Op) {
+        let mut state = self.lock();
+        let stream = &mut state.devices[ordinal as usize].locus;
+        let at = stream.push(op);
+        if wait {
+            stream.run_to(at);
+        }
+    }
+
+    /// A copy of `n` bytes, made when the queued work runs.
+    fn copy_op(dst: u64, src: u64, n: usize) -> Op {
+        let (dst, src) = (Addr(dst), Addr(src));
+        Box::new(move || {
+            let (dst, src) = (dst, src);
+            // SAFETY: simulated device memory is host memory; the caller of the copy
+            // keeps both ranges valid until the work completes (the contract that the
+            // strictness checks: a range freed or refilled early shows as wrong data).
+            unsafe { std::ptr::copy(src.0 as *const u8, dst.0 as *mut u8, n) };
+        })
+    }
+
+    fn event(&self, call: &'static str, event: u64) -> Result<u32, GpuError> {
+        let current = self.enter(call)?;
+        let state = self.lock();
+        match state.events.get(&event) {
+            None => Err(error(
+                call,
+                INVALID_HANDLE,
+                "CUDA_ERROR_INVALID_HANDLE: no such event",
+            )),
+            Some(e) if e.ordinal != current => Err(error(
+                call,
+                INVALID_CONTEXT,
+                "CUDA_ERROR_INVALID_CONTEXT: the event belongs to another device's context",
+            )),
+            Some(_) => Ok(current),
+        }
+    }
+}
+
+impl GpuApi for Strict {
+    const TECHNOLOGY: Technology = Technology::Cuda;
+
+    fn activate(&self, ordinal: u32) -> Result<(), GpuError> {
+        self.lock().calls.push("cuCtxSetCurrent");
+        if ordinal as usize >= self.lock().devices.len() {
+            return Err(error("cuCtxSetCurrent", 101, "CUDA_ERROR_INVALID_DEVICE"));
+        }
+        if self.busy.contains(&ordinal) {
+            return Err(error(
+                "cuCtxSetCurrent",
+                DEVICE_UNAVAILABLE,
+                "CUDA_ERROR_DEVICE_UNAVAILABLE: the device is in exclusive-process mode and in use",
+            ));
+        }
+        CURRENT.with(|c| c.set(Some((self.id, ordinal))));
+        Ok(())
+    }
+
+    unsafe fn alloc(&self, _: GpuMemory, bytes: usize) -> Result<u64, GpuError> {
+        self.enter("cuMemAlloc")?;
+        if bytes > self.memory {
+            return Err(error(
+                "cuMemAlloc",
+                OUT_OF_MEMORY,
+                "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+            ));
+        }
+        let ptr = Box::into_raw(vec![0xa5u8; bytes].into_boxed_slice()) as *mut u8 as u64;
+        self.lock().sizes.insert(ptr, bytes);
+        Ok(ptr)
+    }
+
+    unsafe fn free(&self, _: GpuMemory, ptr: u64) {
+        if let Err(e) = self.enter("cuMemFree") {
+            self.lock()
+                .violations
+                .push(format!("free of {ptr:#x}: {e}"));
+            return;
+        }
+        let Some(bytes) = self.lock().sizes.remove(&ptr) else {
+            self.lock()
+                .violations
+                .push(format!("free of {ptr:#x}: not allocated"));
+            return;
+        };
+        // SAFETY: `ptr` came from `alloc` as a boxed slice of `bytes` bytes, freed once.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr as *mut u8, bytes)) });
+    }
+
+    unsafe fn to_device(
+        &self,
+        dst: u64,
+        src: *const u8,
+        n: usize,
+        wait: bool,
+    ) -> Result<(), GpuError> {
+        let device = self.enter("cuMemcpyHtoDAsync")?;
+        self.queue(device, wait, Self::copy_op(dst, src as u64, n));
+        Ok(())
+    }
+
+    unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
+        let device = self.enter("cuMemcpyDtoHAsync")?;
+        self.queue(device, wait, Self::copy_op(dst as u64, src, n));
+        Ok(())
+    }
+
+    unsafe fn on_device(&self, dst: u64, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
+        let device = self.enter("cuMemcpyDtoDAsync")?;
+        self.queue(device, wait, Self::copy_op(dst, src, n));
+        Ok(())
+    }
+
+    unsafe fn peer(&self, dst: u64, _: u32, src: u64, _: u32, n: usize) -> Result<(), GpuError> {
+        let device = self.enter("cuMemcpyPeerAsync")?;
+        self.queue(device, true, Self::copy_op(dst, src, n));
+        Ok(())
+    }
+
+    unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError> {
+        let device = self.enter("cuMemsetD8Async")?;
+        let dst = Addr(dst);
+        self.queue(
+            device,
+            wait,
+            Box::new(move || {
+                let dst = dst;
+                // SAFETY: simulated device memory of at least `n` bytes (caller's contract).
+                unsafe { std::ptr::write_bytes(dst.0 as *mut u8, byte, n) };
+            }),
+        );
+        Ok(())
+    }
+
+    fn synchronize(&self) -> Result<(), GpuError> {
+        let device = self.enter("cuStreamSynchronize")?;
+        let mut state = self.lock();
+        let stream = &mut state.devices[device as usize].locus;
+        let upto = stream.queued;
+        stream.run_to(upto);
+        Ok(())
+    }
+
+    fn event_create(&self) -> Result<u64, GpuError> {
+        let ordinal = self.enter("cuEventCreate")?;
+        let id = self.next_event.fetch_add(1, Ordering::Relaxed);
+        self.lock().events.insert(
+            id,
+            EventState {
+                ordinal,
+                at: None,
+                queried: false,
+            },
+        );
+        Ok(id)
+    }
+
+    unsafe fn event_record(&self, event: u64) -> Result<(), GpuError> {
+        let device = self.event("cuEventRecord", event)?;
+        let mut state = self.lock();
+        let at = state.devices[device as usize].locus.queued;
+        if let Some(e) = state.events.get_mut(&event) {
+            e.at = Some(at);
+            e.queried = false;
+        }
+        Ok(())
+    }
+
+    unsafe fn event_wait(&self, event: u64) -> Result<(), GpuError> {
+        let device = self.event("cuEventSynchronize", event)?;
+        let mut state = self.lock();
+        let at = state.events.get(&event).and_then(|e| e.at).unwrap_or(0);
+        state.devices[device as usize].locus.run_to(at);
+        Ok(())
+    }
+
+    unsafe fn event_query(&self, event: u64) -> Result<bool, GpuError> {
+        let device = self.event("cuEventQuery", event)?;
+        let mut state = self.lock();
+        let Some(e) = state.events.get_mut(&event) else {
+            return Ok(true);
+        };
+        let at = e.at.unwrap_or(0);
+        let first = !e.queried;
+        e.queried = true;
+        let stream = &mut state.devices[device as usize].locus;
+        if stream.ran >= at {
+            return Ok(true);
+        }
+        if first {
+            return Ok(false);
+        }
+        stream.run_to(at);
+        Ok(true)
+    }
+
+    unsafe fn event_destroy(&self, event: u64) {
+        if let Err(e) = self.event("cuEventDestroy", event) {
+            self.lock().violations.push(format!("event destroy: {e}"));
+            return;
+        }
+        self.lock().events.remove(&event);
+    }
+
+    fn enable_peer(&self, from: u32, to: u32) -> bool {
+        self.peer.contains(&(from, to))
+    }
+
+    fn compile(&self, _: &str, entry: &str) -> Result<u64, GpuError> {
+        if entry.is_empty() {
+            return Err(GpuError::other("nvrtcCompileProgram", "no entry point"));
+        }
+        Ok(1)
+    }
+
+    unsafe fn launch(
+        &self,
+        _: u64,
+        grid: [u32; 3],
+        block: [u32; 3],
+        _: &mut [*mut c_void],
+    ) -> Result<(), GpuError> {
+        let device = self.enter("cuLaunchKernel")?;
+        let threads = block.iter().map(|&b| u64::from(b)).product::<u64>();
+        if grid.contains(&0)
+            || block.contains(&0)
+            || grid[0] > i32::MAX as u32
+            || grid[1] > 65_535
+            || grid[2] > 65_535
+            || threads > 1024
+        {
+            return Err(error(
+                "cuLaunchKernel",
+                INVALID_VALUE,
+                &format!("CUDA_ERROR_INVALID_VALUE: grid {grid:?}, block {block:?}"),
+            ));
+        }
+        // The simulation runs no kernel code: a launch is queued work that does nothing.
+        self.queue(device, false, Box::new(|| {}));
+        Ok(())
+    }
+
+    fn native(ptr: u64, kind: GpuMemory) -> Native {
+        Native::Cuda { ptr, kind }
+    }
+
+    fn unpack(native: &Native) -> Option<(u64, GpuMemory)> {
+        match native {
+            Native::Cuda { ptr, kind } => Some((*ptr, *kind)),
+            _ => None,
+        }
+    }
+}

@@ -32,10 +32,11 @@ impl GpuApi for CudaApi {
         let ctx = *self
             .contexts
             .get(ordinal as usize)
+            .filter(|c| !c.is_null())
             .ok_or_else(|| GpuError {
                 call: "cuCtxSetCurrent",
                 code: sys::CUresult::CUDA_ERROR_INVALID_DEVICE as i32,
-                name: format!("no CUDA device {ordinal}"),
+                name: format!("no usable CUDA device {ordinal} (missing, or skipped at discovery)"),
                 out_of_memory: false,
             })?;
         // SAFETY: a retained primary context.
@@ -196,11 +197,10 @@ impl GpuApi for CudaApi {
                 "libnvrtc.so not found: install the CUDA toolkit's NVRTC library",
             ));
         }
-        let ptx = cudarc::nvrtc::compile_ptx(source)
-            .map_err(|e| GpuError::other("nvrtcCompileProgram", format!("{e:?}")))?;
-        let image = std::ffi::CString::new(ptx.to_src())
-            .map_err(|e| GpuError::other("cuModuleLoadData", e.to_string()))?;
-        // SAFETY: a NUL-terminated PTX image; the module is kept for the process.
+        let arch = self.archs.get(self.current()).copied().unwrap_or((0, 0));
+        let image = kernels::compile_image(source, arch)?;
+        // SAFETY: a cubin, or a NUL-terminated PTX image; the module is kept for the
+        // process.
         let module = unsafe { result::module::load_data(image.as_ptr().cast()) }
             .map_err(err("cuModuleLoadData"))?;
         if let Ok(mut m) = self.modules.lock() {

@@ -30,6 +30,8 @@ use calls::err;
 pub struct CudaApi {
     contexts: Vec<sys::CUcontext>,
     streams: Vec<sys::CUstream>,
+    /// Each device's compute capability (major, minor): kernels are compiled for it.
+    archs: Vec<(i32, i32)>,
     current: Mutex<HashMap<std::thread::ThreadId, u32>>,
     modules: Mutex<Vec<sys::CUmodule>>,
 }
@@ -61,52 +63,44 @@ pub(crate) fn discover() -> Result<Discovery, String> {
     }
     let mut contexts = Vec::new();
     let mut streams = Vec::new();
+    let mut archs = Vec::new();
     let mut facts = Vec::new();
+    let mut skipped = Vec::new();
+    // A device that refuses (exclusive-process mode and in use, a failing context) is
+    // skipped with its reason; the others stay usable. Ordinals are the driver's, so a
+    // skipped cuda:0 leaves cuda:1 as cuda:1.
     for i in 0..count {
-        let dev = result::device::get(i).map_err(|e| format!("cuDeviceGet({i}): {}", text(e)))?;
-        // SAFETY: a valid device handle; the primary context is retained for the
-        // process's lifetime (the registry is never dropped).
-        let ctx = unsafe { result::primary_ctx::retain(dev) }
-            .map_err(|e| format!("cuDevicePrimaryCtxRetain: {}", text(e)))?;
-        // SAFETY: `ctx` was just retained.
-        unsafe { result::ctx::set_current(ctx) }
-            .map_err(|e| format!("cuCtxSetCurrent: {}", text(e)))?;
-        let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
-            .map_err(|e| format!("cuStreamCreate: {}", text(e)))?;
-        let name = result::device::get_name(dev).unwrap_or_else(|_| format!("CUDA device {i}"));
-        // SAFETY: valid device handle and attribute.
-        let (memory, managed) = unsafe {
-            (
-                result::device::total_mem(dev).unwrap_or(0) as u64,
-                result::device::get_attribute(
-                    dev,
-                    sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
-                )
-                .unwrap_or(0)
-                    != 0,
-            )
-        };
-        contexts.push(ctx);
-        streams.push(stream);
-        facts.push(GpuFacts {
-            name,
-            memory_bytes: memory,
-            concurrent_managed_access: managed,
-            notes: vec![format!(
-                "CUDA device {i}, primary context, one non-blocking stream"
-            )],
-        });
+        match open_device(i) {
+            Ok((ctx, stream, arch, f)) => {
+                contexts.push(ctx);
+                streams.push(stream);
+                archs.push(arch);
+                facts.push((i as u32, f));
+            }
+            Err(why) => {
+                skipped.push(format!("CUDA device {i} skipped: {why}"));
+                contexts.push(std::ptr::null_mut());
+                streams.push(std::ptr::null_mut());
+                archs.push((0, 0));
+            }
+        }
+    }
+    if facts.is_empty() {
+        return Err(format!(
+            "no CUDA device could be opened: {}",
+            skipped.join("; ")
+        ));
     }
     let api = Arc::new(CudaApi {
         contexts,
         streams,
+        archs,
         current: Mutex::new(HashMap::new()),
         modules: Mutex::new(Vec::new()),
     });
     let devices: Vec<Arc<CudaDevice>> = facts
         .into_iter()
-        .enumerate()
-        .map(|(i, f)| Arc::new(GpuDevice::new(Arc::clone(&api), i as u32, f)))
+        .map(|(i, f)| Arc::new(GpuDevice::new(Arc::clone(&api), i, f)))
         .collect();
     cuda_hip::enable_peers(&devices);
     Ok(Discovery {
@@ -114,18 +108,64 @@ pub(crate) fn discover() -> Result<Discovery, String> {
             .into_iter()
             .map(|d| d as Arc<dyn crate::core::device::Device>)
             .collect(),
-        skipped: vec![],
+        skipped,
         paths: cuda_hip::paths::<CudaApi>(),
     })
 }
 
+/// Device `i`'s primary context (retained), its non-blocking stream, its compute
+/// capability and its facts. On a failure part-way the context is released again.
+fn open_device(i: i32) -> Result<(sys::CUcontext, sys::CUstream, (i32, i32), GpuFacts), String> {
+    let dev = result::device::get(i).map_err(|e| format!("cuDeviceGet: {}", text(e)))?;
+    // SAFETY: a valid device handle; the primary context is retained for the process's
+    // lifetime (the registry is never dropped) unless this function fails.
+    let ctx = unsafe { result::primary_ctx::retain(dev) }
+        .map_err(|e| format!("cuDevicePrimaryCtxRetain: {}", text(e)))?;
+    let release = |why: String| {
+        // SAFETY: retained above, released once, on this failure path only.
+        let _ = unsafe { result::primary_ctx::release(dev) };
+        why
+    };
+    // SAFETY: `ctx` was just retained.
+    unsafe { result::ctx::set_current(ctx) }
+        .map_err(|e| release(format!("cuCtxSetCurrent: {}", text(e))))?;
+    let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
+        .map_err(|e| release(format!("cuStreamCreate: {}", text(e))))?;
+    let name = result::device::get_name(dev).unwrap_or_else(|_| format!("CUDA device {i}"));
+    let attribute = |a| {
+        // SAFETY: a valid device handle and attribute.
+        unsafe { result::device::get_attribute(dev, a) }.unwrap_or(0)
+    };
+    let arch = (
+        attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+        attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+    );
+    // SAFETY: a valid device handle.
+    let memory = unsafe { result::device::total_mem(dev) }.unwrap_or(0) as u64;
+    let managed =
+        attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) != 0;
+    let facts = GpuFacts {
+        name,
+        memory_bytes: memory,
+        concurrent_managed_access: managed,
+        notes: vec![format!(
+            "CUDA device {i}, compute capability {}.{}, primary context, one non-blocking stream; kernels compiled by NVRTC to sm_{}{} cubins",
+            arch.0, arch.1, arch.0, arch.1
+        )],
+    };
+    Ok((ctx, stream, arch, facts))
+}
+
 impl CudaApi {
-    fn stream(&self) -> sys::CUstream {
-        let ordinal = self
-            .current
+    /// The device `activate` made current on this thread.
+    fn current(&self) -> usize {
+        self.current
             .lock()
             .map(|m| m.get(&std::thread::current().id()).copied().unwrap_or(0))
-            .unwrap_or(0);
-        self.streams[ordinal as usize]
+            .unwrap_or(0) as usize
+    }
+
+    fn stream(&self) -> sys::CUstream {
+        self.streams[self.current()]
     }
 }

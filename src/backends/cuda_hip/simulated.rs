@@ -121,8 +121,10 @@ impl Strict {
         busy: Vec<u32>,
     ) -> Strict {
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let mut state = State::default();
-        state.devices = (0..devices).map(|_| DeviceState::default()).collect();
+        let state = State {
+            devices: (0..devices).map(|_| DeviceState::default()).collect(),
+            ..State::default()
+        };
         Strict {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             peer,

@@ -256,25 +256,6 @@ pub struct ihipEvent_t {
     _unused: [u8; 0],
 }
 pub type hipEvent_t = *mut ihipEvent_t;
-pub const hiprtcResult_HIPRTC_SUCCESS: hiprtcResult = 0;
-pub const hiprtcResult_HIPRTC_ERROR_OUT_OF_MEMORY: hiprtcResult = 1;
-pub const hiprtcResult_HIPRTC_ERROR_PROGRAM_CREATION_FAILURE: hiprtcResult = 2;
-pub const hiprtcResult_HIPRTC_ERROR_INVALID_INPUT: hiprtcResult = 3;
-pub const hiprtcResult_HIPRTC_ERROR_INVALID_PROGRAM: hiprtcResult = 4;
-pub const hiprtcResult_HIPRTC_ERROR_INVALID_OPTION: hiprtcResult = 5;
-pub const hiprtcResult_HIPRTC_ERROR_COMPILATION: hiprtcResult = 6;
-pub const hiprtcResult_HIPRTC_ERROR_BUILTIN_OPERATION_FAILURE: hiprtcResult = 7;
-pub const hiprtcResult_HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION: hiprtcResult = 8;
-pub const hiprtcResult_HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION: hiprtcResult = 9;
-pub const hiprtcResult_HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID: hiprtcResult = 10;
-pub const hiprtcResult_HIPRTC_ERROR_INTERNAL_ERROR: hiprtcResult = 11;
-pub type hiprtcResult = ::std::os::raw::c_uint;
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct _hiprtcProgram {
-    _unused: [u8; 0],
-}
-pub type hiprtcProgram = *mut _hiprtcProgram;
 extern crate libloading;
 pub struct HipApiRaw {
     __library: ::libloading::Library,
@@ -374,32 +355,6 @@ pub struct HipApiRaw {
         kernelParams: *mut *mut ::std::os::raw::c_void,
         extra: *mut *mut ::std::os::raw::c_void,
     ) -> hipError_t,
-    pub hiprtcGetErrorString:
-        unsafe extern "C" fn(result: hiprtcResult) -> *const ::std::os::raw::c_char,
-    pub hiprtcCompileProgram: unsafe extern "C" fn(
-        prog: hiprtcProgram,
-        numOptions: ::std::os::raw::c_int,
-        options: *mut *const ::std::os::raw::c_char,
-    ) -> hiprtcResult,
-    pub hiprtcCreateProgram: unsafe extern "C" fn(
-        prog: *mut hiprtcProgram,
-        src: *const ::std::os::raw::c_char,
-        name: *const ::std::os::raw::c_char,
-        numHeaders: ::std::os::raw::c_int,
-        headers: *mut *const ::std::os::raw::c_char,
-        includeNames: *mut *const ::std::os::raw::c_char,
-    ) -> hiprtcResult,
-    pub hiprtcDestroyProgram: unsafe extern "C" fn(prog: *mut hiprtcProgram) -> hiprtcResult,
-    pub hiprtcGetProgramLog:
-        unsafe extern "C" fn(prog: hiprtcProgram, log: *mut ::std::os::raw::c_char) -> hiprtcResult,
-    pub hiprtcGetProgramLogSize:
-        unsafe extern "C" fn(prog: hiprtcProgram, logSizeRet: *mut usize) -> hiprtcResult,
-    pub hiprtcGetCode: unsafe extern "C" fn(
-        prog: hiprtcProgram,
-        code: *mut ::std::os::raw::c_char,
-    ) -> hiprtcResult,
-    pub hiprtcGetCodeSize:
-        unsafe extern "C" fn(prog: hiprtcProgram, codeSizeRet: *mut usize) -> hiprtcResult,
 }
 impl HipApiRaw {
     pub unsafe fn new<P>(path: P) -> Result<Self, ::libloading::Error>
@@ -449,16 +404,6 @@ impl HipApiRaw {
         let hipModuleGetFunction = __library.get(b"hipModuleGetFunction\0").map(|sym| *sym)?;
         let hipModuleLoadData = __library.get(b"hipModuleLoadData\0").map(|sym| *sym)?;
         let hipModuleLaunchKernel = __library.get(b"hipModuleLaunchKernel\0").map(|sym| *sym)?;
-        let hiprtcGetErrorString = __library.get(b"hiprtcGetErrorString\0").map(|sym| *sym)?;
-        let hiprtcCompileProgram = __library.get(b"hiprtcCompileProgram\0").map(|sym| *sym)?;
-        let hiprtcCreateProgram = __library.get(b"hiprtcCreateProgram\0").map(|sym| *sym)?;
-        let hiprtcDestroyProgram = __library.get(b"hiprtcDestroyProgram\0").map(|sym| *sym)?;
-        let hiprtcGetProgramLog = __library.get(b"hiprtcGetProgramLog\0").map(|sym| *sym)?;
-        let hiprtcGetProgramLogSize = __library
-            .get(b"hiprtcGetProgramLogSize\0")
-            .map(|sym| *sym)?;
-        let hiprtcGetCode = __library.get(b"hiprtcGetCode\0").map(|sym| *sym)?;
-        let hiprtcGetCodeSize = __library.get(b"hiprtcGetCodeSize\0").map(|sym| *sym)?;
         Ok(HipApiRaw {
             __library,
             hipInit,
@@ -490,14 +435,6 @@ impl HipApiRaw {
             hipModuleGetFunction,
             hipModuleLoadData,
             hipModuleLaunchKernel,
-            hiprtcGetErrorString,
-            hiprtcCompileProgram,
-            hiprtcCreateProgram,
-            hiprtcDestroyProgram,
-            hiprtcGetProgramLog,
-            hiprtcGetProgramLogSize,
-            hiprtcGetCode,
-            hiprtcGetCodeSize,
         })
     }
     pub unsafe fn hipInit(&self, flags: ::std::os::raw::c_uint) -> hipError_t {
@@ -685,61 +622,5 @@ impl HipApiRaw {
             kernelParams,
             extra,
         )
-    }
-    pub unsafe fn hiprtcGetErrorString(
-        &self,
-        result: hiprtcResult,
-    ) -> *const ::std::os::raw::c_char {
-        (self.hiprtcGetErrorString)(result)
-    }
-    pub unsafe fn hiprtcCompileProgram(
-        &self,
-        prog: hiprtcProgram,
-        numOptions: ::std::os::raw::c_int,
-        options: *mut *const ::std::os::raw::c_char,
-    ) -> hiprtcResult {
-        (self.hiprtcCompileProgram)(prog, numOptions, options)
-    }
-    pub unsafe fn hiprtcCreateProgram(
-        &self,
-        prog: *mut hiprtcProgram,
-        src: *const ::std::os::raw::c_char,
-        name: *const ::std::os::raw::c_char,
-        numHeaders: ::std::os::raw::c_int,
-        headers: *mut *const ::std::os::raw::c_char,
-        includeNames: *mut *const ::std::os::raw::c_char,
-    ) -> hiprtcResult {
-        (self.hiprtcCreateProgram)(prog, src, name, numHeaders, headers, includeNames)
-    }
-    pub unsafe fn hiprtcDestroyProgram(&self, prog: *mut hiprtcProgram) -> hiprtcResult {
-        (self.hiprtcDestroyProgram)(prog)
-    }
-    pub unsafe fn hiprtcGetProgramLog(
-        &self,
-        prog: hiprtcProgram,
-        log: *mut ::std::os::raw::c_char,
-    ) -> hiprtcResult {
-        (self.hiprtcGetProgramLog)(prog, log)
-    }
-    pub unsafe fn hiprtcGetProgramLogSize(
-        &self,
-        prog: hiprtcProgram,
-        logSizeRet: *mut usize,
-    ) -> hiprtcResult {
-        (self.hiprtcGetProgramLogSize)(prog, logSizeRet)
-    }
-    pub unsafe fn hiprtcGetCode(
-        &self,
-        prog: hiprtcProgram,
-        code: *mut ::std::os::raw::c_char,
-    ) -> hiprtcResult {
-        (self.hiprtcGetCode)(prog, code)
-    }
-    pub unsafe fn hiprtcGetCodeSize(
-        &self,
-        prog: hiprtcProgram,
-        codeSizeRet: *mut usize,
-    ) -> hiprtcResult {
-        (self.hiprtcGetCodeSize)(prog, codeSizeRet)
     }
 }

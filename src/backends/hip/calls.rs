@@ -69,6 +69,16 @@ impl GpuApi for HipApi {
     const TECHNOLOGY: Technology = Technology::Hip;
 
     fn activate(&self, ordinal: u32) -> Result<(), GpuError> {
+        if self
+            .streams
+            .get(ordinal as usize)
+            .is_none_or(|s| s.is_null())
+        {
+            return Err(GpuError::other(
+                "hipSetDevice",
+                format!("no usable HIP device {ordinal} (missing, or skipped at discovery)"),
+            ));
+        }
         // SAFETY: hipSetDevice validates the ordinal.
         self.check("hipSetDevice", unsafe {
             self.raw.hipSetDevice(ordinal as i32)
@@ -253,11 +263,15 @@ impl GpuApi for HipApi {
             .map_err(|e| GpuError::other("hiprtcCreateProgram", e.to_string()))?;
         let name = CString::new(entry)
             .map_err(|e| GpuError::other("hiprtcCreateProgram", e.to_string()))?;
+        let rtc = self
+            .rtc
+            .as_ref()
+            .map_err(|why| GpuError::other("hiprtcCreateProgram", why.clone()))?;
         let mut program: hiprtcProgram = std::ptr::null_mut();
         // SAFETY: hiprtc calls with NUL-terminated strings and out-pointers to locals;
         // the program is destroyed once, the module kept for the process.
         unsafe {
-            let rc = self.raw.hiprtcCreateProgram(
+            let rc = rtc.hiprtcCreateProgram(
                 &mut program,
                 src.as_ptr(),
                 name.as_ptr(),
@@ -271,26 +285,23 @@ impl GpuApi for HipApi {
                     format!("hiprtcResult {rc}"),
                 ));
             }
-            let rc = self
-                .raw
-                .hiprtcCompileProgram(program, 0, std::ptr::null_mut());
+            let rc = rtc.hiprtcCompileProgram(program, 0, std::ptr::null_mut());
             if rc != hiprtcResult_HIPRTC_SUCCESS {
                 let mut size = 0;
-                self.raw.hiprtcGetProgramLogSize(program, &mut size);
+                rtc.hiprtcGetProgramLogSize(program, &mut size);
                 let mut log = vec![0u8; size.max(1)];
-                self.raw
-                    .hiprtcGetProgramLog(program, log.as_mut_ptr().cast());
-                self.raw.hiprtcDestroyProgram(&mut program);
+                rtc.hiprtcGetProgramLog(program, log.as_mut_ptr().cast());
+                rtc.hiprtcDestroyProgram(&mut program);
                 return Err(GpuError::other(
                     "hiprtcCompileProgram",
                     format!("hiprtcResult {rc}: {}", String::from_utf8_lossy(&log)),
                 ));
             }
             let mut size = 0;
-            self.raw.hiprtcGetCodeSize(program, &mut size);
+            rtc.hiprtcGetCodeSize(program, &mut size);
             let mut code = vec![0u8; size];
-            self.raw.hiprtcGetCode(program, code.as_mut_ptr().cast());
-            self.raw.hiprtcDestroyProgram(&mut program);
+            rtc.hiprtcGetCode(program, code.as_mut_ptr().cast());
+            rtc.hiprtcDestroyProgram(&mut program);
             let mut module: hipModule_t = std::ptr::null_mut();
             self.check(
                 "hipModuleLoadData",

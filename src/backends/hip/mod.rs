@@ -1,7 +1,13 @@
-//! HIP through bindgen bindings of the HIP runtime and hiprtc (`bindings.rs`, made by
-//! `scripts/gen-hip-bindings.sh` from Debian's libamdhip64-dev; CI regenerates and
-//! diffs them), loaded at run time: the `hip-sys` crates link libamdhip64 at load time,
-//! and a binary built with them does not start without it.
+//! HIP through bindgen bindings of the HIP runtime (`bindings.rs`) and its runtime
+//! compiler hiprtc (`rtc_bindings.rs`), made by `scripts/gen-hip-bindings.sh` from
+//! Debian's libamdhip64-dev (CI regenerates and diffs them), loaded at run time: the
+//! `hip-sys` crates link libamdhip64 at load time, and a binary built with them does not
+//! start without it.
+//!
+//! The runtime and the compiler are loaded separately, where each ROCm version puts
+//! them ([`RUNTIME_LIBRARIES`], [`hiprtc_libraries`]): since ROCm 7 hiprtc is only in
+//! `libhiprtc.so`, before it libamdhip64 exported it too. A missing compiler leaves the
+//! memory paths working; only kernels then fail, saying why.
 //!
 //! With the runtime installed but no AMD GPU (this project's machines), `hipInit` and
 //! `hipGetDeviceCount` answer with an error and the backend reports it as the reason.
@@ -16,11 +22,21 @@
 )]
 #[rustfmt::skip]
 pub mod bindings;
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    clippy::undocumented_unsafe_blocks,
+    missing_docs,
+    unsafe_op_in_unsafe_fn
+)]
+#[rustfmt::skip]
+pub mod rtc_bindings;
 
 use std::ffi::{c_void, CStr, CString};
 use std::sync::{Arc, Mutex};
 
 use bindings::*;
+use rtc_bindings::{hiprtcProgram, hiprtcResult_HIPRTC_SUCCESS, HiprtcRaw};
 
 use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
 use super::loading::dl_error;
@@ -35,9 +51,11 @@ mod work;
 
 pub use device::HipDevice;
 
-/// The HIP runtime, with one stream per device.
+/// The HIP runtime, with one stream per device, and its runtime compiler.
 pub struct HipApi {
     raw: HipApiRaw,
+    /// hiprtc, or why it could not be loaded.
+    rtc: Result<HiprtcRaw, String>,
     streams: Vec<hipStream_t>,
     current: Mutex<std::collections::HashMap<std::thread::ThreadId, u32>>,
 }
@@ -48,26 +66,72 @@ unsafe impl Send for HipApi {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for HipApi {}
 
-const LIBRARIES: [&str; 3] = ["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"];
+/// Where the HIP runtime is, newest ROCm first (7, 6, 5; the unversioned name is the
+/// development symlink).
+pub const RUNTIME_LIBRARIES: [&str; 4] = [
+    "libamdhip64.so",
+    "libamdhip64.so.7",
+    "libamdhip64.so.6",
+    "libamdhip64.so.5",
+];
 
-fn load() -> Result<HipApiRaw, String> {
+/// Where hiprtc is, in the order tried: its own library (the only place since ROCm 7),
+/// then the runtime library, which exported it up to ROCm 6 (`runtime`: the name that
+/// loaded).
+pub fn hiprtc_libraries(runtime: &str) -> Vec<String> {
+    let mut names: Vec<String> = [
+        "libhiprtc.so",
+        "libhiprtc.so.7",
+        "libhiprtc.so.6",
+        "libhiprtc.so.5",
+    ]
+    .map(String::from)
+    .to_vec();
+    names.push(runtime.to_string());
+    names
+}
+
+/// Tries `names` in order with `open`; the first that loads, or every reason.
+fn first_of<T>(
+    names: &[String],
+    open: impl Fn(&str) -> Result<T, libloading::Error>,
+) -> Result<(T, String), Vec<String>> {
     let mut tried = Vec::new();
-    for name in LIBRARIES {
-        // SAFETY: loading the HIP runtime runs its initialisers, as any HIP program does;
-        // every symbol is checked to exist (bindgen's require-all).
-        match unsafe { HipApiRaw::new(name) } {
-            Ok(api) => return Ok(api),
+    for name in names {
+        match open(name) {
+            Ok(library) => return Ok((library, name.clone())),
             Err(e) => tried.push(format!("{name}: {}", dl_error(&e))),
         }
     }
-    Err(format!(
-        "the HIP runtime could not be loaded ({}); install ROCm's HIP runtime (apt-get install libamdhip64-5) on a machine with an AMD GPU",
-        tried.join("; ")
-    ))
+    Err(tried)
+}
+
+fn load() -> Result<(HipApiRaw, Result<HiprtcRaw, String>), String> {
+    let names: Vec<String> = RUNTIME_LIBRARIES.map(String::from).to_vec();
+    // SAFETY: loading the HIP runtime runs its initialisers, as any HIP program does;
+    // every symbol is checked to exist (bindgen's require-all).
+    let (raw, runtime) = first_of(&names, |name| unsafe { HipApiRaw::new(name) }).map_err(|tried| {
+        format!(
+            "the HIP runtime could not be loaded ({}); install ROCm's HIP runtime (apt-get install libamdhip64-5) on a machine with an AMD GPU",
+            tried.join("; ")
+        )
+    })?;
+    // SAFETY: as above, for the runtime compiler's library.
+    let rtc = first_of(&hiprtc_libraries(&runtime), |name| unsafe {
+        HiprtcRaw::new(name)
+    })
+    .map(|(rtc, _)| rtc)
+    .map_err(|tried| {
+        format!(
+            "hiprtc could not be loaded ({}); kernels need ROCm's runtime compiler (libhiprtc)",
+            tried.join("; ")
+        )
+    });
+    Ok((raw, rtc))
 }
 
 pub(crate) fn discover() -> Result<Discovery, String> {
-    let raw = load()?;
+    let (raw, rtc) = load()?;
     let mut version = 0;
     // SAFETY: plain queries with out-pointers to locals.
     let (init, count_rc, count) = unsafe {
@@ -77,8 +141,13 @@ pub(crate) fn discover() -> Result<Discovery, String> {
         let rc = raw.hipGetDeviceCount(&mut count);
         (init, rc, count)
     };
+    let compiler = match &rtc {
+        Ok(_) => "kernels compiled by hiprtc for the device's own architecture".to_string(),
+        Err(why) => why.clone(),
+    };
     let mut api = HipApi {
         raw,
+        rtc,
         streams: Vec::new(),
         current: Mutex::new(std::collections::HashMap::new()),
     };
@@ -97,47 +166,31 @@ pub(crate) fn discover() -> Result<Discovery, String> {
         ));
     }
     let mut facts = Vec::new();
+    let mut skipped = Vec::new();
+    // A device that refuses (exclusive-process mode and in use, a failing stream) is
+    // skipped with its reason; the others stay usable, under the driver's ordinals.
     for i in 0..count {
-        let mut name = [0 as std::os::raw::c_char; 256];
-        let (mut total, mut managed) = (0usize, 0);
-        let mut stream: hipStream_t = std::ptr::null_mut();
-        // SAFETY: device `i` exists (0..count); out-pointers are locals.
-        unsafe {
-            api.check("hipSetDevice", api.raw.hipSetDevice(i))
-                .map_err(|e| e.to_string())?;
-            api.raw
-                .hipDeviceGetName(name.as_mut_ptr(), name.len() as i32, i);
-            api.raw.hipDeviceTotalMem(&mut total, i);
-            api.raw.hipDeviceGetAttribute(
-                &mut managed,
-                hipDeviceAttribute_t_hipDeviceAttributeConcurrentManagedAccess,
-                i,
-            );
-            api.check(
-                "hipStreamCreateWithFlags",
-                api.raw.hipStreamCreateWithFlags(&mut stream, 1),
-            )
-            .map_err(|e| e.to_string())?;
+        match open_device(&api, i, version, &compiler) {
+            Ok((stream, f)) => {
+                api.streams.push(stream);
+                facts.push((i as u32, f));
+            }
+            Err(why) => {
+                skipped.push(format!("HIP device {i} skipped: {why}"));
+                api.streams.push(std::ptr::null_mut());
+            }
         }
-        api.streams.push(stream);
-        // SAFETY: hipDeviceGetName wrote a NUL-terminated string into `name`.
-        let name = unsafe { CStr::from_ptr(name.as_ptr()) }
-            .to_string_lossy()
-            .into_owned();
-        facts.push(GpuFacts {
-            name,
-            memory_bytes: total as u64,
-            concurrent_managed_access: managed != 0,
-            notes: vec![format!(
-                "HIP runtime {version}, device {i}, one non-blocking stream"
-            )],
-        });
+    }
+    if facts.is_empty() {
+        return Err(format!(
+            "no HIP device could be opened: {}",
+            skipped.join("; ")
+        ));
     }
     let api = Arc::new(api);
     let devices: Vec<Arc<HipDevice>> = facts
         .into_iter()
-        .enumerate()
-        .map(|(i, f)| Arc::new(GpuDevice::new(Arc::clone(&api), i as u32, f)))
+        .map(|(i, f)| Arc::new(GpuDevice::new(Arc::clone(&api), i, f)))
         .collect();
     cuda_hip::enable_peers(&devices);
     Ok(Discovery {
@@ -145,7 +198,82 @@ pub(crate) fn discover() -> Result<Discovery, String> {
             .into_iter()
             .map(|d| d as Arc<dyn crate::core::device::Device>)
             .collect(),
-        skipped: vec![],
+        skipped,
         paths: cuda_hip::paths::<HipApi>(),
     })
+}
+
+/// Device `i`'s non-blocking stream and its facts.
+fn open_device(
+    api: &HipApi,
+    i: i32,
+    version: i32,
+    compiler: &str,
+) -> Result<(hipStream_t, GpuFacts), String> {
+    let mut name = [0 as std::os::raw::c_char; 256];
+    let (mut total, mut managed) = (0usize, 0);
+    let mut stream: hipStream_t = std::ptr::null_mut();
+    // SAFETY: device `i` exists (0..count); out-pointers are locals.
+    unsafe {
+        api.check("hipSetDevice", api.raw.hipSetDevice(i))
+            .map_err(|e| e.to_string())?;
+        api.raw
+            .hipDeviceGetName(name.as_mut_ptr(), name.len() as i32, i);
+        api.raw.hipDeviceTotalMem(&mut total, i);
+        api.raw.hipDeviceGetAttribute(
+            &mut managed,
+            hipDeviceAttribute_t_hipDeviceAttributeConcurrentManagedAccess,
+            i,
+        );
+        api.check(
+            "hipStreamCreateWithFlags",
+            api.raw.hipStreamCreateWithFlags(&mut stream, 1),
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    // SAFETY: hipDeviceGetName wrote a NUL-terminated string into `name`.
+    let name = unsafe { CStr::from_ptr(name.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    let facts = GpuFacts {
+        name,
+        memory_bytes: total as u64,
+        concurrent_managed_access: managed != 0,
+        notes: vec![format!(
+            "HIP runtime {version}, device {i}, one non-blocking stream; {compiler}"
+        )],
+    };
+    Ok((stream, facts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runtime_and_its_compiler_are_looked_for_where_each_rocm_puts_them() {
+        assert!(RUNTIME_LIBRARIES.contains(&"libamdhip64.so.7"));
+        let rtc = hiprtc_libraries("libamdhip64.so.5");
+        assert_eq!(rtc[0], "libhiprtc.so");
+        assert!(rtc.iter().any(|n| n == "libhiprtc.so.7"));
+        assert_eq!(rtc.last().map(String::as_str), Some("libamdhip64.so.5"));
+        // A compiler that is nowhere is a reason, not a failure of the runtime's load.
+        let missing = first_of(&["libhiprtc-missing.so".to_string()], |name| {
+            // SAFETY: a name that does not exist; nothing is loaded.
+            unsafe { HiprtcRaw::new(name) }
+        });
+        assert!(missing.is_err_and(|tried| tried[0].contains("libhiprtc-missing.so")));
+    }
+
+    /// Where the HIP runtime is installed (CI: Debian's ROCm 5, whose libamdhip64 still
+    /// exports hiprtc), both load.
+    #[test]
+    fn the_installed_runtime_loads_with_its_compiler() {
+        if std::env::var("LOCUS_EXPECT_HIP_NO_DEVICE").is_err() {
+            eprintln!("SKIPPED: LOCUS_EXPECT_HIP_NO_DEVICE is not set (no HIP runtime expected)");
+            return;
+        }
+        let (_, rtc) = load().expect("the HIP runtime loads");
+        assert!(rtc.is_ok(), "{:?}", rtc.err());
+    }
 }

@@ -16,7 +16,7 @@ rtc_out="${3:-src/backends/hip/rtc_bindings.rs}"
 wrapper="$(mktemp --suffix=.h)"
 trap 'rm -f "$wrapper"' EXIT
 printf '#define __HIP_PLATFORM_AMD__\n#include <hip/hip_runtime_api.h>\n#include <hip/hiprtc.h>\n' > "$wrapper"
-runtime='^hip(Init|GetDeviceCount|DeviceGetName|DeviceTotalMem|DeviceGetAttribute|SetDevice|Malloc|Free|HostMalloc|HostFree|MallocManaged|MemcpyAsync|MemcpyPeerAsync|MemsetAsync|StreamCreateWithFlags|StreamSynchronize|DeviceCanAccessPeer|DeviceEnablePeerAccess|RuntimeGetVersion|GetErrorString|GetErrorName|ModuleLoadData|ModuleGetFunction|ModuleLaunchKernel|EventCreateWithFlags|EventRecord|EventSynchronize|EventQuery|EventDestroy)$'
+runtime='^hip(Init|GetDeviceCount|DeviceGetName|DeviceTotalMem|DeviceGetAttribute|SetDevice|Malloc|Free|HostMalloc|HostFree|MallocManaged|MemcpyAsync|MemcpyPeerAsync|MemsetAsync|StreamCreateWithFlags|StreamSynchronize|DeviceCanAccessPeer|DeviceEnablePeerAccess|RuntimeGetVersion|GetErrorString|GetErrorName|ModuleLoadData|ModuleGetFunction|ModuleLaunchKernel|EventCreateWithFlags|EventRecord|EventSynchronize|EventQuery|EventDestroy|PointerGetAttribute)$'
 rtc='^hiprtc(CreateProgram|CompileProgram|GetCodeSize|GetCode|GetProgramLogSize|GetProgramLog|DestroyProgram|GetErrorString)$'
 # generate NAME FUNCTIONS TYPES OUT
 generate() {
@@ -35,5 +35,5 @@ generate() {
   mv "$4.tmp" "$4"
   echo "wrote $4"
 }
-generate HipApiRaw "$runtime" 'hip(Error_t|DeviceAttribute_t|MemcpyKind|Stream_t|Event_t|Module_t|Function_t)' "$out"
+generate HipApiRaw "$runtime" 'hip(Error_t|DeviceAttribute_t|MemcpyKind|Stream_t|Event_t|Module_t|Function_t|Pointer_attribute|Deviceptr_t)' "$out"
 generate HiprtcRaw "$rtc" 'hiprtc(Result|Program)' "$rtc_out"

@@ -106,6 +106,48 @@ pub(crate) fn elements(shape: &[usize], size: usize) -> PyResult<usize> {
         })
 }
 
+/// The CUDA device of a `__cuda_array_interface__` array: the one its
+/// `__dlpack_device__` names, else the one the driver says owns the pointer (not device
+/// 0 by default). The interface's `stream` (v3: work on the memory may still be pending
+/// there) is waited for before locus uses the memory; 0 is refused, as the interface
+/// specifies.
+fn cuda_array_device(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    ptr: u64,
+    stream: Option<u64>,
+) -> PyResult<Location> {
+    use locus::backends::cuda::CudaDevice;
+    let named = obj
+        .call_method0("__dlpack_device__")
+        .and_then(|d| d.extract::<(i32, u32)>())
+        .ok()
+        .map(|(_, id)| Location::Cuda(id));
+    let location = match named {
+        Some(l) => l,
+        None => {
+            let any = locus::device_as::<CudaDevice>(Location::Cuda(0)).map_err(py_err)?;
+            Location::Cuda(py.detach(|| any.device_of_pointer(ptr)).map_err(py_err)?)
+        }
+    };
+    match stream {
+        None => {}
+        Some(0) => {
+            return Err(PyValueError::new_err(
+                "the CUDA array interface's stream 0 is ambiguous and disallowed by the interface; the producer must give 1, 2 or a stream handle",
+            ))
+        }
+        Some(handle) => {
+            let device = locus::device_as::<CudaDevice>(location).map_err(py_err)?;
+            // SAFETY: the producer vouches that its `stream` is a live stream of the
+            // array's device (or the legacy / per-thread default stream, 1 or 2).
+            py.detach(|| unsafe { device.synchronize_foreign_stream(handle) })
+                .map_err(py_err)?;
+        }
+    }
+    Ok(location)
+}
+
 #[pymethods]
 impl PyBuffer {
     /// `n` elements (an int or a shape tuple) of `dtype` at `location` (`"host"`,
@@ -329,16 +371,36 @@ impl PyBuffer {
             let capsule = if obj.is_instance_of::<pyo3::types::PyCapsule>() {
                 obj.clone()
             } else if obj.hasattr("__dlpack__")? {
+                // Where the producer's memory is decides the stream it must order its
+                // work before: locus's own stream on a CUDA or ROCm device.
+                let stream = match obj.call_method0("__dlpack_device__") {
+                    Ok(d) => {
+                        let (device_type, device_id) = d.extract::<(i32, i32)>()?;
+                        dlpack::consumer_stream(DLDevice {
+                            device_type,
+                            device_id,
+                        })?
+                    }
+                    Err(_) => None,
+                };
                 let kwargs = PyDict::new(py);
                 kwargs.set_item("max_version", (1, 0))?;
                 if let Some(c) = copy {
                     kwargs.set_item("copy", c)?;
                 }
+                if let Some(s) = stream {
+                    kwargs.set_item("stream", s)?;
+                }
                 match obj.call_method("__dlpack__", (), Some(&kwargs)) {
                     Ok(c) => c,
-                    // A producer from before DLPack 1.0 takes no keywords.
+                    // A producer from before DLPack 1.0 takes no max_version or copy
+                    // (it does take the stream).
                     Err(e) if e.is_instance_of::<PyTypeError>(py) => {
-                        obj.call_method0("__dlpack__")?
+                        let kwargs = PyDict::new(py);
+                        if let Some(s) = stream {
+                            kwargs.set_item("stream", s)?;
+                        }
+                        obj.call_method("__dlpack__", (), Some(&kwargs))?
                     }
                     Err(e) => return Err(e),
                 }
@@ -393,8 +455,9 @@ impl PyBuffer {
     }
 
     /// Adopts the memory of an object with `__array_interface__` (host) or
-    /// `__cuda_array_interface__` (CUDA device 0, or the device its `__dlpack_device__`
-    /// names) without copying; the object is kept alive while locus uses its memory.
+    /// `__cuda_array_interface__` (the device its `__dlpack_device__` names, else the
+    /// device that owns the pointer; its `stream` is waited for first) without copying;
+    /// the object is kept alive while locus uses its memory.
     #[staticmethod]
     #[pyo3(signature = (obj, *, copy=None))]
     fn from_array(
@@ -403,14 +466,11 @@ impl PyBuffer {
         copy: Option<bool>,
     ) -> PyResult<PyBuffer> {
         guarded(|| {
+            let cuda = obj.getattr("__cuda_array_interface__").ok();
             let (iface, location) = if let Ok(i) = obj.getattr("__array_interface__") {
                 (i, Location::Host)
-            } else if let Ok(i) = obj.getattr("__cuda_array_interface__") {
-                let id = obj
-                    .call_method0("__dlpack_device__")
-                    .and_then(|d| d.extract::<(i32, u32)>())
-                    .map_or(0, |(_, id)| id);
-                (i, Location::Cuda(id))
+            } else if let Some(i) = cuda.clone() {
+                (i, Location::Cuda(0)) // the device is settled below, from the pointer
             } else {
                 return Err(PyTypeError::new_err(format!(
                     "{} has no __array_interface__ or __cuda_array_interface__",
@@ -422,6 +482,13 @@ impl PyBuffer {
             let (ptr, read_only): (usize, bool) = item("data")
             .ok_or_else(|| PyBufferError::new_err("the array interface has no data pointer (buffer-protocol data is not supported)"))?
             .extract()?;
+            let location = match location {
+                Location::Cuda(_) => {
+                    let stream: Option<u64> = item("stream").map(|s| s.extract()).transpose()?;
+                    cuda_array_device(py, obj, ptr as u64, stream)?
+                }
+                other => other,
+            };
             if item("mask").is_some() {
                 return Err(PyBufferError::new_err("masked arrays are not supported"));
             }

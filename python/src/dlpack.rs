@@ -193,6 +193,25 @@ pub fn location_of_device(device: DLDevice) -> PyResult<Location> {
     })
 }
 
+/// DLPack's `stream=` for a producer on `device`: locus's own stream of that CUDA or
+/// ROCm device (the producer makes it wait for its pending work on the memory, so
+/// nothing locus then queues there reads unfinished data), `None` for every other
+/// device. A CUDA or ROCm device locus does not have is an error before the producer is
+/// asked for anything.
+pub fn consumer_stream(device: DLDevice) -> PyResult<Option<u64>> {
+    let location = match device.device_type {
+        DL_CUDA | DL_CUDA_MANAGED | DL_ROCM => location_of_device(device)?,
+        _ => return Ok(None),
+    };
+    match location {
+        Location::Cuda(_) => locus::device_as::<locus::backends::cuda::CudaDevice>(location)
+            .map(|d| Some(d.consumer_stream())),
+        _ => locus::device_as::<locus::backends::hip::HipDevice>(location)
+            .map(|d| Some(d.consumer_stream())),
+    }
+    .map_err(crate::py_err)
+}
+
 /// The native handle for adopting `data` (already offset) at `location` of DLPack
 /// device `device`.
 pub fn native_for(

@@ -215,3 +215,44 @@ def test_webgpu_tensor_adopted_only_inside_what_was_exported():
     # The same buffer handle reaching past what was exported: refused, not read.
     with pytest.raises(BufferError, match="another library"):
         locus.Buffer.from_dlpack(_reshape(h.__dlpack__(), 3, 8, 4))
+
+
+class _Producer:
+    """A DLPack producer that records how it was asked, and hands over a numpy array's capsule."""
+
+    def __init__(self, device):
+        self.device = device
+        self.asked = []
+        self.array = np.arange(8, dtype=np.float32)
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, **kwargs):
+        self.asked.append(kwargs)
+        return self.array.__dlpack__()
+
+
+def test_a_cpu_producer_is_asked_without_a_stream():
+    p = _Producer((1, 0))
+    b = locus.Buffer.from_dlpack(p)
+    np.testing.assert_array_equal(b.to_numpy(), p.array)
+    assert p.asked and all(k.get("stream") is None for k in p.asked), p.asked
+
+
+def test_a_gpu_producer_is_asked_with_locus_stream_or_not_at_all():
+    # DLPack: the consumer passes its own stream, and the producer orders its pending
+    # work before it. Without the GPU, locus refuses before asking (the old code asked
+    # with no stream at all, so the producer's work was never ordered).
+    for device, location in [((2, 0), "cuda:0"), ((10, 0), "hip:0")]:
+        p = _Producer(device)
+        if location in locus.available():
+            try:
+                locus.Buffer.from_dlpack(p)
+            except Exception:  # noqa: BLE001 - the numpy capsule is not GPU memory
+                pass
+            assert p.asked and all(isinstance(k.get("stream"), int) for k in p.asked), p.asked
+        else:
+            with pytest.raises(locus.LocusError, match=location):
+                locus.Buffer.from_dlpack(p)
+            assert p.asked == []

@@ -235,6 +235,31 @@ impl GpuApi for CudaApi {
         .map_err(err("cuLaunchKernel"))
     }
 
+    fn stream_handle(&self, ordinal: u32) -> u64 {
+        self.streams.get(ordinal as usize).map_or(0, |s| *s as u64)
+    }
+
+    unsafe fn synchronize_stream(&self, stream: u64) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { result::stream::synchronize(stream as sys::CUstream) }
+            .map_err(err("cuStreamSynchronize"))
+    }
+
+    fn pointer_device(&self, ptr: u64) -> Result<u32, GpuError> {
+        let mut ordinal: i32 = -1;
+        // SAFETY: the attribute is an int written to a local.
+        unsafe {
+            sys::cuPointerGetAttribute(
+                (&mut ordinal as *mut i32).cast(),
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                ptr,
+            )
+        }
+        .result()
+        .map_err(err("cuPointerGetAttribute"))?;
+        u32::try_from(ordinal).map_err(|_| GpuError::other("cuPointerGetAttribute", "no device"))
+    }
+
     fn native(ptr: u64, kind: GpuMemory) -> Native {
         Native::Cuda { ptr, kind }
     }

@@ -179,6 +179,18 @@ pub trait GpuApi: Send + Sync + 'static {
         block: [u32; 3],
         params: &mut [*mut c_void],
     ) -> Result<(), GpuError>;
+    /// Device `ordinal`'s stream, as the integer handle DLPack's `stream=` takes.
+    fn stream_handle(&self, ordinal: u32) -> u64;
+    /// Waits for a stream another library owns (the CUDA array interface's `stream`,
+    /// a producer's stream), on the current device.
+    ///
+    /// # Safety
+    /// `stream` is a live stream of the current device's context (or the driver's
+    /// legacy / per-thread default stream handle, 1 or 2).
+    unsafe fn synchronize_stream(&self, stream: u64) -> Result<(), GpuError>;
+    /// The ordinal of the device that owns `ptr` (`cuPointerGetAttribute`
+    /// `DEVICE_ORDINAL` / `hipPointerGetAttribute`).
+    fn pointer_device(&self, ptr: u64) -> Result<u32, GpuError>;
     /// Wraps a pointer as this technology's native handle.
     fn native(ptr: u64, kind: GpuMemory) -> Native;
     /// Unwraps this technology's native handle.
@@ -289,6 +301,33 @@ impl<A: GpuApi> GpuDevice<A> {
         self.api
             .activate(self.ordinal)
             .map_err(|e| self.fail("set device", e))
+    }
+
+    /// This device's stream as DLPack's `stream=` integer: the stream a producer must
+    /// order its work before when it hands memory to locus.
+    pub fn consumer_stream(&self) -> u64 {
+        self.api.stream_handle(self.ordinal)
+    }
+
+    /// Waits for a stream another library owns on this device (the CUDA array
+    /// interface's `stream`): its work on the memory is done when this returns.
+    ///
+    /// # Safety
+    /// `stream` is a live stream of this device (or the legacy / per-thread default
+    /// stream handle, 1 or 2), as the producer vouches.
+    pub unsafe fn synchronize_foreign_stream(&self, stream: u64) -> Result<()> {
+        self.activate()?;
+        // SAFETY: per the caller's contract; the device is current.
+        unsafe { self.api.synchronize_stream(stream) }
+            .map_err(|e| self.fail("synchronize the producer's stream", e))
+    }
+
+    /// The ordinal of the device of this technology that owns `ptr`.
+    pub fn device_of_pointer(&self, ptr: u64) -> Result<u32> {
+        self.activate()?;
+        self.api
+            .pointer_device(ptr)
+            .map_err(|e| self.fail("ask a pointer's device", e))
     }
 
     /// Allocates `bytes` of `kind` as a [`Memory`] of this device.

@@ -79,7 +79,7 @@ struct EventState {
 struct State {
     devices: Vec<DeviceState>,
     events: HashMap<u64, EventState>,
-    sizes: HashMap<u64, usize>,
+    sizes: HashMap<u64, (usize, u32)>,
     fail_once: Vec<&'static str>,
     violations: Vec<String>,
     calls: Vec<&'static str>,
@@ -239,7 +239,7 @@ impl GpuApi for Strict {
     }
 
     unsafe fn alloc(&self, _: GpuMemory, bytes: usize) -> Result<u64, GpuError> {
-        self.enter("cuMemAlloc")?;
+        let ordinal = self.enter("cuMemAlloc")?;
         if bytes > self.memory {
             return Err(error(
                 "cuMemAlloc",
@@ -248,7 +248,7 @@ impl GpuApi for Strict {
             ));
         }
         let ptr = Box::into_raw(vec![0xa5u8; bytes].into_boxed_slice()) as *mut u8 as u64;
-        self.lock().sizes.insert(ptr, bytes);
+        self.lock().sizes.insert(ptr, (bytes, ordinal));
         Ok(ptr)
     }
 
@@ -259,7 +259,7 @@ impl GpuApi for Strict {
                 .push(format!("free of {ptr:#x}: {e}"));
             return;
         }
-        let Some(bytes) = self.lock().sizes.remove(&ptr) else {
+        let Some((bytes, _)) = self.lock().sizes.remove(&ptr) else {
             self.lock()
                 .violations
                 .push(format!("free of {ptr:#x}: not allocated"));
@@ -420,6 +420,43 @@ impl GpuApi for Strict {
         // The simulation runs no kernel code: a launch is queued work that does nothing.
         self.queue(device, false, Box::new(|| {}));
         Ok(())
+    }
+
+    fn stream_handle(&self, ordinal: u32) -> u64 {
+        0x5000 + u64::from(ordinal)
+    }
+
+    unsafe fn synchronize_stream(&self, stream: u64) -> Result<(), GpuError> {
+        let device = self.enter("cuStreamSynchronize")?;
+        if stream != self.stream_handle(device) && stream > 2 {
+            return Err(error(
+                "cuStreamSynchronize",
+                INVALID_HANDLE,
+                "CUDA_ERROR_INVALID_HANDLE: not a stream of the current context",
+            ));
+        }
+        let mut state = self.lock();
+        let stream = &mut state.devices[device as usize].locus;
+        let upto = stream.queued;
+        stream.run_to(upto);
+        Ok(())
+    }
+
+    fn pointer_device(&self, ptr: u64) -> Result<u32, GpuError> {
+        self.enter("cuPointerGetAttribute")?;
+        let state = self.lock();
+        state
+            .sizes
+            .iter()
+            .find(|(start, (bytes, _))| (**start..**start + *bytes as u64).contains(&ptr))
+            .map(|(_, (_, ordinal))| *ordinal)
+            .ok_or_else(|| {
+                error(
+                    "cuPointerGetAttribute",
+                    INVALID_VALUE,
+                    "CUDA_ERROR_INVALID_VALUE: not a device pointer",
+                )
+            })
     }
 
     fn native(ptr: u64, kind: GpuMemory) -> Native {

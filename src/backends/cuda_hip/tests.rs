@@ -403,3 +403,28 @@ fn every_call_may_fail_once_and_the_device_stays_usable() {
         );
     }
 }
+
+/// What importers of foreign GPU memory use: the device that owns a pointer (asked of the
+/// driver, not assumed to be device 0), locus's stream as DLPack's `stream=`, and a wait
+/// for a producer's stream.
+#[test]
+fn importers_ask_the_pointer_s_device_and_wait_for_the_producer_s_stream() {
+    let sim = devices(vec![], true);
+    let (d0, d1) = (dynamic(&sim[0]), dynamic(&sim[1]));
+    let on_1 = Memory::on(&d1, 64).unwrap();
+    let (ptr, _) = Simulated::unpack(on_1.native()).unwrap();
+    assert_eq!(sim[0].device_of_pointer(ptr + 8).unwrap(), 1);
+    assert!(sim[0].device_of_pointer(1).is_err());
+    assert_ne!(sim[0].consumer_stream(), sim[1].consumer_stream());
+    // Work queued on device 0's stream is done once that stream is waited for as a
+    // producer's stream (from a thread where device 1 is current).
+    let a = Arc::new(Memory::on(&d0, 256).unwrap());
+    let b = Arc::new(Memory::on(&d0, 256).unwrap());
+    a.write(0, &[9u8; 256]).unwrap();
+    let _copy = d0.copy_async(&a, 0, &b, 0, 256, &NONE).unwrap().unwrap();
+    let _current = Memory::on(&d1, 8).unwrap();
+    let handle = sim[0].consumer_stream();
+    // SAFETY: the simulated driver's handle of device 0's stream.
+    unsafe { sim[0].synchronize_foreign_stream(handle) }.unwrap();
+    assert_eq!(raw(&b), vec![9u8; 256]);
+}

@@ -225,12 +225,34 @@ pub const hipDeviceAttribute_t_hipDeviceAttributeFineGrainSupport: hipDeviceAttr
 pub const hipDeviceAttribute_t_hipDeviceAttributeAmdSpecificEnd: hipDeviceAttribute_t = 19999;
 pub const hipDeviceAttribute_t_hipDeviceAttributeVendorSpecificBegin: hipDeviceAttribute_t = 20000;
 pub type hipDeviceAttribute_t = ::std::os::raw::c_uint;
+pub type hipDeviceptr_t = *mut ::std::os::raw::c_void;
 pub const hipMemcpyKind_hipMemcpyHostToHost: hipMemcpyKind = 0;
 pub const hipMemcpyKind_hipMemcpyHostToDevice: hipMemcpyKind = 1;
 pub const hipMemcpyKind_hipMemcpyDeviceToHost: hipMemcpyKind = 2;
 pub const hipMemcpyKind_hipMemcpyDeviceToDevice: hipMemcpyKind = 3;
 pub const hipMemcpyKind_hipMemcpyDefault: hipMemcpyKind = 4;
 pub type hipMemcpyKind = ::std::os::raw::c_uint;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_CONTEXT: hipPointer_attribute = 1;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_MEMORY_TYPE: hipPointer_attribute = 2;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_DEVICE_POINTER: hipPointer_attribute = 3;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_HOST_POINTER: hipPointer_attribute = 4;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_P2P_TOKENS: hipPointer_attribute = 5;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS: hipPointer_attribute = 6;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_BUFFER_ID: hipPointer_attribute = 7;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_IS_MANAGED: hipPointer_attribute = 8;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL: hipPointer_attribute = 9;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_IS_LEGACY_HIP_IPC_CAPABLE:
+    hipPointer_attribute = 10;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR: hipPointer_attribute = 11;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_RANGE_SIZE: hipPointer_attribute = 12;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_MAPPED: hipPointer_attribute = 13;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: hipPointer_attribute =
+    14;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+    hipPointer_attribute = 15;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS: hipPointer_attribute = 16;
+pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: hipPointer_attribute = 17;
+pub type hipPointer_attribute = ::std::os::raw::c_uint;
 pub type hipDevice_t = ::std::os::raw::c_int;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -289,6 +311,11 @@ pub struct HipApiRaw {
     pub hipEventDestroy: unsafe extern "C" fn(event: hipEvent_t) -> hipError_t,
     pub hipEventSynchronize: unsafe extern "C" fn(event: hipEvent_t) -> hipError_t,
     pub hipEventQuery: unsafe extern "C" fn(event: hipEvent_t) -> hipError_t,
+    pub hipPointerGetAttribute: unsafe extern "C" fn(
+        data: *mut ::std::os::raw::c_void,
+        attribute: hipPointer_attribute,
+        ptr: hipDeviceptr_t,
+    ) -> hipError_t,
     pub hipMalloc:
         unsafe extern "C" fn(ptr: *mut *mut ::std::os::raw::c_void, size: usize) -> hipError_t,
     pub hipHostMalloc: unsafe extern "C" fn(
@@ -389,6 +416,7 @@ impl HipApiRaw {
         let hipEventDestroy = __library.get(b"hipEventDestroy\0").map(|sym| *sym)?;
         let hipEventSynchronize = __library.get(b"hipEventSynchronize\0").map(|sym| *sym)?;
         let hipEventQuery = __library.get(b"hipEventQuery\0").map(|sym| *sym)?;
+        let hipPointerGetAttribute = __library.get(b"hipPointerGetAttribute\0").map(|sym| *sym)?;
         let hipMalloc = __library.get(b"hipMalloc\0").map(|sym| *sym)?;
         let hipHostMalloc = __library.get(b"hipHostMalloc\0").map(|sym| *sym)?;
         let hipMallocManaged = __library.get(b"hipMallocManaged\0").map(|sym| *sym)?;
@@ -422,6 +450,7 @@ impl HipApiRaw {
             hipEventDestroy,
             hipEventSynchronize,
             hipEventQuery,
+            hipPointerGetAttribute,
             hipMalloc,
             hipHostMalloc,
             hipMallocManaged,
@@ -505,6 +534,14 @@ impl HipApiRaw {
     }
     pub unsafe fn hipEventQuery(&self, event: hipEvent_t) -> hipError_t {
         (self.hipEventQuery)(event)
+    }
+    pub unsafe fn hipPointerGetAttribute(
+        &self,
+        data: *mut ::std::os::raw::c_void,
+        attribute: hipPointer_attribute,
+        ptr: hipDeviceptr_t,
+    ) -> hipError_t {
+        (self.hipPointerGetAttribute)(data, attribute, ptr)
     }
     pub unsafe fn hipMalloc(
         &self,

@@ -344,6 +344,30 @@ impl GpuApi for HipApi {
         self.check("hipModuleLaunchKernel", rc)
     }
 
+    fn stream_handle(&self, ordinal: u32) -> u64 {
+        self.streams.get(ordinal as usize).map_or(0, |s| *s as u64)
+    }
+
+    unsafe fn synchronize_stream(&self, stream: u64) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        self.check("hipStreamSynchronize", unsafe {
+            self.raw.hipStreamSynchronize(stream as hipStream_t)
+        })
+    }
+
+    fn pointer_device(&self, ptr: u64) -> Result<u32, GpuError> {
+        let mut ordinal: i32 = -1;
+        // SAFETY: the attribute is an int written to a local.
+        self.check("hipPointerGetAttribute", unsafe {
+            self.raw.hipPointerGetAttribute(
+                (&mut ordinal as *mut i32).cast(),
+                hipPointer_attribute_HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                ptr as hipDeviceptr_t,
+            )
+        })?;
+        u32::try_from(ordinal).map_err(|_| GpuError::other("hipPointerGetAttribute", "no device"))
+    }
+
     fn native(ptr: u64, kind: GpuMemory) -> Native {
         Native::Hip { ptr, kind }
     }

@@ -61,35 +61,19 @@ pub(crate) fn discover() -> Result<Discovery, String> {
     if count == 0 {
         return Err("the CUDA driver loaded but reports no device".into());
     }
-    let mut contexts = Vec::new();
-    let mut streams = Vec::new();
-    let mut archs = Vec::new();
+    let (opened, skipped) = cuda_hip::open_each("CUDA", count, open_device)?;
+    // Indexed by the driver's ordinal; a skipped device has null handles, which
+    // `activate` refuses.
+    let slots = count.max(0) as usize;
+    let mut contexts = vec![std::ptr::null_mut(); slots];
+    let mut streams = vec![std::ptr::null_mut(); slots];
+    let mut archs = vec![(0, 0); slots];
     let mut facts = Vec::new();
-    let mut skipped = Vec::new();
-    // A device that refuses (exclusive-process mode and in use, a failing context) is
-    // skipped with its reason; the others stay usable. Ordinals are the driver's, so a
-    // skipped cuda:0 leaves cuda:1 as cuda:1.
-    for i in 0..count {
-        match open_device(i) {
-            Ok((ctx, stream, arch, f)) => {
-                contexts.push(ctx);
-                streams.push(stream);
-                archs.push(arch);
-                facts.push((i as u32, f));
-            }
-            Err(why) => {
-                skipped.push(format!("CUDA device {i} skipped: {why}"));
-                contexts.push(std::ptr::null_mut());
-                streams.push(std::ptr::null_mut());
-                archs.push((0, 0));
-            }
-        }
-    }
-    if facts.is_empty() {
-        return Err(format!(
-            "no CUDA device could be opened: {}",
-            skipped.join("; ")
-        ));
+    for (i, (ctx, stream, arch, f)) in opened {
+        contexts[i as usize] = ctx;
+        streams[i as usize] = stream;
+        archs[i as usize] = arch;
+        facts.push((i, f));
     }
     let api = Arc::new(CudaApi {
         contexts,

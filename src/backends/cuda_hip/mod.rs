@@ -615,6 +615,35 @@ fn through_pinned<A: GpuApi>(
     })
 }
 
+/// The devices that opened, under their driver ordinals, and why the others did not.
+pub(crate) type Opened<T> = (Vec<(u32, T)>, Vec<String>);
+
+/// Opens devices `0..count` of `technology` with `open`: a device that refuses (in
+/// exclusive-process mode and in use elsewhere, a failing context or stream) is skipped
+/// with its reason, and the others stay usable under the driver's own ordinals. Fails
+/// only when no device opens, with every reason.
+pub(crate) fn open_each<T>(
+    technology: &str,
+    count: i32,
+    mut open: impl FnMut(i32) -> Result<T, String>,
+) -> Result<Opened<T>, String> {
+    let mut opened = Vec::new();
+    let mut skipped = Vec::new();
+    for i in 0..count.max(0) {
+        match open(i) {
+            Ok(device) => opened.push((i as u32, device)),
+            Err(why) => skipped.push(format!("{technology} device {i} skipped: {why}")),
+        }
+    }
+    if opened.is_empty() {
+        return Err(format!(
+            "no {technology} device could be opened: {}",
+            skipped.join("; ")
+        ));
+    }
+    Ok((opened, skipped))
+}
+
 /// Enables peer access between every pair of `devices` where the driver allows.
 pub(crate) fn enable_peers<A: GpuApi>(devices: &[Arc<GpuDevice<A>>]) {
     for a in devices {

@@ -428,3 +428,30 @@ fn importers_ask_the_pointer_s_device_and_wait_for_the_producer_s_stream() {
     unsafe { sim[0].synchronize_foreign_stream(handle) }.unwrap();
     assert_eq!(raw(&b), vec![9u8; 256]);
 }
+
+/// A device that refuses a context (exclusive-process mode, in use elsewhere) is skipped
+/// with its reason and the others open under their own ordinals; on the old code one
+/// such device made the whole backend unavailable.
+#[test]
+fn a_device_that_refuses_a_context_is_skipped_and_the_others_stay() {
+    let api = Strict::new(3, vec![], 1 << 20, vec![1]);
+    let (opened, skipped) = open_each("CUDA", 3, |i| {
+        api.activate(i as u32).map_err(|e| e.to_string())
+    })
+    .unwrap();
+    assert_eq!(opened.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [0, 2]);
+    assert_eq!(skipped.len(), 1);
+    assert!(
+        skipped[0].contains("CUDA device 1 skipped") && skipped[0].contains("exclusive-process"),
+        "{skipped:?}"
+    );
+    let all_busy = Strict::new(2, vec![], 1 << 20, vec![0, 1]);
+    let refused = open_each("CUDA", 2, |i| {
+        all_busy.activate(i as u32).map_err(|e| e.to_string())
+    })
+    .unwrap_err();
+    assert!(
+        refused.contains("no CUDA device could be opened"),
+        "{refused}"
+    );
+}

@@ -165,27 +165,15 @@ pub(crate) fn discover() -> Result<Discovery, String> {
             api.describe(count_rc)
         ));
     }
+    let (opened, skipped) =
+        cuda_hip::open_each("HIP", count, |i| open_device(&api, i, version, &compiler))?;
+    // Indexed by the driver's ordinal; a skipped device has a null stream, which
+    // `activate` refuses.
+    api.streams = vec![std::ptr::null_mut(); count.max(0) as usize];
     let mut facts = Vec::new();
-    let mut skipped = Vec::new();
-    // A device that refuses (exclusive-process mode and in use, a failing stream) is
-    // skipped with its reason; the others stay usable, under the driver's ordinals.
-    for i in 0..count {
-        match open_device(&api, i, version, &compiler) {
-            Ok((stream, f)) => {
-                api.streams.push(stream);
-                facts.push((i as u32, f));
-            }
-            Err(why) => {
-                skipped.push(format!("HIP device {i} skipped: {why}"));
-                api.streams.push(std::ptr::null_mut());
-            }
-        }
-    }
-    if facts.is_empty() {
-        return Err(format!(
-            "no HIP device could be opened: {}",
-            skipped.join("; ")
-        ));
+    for (i, (stream, f)) in opened {
+        api.streams[i as usize] = stream;
+        facts.push((i, f));
     }
     let api = Arc::new(api);
     let devices: Vec<Arc<HipDevice>> = facts

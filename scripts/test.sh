@@ -113,6 +113,13 @@ step "python: the wheel (pip install ./python builds it with maturin), then pyte
 # Installed into the SYCL venv, which already has numpy; pytest fails (exit 1, or 5
 # when it collects nothing) on any error, and when LOCUS_REQUIRE names a missing location.
 "$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "numpy>=2.1" pytest ./python
+# On a GPU machine: CuPy, a client nobody here wrote, for python/tests/test_gpu_clients.py
+# (its tests skip, saying why, where it is missing).
+case ",$LOCUS_REQUIRE," in
+  *,cuda,*|*,cuda:*)
+    "$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check cupy-cuda12x \
+      || echo "note: CuPy could not be installed; its tests will skip" ;;
+esac
 cargo clippy -p locus-python -- -D warnings
 (cd python && "$LOCUS_SYCL_VENV/bin/pytest" -q -rs -p no:cacheprovider)
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do

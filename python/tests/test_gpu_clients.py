@@ -1,0 +1,54 @@
+"""The GPU libraries people hand memory to locus from, and take it back with: CuPy and
+PyTorch, where installed and where locus has their GPU (scripts/test.sh installs CuPy
+when LOCUS_REQUIRE names cuda). Elsewhere these tests skip with the reason."""
+
+import numpy as np
+import pytest
+
+import locus
+
+
+def _gpu_locations(prefix):
+    return [l for l in locus.available() if l.startswith(prefix)]
+
+
+def _cupy():
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    if not _gpu_locations("cuda") and not _gpu_locations("hip"):
+        pytest.skip("locus has no CUDA or HIP device here")
+    return cupy
+
+
+def test_cupy_array_in_and_out_without_a_copy():
+    cupy = _cupy()
+    x = cupy.arange(1 << 20, dtype=cupy.float32)
+    x *= 2  # queued on CuPy's stream: locus must see it done (DLPack stream=)
+    b = locus.Buffer.from_dlpack(x)
+    assert b.location in locus.available()
+    np.testing.assert_array_equal(b.to_numpy(), np.arange(1 << 20, dtype=np.float32) * 2)
+    with b.access_mut(b.location) as h:
+        y = cupy.from_dlpack(h)  # the same memory, back in CuPy
+        assert y.data.ptr == x.data.ptr
+        y += 1
+    np.testing.assert_array_equal(b.to_numpy(), np.arange(1 << 20, dtype=np.float32) * 2 + 1)
+
+
+def test_cupy_cuda_array_interface_names_its_device_and_stream():
+    cupy = _cupy()
+    with cupy.cuda.Stream(non_blocking=True):
+        x = cupy.full(4096, 7, dtype=cupy.int32)  # pending on a non-default stream
+        b = locus.Buffer.from_array(x)
+    assert b.location == f"cuda:{x.device.id}"
+    assert (b.to_numpy() == 7).all()
+
+
+def test_torch_tensor_in_and_out():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    if not torch.cuda.is_available() or not (_gpu_locations("cuda") or _gpu_locations("hip")):
+        pytest.skip("PyTorch or locus has no GPU here")
+    t = torch.arange(1000, dtype=torch.float64, device="cuda")
+    t.mul_(3)
+    b = locus.Buffer.from_dlpack(t)
+    np.testing.assert_array_equal(b.to_numpy(), np.arange(1000) * 3.0)
+    back = torch.from_dlpack(b.access(b.location))
+    assert back.data_ptr() == t.data_ptr()

@@ -13,29 +13,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::Rng;
 use locus::resource::{MemoryResource, Pool, Upstream};
 use locus::{Buffer, Event, Location, Memory};
 
-/// xorshift64*: a small deterministic generator per thread.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    /// Mostly small lengths, sometimes one that crosses a 4 MiB staging buffer.
-    fn len(&mut self) -> usize {
-        match self.below(100) {
-            0 => (1 << 20) + self.below(1 << 19),
-            1..=9 => self.below(1 << 16),
-            _ => self.below(3000),
-        }
+/// Mostly small lengths, sometimes one that crosses a 4 MiB staging buffer.
+fn random_len(rng: &mut Rng) -> usize {
+    match rng.below(100) {
+        0 => (1 << 20) + rng.below(1 << 19),
+        1..=9 => rng.below(1 << 16),
+        _ => rng.below(3000),
     }
 }
 
@@ -99,7 +86,7 @@ fn worker(
         ops += 1;
         let op = rng.below(10);
         if slots.is_empty() || (op == 0 && slots.len() < 6) {
-            let n = rng.len();
+            let n = random_len(&mut rng);
             let at = pick(&mut rng);
             let value = rng.next() as u32;
             let (buffer, model) = match rng.below(3) {
@@ -192,7 +179,7 @@ fn worker(
             }
             // Resize at the home location.
             7 => {
-                let n = rng.len();
+                let n = random_len(&mut rng);
                 let slot = &mut slots[i];
                 slot.buffer
                     .resize(n)

@@ -46,3 +46,22 @@ pub fn pattern_u8(n: usize, seed: u8) -> Vec<u8> {
 pub fn pattern_f32(n: usize, seed: f32) -> Vec<f32> {
     (0..n).map(|i| i as f32 * 0.5 + seed).collect()
 }
+
+/// xorshift64*: a small deterministic random generator (one per thread), for the stress
+/// and fuzz tests.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number below `n` (0 for `n` = 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}

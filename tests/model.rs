@@ -4,7 +4,7 @@
 
 mod common;
 
-use locus::{Buffer, Location};
+use locus::Buffer;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -39,21 +39,6 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn contents(b: &Buffer<u32>, at: Location) -> Vec<u32> {
-    let guard = b.access(at).expect("read access");
-    match guard.as_slice() {
-        Ok(s) => s.to_vec(),
-        Err(_) => {
-            let mut raw = vec![0u32; b.len()];
-            guard
-                .memory()
-                .read(0, bytemuck::cast_slice_mut(&mut raw))
-                .expect("read");
-            raw
-        }
-    }
-}
-
 fn run(start: usize, init: Vec<u32>, ops: Vec<Op>) -> Result<(), TestCaseError> {
     let locations = locus::available();
     let pick = |i: usize| locations[i % locations.len()];
@@ -62,7 +47,7 @@ fn run(start: usize, init: Vec<u32>, ops: Vec<Op>) -> Result<(), TestCaseError> 
     for op in ops {
         match op {
             Op::Read(at) => prop_assert_eq!(
-                contents(&b, pick(at)),
+                common::contents(&b, pick(at)),
                 model.clone(),
                 "read at {}",
                 pick(at)

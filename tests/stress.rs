@@ -31,25 +31,8 @@ struct Slot {
     model: Vec<u32>,
 }
 
-fn read_back(b: &Buffer<u32>, at: Location) -> Vec<u32> {
-    let guard = b
-        .access(at)
-        .unwrap_or_else(|e| panic!("access at {at}: {e}"));
-    match guard.as_slice() {
-        Ok(s) => s.to_vec(),
-        Err(_) => {
-            let mut out = vec![0u32; b.len()];
-            guard
-                .memory()
-                .read(0, bytemuck::cast_slice_mut(&mut out))
-                .unwrap_or_else(|e| panic!("read at {at}: {e}"));
-            out
-        }
-    }
-}
-
 fn check(slot: &Slot, at: Location, what: &str) {
-    let got = read_back(&slot.buffer, at);
+    let got = common::contents(&slot.buffer, at);
     if got != slot.model {
         let first = got
             .iter()

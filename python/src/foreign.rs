@@ -86,7 +86,7 @@ impl Foreign {
         }
         let compact = strides
             .as_ref()
-            .is_none_or(|s| len == 0 || is_compact(&shape, s, dtype.size));
+            .is_none_or(|s| is_compact(&shape, s, dtype.size));
         let first = data.wrapping_add(byte_offset as usize);
         let aligned = location != Location::Host || (first as usize).is_multiple_of(dtype.size);
         if !compact || !aligned {

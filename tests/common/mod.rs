@@ -3,7 +3,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use locus::Location;
+use locus::{Buffer, Location};
 
 /// The location named `text` when this machine has it. When it is missing and
 /// `LOCUS_REQUIRE` names its technology (or the exact location), the test FAILS with
@@ -63,5 +63,24 @@ impl Rng {
     /// A number below `n` (0 for `n` = 0).
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// The elements of `b` as read at `at` (in place where the host reaches that memory,
+/// else read out of it).
+pub fn contents(b: &Buffer<u32>, at: Location) -> Vec<u32> {
+    let guard = b
+        .access(at)
+        .unwrap_or_else(|e| panic!("access at {at}: {e}"));
+    match guard.as_slice() {
+        Ok(s) => s.to_vec(),
+        Err(_) => {
+            let mut out = vec![0u32; b.len()];
+            guard
+                .memory()
+                .read(0, bytemuck::cast_slice_mut(&mut out))
+                .unwrap_or_else(|e| panic!("read at {at}: {e}"));
+            out
+        }
     }
 }

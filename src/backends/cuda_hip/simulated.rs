@@ -36,37 +36,40 @@ thread_local! {
 /// Queued work: runs when something waits for it.
 type Op = Box<dyn FnOnce() + Send>;
 
-/// A raw address moved into queued work.
-#[derive(Clone, Copy)]
-struct Addr(u64);
-
+/// A device's stream: work queued in order, of which the first `ran` items have run.
 #[derive(Default)]
 struct Stream {
-    pending: Vec<Op>,
-    queued: u64,
+    pending: std::collections::VecDeque<Op>,
     ran: u64,
 }
 
 impl Stream {
+    /// Queues `op`; its position (what an event recorded now waits for).
     fn push(&mut self, op: Op) -> u64 {
-        self.pending.push(op);
-        self.queued += 1;
-        self.queued
+        self.pending.push_back(op);
+        self.queued()
+    }
+
+    /// How many items were ever queued.
+    fn queued(&self) -> u64 {
+        self.ran + self.pending.len() as u64
     }
 
     /// Runs the queued work up to position `upto`.
     fn run_to(&mut self, upto: u64) {
-        while self.ran < upto && !self.pending.is_empty() {
-            let op = self.pending.remove(0);
+        while self.ran < upto {
+            let Some(op) = self.pending.pop_front() else {
+                return;
+            };
             op();
             self.ran += 1;
         }
     }
-}
 
-#[derive(Default)]
-struct DeviceState {
-    locus: Stream,
+    /// Runs everything queued.
+    fn run_all(&mut self) {
+        self.run_to(self.queued());
+    }
 }
 
 struct EventState {
@@ -77,7 +80,8 @@ struct EventState {
 
 #[derive(Default)]
 struct State {
-    devices: Vec<DeviceState>,
+    /// One stream per device.
+    streams: Vec<Stream>,
     events: HashMap<u64, EventState>,
     sizes: HashMap<u64, (usize, u32)>,
     fail_once: Vec<&'static str>,
@@ -112,8 +116,9 @@ fn error(call: &'static str, code: i32, name: &str) -> GpuError {
 }
 
 impl Strict {
-    /// `devices` devices, peer access where `peer` allows, `memory` bytes each, and the
-    /// devices in `busy` refusing a context (exclusive-process mode, in use elsewhere).
+    /// `devices` devices, peer access where `peer` allows, allocations of more than `memory`
+    /// bytes refused as out of memory, and the devices in `busy` refusing a context
+    /// (exclusive-process mode, in use elsewhere).
     pub(super) fn new(
         devices: u32,
         peer: Vec<(u32, u32)>,
@@ -122,7 +127,7 @@ impl Strict {
     ) -> Strict {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let state = State {
-            devices: (0..devices).map(|_| DeviceState::default()).collect(),
+            streams: (0..devices).map(|_| Stream::default()).collect(),
             ..State::default()
         };
         Strict {
@@ -181,7 +186,7 @@ impl Strict {
     /// Queues `op` on the device's stream; runs the stream up to it when `wait` is set.
     fn queue(&self, ordinal: u32, wait: bool, op: Op) {
         let mut state = self.lock();
-        let stream = &mut state.devices[ordinal as usize].locus;
+        let stream = &mut state.streams[ordinal as usize];
         let at = stream.push(op);
         if wait {
             stream.run_to(at);
@@ -190,13 +195,11 @@ impl Strict {
 
     /// A copy of `n` bytes, made when the queued work runs.
     fn copy_op(dst: u64, src: u64, n: usize) -> Op {
-        let (dst, src) = (Addr(dst), Addr(src));
         Box::new(move || {
-            let (dst, src) = (dst, src);
             // SAFETY: simulated device memory is host memory; the caller of the copy
             // keeps both ranges valid until the work completes (the contract that the
             // strictness checks: a range freed or refilled early shows as wrong data).
-            unsafe { std::ptr::copy(src.0 as *const u8, dst.0 as *mut u8, n) };
+            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
         })
     }
 
@@ -223,8 +226,12 @@ impl GpuApi for Strict {
     const TECHNOLOGY: Technology = Technology::Cuda;
 
     fn activate(&self, ordinal: u32) -> Result<(), GpuError> {
-        self.lock().calls.push("cuCtxSetCurrent");
-        if ordinal as usize >= self.lock().devices.len() {
+        let devices = {
+            let mut state = self.lock();
+            state.calls.push("cuCtxSetCurrent");
+            state.streams.len()
+        };
+        if ordinal as usize >= devices {
             return Err(error("cuCtxSetCurrent", 101, "CUDA_ERROR_INVALID_DEVICE"));
         }
         if self.busy.contains(&ordinal) {
@@ -301,14 +308,12 @@ impl GpuApi for Strict {
 
     unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError> {
         let device = self.enter("cuMemsetD8Async")?;
-        let dst = Addr(dst);
         self.queue(
             device,
             wait,
             Box::new(move || {
-                let dst = dst;
                 // SAFETY: simulated device memory of at least `n` bytes (caller's contract).
-                unsafe { std::ptr::write_bytes(dst.0 as *mut u8, byte, n) };
+                unsafe { std::ptr::write_bytes(dst as *mut u8, byte, n) };
             }),
         );
         Ok(())
@@ -316,10 +321,7 @@ impl GpuApi for Strict {
 
     fn synchronize(&self) -> Result<(), GpuError> {
         let device = self.enter("cuStreamSynchronize")?;
-        let mut state = self.lock();
-        let stream = &mut state.devices[device as usize].locus;
-        let upto = stream.queued;
-        stream.run_to(upto);
+        self.lock().streams[device as usize].run_all();
         Ok(())
     }
 
@@ -340,7 +342,7 @@ impl GpuApi for Strict {
     unsafe fn event_record(&self, event: u64) -> Result<(), GpuError> {
         let device = self.event("cuEventRecord", event)?;
         let mut state = self.lock();
-        let at = state.devices[device as usize].locus.queued;
+        let at = state.streams[device as usize].queued();
         if let Some(e) = state.events.get_mut(&event) {
             e.at = Some(at);
             e.queried = false;
@@ -352,7 +354,7 @@ impl GpuApi for Strict {
         let device = self.event("cuEventSynchronize", event)?;
         let mut state = self.lock();
         let at = state.events.get(&event).and_then(|e| e.at).unwrap_or(0);
-        state.devices[device as usize].locus.run_to(at);
+        state.streams[device as usize].run_to(at);
         Ok(())
     }
 
@@ -365,7 +367,7 @@ impl GpuApi for Strict {
         let at = e.at.unwrap_or(0);
         let first = !e.queried;
         e.queried = true;
-        let stream = &mut state.devices[device as usize].locus;
+        let stream = &mut state.streams[device as usize];
         if stream.ran >= at {
             return Ok(true);
         }
@@ -435,10 +437,7 @@ impl GpuApi for Strict {
                 "CUDA_ERROR_INVALID_HANDLE: not a stream of the current context",
             ));
         }
-        let mut state = self.lock();
-        let stream = &mut state.devices[device as usize].locus;
-        let upto = stream.queued;
-        stream.run_to(upto);
+        self.lock().streams[device as usize].run_all();
         Ok(())
     }
 

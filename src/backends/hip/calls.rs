@@ -32,22 +32,24 @@ impl HipApi {
         }
     }
 
-    /// `hipMemcpyAsync` of `n` bytes of the given kind on the current device's stream,
-    /// waited for when `wait` is set.
+    /// `hipMemcpyAsync` of `n` bytes on the current device's stream, waited for when
+    /// `wait` is set. The direction is `hipMemcpyDefault`: HIP works it out from the
+    /// pointers, which a fixed direction gets wrong for pinned and managed memory.
     ///
     /// # Safety
-    /// `dst` and `src` address `n` bytes of the memory `kind` names, kept alive until
-    /// the copy ends.
+    /// `dst` and `src` address `n` bytes each, kept alive until the copy ends.
     unsafe fn memcpy_async(
         &self,
         dst: *mut c_void,
         src: *const c_void,
         n: usize,
-        kind: hipMemcpyKind,
         wait: bool,
     ) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        let rc = unsafe { self.raw.hipMemcpyAsync(dst, src, n, kind, self.stream()) };
+        let rc = unsafe {
+            self.raw
+                .hipMemcpyAsync(dst, src, n, hipMemcpyKind_hipMemcpyDefault, self.stream())
+        };
         self.check("hipMemcpyAsync", rc)?;
         self.finish(wait)
     }
@@ -124,41 +126,17 @@ impl GpuApi for HipApi {
         wait: bool,
     ) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        unsafe {
-            self.memcpy_async(
-                dst as *mut c_void,
-                src.cast(),
-                n,
-                hipMemcpyKind_hipMemcpyDefault,
-                wait,
-            )
-        }
+        unsafe { self.memcpy_async(dst as *mut c_void, src.cast(), n, wait) }
     }
 
     unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        unsafe {
-            self.memcpy_async(
-                dst.cast(),
-                src as *const c_void,
-                n,
-                hipMemcpyKind_hipMemcpyDefault,
-                wait,
-            )
-        }
+        unsafe { self.memcpy_async(dst.cast(), src as *const c_void, n, wait) }
     }
 
     unsafe fn on_device(&self, dst: u64, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        unsafe {
-            self.memcpy_async(
-                dst as *mut c_void,
-                src as *const c_void,
-                n,
-                hipMemcpyKind_hipMemcpyDefault,
-                wait,
-            )
-        }
+        unsafe { self.memcpy_async(dst as *mut c_void, src as *const c_void, n, wait) }
     }
 
     unsafe fn peer(

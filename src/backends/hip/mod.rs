@@ -78,28 +78,26 @@ pub const RUNTIME_LIBRARIES: [&str; 4] = [
 /// Where hiprtc is, in the order tried: its own library (the only place since ROCm 7),
 /// then the runtime library, which exported it up to ROCm 6 (`runtime`: the name that
 /// loaded).
-pub fn hiprtc_libraries(runtime: &str) -> Vec<String> {
-    let mut names: Vec<String> = [
+pub fn hiprtc_libraries(runtime: &str) -> [&str; 5] {
+    [
         "libhiprtc.so",
         "libhiprtc.so.7",
         "libhiprtc.so.6",
         "libhiprtc.so.5",
+        runtime,
     ]
-    .map(String::from)
-    .to_vec();
-    names.push(runtime.to_string());
-    names
 }
 
-/// Tries `names` in order with `open`; the first that loads, or every reason.
-fn first_of<T>(
-    names: &[String],
+/// Tries `names` in order with `open`; the first that loads and its name, or every
+/// reason.
+fn first_of<'a, T>(
+    names: &[&'a str],
     open: impl Fn(&str) -> Result<T, libloading::Error>,
-) -> Result<(T, String), Vec<String>> {
+) -> Result<(T, &'a str), Vec<String>> {
     let mut tried = Vec::new();
-    for name in names {
+    for &name in names {
         match open(name) {
-            Ok(library) => return Ok((library, name.clone())),
+            Ok(library) => return Ok((library, name)),
             Err(e) => tried.push(format!("{name}: {}", dl_error(&e))),
         }
     }
@@ -107,17 +105,17 @@ fn first_of<T>(
 }
 
 fn load() -> Result<(HipApiRaw, Result<HiprtcRaw, String>), String> {
-    let names: Vec<String> = RUNTIME_LIBRARIES.map(String::from).to_vec();
     // SAFETY: loading the HIP runtime runs its initialisers, as any HIP program does;
     // every symbol is checked to exist (bindgen's require-all).
-    let (raw, runtime) = first_of(&names, |name| unsafe { HipApiRaw::new(name) }).map_err(|tried| {
-        format!(
-            "the HIP runtime could not be loaded ({}); install ROCm's HIP runtime (apt-get install libamdhip64-5) on a machine with an AMD GPU",
-            tried.join("; ")
-        )
-    })?;
+    let (raw, runtime) = first_of(&RUNTIME_LIBRARIES, |name| unsafe { HipApiRaw::new(name) })
+        .map_err(|tried| {
+            format!(
+                "the HIP runtime could not be loaded ({}); install ROCm's HIP runtime (apt-get install libamdhip64-5) on a machine with an AMD GPU",
+                tried.join("; ")
+            )
+        })?;
     // SAFETY: as above, for the runtime compiler's library.
-    let rtc = first_of(&hiprtc_libraries(&runtime), |name| unsafe {
+    let rtc = first_of(&hiprtc_libraries(runtime), |name| unsafe {
         HiprtcRaw::new(name)
     })
     .map(|(rtc, _)| rtc)
@@ -243,10 +241,10 @@ mod tests {
         assert!(RUNTIME_LIBRARIES.contains(&"libamdhip64.so.7"));
         let rtc = hiprtc_libraries("libamdhip64.so.5");
         assert_eq!(rtc[0], "libhiprtc.so");
-        assert!(rtc.iter().any(|n| n == "libhiprtc.so.7"));
-        assert_eq!(rtc.last().map(String::as_str), Some("libamdhip64.so.5"));
+        assert!(rtc.contains(&"libhiprtc.so.7"));
+        assert_eq!(rtc.last(), Some(&"libamdhip64.so.5"));
         // A compiler that is nowhere is a reason, not a failure of the runtime's load.
-        let missing = first_of(&["libhiprtc-missing.so".to_string()], |name| {
+        let missing = first_of(&["libhiprtc-missing.so"], |name| {
             // SAFETY: a name that does not exist; nothing is loaded.
             unsafe { HiprtcRaw::new(name) }
         });

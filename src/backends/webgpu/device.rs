@@ -37,18 +37,22 @@ impl Device for WebGpuDevice {
                 max: self.info.max_allocation as usize,
             });
         }
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("locus"),
-            size,
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_SRC
-                | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(self.fail("create_buffer", e.to_string()));
-        }
+        // Validation errors in this thread's scope, out-of-memory in an inner one.
+        let buffer = self.scoped("create_buffer", || {
+            let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+            let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("locus"),
+                size,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            match pollster::block_on(scope.pop()) {
+                Some(e) => Err(self.fail("create_buffer", e.to_string())),
+                None => Ok(buffer),
+            }
+        })?;
         self.live.fetch_add(1, Ordering::Relaxed);
         Ok(Native::WebGpu {
             buffer: Arc::new(buffer),

@@ -62,20 +62,6 @@ impl WebGpuDevice {
         len: usize,
         after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
-        self.scoped("Queue::submit (async copy)", || {
-            self.start_copy_in_scope(src, src_offset, dst, dst_offset, len, after)
-        })
-    }
-
-    fn start_copy_in_scope(
-        &self,
-        src: &Memory,
-        src_offset: usize,
-        dst: &Memory,
-        dst_offset: usize,
-        len: usize,
-        after: &dyn Dependencies,
-    ) -> Result<Option<Completion>> {
         let mine = |m: &Memory| m.location() == self.location;
         let aligned = |offsets: &[usize]| {
             offsets
@@ -111,29 +97,33 @@ impl WebGpuDevice {
             return Ok(None);
         }
         let (d, d_base) = buffer_of(dst.native());
-        let index = if upload {
-            src.with_host_slice(src_offset, len, false, |data| {
-                self.queue.write_buffer(d, d_base + dst_offset as u64, data);
-                Ok(())
-            })?;
-            self.queue.submit([])
-        } else {
-            let (s, s_base) = buffer_of(src.native());
-            let mut encoder = self
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("locus async copy"),
-                });
-            self.encode_copy(
-                &mut encoder,
-                s,
-                s_base + src_offset as u64,
-                d,
-                d_base + dst_offset as u64,
-                len as u64,
-            );
-            self.queue.submit([encoder.finish()])
-        };
+        // Only the submission is in a validation scope: copies that are not this
+        // device's own returned above without one.
+        let index = self.scoped("Queue::submit (async copy)", || {
+            Ok(if upload {
+                src.with_host_slice(src_offset, len, false, |data| {
+                    self.queue.write_buffer(d, d_base + dst_offset as u64, data);
+                    Ok(())
+                })?;
+                self.queue.submit([])
+            } else {
+                let (s, s_base) = buffer_of(src.native());
+                let mut encoder =
+                    self.device
+                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                            label: Some("locus async copy"),
+                        });
+                self.encode_copy(
+                    &mut encoder,
+                    s,
+                    s_base + src_offset as u64,
+                    d,
+                    d_base + dst_offset as u64,
+                    len as u64,
+                );
+                self.queue.submit([encoder.finish()])
+            })
+        })?;
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = Arc::clone(&done);
         self.queue.on_submitted_work_done(move || {

@@ -54,6 +54,14 @@ fn answers<R: Send + 'static>(what: String, f: impl FnOnce() -> R + Send + 'stat
     }
 }
 
+/// This process's resident set, in bytes (`/proc/self/statm`).
+#[cfg(target_os = "linux")]
+fn resident_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: usize = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
+}
+
 fn locations() -> Vec<Location> {
     locus::available()
 }
@@ -223,6 +231,39 @@ proptest! {
             }
             if let Ok(binning) = Binning::new(Arc::clone(&up), Arc::clone(&up), a, b, c.min(1 << 20)) {
                 small(&binning);
+            }
+        });
+    }
+
+    /// Host requests of any size and alignment, gigabytes included, directly and through
+    /// the resources that make chunks: each is refused or granted without touching its
+    /// pages (the resident set stays small), never zeroed byte by byte into the OOM killer.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn host_requests_of_gigabytes_are_refused_or_left_untouched(n in extreme(), align in extreme(), b in extreme()) {
+        answers(format!("host: {n} bytes aligned {align}, second parameter {b}"), move || {
+            let before = resident_bytes();
+            let device = Arc::clone(locus::registry().device(Location::Host).unwrap());
+            let up: Arc<dyn MemoryResource> = Arc::new(Upstream::new(device));
+            let probe = |r: &dyn MemoryResource| {
+                if let Ok(block) = r.allocate(100, 8) {
+                    r.deallocate(block);
+                }
+            };
+            let held = (
+                Memory::new_aligned(Location::Host, n, align),
+                up.allocate(n, align),
+            );
+            let pool = Pool::new(Arc::clone(&up), n, b);
+            probe(&pool);
+            let fixed = FixedSize::new(Arc::clone(&up), n, b.min(1 << 10));
+            if let Ok(fixed) = &fixed {
+                probe(fixed);
+            }
+            let grown = resident_bytes().saturating_sub(before);
+            assert!(grown < 256 << 20, "{n} bytes aligned {align}: the resident set grew by {grown} bytes");
+            if let Ok(block) = held.1 {
+                up.deallocate(block);
             }
         });
     }

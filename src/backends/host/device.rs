@@ -13,23 +13,37 @@ impl Device for HostDevice {
     }
 
     fn allocate(&self, bytes: usize) -> Result<Native> {
-        let layout = layout(bytes)?;
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(Error::OutOfMemory {
+        let ptr = if bytes >= pages::THRESHOLD {
+            pages::map(bytes).map_err(|reason| Error::OutOfMemory {
                 location: Location::Host,
                 requested: bytes,
-                by: "alloc_zeroed".into(),
-                reason: "the global allocator returned null".into(),
-            });
-        }
+                by: "mmap".into(),
+                reason,
+            })?
+        } else {
+            let layout = layout(bytes)?;
+            // SAFETY: the layout has a non-zero size.
+            let ptr = unsafe { alloc::alloc_zeroed(layout) };
+            if ptr.is_null() {
+                return Err(Error::OutOfMemory {
+                    location: Location::Host,
+                    requested: bytes,
+                    by: "alloc_zeroed".into(),
+                    reason: "the global allocator returned null".into(),
+                });
+            }
+            ptr
+        };
         self.live.fetch_add(1, Ordering::Relaxed);
         Ok(Native::Host { ptr })
     }
 
     unsafe fn free(&self, native: &Native, bytes: usize) {
-        if let Ok(layout) = layout(bytes) {
+        if bytes >= pages::THRESHOLD {
+            // SAFETY: per the caller's contract the pointer came from `allocate(bytes)`,
+            // which mapped it (same size, same threshold).
+            unsafe { pages::unmap(ptr_of(native), bytes) };
+        } else if let Ok(layout) = layout(bytes) {
             // SAFETY: per the caller's contract the pointer came from `allocate(bytes)`,
             // which used this same layout.
             unsafe { alloc::dealloc(ptr_of(native), layout) };

@@ -1,4 +1,5 @@
-//! The host: ordinary memory from the global allocator, aligned to [`ALIGNMENT`].
+//! The host: ordinary memory from the global allocator, aligned to [`ALIGNMENT`]; large
+//! allocations are mapped pages (see `pages`).
 
 use std::alloc::{self, Layout};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,6 +14,7 @@ use crate::core::native::Native;
 
 mod device;
 mod kernels;
+mod pages;
 mod work;
 
 /// The host device: there is exactly one.

@@ -55,6 +55,7 @@ mod runtime;
 
 pub use crate::core::completion::{Completion, NativeWork};
 pub use crate::core::device::{Device, DeviceInfo, HostAccess, ALIGNMENT};
+pub use crate::core::element::{DType, Element};
 pub use crate::core::error::{Error, Result};
 pub use crate::core::launch::{LaunchArg, LaunchSpec};
 pub use crate::core::location::{parse_locations, parse_technologies, Location, Technology};
@@ -62,6 +63,8 @@ pub use crate::core::mapping::HostMapping;
 pub use crate::core::memory::Memory;
 pub use crate::core::native::{GpuMemory, Native, UsmKind};
 pub use buffer::{Buffer, ReadGuard, WriteGuard};
+/// The half-precision types `f16` and `bf16` buffers hold (the `half` crate).
+pub use half;
 pub use runtime::event::{Event, EventTrigger};
 pub use runtime::queue::Queue;
 pub use runtime::registry::{available, device_as, registry, Registry};

@@ -16,12 +16,19 @@ use crate::core::memory::Memory;
 use crate::core::native::Native;
 use crate::core::route::{Route, RouteKind};
 
-fn host_view(memory: &Arc<Memory>, location: Location, write: bool) -> Result<Option<HostMapping>> {
+/// Maps the first `bytes` of the serving memory (the buffer's elements; the allocation
+/// may hold more: its capacity) when code at `location` runs on the host.
+fn host_view(
+    memory: &Arc<Memory>,
+    location: Location,
+    write: bool,
+    bytes: usize,
+) -> Result<Option<HostMapping>> {
     let on_host = crate::runtime::registry::registry()
         .device(location)?
         .executes_on_host();
     if on_host && memory.host_access() != HostAccess::None {
-        Ok(Some(memory.map(0..memory.len(), write)?))
+        Ok(Some(memory.map(0..bytes, write)?))
     } else {
         Ok(None)
     }
@@ -118,7 +125,7 @@ impl<'a, T: Pod> ReadGuard<'a, T> {
         route: Route,
         len: usize,
     ) -> Result<Self> {
-        let host = host_view(&memory, location, false)?;
+        let host = host_view(&memory, location, false, len * std::mem::size_of::<T>())?;
         Ok(ReadGuard {
             memory,
             location,
@@ -150,7 +157,7 @@ impl<'a, T: Pod> WriteGuard<'a, T> {
         route: Route,
         len: usize,
     ) -> Result<Self> {
-        let host = host_view(&memory, location, true)?;
+        let host = host_view(&memory, location, true, len * std::mem::size_of::<T>())?;
         Ok(WriteGuard {
             memory,
             location,

@@ -3,7 +3,9 @@
 //! same place costs nothing, a write makes the writer's copy the only valid one, and
 //! nothing moves until someone reads elsewhere.
 
+mod convert;
 mod guard;
+mod vector;
 
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -45,6 +47,8 @@ impl Replica {
 /// ```
 pub struct Buffer<T: Pod> {
     len: usize,
+    /// Elements the home replica's allocation holds (at least `len`).
+    capacity: usize,
     home: Location,
     replicas: Mutex<Vec<Replica>>,
     stats: TransferStats,
@@ -56,10 +60,19 @@ fn bytes_of<T>(len: usize) -> Result<usize> {
         .ok_or_else(|| Error::Invalid(format!("{len} elements overflow the address space")))
 }
 
+/// Elements of `T` an allocation holds (every count, for a zero-sized `T`).
+fn elements_in<T>(memory: &Memory) -> usize {
+    memory
+        .len()
+        .checked_div(std::mem::size_of::<T>())
+        .unwrap_or(usize::MAX)
+}
+
 impl<T: Pod> Buffer<T> {
     fn with_memory(memory: Memory, len: usize) -> Buffer<T> {
         Buffer {
             len,
+            capacity: elements_in::<T>(&memory),
             home: memory.location(),
             replicas: Mutex::new(vec![Replica {
                 memory: Arc::new(memory),
@@ -94,7 +107,9 @@ impl<T: Pod> Buffer<T> {
     pub fn from_slice(location: Location, data: &[T]) -> Result<Buffer<T>> {
         let memory = Self::allocate(location, data.len())?;
         memory.write(0, bytemuck::cast_slice(data))?;
-        Ok(Self::with_memory(memory, data.len()))
+        let buffer = Self::with_memory(memory, data.len());
+        buffer.count_host_io(&buffer.lock()[0].memory, std::mem::size_of_val(data));
+        Ok(buffer)
     }
 
     /// Adopts a host `Vec` without copying it.
@@ -204,7 +219,10 @@ impl<T: Pod> Buffer<T> {
                 return Ok((i, route));
             }
         }
-        let target = match replicas.iter().position(|r| r.location() == location) {
+        let target = match replicas
+            .iter()
+            .position(|r| r.location() == location && r.memory.len() >= bytes)
+        {
             Some(i) => i,
             None => {
                 replicas.push(Replica {
@@ -282,13 +300,15 @@ impl<T: Pod> Buffer<T> {
             self.serve(&mut replicas, location, false)?
         } else {
             crate::runtime::registry::registry().device(location)?;
+            let bytes = bytes_of::<T>(self.len)?;
+            let fits = |r: &Replica| r.memory.len() >= bytes;
             let found = replicas
                 .iter()
-                .position(|r| r.location() == location)
+                .position(|r| r.location() == location && fits(r))
                 .or_else(|| {
                     replicas
                         .iter()
-                        .position(|r| r.memory.is_accessible_from(location))
+                        .position(|r| r.memory.is_accessible_from(location) && fits(r))
                 });
             let i = match found {
                 Some(i) => i,
@@ -323,44 +343,43 @@ impl<T: Pod> Buffer<T> {
     /// The elements, copied to a new host `Vec`.
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = vec![T::zeroed(); self.len];
-        let replicas = self.lock();
-        let source = replicas
-            .iter()
-            .filter(|r| r.valid)
-            .min_by_key(|r| r.memory.host_access() == HostAccess::None)
-            .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))?;
-        source.memory.read(0, bytemuck::cast_slice_mut(&mut out))?;
-        if !out.is_empty() {
-            let kind = if source.location().is_host() {
-                RouteKind::InPlace
-            } else {
-                RouteKind::Direct
-            };
-            self.stats
-                .record(kind, std::mem::size_of_val(out.as_slice()));
-        }
+        self.get(0, &mut out)?;
         Ok(out)
     }
 
-    /// Changes the length at the home location; new elements are zero. Other replicas
-    /// are dropped.
-    pub fn resize(&mut self, new_len: usize) -> Result<()> {
-        let memory = Self::allocate(self.home, new_len)?;
-        let keep = bytes_of::<T>(self.len.min(new_len))?;
-        memory.fill(keep..memory.len(), &[0])?;
-        {
-            let replicas = self.lock();
-            let source = self.cheapest_source_for(&replicas, &memory)?;
-            replicas[source]
-                .memory
-                .copy_to_counted(0, &memory, 0, keep, &self.stats)?;
+    /// The valid replica the host reads most cheaply (one it reaches in place, if any).
+    fn host_source(replicas: &[Replica]) -> Result<usize> {
+        replicas
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.valid)
+            .min_by_key(|(_, r)| r.memory.host_access() == HostAccess::None)
+            .map(|(i, _)| i)
+            .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))
+    }
+
+    /// The valid replica a write lands in: the home one if valid, else any valid one.
+    fn write_target(&self, replicas: &[Replica]) -> Result<usize> {
+        replicas
+            .iter()
+            .position(|r| r.valid && r.location() == self.home)
+            .or_else(|| replicas.iter().position(|r| r.valid))
+            .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))
+    }
+
+    /// Counts a host read or write of `bytes` at `memory`, for this buffer and the
+    /// process: in place when the memory is the host's, a direct copy otherwise.
+    fn count_host_io(&self, memory: &Memory, bytes: usize) {
+        if bytes == 0 {
+            return;
         }
-        *self.replicas.get_mut().unwrap_or_else(|e| e.into_inner()) = vec![Replica {
-            memory: Arc::new(memory),
-            valid: true,
-        }];
-        self.len = new_len;
-        Ok(())
+        let kind = if memory.location().is_host() {
+            RouteKind::InPlace
+        } else {
+            RouteKind::Direct
+        };
+        self.stats.record(kind, bytes);
+        crate::runtime::transfer::global_stats().record(kind, bytes);
     }
 
     fn cheapest_source_for(&self, replicas: &[Replica], target: &Memory) -> Result<usize> {
@@ -379,16 +398,18 @@ impl<T: Pod> Buffer<T> {
         let mut replicas = self.lock();
         let (i, _) = self.serve(&mut replicas, location, true)?;
         let keep = replicas.swap_remove(i);
+        let capacity = elements_in::<T>(&keep.memory);
         *replicas = vec![keep];
         drop(replicas);
         self.home = location;
+        self.capacity = capacity;
         Ok(())
     }
 
     /// A new buffer at `location` holding a copy of these elements.
     pub fn to_location(&self, location: Location) -> Result<Buffer<T>> {
         let memory = Self::allocate(location, self.len)?;
-        let bytes = memory.len();
+        let bytes = bytes_of::<T>(self.len)?;
         {
             let replicas = self.lock();
             let source = self.cheapest_source_for(&replicas, &memory)?;
@@ -434,12 +455,8 @@ impl<T: Pod> Buffer<T> {
             });
         }
         let src_replicas = src.lock();
+        let target = self.write_target(&self.lock())?;
         let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
-        let target = replicas
-            .iter()
-            .position(|r| r.valid && r.location() == self.home)
-            .or_else(|| replicas.iter().position(|r| r.valid))
-            .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))?;
         let source = src.cheapest_source_for(&src_replicas, &replicas[target].memory)?;
         let route = src_replicas[source].memory.copy_to_counted(
             src_range.start * size,
@@ -469,6 +486,7 @@ impl<T: Pod> std::fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Buffer")
             .field("len", &self.len)
+            .field("capacity", &self.capacity)
             .field("home", &self.home)
             .field("replicas", &self.replicas())
             .finish()

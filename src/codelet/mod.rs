@@ -32,13 +32,12 @@ mod args;
 mod call;
 pub mod kernels;
 
+pub use crate::core::element::{DType, Element};
 pub use args::{Arg, KernelBuffer, Launch};
 pub use call::{CallReport, Codelet, Pending};
 
 use std::fmt;
 use std::sync::Arc;
-
-use bytemuck::Pod;
 
 use crate::buffer::Buffer;
 use crate::core::completion::Completion;
@@ -59,42 +58,6 @@ pub enum Intent {
     Out,
     /// Read and written.
     InOut,
-}
-
-/// Element or scalar type of a parameter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DType {
-    /// 32-bit float.
-    F32,
-    /// 32-bit unsigned integer.
-    U32,
-    /// 32-bit signed integer.
-    I32,
-}
-
-impl fmt::Display for DType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            DType::F32 => "f32",
-            DType::U32 => "u32",
-            DType::I32 => "i32",
-        })
-    }
-}
-
-/// Element types kernels take.
-pub trait Element: Pod + Send + Sync {
-    /// The matching [`DType`].
-    const DTYPE: DType;
-}
-impl Element for f32 {
-    const DTYPE: DType = DType::F32;
-}
-impl Element for u32 {
-    const DTYPE: DType = DType::U32;
-}
-impl Element for i32 {
-    const DTYPE: DType = DType::I32;
 }
 
 /// One kernel parameter.

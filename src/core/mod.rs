@@ -3,6 +3,7 @@
 //!
 //! - [`location`]: where memory lives ([`Location`](location::Location), [`Technology`](location::Technology));
 //! - [`error`]: the one error type;
+//! - [`element`]: numeric element types and their conversions (Rust's `as`);
 //! - [`device`]: the [`Device`](device::Device) trait every backend implements, and the facts a device reports;
 //! - [`native`]: each technology's handle to an allocation;
 //! - [`memory`] and [`mapping`]: one untyped allocation, and host access to it in place;
@@ -17,6 +18,7 @@ pub mod aligned;
 pub mod block;
 pub mod completion;
 pub mod device;
+pub mod element;
 pub mod error;
 pub mod launch;
 pub mod location;

@@ -1,0 +1,277 @@
+//! Converting copies between buffers of different element types (HAMR's
+//! `buffer<T>(alloc, const buffer<U>&)`, `assign`, `append`, `set`, `get` across types),
+//! with Rust's `as` semantics (see [`crate::core::element`]: a conversion that loses
+//! information, `f64 -> f32` or `i64 -> i32`, rounds, truncates or saturates as `as`
+//! does, silently).
+//!
+//! Where the host reaches both sides in place (host memory, OpenMP on the initial
+//! device, OpenCL and SYCL on CPU devices) the conversion reads the source and writes
+//! the destination directly, in chunks, with no copy besides. Where one side is not
+//! host-visible, that side goes through a host staging chunk: one read or one write per
+//! chunk, never a full copy of the buffer first.
+
+use super::*;
+use crate::core::element::{convert_bytes, DType, Element};
+
+/// Elements converted per step: big enough to amortise a map or a transfer, small
+/// enough that staging stays in cache-sized pieces.
+const CHUNK: usize = 1 << 18;
+
+/// Host staging for one chunk of one side, aligned for any element type.
+struct Staging(Vec<u64>);
+
+impl Staging {
+    fn for_side(needed: bool, dtype: DType, count: usize) -> Staging {
+        let bytes = if needed {
+            count.min(CHUNK) * dtype.size()
+        } else {
+            0
+        };
+        Staging(vec![0; bytes.div_ceil(8)])
+    }
+
+    fn bytes(&mut self, len: usize) -> &mut [u8] {
+        &mut bytemuck::cast_slice_mut(&mut self.0)[..len]
+    }
+}
+
+/// One side of a conversion: an allocation, a byte offset and an element type.
+pub(super) struct Side<'a> {
+    pub(super) memory: &'a Memory,
+    pub(super) offset: usize,
+    pub(super) dtype: DType,
+}
+
+/// Converts `count` elements from `src` into `dst`. The route kind it took: `Mapped`
+/// when the host reached both sides in place, `Staged` when a side went through host
+/// staging. Both ranges are checked before anything is written.
+pub(super) fn convert_between(src: Side<'_>, dst: Side<'_>, count: usize) -> Result<RouteKind> {
+    let span = |side: &Side<'_>| {
+        count.checked_mul(side.dtype.size()).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{}: {count} elements of {} overflow the address space",
+                side.memory.location(),
+                side.dtype
+            ))
+        })
+    };
+    src.memory
+        .check("conversion source", src.offset, span(&src)?)?;
+    dst.memory
+        .check("conversion destination", dst.offset, span(&dst)?)?;
+    let from_host = src.memory.host_access() != HostAccess::None;
+    let to_host = dst.memory.host_access() != HostAccess::None;
+    let mut src_stage = Staging::for_side(!from_host, src.dtype, count);
+    let mut dst_stage = Staging::for_side(!to_host, dst.dtype, count);
+    let convert = |s: &[u8], d: &mut [u8]| {
+        convert_bytes(src.dtype, s, dst.dtype, d).map_err(|reason| {
+            Error::Invalid(format!(
+                "{} -> {}: converting {} to {}: {reason}",
+                src.memory.location(),
+                dst.memory.location(),
+                src.dtype,
+                dst.dtype
+            ))
+        })
+    };
+    let mut done = 0;
+    while done < count {
+        let n = (count - done).min(CHUNK);
+        let (s_at, s_len) = (src.offset + done * src.dtype.size(), n * src.dtype.size());
+        let (d_at, d_len) = (dst.offset + done * dst.dtype.size(), n * dst.dtype.size());
+        match (from_host, to_host) {
+            (true, true) => src.memory.with_host_slice(s_at, s_len, false, |s| {
+                dst.memory
+                    .with_host_slice(d_at, d_len, true, |d| convert(s, d))
+            })?,
+            (true, false) => {
+                let d = dst_stage.bytes(d_len);
+                src.memory
+                    .with_host_slice(s_at, s_len, false, |s| convert(s, d))?;
+                dst.memory.write(d_at, d)?;
+            }
+            (false, true) => {
+                let s = src_stage.bytes(s_len);
+                src.memory.read(s_at, s)?;
+                dst.memory
+                    .with_host_slice(d_at, d_len, true, |d| convert(s, d))?;
+            }
+            (false, false) => {
+                let s = src_stage.bytes(s_len);
+                src.memory.read(s_at, s)?;
+                let d = dst_stage.bytes(d_len);
+                convert(s, d)?;
+                dst.memory.write(d_at, d)?;
+            }
+        }
+        done += n;
+    }
+    Ok(if from_host && to_host {
+        RouteKind::Mapped
+    } else {
+        RouteKind::Staged
+    })
+}
+
+impl<T: Element> Buffer<T> {
+    /// A new buffer of `T` at `src`'s home holding `src`'s elements converted (HAMR's
+    /// converting copy constructor): `Buffer::<f64>::converted_from(&floats)`.
+    pub fn converted_from<U: Element>(src: &Buffer<U>) -> Result<Buffer<T>> {
+        Self::converted_at(src.location(), src)
+    }
+
+    /// A new buffer of `T` at `location` holding `src`'s elements converted.
+    pub fn converted_at<U: Element>(location: Location, src: &Buffer<U>) -> Result<Buffer<T>> {
+        let memory = Self::allocate(location, src.len())?;
+        let buffer = Self::with_memory(memory, src.len());
+        {
+            let replicas = buffer.lock();
+            buffer.convert_into(&replicas[0].memory, 0, src, 0..src.len())?;
+        }
+        Ok(buffer)
+    }
+
+    /// Converts `src[range]` into `memory` at element `start`, counted in this buffer's
+    /// and the process's transfer counters. Same element type: a plain copy on the
+    /// transfer matrix's route.
+    fn convert_into<U: Element>(
+        &self,
+        memory: &Memory,
+        start: usize,
+        src: &Buffer<U>,
+        range: Range<usize>,
+    ) -> Result<()> {
+        let count = range.end - range.start;
+        let (from, to) = (U::DTYPE, T::DTYPE);
+        let src_replicas = src.lock();
+        if from == to {
+            let source = src.cheapest_source_for(&src_replicas, memory)?;
+            src_replicas[source].memory.copy_to_counted(
+                range.start * from.size(),
+                memory,
+                start * to.size(),
+                count * to.size(),
+                &self.stats,
+            )?;
+            return Ok(());
+        }
+        let source = Buffer::<U>::host_source(&src_replicas)?;
+        let kind = convert_between(
+            Side {
+                memory: &src_replicas[source].memory,
+                offset: range.start * from.size(),
+                dtype: from,
+            },
+            Side {
+                memory,
+                offset: start * to.size(),
+                dtype: to,
+            },
+            count,
+        )?;
+        if count > 0 {
+            self.stats.record(kind, count * to.size());
+            crate::runtime::transfer::global_stats().record(kind, count * to.size());
+        }
+        Ok(())
+    }
+
+    /// Converts `src[src_range]` into `self[start..]` (HAMR's `set` from a buffer of
+    /// another type). Bounds-checked: out of range is an error and nothing is written.
+    pub fn copy_from_converted<U: Element>(
+        &mut self,
+        start: usize,
+        src: &Buffer<U>,
+        src_range: Range<usize>,
+    ) -> Result<()> {
+        let count = src.check_source(&src_range)?;
+        self.check_range(start, count, "conversion destination")?;
+        let target = self.write_target(&self.lock())?;
+        {
+            let replicas = self.lock();
+            self.convert_into(&replicas[target].memory, start, src, src_range)?;
+        }
+        let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
+        for (j, r) in replicas.iter_mut().enumerate() {
+            r.valid = j == target;
+        }
+        Ok(())
+    }
+
+    /// Replaces the contents with `src` converted (HAMR's `assign` across types).
+    pub fn assign_converted<U: Element>(&mut self, src: &Buffer<U>) -> Result<()> {
+        self.make_room_for(src.len())?;
+        self.copy_from_converted(0, src, 0..src.len())
+    }
+
+    /// Appends `src` converted (HAMR's `append` across types), with the growth of
+    /// [`Buffer::append`].
+    pub fn append_converted<U: Element>(&mut self, src: &Buffer<U>) -> Result<()> {
+        let (home, end) = self.room_at_end(src.len())?;
+        {
+            let replicas = self.lock();
+            self.convert_into(&replicas[home].memory, self.len, src, 0..src.len())?;
+        }
+        self.commit_len(end, home)
+    }
+
+    /// Writes host values of another type, converted, into `self[start..]`.
+    pub fn set_converted<U: Element>(&mut self, start: usize, data: &[U]) -> Result<()> {
+        self.check_range(start, data.len(), "set destination")?;
+        let target = self.write_target(&self.lock())?;
+        {
+            let replicas = self.lock();
+            let memory = &replicas[target].memory;
+            let (from, to) = (U::DTYPE, T::DTYPE);
+            let mut stage =
+                Staging::for_side(memory.host_access() == HostAccess::None, to, data.len());
+            for (i, chunk) in data.chunks(CHUNK).enumerate() {
+                let at = (start + i * CHUNK) * to.size();
+                let len = chunk.len() * to.size();
+                let src = bytemuck::cast_slice(chunk);
+                if memory.host_access() == HostAccess::None {
+                    let d = stage.bytes(len);
+                    convert_bytes(from, src, to, d).map_err(Error::Invalid)?;
+                    memory.write(at, d)?;
+                } else {
+                    memory.with_host_slice(at, len, true, |d| {
+                        convert_bytes(from, src, to, d).map_err(Error::Invalid)
+                    })?;
+                }
+            }
+            self.count_host_io(memory, data.len() * to.size());
+        }
+        let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
+        for (j, r) in replicas.iter_mut().enumerate() {
+            r.valid = j == target;
+        }
+        Ok(())
+    }
+
+    /// Reads `self[start..start + out.len()]` converted into host values of another type
+    /// (HAMR's `get` across types).
+    pub fn get_converted<U: Element>(&self, start: usize, out: &mut [U]) -> Result<()> {
+        self.check_range(start, out.len(), "get source")?;
+        let replicas = self.lock();
+        let memory = &replicas[Self::host_source(&replicas)?].memory;
+        let (from, to) = (T::DTYPE, U::DTYPE);
+        let staged = memory.host_access() == HostAccess::None;
+        let mut stage = Staging::for_side(staged, from, out.len());
+        for (i, chunk) in out.chunks_mut(CHUNK).enumerate() {
+            let at = (start + i * CHUNK) * from.size();
+            let len = chunk.len() * from.size();
+            let dst = bytemuck::cast_slice_mut(chunk);
+            if staged {
+                let s = stage.bytes(len);
+                memory.read(at, s)?;
+                convert_bytes(from, s, to, dst).map_err(Error::Invalid)?;
+            } else {
+                memory.with_host_slice(at, len, false, |s| {
+                    convert_bytes(from, s, to, dst).map_err(Error::Invalid)
+                })?;
+            }
+        }
+        self.count_host_io(memory, out.len() * from.size());
+        Ok(())
+    }
+}

@@ -86,6 +86,13 @@ pub fn vec_add(
         );
     }
     let mut gc = c.access_mut(device)?;
+    // The buffers are asynchronous (HAMR's default): an upload may still be running.
+    // Our kernel is not on locus's queue, so it waits for the moves first (a kernel on
+    // a queue that takes events would pass `ga.events()` as its dependencies instead).
+    for g in [&ga, &gb] {
+        g.wait()?;
+    }
+    gc.wait()?;
     match device.technology() {
         Technology::Host => {
             let (x, y) = (ga.as_slice()?, gb.as_slice()?);

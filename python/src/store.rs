@@ -117,8 +117,10 @@ impl Store {
     pub fn access(&self, location: Location) -> locus::Result<Served> {
         on_store!(self, b => {
             let g = b.access(location)?;
+            // Python hands out the memory itself (views, DLPack): the data is there first.
+            g.wait()?;
             let (memory, in_place, route) = (Arc::clone(g.memory()), g.is_in_place(), g.route().clone());
-            Ok(Served { memory, in_place, route, mapping: g.into_host_mapping() })
+            Ok(Served { memory, in_place, route, mapping: g.into_host_mapping()? })
         })
     }
 
@@ -126,8 +128,10 @@ impl Store {
     pub fn access_mut(&mut self, location: Location) -> locus::Result<Served> {
         on_store!(self, b => {
             let g = b.access_mut(location)?;
+            // Python hands out the memory itself (views, DLPack): the data is there first.
+            g.wait()?;
             let (memory, in_place, route) = (Arc::clone(g.memory()), g.is_in_place(), g.route().clone());
-            Ok(Served { memory, in_place, route, mapping: g.into_host_mapping() })
+            Ok(Served { memory, in_place, route, mapping: g.into_host_mapping()? })
         })
     }
 

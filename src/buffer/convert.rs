@@ -6,7 +6,7 @@
 //!
 //! Where the host reaches both sides in place (host memory, OpenMP on the initial
 //! device, OpenCL and SYCL on CPU devices) the conversion reads the source and writes
-//! the destination directly, in chunks, with no copy besides. Where one side is not
+//! the destination directly, on every core, with no copy besides. Where one side is not
 //! host-visible, that side goes through a host staging chunk: one read or one write per
 //! chunk, never a full copy of the buffer first.
 
@@ -33,6 +33,39 @@ impl Staging {
     fn bytes(&mut self, len: usize) -> &mut [u8] {
         &mut bytemuck::cast_slice_mut(&mut self.0)[..len]
     }
+}
+
+/// Converts one run of bytes into another (the element types are fixed).
+type Converter<'a> = dyn Fn(&[u8], &mut [u8]) -> Result<()> + Sync + 'a;
+
+/// Splits a conversion of mapped memory over the machine's cores (one piece below
+/// [`CHUNK`] elements per core is not worth a thread).
+fn in_parallel(
+    from: DType,
+    src: &[u8],
+    to: DType,
+    dst: &mut [u8],
+    convert: &Converter<'_>,
+) -> Result<()> {
+    let count = src.len() / from.size();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores.min(count / CHUNK).max(1);
+    if threads == 1 {
+        return convert(src, dst);
+    }
+    let per = count.div_ceil(threads);
+    std::thread::scope(|scope| {
+        let pieces: Vec<_> = src
+            .chunks(per * from.size())
+            .zip(dst.chunks_mut(per * to.size()))
+            .map(|(s, d)| scope.spawn(move || convert(s, d)))
+            .collect();
+        pieces.into_iter().try_for_each(|piece| {
+            piece
+                .join()
+                .unwrap_or_else(|_| Err(Error::Invalid("a conversion thread panicked".into())))
+        })
+    })
 }
 
 /// One side of a conversion: an allocation, a byte offset and an element type.
@@ -74,17 +107,28 @@ pub(super) fn convert_between(src: Side<'_>, dst: Side<'_>, count: usize) -> Res
             ))
         })
     };
+    if count == 0 {
+        return Ok(RouteKind::Staged);
+    }
+    if from_host && to_host {
+        // Both sides in place: map each once and convert on every core.
+        src.memory
+            .with_host_slice(src.offset, span(&src)?, false, |s| {
+                dst.memory
+                    .with_host_slice(dst.offset, span(&dst)?, true, |d| {
+                        in_parallel(src.dtype, s, dst.dtype, d, &convert)
+                    })
+            })?;
+        return Ok(RouteKind::Mapped);
+    }
     let mut done = 0;
     while done < count {
         let n = (count - done).min(CHUNK);
         let (s_at, s_len) = (src.offset + done * src.dtype.size(), n * src.dtype.size());
         let (d_at, d_len) = (dst.offset + done * dst.dtype.size(), n * dst.dtype.size());
         match (from_host, to_host) {
-            (true, true) => src.memory.with_host_slice(s_at, s_len, false, |s| {
-                dst.memory
-                    .with_host_slice(d_at, d_len, true, |d| convert(s, d))
-            })?,
-            (true, false) => {
+            (true, _) => {
+                // Only the destination is staged (both in place returned above).
                 let d = dst_stage.bytes(d_len);
                 src.memory
                     .with_host_slice(s_at, s_len, false, |s| convert(s, d))?;
@@ -106,11 +150,7 @@ pub(super) fn convert_between(src: Side<'_>, dst: Side<'_>, count: usize) -> Res
         }
         done += n;
     }
-    Ok(if from_host && to_host {
-        RouteKind::Mapped
-    } else {
-        RouteKind::Staged
-    })
+    Ok(RouteKind::Staged)
 }
 
 impl<T: Element> Buffer<T> {
@@ -122,6 +162,7 @@ impl<T: Element> Buffer<T> {
 
     /// A new buffer of `T` at `location` holding `src`'s elements converted.
     pub fn converted_at<U: Element>(location: Location, src: &Buffer<U>) -> Result<Buffer<T>> {
+        src.synchronize()?;
         let memory = Self::allocate(location, src.len())?;
         let buffer = Self::with_memory(memory, src.len());
         {
@@ -184,6 +225,8 @@ impl<T: Element> Buffer<T> {
         src: &Buffer<U>,
         src_range: Range<usize>,
     ) -> Result<()> {
+        self.synchronize()?;
+        src.synchronize()?;
         let count = src.check_source(&src_range)?;
         self.check_range(start, count, "conversion destination")?;
         let target = self.write_target(&self.lock())?;
@@ -200,6 +243,7 @@ impl<T: Element> Buffer<T> {
 
     /// Replaces the contents with `src` converted (HAMR's `assign` across types).
     pub fn assign_converted<U: Element>(&mut self, src: &Buffer<U>) -> Result<()> {
+        self.synchronize()?;
         self.make_room_for(src.len())?;
         self.copy_from_converted(0, src, 0..src.len())
     }
@@ -207,6 +251,8 @@ impl<T: Element> Buffer<T> {
     /// Appends `src` converted (HAMR's `append` across types), with the growth of
     /// [`Buffer::append`].
     pub fn append_converted<U: Element>(&mut self, src: &Buffer<U>) -> Result<()> {
+        self.synchronize()?;
+        src.synchronize()?;
         let (home, end) = self.room_at_end(src.len())?;
         {
             let replicas = self.lock();
@@ -217,6 +263,7 @@ impl<T: Element> Buffer<T> {
 
     /// Writes host values of another type, converted, into `self[start..]`.
     pub fn set_converted<U: Element>(&mut self, start: usize, data: &[U]) -> Result<()> {
+        self.synchronize()?;
         self.check_range(start, data.len(), "set destination")?;
         let target = self.write_target(&self.lock())?;
         {
@@ -251,6 +298,7 @@ impl<T: Element> Buffer<T> {
     /// Reads `self[start..start + out.len()]` converted into host values of another type
     /// (HAMR's `get` across types).
     pub fn get_converted<U: Element>(&self, start: usize, out: &mut [U]) -> Result<()> {
+        self.synchronize()?;
         self.check_range(start, out.len(), "get source")?;
         let replicas = self.lock();
         let memory = &replicas[Self::host_source(&replicas)?].memory;

@@ -1,9 +1,15 @@
 //! Access guards: what `Buffer::access` / `access_mut` hand out. They borrow the buffer
 //! (shared for reads, exclusive for writes), so no native handle outlives the data it
 //! points to, and no write can race a read.
+//!
+//! A guard of a buffer in [`Transfer::Async`](super::Transfer::Async) mode may come
+//! before its data: [`ReadGuard::events`] are the moves the consumer's own work must
+//! wait for (as HAMR's user stream waits), and the host views (`as_slice`, `ptr`, ...)
+//! wait for them before they map the memory, so a host slice never shows data that has
+//! not arrived.
 
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytemuck::Pod;
 
@@ -15,6 +21,7 @@ use crate::core::mapping::HostMapping;
 use crate::core::memory::Memory;
 use crate::core::native::Native;
 use crate::core::route::{Route, RouteKind};
+use crate::runtime::event::Event;
 
 /// Maps the first `bytes` of the serving memory (the buffer's elements; the allocation
 /// may hold more: its capacity) when code at `location` runs on the host.
@@ -83,22 +90,52 @@ macro_rules! common_accessors {
             &self.memory
         }
 
+        /// The moves the data waits for (empty when it is there): work of the
+        /// consumer's own that uses [`Self::native`] must wait for these first.
+        pub fn events(&self) -> &[Event] {
+            &self.events
+        }
+
+        /// True when the data is there (every event in [`Self::events`] is complete).
+        pub fn is_ready(&self) -> bool {
+            self.events.iter().all(Event::is_complete)
+        }
+
+        /// Waits until the data is there; a failed move is the error.
+        pub fn wait(&self) -> Result<()> {
+            self.events.iter().try_for_each(Event::wait)
+        }
+
+        /// The host mapping, made on first use once the data is there.
+        fn host(&self) -> Result<Option<&HostMapping>> {
+            if self.host.get().is_none() {
+                self.wait()?;
+                let bytes = self.len * std::mem::size_of::<T>();
+                let view = host_view(&self.memory, self.location, Self::WRITE, bytes)?;
+                let _ = self.host.set(view);
+            }
+            Ok(self.host.get().and_then(Option::as_ref))
+        }
+
         /// A plain address of the first element, when code at this location can
-        /// dereference it (host, OpenMP on the initial device).
+        /// dereference it (host, OpenMP on the initial device). Waits for the data.
         pub fn ptr(&self) -> Option<*const T> {
-            self.host.as_ref().map(|h| h.as_ptr().cast())
+            self.host().ok().flatten().map(|h| h.as_ptr().cast())
         }
 
         /// Ends the access and keeps its host mapping (when code at this location runs on
-        /// the host): for bindings that hand the memory to code outside the borrow rules
-        /// (the Python handles), which then answer for the coherence of what they write.
-        pub fn into_host_mapping(self) -> Option<HostMapping> {
-            self.host
+        /// the host), once the data is there: for bindings that hand the memory to code
+        /// outside the borrow rules (the Python handles), which then answer for the
+        /// coherence of what they write.
+        pub fn into_host_mapping(self) -> Result<Option<HostMapping>> {
+            self.host()?;
+            Ok(self.host.into_inner().flatten())
         }
 
         /// The elements as a host slice, when code at this location runs on the host.
+        /// Waits for the data.
         pub fn as_slice(&self) -> Result<&[T]> {
-            match &self.host {
+            match self.host()? {
                 Some(h) => cast(h.as_slice(), self.location),
                 None => Err(Error::NotHostAccessible {
                     location: self.memory.location(),
@@ -114,26 +151,34 @@ pub struct ReadGuard<'a, T: Pod> {
     location: Location,
     route: Route,
     len: usize,
-    host: Option<HostMapping>,
+    events: Vec<Event>,
+    host: OnceLock<Option<HostMapping>>,
     _borrow: PhantomData<&'a Buffer<T>>,
 }
 
 impl<'a, T: Pod> ReadGuard<'a, T> {
+    const WRITE: bool = false;
+
     pub(super) fn new(
         memory: Arc<Memory>,
         location: Location,
         route: Route,
         len: usize,
+        events: Vec<Event>,
     ) -> Result<Self> {
-        let host = host_view(&memory, location, false, len * std::mem::size_of::<T>())?;
-        Ok(ReadGuard {
+        let guard = ReadGuard {
             memory,
             location,
             route,
             len,
-            host,
+            events,
+            host: OnceLock::new(),
             _borrow: PhantomData,
-        })
+        };
+        if guard.events.is_empty() {
+            guard.host()?;
+        }
+        Ok(guard)
     }
 
     common_accessors!();
@@ -146,26 +191,34 @@ pub struct WriteGuard<'a, T: Pod> {
     location: Location,
     route: Route,
     len: usize,
-    host: Option<HostMapping>,
+    events: Vec<Event>,
+    host: OnceLock<Option<HostMapping>>,
     _borrow: PhantomData<&'a mut Buffer<T>>,
 }
 
 impl<'a, T: Pod> WriteGuard<'a, T> {
+    const WRITE: bool = true;
+
     pub(super) fn new(
         memory: Arc<Memory>,
         location: Location,
         route: Route,
         len: usize,
+        events: Vec<Event>,
     ) -> Result<Self> {
-        let host = host_view(&memory, location, true, len * std::mem::size_of::<T>())?;
-        Ok(WriteGuard {
+        let guard = WriteGuard {
             memory,
             location,
             route,
             len,
-            host,
+            events,
+            host: OnceLock::new(),
             _borrow: PhantomData,
-        })
+        };
+        if guard.events.is_empty() {
+            guard.host()?;
+        }
+        Ok(guard)
     }
 
     common_accessors!();
@@ -173,14 +226,15 @@ impl<'a, T: Pod> WriteGuard<'a, T> {
     /// A writable address of the first element, when code at this location can
     /// dereference it.
     pub fn ptr_mut(&mut self) -> Option<*mut T> {
-        self.host.as_ref().map(|h| h.as_ptr().cast_mut().cast())
+        self.ptr().map(<*const T>::cast_mut)
     }
 
     /// The elements as a writable host slice, when code at this location runs on the
     /// host.
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         let location = self.location;
-        match &mut self.host {
+        self.host()?;
+        match self.host.get_mut().and_then(Option::as_mut) {
             Some(h) => bytemuck::try_cast_slice_mut(h.as_mut_slice()?).map_err(|e| {
                 Error::Invalid(format!("{location}: cannot view memory as elements: {e}"))
             }),

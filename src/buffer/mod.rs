@@ -5,6 +5,7 @@
 
 mod convert;
 mod guard;
+mod pending;
 mod vector;
 
 use std::marker::PhantomData;
@@ -14,6 +15,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytemuck::Pod;
 
 pub use guard::{ReadGuard, WriteGuard};
+pub use pending::Transfer;
+
+use pending::Pending;
 
 use crate::core::device::HostAccess;
 use crate::core::error::{Error, Result};
@@ -21,21 +25,37 @@ use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::native::Native;
 use crate::core::route::{Route, RouteKind};
+use crate::runtime::event::Event;
 use crate::runtime::transfer::stats::{TransferStats, TransferTotals};
 
 /// One copy of the data at one location, valid or stale.
 struct Replica {
     memory: Arc<Memory>,
     valid: bool,
+    /// Moves in flight that read or write this replica (see `pending`).
+    pending: Vec<Pending>,
 }
 
 impl Replica {
+    fn new(memory: Memory, valid: bool) -> Replica {
+        Replica {
+            memory: Arc::new(memory),
+            valid,
+            pending: Vec::new(),
+        }
+    }
+
     fn location(&self) -> Location {
         self.memory.location()
     }
 }
 
 /// A typed, location-aware array with coherent replicas.
+///
+/// Asynchronous by default, as HAMR's buffer is ([`Transfer::Async`]): a move it makes
+/// returns at once, and whatever uses the data afterwards is ordered after the move
+/// (host views wait; a guard's [`ReadGuard::events`] are what your own kernel waits
+/// for). [`Buffer::with_transfer`] picks [`Transfer::Sync`] or [`Transfer::SyncHost`].
 ///
 /// ```
 /// use locus::{Buffer, Location};
@@ -51,8 +71,20 @@ pub struct Buffer<T: Pod> {
     capacity: usize,
     home: Location,
     replicas: Mutex<Vec<Replica>>,
+    mode: Transfer,
     stats: TransferStats,
     _marker: PhantomData<T>,
+}
+
+/// Two distinct elements of a slice, mutably.
+fn two_mut<R>(items: &mut [R], a: usize, b: usize) -> (&mut R, &mut R) {
+    if a < b {
+        let (left, right) = items.split_at_mut(b);
+        (&mut left[a], &mut right[0])
+    } else {
+        let (left, right) = items.split_at_mut(a);
+        (&mut right[0], &mut left[b])
+    }
 }
 
 fn bytes_of<T>(len: usize) -> Result<usize> {
@@ -74,10 +106,8 @@ impl<T: Pod> Buffer<T> {
             len,
             capacity: elements_in::<T>(&memory),
             home: memory.location(),
-            replicas: Mutex::new(vec![Replica {
-                memory: Arc::new(memory),
-                valid: true,
-            }]),
+            replicas: Mutex::new(vec![Replica::new(memory, true)]),
+            mode: Transfer::default(),
             stats: TransferStats::default(),
             _marker: PhantomData,
         }
@@ -170,11 +200,15 @@ impl<T: Pod> Buffer<T> {
 
     /// The allocation holding a copy at `location`, valid or not (for inspection: tests
     /// use it to prove that an access was served from the buffer's own memory).
+    /// Waits for the moves in flight on it first (a failed one is reported by the next
+    /// operation that waits, e.g. [`Buffer::synchronize`]).
     pub fn memory_at(&self, location: Location) -> Option<Arc<Memory>> {
-        self.lock()
-            .iter()
-            .find(|r| r.location() == location)
-            .map(|r| Arc::clone(&r.memory))
+        let mut replicas = self.lock();
+        let r = replicas.iter_mut().find(|r| r.location() == location)?;
+        for p in &r.pending {
+            let _ = p.event.wait();
+        }
+        Some(Arc::clone(&r.memory))
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Replica>> {
@@ -225,21 +259,13 @@ impl<T: Pod> Buffer<T> {
         {
             Some(i) => i,
             None => {
-                replicas.push(Replica {
-                    memory: Arc::new(Self::allocate(location, self.len)?),
-                    valid: false,
-                });
+                replicas.push(Replica::new(Self::allocate(location, self.len)?, false));
                 replicas.len() - 1
             }
         };
         let source = self.cheapest_source_for(replicas, &replicas[target].memory)?;
-        let route = replicas[source].memory.copy_to_counted(
-            0,
-            &replicas[target].memory,
-            0,
-            bytes,
-            &self.stats,
-        )?;
+        let (from, to) = two_mut(replicas, source, target);
+        let route = Self::move_bytes(self.mode, from, 0, to, 0, bytes, &self.stats)?;
         replicas[target].valid = true;
         Ok((target, route))
     }
@@ -250,15 +276,22 @@ impl<T: Pod> Buffer<T> {
     pub fn access(&self, location: Location) -> Result<ReadGuard<'_, T>> {
         let mut replicas = self.lock();
         let (i, route) = self.serve(&mut replicas, location, false)?;
-        ReadGuard::new(Arc::clone(&replicas[i].memory), location, route, self.len)
+        let events = replicas[i].events();
+        ReadGuard::new(
+            Arc::clone(&replicas[i].memory),
+            location,
+            route,
+            self.len,
+            events,
+        )
     }
 
     /// Declares a write at `location` (read-modify-write: the current data is there
     /// first). The serving copy becomes the only valid one; nothing is written back
     /// until someone reads elsewhere.
     pub fn access_mut(&mut self, location: Location) -> Result<WriteGuard<'_, T>> {
-        let (memory, route) = self.serve_for_write(location)?;
-        WriteGuard::new(memory, location, route, self.len)
+        let (memory, route, events) = self.serve_for_write(location)?;
+        WriteGuard::new(memory, location, route, self.len, events)
     }
 
     /// Declares a write at `location` as [`Buffer::access_mut`] does (the current data
@@ -266,16 +299,21 @@ impl<T: Pod> Buffer<T> {
     /// guard: for code that writes through a handle it already holds (the Python
     /// bindings' open write handles).
     pub fn declare_write(&mut self, location: Location) -> Result<Route> {
-        self.serve_for_write(location).map(|(_, route)| route)
+        let (_, route, events) = self.serve_for_write(location)?;
+        for e in events {
+            e.wait()?;
+        }
+        Ok(route)
     }
 
-    fn serve_for_write(&mut self, location: Location) -> Result<(Arc<Memory>, Route)> {
+    fn serve_for_write(&mut self, location: Location) -> Result<(Arc<Memory>, Route, Vec<Event>)> {
         let mut replicas = self.lock();
         let (i, route) = self.serve(&mut replicas, location, false)?;
         for (j, r) in replicas.iter_mut().enumerate() {
             r.valid = j == i;
         }
-        Ok((Arc::clone(&replicas[i].memory), route))
+        let events = replicas[i].events();
+        Ok((Arc::clone(&replicas[i].memory), route, events))
     }
 
     /// Serves current data at `location` (as [`Buffer::access`]) and returns the serving
@@ -283,6 +321,7 @@ impl<T: Pod> Buffer<T> {
     pub(crate) fn serve_read(&self, location: Location) -> Result<(Arc<Memory>, Route)> {
         let mut replicas = self.lock();
         let (i, route) = self.serve(&mut replicas, location, false)?;
+        replicas[i].settle()?;
         Ok((Arc::clone(&replicas[i].memory), route))
     }
 
@@ -313,10 +352,7 @@ impl<T: Pod> Buffer<T> {
             let i = match found {
                 Some(i) => i,
                 None => {
-                    replicas.push(Replica {
-                        memory: Arc::new(Self::allocate(location, self.len)?),
-                        valid: false,
-                    });
+                    replicas.push(Replica::new(Self::allocate(location, self.len)?, false));
                     replicas.len() - 1
                 }
             };
@@ -331,13 +367,17 @@ impl<T: Pod> Buffer<T> {
         for (j, r) in replicas.iter_mut().enumerate() {
             r.valid = j == i;
         }
+        replicas[i].settle()?;
         Ok((Arc::clone(&replicas[i].memory), route))
     }
 
-    /// Makes the current data valid at `location` now, ahead of use there (OpenHMPP's
-    /// `advancedload`); later reads there cost nothing.
+    /// Makes the current data valid at `location` ahead of use there (OpenHMPP's
+    /// `advancedload`); later reads there cost nothing. In [`Transfer::Async`] mode the
+    /// move is started and this returns; whatever uses the data there waits for it.
     pub fn prefetch(&self, location: Location) -> Result<Route> {
-        self.serve_read(location).map(|(_, route)| route)
+        let mut replicas = self.lock();
+        self.serve(&mut replicas, location, false)
+            .map(|(_, route)| route)
     }
 
     /// The elements, copied to a new host `Vec`.
@@ -411,13 +451,13 @@ impl<T: Pod> Buffer<T> {
         let memory = Self::allocate(location, self.len)?;
         let bytes = bytes_of::<T>(self.len)?;
         {
-            let replicas = self.lock();
+            let replicas = self.settled()?;
             let source = self.cheapest_source_for(&replicas, &memory)?;
             replicas[source]
                 .memory
                 .copy_to_counted(0, &memory, 0, bytes, &self.stats)?;
         }
-        Ok(Self::with_memory(memory, self.len))
+        Ok(Self::with_memory(memory, self.len).with_transfer(self.mode))
     }
 
     /// Copies `src[src_range]` into `self[dst_start..]`, wherever each lives, on the
@@ -454,13 +494,15 @@ impl<T: Pod> Buffer<T> {
                 size: bytes(self.len),
             });
         }
-        let src_replicas = src.lock();
+        let mut src_replicas = src.lock();
         let target = self.write_target(&self.lock())?;
         let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
         let source = src.cheapest_source_for(&src_replicas, &replicas[target].memory)?;
-        let route = src_replicas[source].memory.copy_to_counted(
+        let route = Self::move_bytes(
+            self.mode,
+            &mut src_replicas[source],
             src_range.start * size,
-            &replicas[target].memory,
+            &mut replicas[target],
             dst_start * size,
             count * size,
             &self.stats,
@@ -479,6 +521,15 @@ impl<T: Pod> Buffer<T> {
         dst_start: usize,
     ) -> Result<Route> {
         dst.copy_from(dst_start, self, src_range)
+    }
+}
+
+impl<T: Pod> Drop for Buffer<T> {
+    /// Waits for the moves in flight (as `cudaFree` waits for the device), so that the
+    /// memory is given back when the buffer goes; a failed move has no one left to tell.
+    fn drop(&mut self) {
+        let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
+        let _ = pending::settle_all(replicas);
     }
 }
 

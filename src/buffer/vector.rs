@@ -2,7 +2,8 @@
 //! `append` with amortised growth, `swap`, and `set` / `get` of ranges from and into
 //! host slices. All bounds-checked: a call refused for its arguments changes nothing.
 //!
-//! The home replica holds the capacity; replicas elsewhere hold the elements only, and
+//! Each waits for the buffer's moves in flight first (see `pending`), then works
+//! synchronously. The home replica holds the capacity; replicas elsewhere hold the elements only, and
 //! one too small for a grown buffer is dropped (it could not be current any more).
 
 use super::*;
@@ -27,6 +28,7 @@ impl<T: Pod> Buffer<T> {
     /// when there is room; otherwise a new home allocation of exactly `capacity`
     /// elements takes the current data. Replicas elsewhere stay as they were.
     pub fn reserve(&mut self, capacity: usize) -> Result<()> {
+        self.synchronize()?;
         if capacity <= self.capacity {
             return Ok(());
         }
@@ -52,10 +54,7 @@ impl<T: Pod> Buffer<T> {
         } else {
             replicas.clear();
         }
-        replicas.push(Replica {
-            memory: Arc::new(memory),
-            valid: true,
-        });
+        replicas.push(Replica::new(memory, true));
         self.capacity = capacity;
         Ok(())
     }
@@ -67,7 +66,11 @@ impl<T: Pod> Buffer<T> {
             .position(|r| r.valid && r.location() == self.home)
         {
             Some(i) => Ok(i),
-            None => self.serve(replicas, self.home, true).map(|(i, _)| i),
+            None => {
+                let (i, _) = self.serve(replicas, self.home, true)?;
+                replicas[i].settle()?;
+                Ok(i)
+            }
         }
     }
 
@@ -94,6 +97,7 @@ impl<T: Pod> Buffer<T> {
 
     /// Changes the length as [`Buffer::resize`] does; new elements are `value`.
     pub fn resize_with(&mut self, len: usize, value: T) -> Result<()> {
+        self.synchronize()?;
         let size = std::mem::size_of::<T>();
         if len <= self.len {
             let bytes = bytes_of::<T>(len)?;
@@ -127,6 +131,8 @@ impl<T: Pod> Buffer<T> {
 
     /// Replaces the contents with a copy of `src[range]`.
     pub fn assign_range(&mut self, src: &Buffer<T>, range: Range<usize>) -> Result<()> {
+        self.synchronize()?;
+        src.synchronize()?;
         let count = src.check_source(&range)?;
         self.make_room_for(count)?;
         self.copy_from(0, src, range).map(|_| ())
@@ -134,6 +140,7 @@ impl<T: Pod> Buffer<T> {
 
     /// Replaces the contents with a copy of a host slice.
     pub fn assign_slice(&mut self, data: &[T]) -> Result<()> {
+        self.synchronize()?;
         self.make_room_for(data.len())?;
         self.set(0, data)
     }
@@ -167,6 +174,8 @@ impl<T: Pod> Buffer<T> {
 
     /// Appends a copy of `src[range]`.
     pub fn append_range(&mut self, src: &Buffer<T>, range: Range<usize>) -> Result<()> {
+        self.synchronize()?;
+        src.synchronize()?;
         let count = src.check_source(&range)?;
         let size = std::mem::size_of::<T>();
         let (home, end) = self.room_at_end(count)?;
@@ -188,6 +197,7 @@ impl<T: Pod> Buffer<T> {
 
     /// Appends a copy of a host slice.
     pub fn append_slice(&mut self, data: &[T]) -> Result<()> {
+        self.synchronize()?;
         let (home, end) = self.room_at_end(data.len())?;
         {
             let replicas = self.lock();
@@ -227,6 +237,7 @@ impl<T: Pod> Buffer<T> {
     /// Writes `data` into `self[start..start + data.len()]` (HAMR's `set` from a host
     /// array). Out of range is an error and nothing is written.
     pub fn set(&mut self, start: usize, data: &[T]) -> Result<()> {
+        self.synchronize()?;
         self.check_range(start, data.len(), "set destination")?;
         let target = self.write_target(&self.lock())?;
         {
@@ -247,6 +258,7 @@ impl<T: Pod> Buffer<T> {
     /// Reads `self[start..start + out.len()]` into `out` (HAMR's `get` into a host
     /// array), from the current copy the host reaches most cheaply.
     pub fn get(&self, start: usize, out: &mut [T]) -> Result<()> {
+        self.synchronize()?;
         self.check_range(start, out.len(), "get source")?;
         let replicas = self.lock();
         let source = Self::host_source(&replicas)?;

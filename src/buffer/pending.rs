@@ -1,0 +1,167 @@
+//! Transfer modes (HAMR's `buffer_transfer`) and the moves still in flight.
+//!
+//! In [`Transfer::Async`] mode (HAMR's default) a move a buffer makes (a replica made
+//! for an access, [`Buffer::copy_from`], [`Buffer::prefetch`], [`Buffer::move_to`])
+//! is started and the call returns; the move's event is kept on every replica it reads
+//! or writes. Whatever touches such a replica next is ordered after it: the next move
+//! takes the events as dependencies (no host wait), a guard hands them out with its
+//! native handle ([`ReadGuard::events`](super::ReadGuard::events): the consumer's own
+//! work waits on them, HAMR's "the user's stream waits") and waits for them before it
+//! hands out a host slice, and every other operation (reads into host memory, vector
+//! operations, conversions, kernel launches) waits for them first. Nothing is ever
+//! read before it has arrived.
+
+use super::*;
+use crate::runtime::event::Event;
+
+/// How a buffer's moves complete (HAMR's `buffer_transfer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Transfer {
+    /// Every move is started and the call returns; events order what follows (HAMR's
+    /// `async`, the default).
+    #[default]
+    Async,
+    /// Moves into host memory complete before the call returns; others do not (HAMR's
+    /// `sync_host`).
+    SyncHost,
+    /// Every move completes before the call returns (HAMR's `sync`).
+    Sync,
+}
+
+/// A move in flight that touches a replica, and whether it writes it.
+#[derive(Clone)]
+pub(super) struct Pending {
+    pub(super) event: Event,
+    pub(super) writes: bool,
+}
+
+impl Replica {
+    /// Waits for every move touching this replica. A failed move that wrote it leaves it
+    /// stale; the first failure is the answer.
+    pub(super) fn settle(&mut self) -> Result<()> {
+        let mut first = Ok(());
+        for p in std::mem::take(&mut self.pending) {
+            if let Err(e) = p.event.wait() {
+                if p.writes {
+                    self.valid = false;
+                }
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        first
+    }
+
+    /// The events of moves still running on this replica (finished ones are dropped).
+    pub(super) fn events(&mut self) -> Vec<Event> {
+        self.pending.retain(|p| !p.event.is_complete());
+        self.pending.iter().map(|p| p.event.clone()).collect()
+    }
+}
+
+/// Waits for every move on every replica.
+pub(super) fn settle_all(replicas: &mut [Replica]) -> Result<()> {
+    let mut first = Ok(());
+    for r in replicas.iter_mut() {
+        if let Err(e) = r.settle() {
+            if first.is_ok() {
+                first = Err(e);
+            }
+        }
+    }
+    first
+}
+
+impl<T: Pod> Buffer<T> {
+    /// The transfer mode.
+    pub fn transfer(&self) -> Transfer {
+        self.mode
+    }
+
+    /// Sets the transfer mode (HAMR's `set_transfer_asynchronous` and kin). Moves in
+    /// flight continue; [`Buffer::synchronize`] waits for them.
+    pub fn set_transfer(&mut self, mode: Transfer) {
+        self.mode = mode;
+    }
+
+    /// The buffer in transfer mode `mode`.
+    pub fn with_transfer(mut self, mode: Transfer) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Waits for every move in flight (HAMR's `synchronize`). A failed move is the error,
+    /// and the replica it was writing is no longer current.
+    pub fn synchronize(&self) -> Result<()> {
+        settle_all(&mut self.lock())
+    }
+
+    /// Orders every later use of this buffer after `event` (the consumer's own work
+    /// that reads or writes it, started on the user's queue): moves wait for it without
+    /// blocking, host access waits for it.
+    pub fn order_after(&self, event: &Event) {
+        for r in self.lock().iter_mut() {
+            r.pending.push(Pending {
+                event: event.clone(),
+                writes: false,
+            });
+        }
+    }
+
+    /// The events of the moves still in flight on any replica.
+    pub fn pending(&self) -> Vec<Event> {
+        self.lock().iter_mut().flat_map(Replica::events).collect()
+    }
+
+    /// The replicas with every move on them finished: what operations that work on
+    /// the memory directly start with.
+    pub(super) fn settled(&self) -> Result<MutexGuard<'_, Vec<Replica>>> {
+        let mut replicas = self.lock();
+        settle_all(&mut replicas)?;
+        Ok(replicas)
+    }
+
+    /// Copies `bytes` from `replicas[source]` (offset `from`) into `target` (offset
+    /// `to`) in this buffer's mode, after the moves in flight on both, and records it
+    /// against `stats`. Asynchronous: the event stays on both sides.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn move_bytes(
+        mode: Transfer,
+        source: &mut Replica,
+        from: usize,
+        target: &mut Replica,
+        to: usize,
+        bytes: usize,
+        stats: &TransferStats,
+    ) -> Result<Route> {
+        let host_bound = target.location().is_host();
+        if mode == Transfer::Sync || bytes == 0 {
+            source.settle()?;
+            target.settle()?;
+            return source
+                .memory
+                .copy_to_counted(from, &target.memory, to, bytes, stats);
+        }
+        let mut after = source.events();
+        after.extend(target.events());
+        let route = crate::runtime::transfer::route_between(&source.memory, &target.memory);
+        let event = source
+            .memory
+            .copy_to_async(from, &target.memory, to, bytes, &after)?;
+        stats.record(route.kind, bytes);
+        if mode == Transfer::SyncHost && host_bound {
+            event.wait()?;
+        } else {
+            source.pending.push(Pending {
+                event: event.clone(),
+                writes: false,
+            });
+            target.pending.push(Pending {
+                event,
+                writes: true,
+            });
+        }
+        Ok(route)
+    }
+}

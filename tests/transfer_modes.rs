@@ -1,0 +1,178 @@
+//! Transfer modes (HAMR's `buffer_transfer`): in `Async` mode a move returns before it
+//! has run (its work is gated here on a user event that opens later), and a host slice
+//! is never handed out before its data arrived; `SyncHost` completes moves into host
+//! memory only; `Sync` completes every move. Run at every location, to every other.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use locus::{Buffer, Event, Location, Transfer};
+
+/// A user event that opens after `delay` on a thread of its own, and a flag that says
+/// whether it has opened.
+fn gate(delay: Duration) -> (Event, Arc<AtomicBool>, JoinHandle<()>) {
+    let (event, trigger) = Event::user();
+    let opened = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&opened);
+    let opener = std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        flag.store(true, Ordering::SeqCst);
+        trigger.complete();
+    });
+    (event, opened, opener)
+}
+
+fn data() -> Vec<u32> {
+    (0..4099u32).map(|i| i.wrapping_mul(2654435761)).collect()
+}
+
+pub fn async_access_returns_before_its_data(l: Location) {
+    for to in locus::available() {
+        let b = Buffer::from_slice(l, &data()).unwrap();
+        assert_eq!(b.transfer(), Transfer::Async, "HAMR's default");
+        let (event, opened, opener) = gate(Duration::from_millis(300));
+        b.order_after(&event);
+        let g = b.access(to).unwrap();
+        assert!(
+            !opened.load(Ordering::SeqCst),
+            "{l} -> {to}: access waited for the gate"
+        );
+        assert!(!g.is_ready(), "{l} -> {to}: ready before the gate opened");
+        assert!(!g.events().is_empty());
+        // A host slice waits for the data; no host view: wait, then read the memory.
+        match g.as_slice() {
+            Ok(slice) => {
+                assert!(
+                    opened.load(Ordering::SeqCst),
+                    "{l} -> {to}: a slice before the data"
+                );
+                assert_eq!(slice, data().as_slice(), "{l} -> {to}");
+            }
+            Err(_) => {
+                g.wait().unwrap();
+                assert!(opened.load(Ordering::SeqCst));
+                let mut out = vec![0u8; 4099 * 4];
+                g.memory().read(0, &mut out).unwrap();
+                assert_eq!(out, bytemuck::cast_slice::<u32, u8>(&data()), "{l} -> {to}");
+            }
+        }
+        opener.join().unwrap();
+    }
+}
+
+pub fn async_copies_return_before_their_data(l: Location) {
+    for to in locus::available() {
+        let src = Buffer::from_slice(l, &data()).unwrap();
+        let mut dst = Buffer::<u32>::zeroed(to, 4099).unwrap();
+        let (event, opened, opener) = gate(Duration::from_millis(300));
+        src.order_after(&event);
+        dst.copy_from(0, &src, 0..4099).unwrap();
+        dst.prefetch(l).unwrap();
+        assert!(
+            !opened.load(Ordering::SeqCst),
+            "{l} -> {to}: copy_from waited"
+        );
+        assert!(!dst.pending().is_empty());
+        assert_eq!(
+            dst.to_vec().unwrap(),
+            data(),
+            "{l} -> {to}: to_vec waits for the data"
+        );
+        assert!(opened.load(Ordering::SeqCst));
+        assert!(dst.pending().is_empty());
+        opener.join().unwrap();
+    }
+}
+
+pub fn sync_modes_complete_what_they_say(l: Location) {
+    for to in locus::available() {
+        for mode in [Transfer::Sync, Transfer::SyncHost] {
+            let b = Buffer::from_slice(l, &data()).unwrap().with_transfer(mode);
+            let (event, opened, opener) = gate(Duration::from_millis(150));
+            b.order_after(&event);
+            let g = b.access(to).unwrap();
+            let moved = !g.is_in_place();
+            let waits = mode == Transfer::Sync || to.is_host();
+            if moved && waits {
+                assert!(
+                    opened.load(Ordering::SeqCst),
+                    "{mode:?} {l} -> {to}: returned early"
+                );
+                assert!(g.is_ready());
+            }
+            if moved && !waits {
+                assert!(
+                    !opened.load(Ordering::SeqCst),
+                    "{mode:?} {l} -> {to}: waited"
+                );
+            }
+            drop(g);
+            b.synchronize().unwrap();
+            assert!(b.pending().is_empty());
+            assert_eq!(b.to_vec().unwrap(), data());
+            opener.join().unwrap();
+        }
+    }
+}
+
+pub fn a_failed_move_is_an_error_not_stale_data(l: Location) {
+    for to in locus::available().into_iter().filter(|&t| t != l) {
+        let b = Buffer::from_slice(l, &data()).unwrap();
+        let (event, trigger) = Event::user();
+        b.order_after(&event);
+        let g = b.access(to).unwrap();
+        if g.is_in_place() {
+            continue;
+        }
+        trigger.fail("the producer's work failed");
+        let err = g.as_slice().map(|_| ()).or_else(|_| g.wait()).unwrap_err();
+        assert!(err.to_string().contains("producer"), "{err}");
+        drop(g);
+        assert!(b.synchronize().is_err() || b.pending().is_empty());
+        // The source is still current: the data is not lost.
+        assert_eq!(b.to_vec().unwrap(), data(), "{l} -> {to}");
+    }
+}
+
+macro_rules! suite {
+    ($(#[$m:meta])*) => {
+        $(#[$m])* #[test] fn async_access_returns_before_its_data() { run(super::async_access_returns_before_its_data) }
+        $(#[$m])* #[test] fn async_copies_return_before_their_data() { run(super::async_copies_return_before_their_data) }
+        $(#[$m])* #[test] fn sync_modes_complete_what_they_say() { run(super::sync_modes_complete_what_they_say) }
+        $(#[$m])* #[test] fn a_failed_move_is_an_error_not_stale_data() { run(super::a_failed_move_is_an_error_not_stale_data) }
+    };
+}
+
+macro_rules! conformance {
+    ($($name:ident => $text:literal $(, ignore = $why:literal)?;)*) => {$(
+        mod $name {
+            use super::*;
+
+            fn run(test: fn(Location)) {
+                let _serial = common::serial();
+                if let Some(l) = common::location($text) {
+                    eprintln!("running on {l}");
+                    test(l);
+                }
+            }
+
+            suite!($(#[ignore = $why])?);
+        }
+    )*};
+}
+
+conformance! {
+    host => "host";
+    openmp_0 => "openmp:0";
+    opencl_0 => "opencl:0";
+    opencl_1 => "opencl:1";
+    opencl_2 => "opencl:2";
+    sycl_0 => "sycl:0";
+    webgpu_0 => "webgpu:0";
+    cuda_0 => "cuda:0", ignore = "needs an NVIDIA GPU: LOCUS_REQUIRE=host,cuda scripts/test.sh";
+    hip_0 => "hip:0", ignore = "needs an AMD GPU: LOCUS_REQUIRE=host,hip scripts/test.sh";
+}

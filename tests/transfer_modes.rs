@@ -6,25 +6,54 @@
 mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use locus::{Buffer, Event, Location, Transfer};
 
-/// A user event that opens after `delay` on a thread of its own, and a flag that says
-/// whether it has opened.
-fn gate(delay: Duration) -> (Event, Arc<AtomicBool>, JoinHandle<()>) {
-    let (event, trigger) = Event::user();
-    let opened = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&opened);
-    let opener = std::thread::spawn(move || {
-        std::thread::sleep(delay);
-        flag.store(true, Ordering::SeqCst);
-        trigger.complete();
-    });
-    (event, opened, opener)
+/// A user event gating a buffer's moves, opened by a thread of its own when told to
+/// ([`Gate::open`]) or after `delay`, whichever comes first; `opened` says whether it
+/// has. A call that should return before the gate opens is checked before `open`: if
+/// it waited, the gate opened on its timer first and the check fails.
+struct Gate {
+    event: Event,
+    opened: Arc<AtomicBool>,
+    tell: mpsc::Sender<()>,
+    opener: JoinHandle<()>,
 }
+
+impl Gate {
+    fn new(delay: Duration) -> Gate {
+        let (event, trigger) = Event::user();
+        let opened = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&opened);
+        let (tell, told) = mpsc::channel();
+        let opener = std::thread::spawn(move || {
+            let _ = told.recv_timeout(delay);
+            flag.store(true, Ordering::SeqCst);
+            trigger.complete();
+        });
+        Gate {
+            event,
+            opened,
+            tell,
+            opener,
+        }
+    }
+
+    fn is_open(&self) -> bool {
+        self.opened.load(Ordering::SeqCst)
+    }
+
+    fn open(self) {
+        let _ = self.tell.send(());
+        self.opener.join().unwrap();
+    }
+}
+
+/// Long enough that no call returns this late on a loaded machine.
+const LATE: Duration = Duration::from_secs(20);
 
 fn data() -> Vec<u32> {
     (0..4099u32).map(|i| i.wrapping_mul(2654435761)).collect()
@@ -34,16 +63,19 @@ pub fn async_access_returns_before_its_data(l: Location) {
     for to in locus::available() {
         let b = Buffer::from_slice(l, &data()).unwrap();
         assert_eq!(b.transfer(), Transfer::Async, "HAMR's default");
-        let (event, opened, opener) = gate(Duration::from_millis(300));
-        b.order_after(&event);
+        let gate = Gate::new(LATE);
+        b.order_after(&gate.event);
         let g = b.access(to).unwrap();
-        assert!(
-            !opened.load(Ordering::SeqCst),
-            "{l} -> {to}: access waited for the gate"
-        );
+        assert!(!gate.is_open(), "{l} -> {to}: access waited for the gate");
         assert!(!g.is_ready(), "{l} -> {to}: ready before the gate opened");
         assert!(!g.events().is_empty());
-        // A host slice waits for the data; no host view: wait, then read the memory.
+        // The gate opens from another thread a little later; a host slice handed out
+        // before that would find `opened` false.
+        let opened = Arc::clone(&gate.opened);
+        let opener = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            gate.open();
+        });
         match g.as_slice() {
             Ok(slice) => {
                 assert!(
@@ -53,6 +85,7 @@ pub fn async_access_returns_before_its_data(l: Location) {
                 assert_eq!(slice, data().as_slice(), "{l} -> {to}");
             }
             Err(_) => {
+                // No host view here: wait, then read the memory.
                 g.wait().unwrap();
                 assert!(opened.load(Ordering::SeqCst));
                 let mut out = vec![0u8; 4099 * 4];
@@ -68,23 +101,19 @@ pub fn async_copies_return_before_their_data(l: Location) {
     for to in locus::available() {
         let src = Buffer::from_slice(l, &data()).unwrap();
         let mut dst = Buffer::<u32>::zeroed(to, 4099).unwrap();
-        let (event, opened, opener) = gate(Duration::from_millis(300));
-        src.order_after(&event);
+        let gate = Gate::new(LATE);
+        src.order_after(&gate.event);
         dst.copy_from(0, &src, 0..4099).unwrap();
         dst.prefetch(l).unwrap();
-        assert!(
-            !opened.load(Ordering::SeqCst),
-            "{l} -> {to}: copy_from waited"
-        );
+        assert!(!gate.is_open(), "{l} -> {to}: copy_from waited");
         assert!(!dst.pending().is_empty());
+        gate.open();
         assert_eq!(
             dst.to_vec().unwrap(),
             data(),
             "{l} -> {to}: to_vec waits for the data"
         );
-        assert!(opened.load(Ordering::SeqCst));
         assert!(dst.pending().is_empty());
-        opener.join().unwrap();
     }
 }
 
@@ -92,29 +121,28 @@ pub fn sync_modes_complete_what_they_say(l: Location) {
     for to in locus::available() {
         for mode in [Transfer::Sync, Transfer::SyncHost] {
             let b = Buffer::from_slice(l, &data()).unwrap().with_transfer(mode);
-            let (event, opened, opener) = gate(Duration::from_millis(150));
-            b.order_after(&event);
+            let waits = mode == Transfer::Sync || to.is_host();
+            // A call that must wait finds the gate opening on its own after 150 ms.
+            let gate = Gate::new(if waits {
+                Duration::from_millis(150)
+            } else {
+                LATE
+            });
+            b.order_after(&gate.event);
             let g = b.access(to).unwrap();
             let moved = !g.is_in_place();
-            let waits = mode == Transfer::Sync || to.is_host();
             if moved && waits {
-                assert!(
-                    opened.load(Ordering::SeqCst),
-                    "{mode:?} {l} -> {to}: returned early"
-                );
+                assert!(gate.is_open(), "{mode:?} {l} -> {to}: returned early");
                 assert!(g.is_ready());
             }
             if moved && !waits {
-                assert!(
-                    !opened.load(Ordering::SeqCst),
-                    "{mode:?} {l} -> {to}: waited"
-                );
+                assert!(!gate.is_open(), "{mode:?} {l} -> {to}: waited");
             }
+            gate.open();
             drop(g);
             b.synchronize().unwrap();
             assert!(b.pending().is_empty());
             assert_eq!(b.to_vec().unwrap(), data());
-            opener.join().unwrap();
         }
     }
 }

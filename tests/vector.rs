@@ -316,6 +316,32 @@ pub fn counters_count_every_move(l: Location) {
     );
 }
 
+pub fn scalars_and_memory_of_any_kind(l: Location) {
+    let mut s = locus::Scalar::new(l, 7u64).unwrap();
+    assert_eq!((s.value().unwrap(), s.location()), (7, l));
+    for v in 0..50u64 {
+        s.set(v * 3).unwrap();
+    }
+    assert_eq!(s.value().unwrap(), 147, "the last set wins");
+    assert_eq!(s.buffer().to_vec().unwrap(), vec![147]);
+    let resource = locus::resource::default_for(l).unwrap();
+    let pool: std::sync::Arc<dyn locus::resource::MemoryResource> =
+        std::sync::Arc::new(locus::resource::Pool::new(resource, 1 << 16, 1 << 20));
+    let mut u = Buffer::<u32>::uninit_in(&pool, 100).unwrap();
+    assert_eq!((u.len(), u.location()), (100, l));
+    u.set(0, &(0..100).collect::<Vec<u32>>()).unwrap();
+    assert_eq!(u.to_vec().unwrap(), (0..100).collect::<Vec<u32>>());
+    let mut scalar = locus::Scalar::<f32>::uninit_in(&pool).unwrap();
+    scalar.set(2.5).unwrap();
+    assert_eq!(scalar.value().unwrap(), 2.5);
+    let m = locus::Memory::new(l, 400).unwrap();
+    m.write(0, bytemuck::cast_slice(&[9u32; 100])).unwrap();
+    let b = Buffer::<u32>::from_memory(m).unwrap();
+    assert_eq!(b.to_vec().unwrap(), vec![9; 100]);
+    let err = Buffer::<u32>::from_memory(locus::Memory::new(l, 402).unwrap()).unwrap_err();
+    assert!(err.to_string().contains(&l.to_string()), "{err}");
+}
+
 macro_rules! suite {
     ($(#[$m:meta])*) => {
         $(#[$m])* #[test] fn conversions_to_every_location() { run(super::conversions_to_every_location) }
@@ -326,6 +352,7 @@ macro_rules! suite {
         $(#[$m])* #[test] fn reserve_set_get_swap() { run(super::reserve_set_get_swap) }
         $(#[$m])* #[test] fn resize_keeps_replicas_coherent() { run(super::resize_keeps_replicas_coherent) }
         $(#[$m])* #[test] fn counters_count_every_move() { run(super::counters_count_every_move) }
+        $(#[$m])* #[test] fn scalars_and_memory_of_any_kind() { run(super::scalars_and_memory_of_any_kind) }
     };
 }
 

@@ -6,6 +6,7 @@
 mod convert;
 mod guard;
 mod pending;
+mod scalar;
 mod vector;
 
 use std::marker::PhantomData;
@@ -16,6 +17,7 @@ use bytemuck::Pod;
 
 pub use guard::{ReadGuard, WriteGuard};
 pub use pending::Transfer;
+pub use scalar::Scalar;
 
 use pending::Pending;
 
@@ -140,6 +142,46 @@ impl<T: Pod> Buffer<T> {
         let buffer = Self::with_memory(memory, data.len());
         buffer.count_host_io(&buffer.lock()[0].memory, std::mem::size_of_val(data));
         Ok(buffer)
+    }
+
+    /// `len` elements from `resource`, left as the resource hands them out (RMM's
+    /// `device_uvector`: no fill, for data that is written before it is read). Memory
+    /// from a pool may hold an earlier user's bytes.
+    pub fn uninit_in(
+        resource: &Arc<dyn crate::resource::MemoryResource>,
+        len: usize,
+    ) -> Result<Buffer<T>> {
+        let memory = Memory::from_resource(resource, bytes_of::<T>(len)?)?;
+        Ok(Self::with_memory(memory, len))
+    }
+
+    /// Wraps an allocation of any kind (pinned or managed CUDA / HIP memory, SYCL shared
+    /// or host USM, an adopted handle, ...) as a buffer of `memory.len() / size_of::<T>()`
+    /// elements, its contents as they are. Accessibility follows the allocation: pinned
+    /// host memory is used in place by the host, shared USM by the host and its device.
+    pub fn from_memory(memory: Memory) -> Result<Buffer<T>> {
+        let size = std::mem::size_of::<T>().max(1);
+        if !memory.len().is_multiple_of(size) {
+            return Err(Error::Invalid(format!(
+                "{}: {} bytes are not a whole number of {size}-byte elements; make the allocation a multiple of the element size",
+                memory.location(),
+                memory.len()
+            )));
+        }
+        if !memory
+            .native()
+            .address()
+            .is_multiple_of(std::mem::align_of::<T>() as u64)
+        {
+            return Err(Error::Invalid(format!(
+                "{}: the allocation at {:#x} is not aligned for {}-byte elements",
+                memory.location(),
+                memory.native().address(),
+                std::mem::align_of::<T>()
+            )));
+        }
+        let len = memory.len() / size;
+        Ok(Self::with_memory(memory, len))
     }
 
     /// Adopts a host `Vec` without copying it.

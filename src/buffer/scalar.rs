@@ -1,0 +1,60 @@
+//! [`Scalar<T>`]: one value at a location (RMM's `device_scalar`): set and read from
+//! the host, moved asynchronously like any buffer, and handed to kernels as a
+//! one-element buffer.
+
+use super::*;
+
+/// One value at a location (RMM's `device_scalar`).
+///
+/// ```
+/// use locus::{Location, Scalar};
+/// let mut s = Scalar::new(Location::Host, 7u64)?;
+/// s.set(42)?;                                   // from the host, asynchronously
+/// assert_eq!(s.value()?, 42);                   // waits for it
+/// # Ok::<(), locus::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Scalar<T: Pod>(Buffer<T>);
+
+impl<T: Pod + Send + Sync> Scalar<T> {
+    /// `value` at `location`.
+    pub fn new(location: Location, value: T) -> Result<Scalar<T>> {
+        Buffer::filled(location, 1, value).map(Scalar)
+    }
+
+    /// A scalar whose memory comes from `resource`, left as it is handed out (RMM's
+    /// `device_scalar(stream, mr)`: set it before reading it).
+    pub fn uninit_in(resource: &Arc<dyn crate::resource::MemoryResource>) -> Result<Scalar<T>> {
+        Buffer::uninit_in(resource, 1).map(Scalar)
+    }
+
+    /// Where it lives.
+    pub fn location(&self) -> Location {
+        self.0.location()
+    }
+
+    /// Sets the value from the host (`set_value_async`): in [`Transfer::Async`] mode the
+    /// upload is started and this returns; reads and uses after it see the new value.
+    pub fn set(&mut self, value: T) -> Result<()> {
+        let staged = Buffer::from_vec(vec![value]);
+        self.0.copy_from(0, &staged, 0..1).map(|_| ())
+    }
+
+    /// The value, read to the host (`value(stream)`): waits for moves in flight.
+    pub fn value(&self) -> Result<T> {
+        let mut out = [T::zeroed()];
+        self.0.get(0, &mut out)?;
+        Ok(out[0])
+    }
+
+    /// The one-element buffer behind it: to access it at a location, or pass it to a
+    /// kernel ([`crate::codelet::Arg::buf`]).
+    pub fn buffer(&self) -> &Buffer<T> {
+        &self.0
+    }
+
+    /// The buffer behind it, writable (a kernel's `out` argument).
+    pub fn buffer_mut(&mut self) -> &mut Buffer<T> {
+        &mut self.0
+    }
+}

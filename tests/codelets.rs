@@ -373,3 +373,72 @@ fn misuse_is_a_clear_error_and_launches_nothing() {
     c.call(&mut [Arg::buf_mut(&mut x)], Launch::d1(2)).unwrap();
     assert_eq!(x.to_vec().unwrap(), vec![2.0, 6.0]);
 }
+
+/// The f64 kernels run, exactly, wherever the device has 64-bit floats, and elsewhere
+/// (WebGPU: WGSL has no f64; an OpenCL device without cl_khr_fp64) the call is an
+/// error naming the missing capability, never a wrong result.
+#[test]
+fn f64_kernels_run_where_there_are_64_bit_floats() {
+    let _serial = common::serial();
+    let n = 10_001;
+    // Sums of these are exact in f64 and not in f32 (they need more than 24 bits).
+    let a: Vec<f64> = (0..n).map(|i| 1e9 + i as f64 * 0.25).collect();
+    let b: Vec<f64> = (0..n).map(|i| i as f64 * 3.0 + 0.125).collect();
+    for location in locus::available() {
+        let lacks = locus::registry().device(location).unwrap().lacks_f64();
+        let x = Buffer::from_slice(Location::Host, &a).unwrap();
+        let y0 = Buffer::from_slice(Location::Host, &b).unwrap();
+        let mut c = Buffer::<f64>::zeroed(Location::Host, n).unwrap();
+        let vec_add = kernels::vec_add_f64();
+        let call = Codelet::new(&vec_add, &[location]).unwrap().call(
+            &mut [
+                Arg::buf(&x),
+                Arg::buf(&y0),
+                Arg::buf_mut(&mut c),
+                Arg::u32(n as u32),
+            ],
+            Launch::d1(n),
+        );
+        let daxpy = kernels::daxpy();
+        let mut y = Buffer::from_slice(Location::Host, &b).unwrap();
+        let axpy = Codelet::new(&daxpy, &[location]).unwrap().call(
+            &mut [
+                Arg::f64(0.5),
+                Arg::buf(&x),
+                Arg::buf_mut(&mut y),
+                Arg::u32(n as u32),
+            ],
+            Launch::d1(n),
+        );
+        match lacks {
+            Some(why) => {
+                for err in [call.unwrap_err(), axpy.unwrap_err()] {
+                    assert!(err.to_string().contains("f64"), "{location}: {err}");
+                }
+                eprintln!("{location}: refused, as it should be: {why}");
+                assert_eq!(c.to_vec().unwrap(), vec![0.0; n], "nothing written");
+            }
+            None => {
+                call.unwrap();
+                axpy.unwrap();
+                let want: Vec<f64> = a.iter().zip(&b).map(|(p, q)| p + q).collect();
+                assert_eq!(c.to_vec().unwrap(), want, "{location}: vec_add_f64");
+                let want: Vec<f64> = a.iter().zip(&b).map(|(p, q)| 0.5 * p + q).collect();
+                assert_eq!(y.to_vec().unwrap(), want, "{location}: daxpy");
+            }
+        }
+    }
+}
+
+/// Scalars a kernel cannot take are refused before anything moves.
+#[test]
+fn narrow_scalars_are_refused() {
+    let k = locus::codelet::Kernel::new("narrow")
+        .scalar("s", locus::DType::U8)
+        .host(|_, _| {});
+    let err = Codelet::new(&k, &[Location::Host])
+        .unwrap()
+        .call(&mut [Arg::u32(1)], Launch::d1(1))
+        .unwrap_err();
+    assert!(err.to_string().contains("u8"), "{err}");
+}

@@ -43,8 +43,8 @@ pub enum Arg<'a> {
     Buf(&'a dyn KernelBuffer),
     /// A buffer written by the kernel (`out` or `inout`).
     BufMut(&'a mut dyn KernelBuffer),
-    /// A scalar.
-    Scalar(DType, [u8; 4]),
+    /// A scalar: its type and bytes (native endian, from the first; 4 or 8 of them).
+    Scalar(DType, [u8; 8]),
 }
 
 impl<'a> Arg<'a> {
@@ -56,17 +56,35 @@ impl<'a> Arg<'a> {
     pub fn buf_mut<T: Element>(buffer: &'a mut Buffer<T>) -> Arg<'a> {
         Arg::BufMut(buffer)
     }
+    fn scalar<T: Element>(v: T) -> Arg<'a> {
+        let mut bytes = [0u8; 8];
+        let b = bytemuck::bytes_of(&v);
+        bytes[..b.len()].copy_from_slice(b);
+        Arg::Scalar(T::DTYPE, bytes)
+    }
     /// An `f32` scalar.
     pub fn f32(v: f32) -> Arg<'a> {
-        Arg::Scalar(DType::F32, v.to_ne_bytes())
+        Self::scalar(v)
     }
     /// A `u32` scalar.
     pub fn u32(v: u32) -> Arg<'a> {
-        Arg::Scalar(DType::U32, v.to_ne_bytes())
+        Self::scalar(v)
     }
     /// An `i32` scalar.
     pub fn i32(v: i32) -> Arg<'a> {
-        Arg::Scalar(DType::I32, v.to_ne_bytes())
+        Self::scalar(v)
+    }
+    /// An `f64` scalar (not on WebGPU: WGSL has no f64).
+    pub fn f64(v: f64) -> Arg<'a> {
+        Self::scalar(v)
+    }
+    /// An `i64` scalar (not on WebGPU).
+    pub fn i64(v: i64) -> Arg<'a> {
+        Self::scalar(v)
+    }
+    /// A `u64` scalar (not on WebGPU).
+    pub fn u64(v: u64) -> Arg<'a> {
+        Self::scalar(v)
     }
 
     pub(super) fn describe(&self) -> String {

@@ -20,6 +20,20 @@ pub struct Codelet<'k> {
     skipped: Vec<(Location, String)>,
 }
 
+/// A scalar argument as a backend takes it. Types kernels do not take as scalars
+/// (the narrow and half types) were refused by `check`.
+fn scalar_arg(t: DType, b: &[u8; 8]) -> LaunchArg<'static> {
+    let four = [b[0], b[1], b[2], b[3]];
+    match t {
+        DType::F32 => LaunchArg::F32(f32::from_ne_bytes(four)),
+        DType::I32 => LaunchArg::I32(i32::from_ne_bytes(four)),
+        DType::F64 => LaunchArg::F64(f64::from_ne_bytes(*b)),
+        DType::I64 => LaunchArg::I64(i64::from_ne_bytes(*b)),
+        DType::U64 => LaunchArg::U64(u64::from_ne_bytes(*b)),
+        _ => LaunchArg::U32(u32::from_ne_bytes(four)),
+    }
+}
+
 fn totals(args: &[Arg<'_>]) -> TransferTotals {
     let mut sum = TransferTotals::default();
     for a in args {
@@ -104,6 +118,26 @@ impl<'k> Codelet<'k> {
             )));
         }
         k.source_for(self.target.technology())?;
+        if k.needs_f64() {
+            let device = crate::runtime::registry::registry().device(self.target)?;
+            if let Some(why) = device.lacks_f64() {
+                return Err(Error::Invalid(format!(
+                    "kernel `{name}` uses f64, but {why}; run it on a device with 64-bit floats"
+                )));
+            }
+        }
+        if let Some(p) = k.params.iter().find(|p| {
+            matches!(p.kind, ParamKind::Scalar(t) if t.size() < 4 || matches!(t, DType::F16 | DType::BF16))
+        }) {
+            return Err(Error::Invalid(format!(
+                "kernel `{name}`: scalar `{}` is {}; kernels take scalars of f32, u32, i32, f64, i64 or u64",
+                p.name,
+                match p.kind {
+                    ParamKind::Scalar(t) => t.name(),
+                    ParamKind::Buffer(t, _) => t.name(),
+                }
+            )));
+        }
         let mut first_len: Option<(&str, usize)> = None;
         for (i, (p, a)) in k.params.iter().zip(args).enumerate() {
             let wrong = || {
@@ -220,9 +254,7 @@ impl<'k> Codelet<'k> {
             .zip(&memories)
             .map(|(a, m)| match (a, m) {
                 (_, Some((memory, _))) => LaunchArg::Memory(memory),
-                (Arg::Scalar(DType::F32, b), None) => LaunchArg::F32(f32::from_ne_bytes(*b)),
-                (Arg::Scalar(DType::U32, b), None) => LaunchArg::U32(u32::from_ne_bytes(*b)),
-                (Arg::Scalar(DType::I32, b), None) => LaunchArg::I32(i32::from_ne_bytes(*b)),
+                (Arg::Scalar(t, b), None) => scalar_arg(*t, b),
                 _ => LaunchArg::U32(0),
             })
             .collect();
@@ -291,7 +323,7 @@ impl<'k> Codelet<'k> {
                     }
                 }
                 (Arg::Scalar(_, b), None) => HostArg::Scalar(*b),
-                _ => HostArg::Scalar([0; 4]),
+                _ => HostArg::Scalar([0; 8]),
             });
         }
         f(&mut host_args, global);

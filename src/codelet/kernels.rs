@@ -65,6 +65,57 @@ pub fn jacobi() -> Kernel {
         .host(host_jacobi)
 }
 
+/// `c = a + b` in `f64`: `vec_add_f64(a: in f64[], b: in f64[], c: out f64[], n: u32)`.
+/// No WGSL source: WGSL has no `f64`, so WebGPU refuses it, naming that.
+pub fn vec_add_f64() -> Kernel {
+    Kernel::new("vec_add_f64")
+        .buffer("a", DType::F64, Intent::In)
+        .buffer("b", DType::F64, Intent::In)
+        .buffer("c", DType::F64, Intent::Out)
+        .scalar("n", DType::U32)
+        .equal_lengths()
+        .opencl_c(include_str!("../../shaders/vec_add_f64.cl"), "vec_add_f64")
+        .openmp("vec_add_f64")
+        .cuda(include_str!("../../shaders/vec_add_f64.cu"), "vec_add_f64")
+        .hip(include_str!("../../shaders/vec_add_f64.hip"), "vec_add_f64")
+        .host(host_vec_add_f64)
+}
+
+/// `y = a * x + y` in `f64`: `daxpy(a: f64, x: in f64[], y: inout f64[], n: u32)`.
+pub fn daxpy() -> Kernel {
+    Kernel::new("daxpy")
+        .scalar("a", DType::F64)
+        .buffer("x", DType::F64, Intent::In)
+        .buffer("y", DType::F64, Intent::InOut)
+        .scalar("n", DType::U32)
+        .equal_lengths()
+        .opencl_c(include_str!("../../shaders/daxpy.cl"), "daxpy")
+        .openmp("daxpy")
+        .cuda(include_str!("../../shaders/daxpy.cu"), "daxpy")
+        .hip(include_str!("../../shaders/daxpy.hip"), "daxpy")
+        .host(host_daxpy)
+}
+
+fn host_vec_add_f64(args: &mut [HostArg<'_>], global: [usize; 2]) {
+    let n = (args[3].u32() as usize).min(global[0]);
+    let (a, b) = (
+        args[0].elements::<f64>().to_vec(),
+        args[1].elements::<f64>().to_vec(),
+    );
+    for (i, c) in args[2].elements_mut::<f64>().iter_mut().enumerate().take(n) {
+        *c = a[i] + b[i];
+    }
+}
+
+fn host_daxpy(args: &mut [HostArg<'_>], global: [usize; 2]) {
+    let a: f64 = args[0].scalar();
+    let n = (args[3].u32() as usize).min(global[0]);
+    let x = args[1].elements::<f64>().to_vec();
+    for (i, y) in args[2].elements_mut::<f64>().iter_mut().enumerate().take(n) {
+        *y += a * x[i];
+    }
+}
+
 fn host_vec_add(args: &mut [HostArg<'_>], global: [usize; 2]) {
     let n = (args[3].u32() as usize).min(global[0]);
     let (a, b) = (args[0].f32s().to_vec(), args[1].f32s().to_vec());

@@ -39,6 +39,8 @@ pub use call::{CallReport, Codelet, Pending};
 use std::fmt;
 use std::sync::Arc;
 
+use bytemuck::Pod;
+
 use crate::buffer::Buffer;
 use crate::core::completion::Completion;
 use crate::core::error::{Error, Result};
@@ -84,11 +86,39 @@ pub enum HostArg<'a> {
     Read(&'a [u8]),
     /// An `out` or `inout` buffer.
     Write(&'a mut [u8]),
-    /// A scalar.
-    Scalar([u8; 4]),
+    /// A scalar: its bytes (native endian) from the first, 4 or 8 of them.
+    Scalar([u8; 8]),
 }
 
 impl HostArg<'_> {
+    /// A buffer as elements of `T` (empty if this is a scalar, or the bytes do not fit).
+    pub fn elements<T: Pod>(&self) -> &[T] {
+        match self {
+            HostArg::Read(b) => bytemuck::try_cast_slice(b).unwrap_or(&[]),
+            HostArg::Write(b) => bytemuck::try_cast_slice(b).unwrap_or(&[]),
+            HostArg::Scalar(_) => &[],
+        }
+    }
+
+    /// A written buffer as elements of `T` (empty if this is not a written buffer).
+    pub fn elements_mut<T: Pod>(&mut self) -> &mut [T] {
+        match self {
+            HostArg::Write(b) => bytemuck::try_cast_slice_mut(b).unwrap_or(&mut []),
+            _ => &mut [],
+        }
+    }
+
+    /// A scalar as `T` (4- or 8-byte types; zero if this is a buffer).
+    pub fn scalar<T: Pod>(&self) -> T {
+        match self {
+            HostArg::Scalar(b) => {
+                bytemuck::try_pod_read_unaligned(&b[..std::mem::size_of::<T>().min(8)])
+                    .unwrap_or_else(|_| T::zeroed())
+            }
+            _ => T::zeroed(),
+        }
+    }
+
     /// An input buffer as `f32`s (empty if this is not a readable buffer).
     pub fn f32s(&self) -> &[f32] {
         match self {
@@ -108,18 +138,12 @@ impl HostArg<'_> {
 
     /// A scalar as `f32`.
     pub fn f32(&self) -> f32 {
-        match self {
-            HostArg::Scalar(b) => f32::from_ne_bytes(*b),
-            _ => 0.0,
-        }
+        self.scalar()
     }
 
     /// A scalar as `u32`.
     pub fn u32(&self) -> u32 {
-        match self {
-            HostArg::Scalar(b) => u32::from_ne_bytes(*b),
-            _ => 0,
-        }
+        self.scalar()
     }
 }
 
@@ -264,7 +288,23 @@ impl Kernel {
         self.source_for(technology).is_ok()
     }
 
+    /// True when a parameter is `f64` (buffer or scalar): the target needs 64-bit floats.
+    pub fn needs_f64(&self) -> bool {
+        self.params.iter().any(|p| {
+            matches!(
+                p.kind,
+                ParamKind::Buffer(DType::F64, _) | ParamKind::Scalar(DType::F64)
+            )
+        })
+    }
+
     fn source_for(&self, technology: Technology) -> Result<()> {
+        if technology == Technology::WebGpu && self.needs_f64() {
+            return Err(Error::Invalid(format!(
+                "kernel `{}` uses f64, which WGSL (WebGPU's shading language) does not have; run it on OpenCL, SYCL, OpenMP, CUDA, HIP or the host",
+                self.name
+            )));
+        }
         let (present, what) = match technology {
             Technology::Host => (self.host.is_some(), "host (Rust)"),
             Technology::WebGpu => (self.wgsl.is_some(), "WGSL"),

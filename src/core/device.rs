@@ -96,6 +96,11 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     /// True when code running at this location dereferences plain host pointers (the
     /// host itself, the OpenMP initial device, a SYCL device with system USM).
     fn executes_on_host(&self) -> bool;
+    /// Why kernels here cannot use 64-bit floats, or `None` when they can (OpenCL
+    /// devices without `cl_khr_fp64`; WebGPU, whose WGSL has no `f64`).
+    fn lacks_f64(&self) -> Option<String> {
+        None
+    }
     /// Copies `src` into the allocation at `offset` (host -> device).
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()>;
     /// Copies from the allocation at `offset` into `dst` (device -> host).

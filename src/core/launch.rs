@@ -17,16 +17,25 @@ pub enum LaunchArg<'a> {
     U32(u32),
     /// A 32-bit signed scalar.
     I32(i32),
+    /// A 64-bit float scalar.
+    F64(f64),
+    /// A 64-bit signed scalar.
+    I64(i64),
+    /// A 64-bit unsigned scalar.
+    U64(u64),
 }
 
 impl LaunchArg<'_> {
-    /// The scalar's bytes (native endian), or `None` for a buffer.
-    pub fn scalar_bytes(&self) -> Option<[u8; 4]> {
+    /// The scalar's bytes (native endian; 4 or 8 of them), or `None` for a buffer.
+    pub fn scalar_bytes(&self) -> Option<Vec<u8>> {
         match self {
             LaunchArg::Memory(_) => None,
-            LaunchArg::F32(v) => Some(v.to_ne_bytes()),
-            LaunchArg::U32(v) => Some(v.to_ne_bytes()),
-            LaunchArg::I32(v) => Some(v.to_ne_bytes()),
+            LaunchArg::F32(v) => Some(v.to_ne_bytes().to_vec()),
+            LaunchArg::U32(v) => Some(v.to_ne_bytes().to_vec()),
+            LaunchArg::I32(v) => Some(v.to_ne_bytes().to_vec()),
+            LaunchArg::F64(v) => Some(v.to_ne_bytes().to_vec()),
+            LaunchArg::I64(v) => Some(v.to_ne_bytes().to_vec()),
+            LaunchArg::U64(v) => Some(v.to_ne_bytes().to_vec()),
         }
     }
 }

@@ -50,7 +50,10 @@ impl<A: GpuApi> GpuDevice<A> {
                     })?;
                     v.copy_from_slice(&ptr.to_ne_bytes());
                 }
-                scalar => v[..4].copy_from_slice(&scalar.scalar_bytes().unwrap_or_default()),
+                scalar => {
+                    let bytes = scalar.scalar_bytes().unwrap_or_default();
+                    v[..bytes.len()].copy_from_slice(&bytes);
+                }
             }
             values.push(v);
         }

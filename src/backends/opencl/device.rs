@@ -82,6 +82,16 @@ impl Device for OpenClDevice {
         false
     }
 
+    fn lacks_f64(&self) -> Option<String> {
+        let extensions = self.device.extensions().unwrap_or_default();
+        (!extensions.contains("cl_khr_fp64")).then(|| {
+            format!(
+                "{} ({}) does not report cl_khr_fp64 (64-bit floats)",
+                self.location, self.info.name
+            )
+        })
+    }
+
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         let (mem, base) = mem_of(dst);
         // SAFETY: a blocking write from a live host slice into a bounds-checked range.

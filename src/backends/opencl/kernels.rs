@@ -89,6 +89,9 @@ impl OpenClDevice {
                     (LaunchArg::F32(v), None) => exec.set_arg(v),
                     (LaunchArg::U32(v), None) => exec.set_arg(v),
                     (LaunchArg::I32(v), None) => exec.set_arg(v),
+                    (LaunchArg::F64(v), None) => exec.set_arg(v),
+                    (LaunchArg::I64(v), None) => exec.set_arg(v),
+                    (LaunchArg::U64(v), None) => exec.set_arg(v),
                     (LaunchArg::Memory(_), None) => unreachable!("buffers were resolved above"),
                 };
             }

@@ -58,7 +58,16 @@ impl OpenMpDevice {
                 self.location, spec.entry, spec.entry
             )))?
         };
-        let mut scalars: Vec<[u8; 4]> = args.iter().filter_map(LaunchArg::scalar_bytes).collect();
+        // Each scalar in an 8-byte slot of its own, aligned for any scalar type.
+        let mut scalars: Vec<u64> = args
+            .iter()
+            .filter_map(LaunchArg::scalar_bytes)
+            .map(|b| {
+                let mut slot = [0u8; 8];
+                slot[..b.len()].copy_from_slice(&b);
+                u64::from_ne_bytes(slot)
+            })
+            .collect();
         let mut next_scalar = scalars.iter_mut();
         let mut pointers: Vec<*mut c_void> = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
@@ -84,7 +93,7 @@ impl OpenMpDevice {
                     pointers.push(ptr.cast());
                 }
                 _ => match next_scalar.next() {
-                    Some(bytes) => pointers.push(bytes.as_mut_ptr().cast()),
+                    Some(slot) => pointers.push((slot as *mut u64).cast()),
                     None => return Err(bad_argument(self.location, i, "scalar missing")),
                 },
             }

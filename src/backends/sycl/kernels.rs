@@ -26,6 +26,12 @@ pub enum KernelArg {
     F32(f32),
     /// A 32-bit signed scalar.
     I32(i32),
+    /// A 64-bit float scalar.
+    F64(f64),
+    /// A 64-bit signed scalar.
+    I64(i64),
+    /// A 64-bit unsigned scalar.
+    U64(u64),
 }
 
 impl SyclDevice {
@@ -103,6 +109,18 @@ impl SyclKernel {
                 KernelArg::I32(v) => {
                     pointers.push((v as *mut i32).cast());
                     types.push(DPCTLKernelArgType_DPCTL_INT32_T);
+                }
+                KernelArg::F64(v) => {
+                    pointers.push((v as *mut f64).cast());
+                    types.push(DPCTLKernelArgType_DPCTL_FLOAT64_T);
+                }
+                KernelArg::I64(v) => {
+                    pointers.push((v as *mut i64).cast());
+                    types.push(DPCTLKernelArgType_DPCTL_INT64_T);
+                }
+                KernelArg::U64(v) => {
+                    pointers.push((v as *mut u64).cast());
+                    types.push(DPCTLKernelArgType_DPCTL_UINT64_T);
                 }
             }
         }
@@ -190,6 +208,9 @@ impl SyclDevice {
                 LaunchArg::F32(v) => KernelArg::F32(*v),
                 LaunchArg::U32(v) => KernelArg::U32(*v),
                 LaunchArg::I32(v) => KernelArg::I32(*v),
+                LaunchArg::F64(v) => KernelArg::F64(*v),
+                LaunchArg::I64(v) => KernelArg::I64(*v),
+                LaunchArg::U64(v) => KernelArg::U64(*v),
             });
         }
         // SAFETY: the codelet checked the arguments against the kernel's declared

@@ -80,6 +80,13 @@ impl Device for WebGpuDevice {
         false
     }
 
+    fn lacks_f64(&self) -> Option<String> {
+        Some(format!(
+            "{}: WGSL (WebGPU's shading language) has no f64",
+            self.location()
+        ))
+    }
+
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         let (buffer, base) = buffer_of(dst);
         self.staged("write (staged upload)", &self.upload, |staging| {

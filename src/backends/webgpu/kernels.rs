@@ -56,7 +56,17 @@ impl WebGpuDevice {
                         ))
                     }
                 },
-                scalar => scalars.extend(scalar.scalar_bytes().unwrap_or_default()),
+                scalar => {
+                    let bytes = scalar.scalar_bytes().unwrap_or_default();
+                    if bytes.len() != 4 {
+                        return Err(bad_argument(
+                            self.location,
+                            i,
+                            "WGSL has no 64-bit scalars (f64, i64, u64); run this kernel on a technology with them",
+                        ));
+                    }
+                    scalars.extend(bytes);
+                }
             }
         }
         let mut entries: Vec<wgpu::BindGroupEntry<'_>> = buffers

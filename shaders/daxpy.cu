@@ -1,0 +1,7 @@
+// daxpy for CUDA (NVRTC): y = a * x + y in f64.
+extern "C" __global__ void daxpy(double a, const double *x, double *y, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] = a * x[i] + y[i];
+    }
+}

@@ -442,3 +442,75 @@ fn narrow_scalars_are_refused() {
         .unwrap_err();
     assert!(err.to_string().contains("u8"), "{err}");
 }
+
+/// The user's own OpenMP C, compiled at run time with `-fopenmp` and cached: a kernel
+/// with a 64-bit scalar on every OpenMP device, and a broken one whose error carries
+/// the compiler's diagnostics.
+#[test]
+fn openmp_kernels_from_the_user_s_own_c() {
+    let _serial = common::serial();
+    let Some(omp) = common::location("openmp:0") else {
+        return;
+    };
+    let cache = std::env::temp_dir().join(format!("locus-omp-test-{}", std::process::id()));
+    std::env::set_var("LOCUS_CACHE_DIR", &cache);
+    let source = r#"
+        #include <stddef.h>
+        #include <stdint.h>
+        int locus_omp_k_add_k(void **args, size_t gx, size_t gy, int dev) {
+            (void)gy;
+            uint64_t *x = (uint64_t *)args[0];
+            uint64_t k = *(const uint64_t *)args[1];
+            size_t n = *(const unsigned *)args[2];
+            if (gx < n) n = gx;
+            #pragma omp target teams distribute parallel for device(dev) is_device_ptr(x)
+            for (size_t i = 0; i < n; ++i) x[i] += k;
+            return 0;
+        }
+    "#;
+    let kernel = Kernel::new("add_k")
+        .buffer("x", DType::U64, Intent::InOut)
+        .scalar("k", DType::U64)
+        .scalar("n", DType::U32)
+        .openmp_c(source, "add_k");
+    let n = 1000;
+    let data: Vec<u64> = (0..n as u64).collect();
+    for round in 0..2 {
+        let mut x = Buffer::from_slice(Location::Host, &data).unwrap();
+        let k = (1u64 << 40) + round;
+        Codelet::new(&kernel, &[omp])
+            .unwrap()
+            .call(
+                &mut [Arg::buf_mut(&mut x), Arg::u64(k), Arg::u32(n as u32)],
+                Launch::d1(n),
+            )
+            .unwrap();
+        let want: Vec<u64> = data.iter().map(|v| v + k).collect();
+        assert_eq!(x.to_vec().unwrap(), want, "round {round}");
+    }
+    let objects = std::fs::read_dir(cache.join("openmp"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "so")
+        })
+        .count();
+    assert_eq!(objects, 1, "compiled once, cached");
+    let broken = Kernel::new("broken").scalar("n", DType::U32).openmp_c(
+        "int locus_omp_k_broken(void **args) { return undeclared_name; }",
+        "broken",
+    );
+    let err = Codelet::new(&broken, &[omp])
+        .unwrap()
+        .call(&mut [Arg::u32(1)], Launch::d1(1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("undeclared_name") && err.contains(&omp.to_string()),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&cache);
+}

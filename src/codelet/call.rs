@@ -268,7 +268,10 @@ impl<'k> Codelet<'k> {
                 .opencl_c
                 .as_ref()
                 .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
-            Technology::OpenMp => k.openmp.as_ref().map(|e| ("", e.as_str(), [1, 1, 1])),
+            Technology::OpenMp => k
+                .openmp
+                .as_ref()
+                .map(|e| (k.openmp_c.as_deref().unwrap_or(""), e.as_str(), [1, 1, 1])),
             Technology::Cuda => k
                 .cuda
                 .as_ref()

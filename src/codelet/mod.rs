@@ -166,6 +166,7 @@ pub struct Kernel {
     wgsl: Option<Source>,
     opencl_c: Option<Source>,
     openmp: Option<String>,
+    openmp_c: Option<String>,
     host: Option<HostKernel>,
     cuda: Option<Source>,
     hip: Option<Source>,
@@ -190,6 +191,7 @@ impl Kernel {
             wgsl: None,
             opencl_c: None,
             openmp: None,
+            openmp_c: None,
             host: None,
             cuda: None,
             hip: None,
@@ -244,6 +246,19 @@ impl Kernel {
     /// The OpenMP kernel `locus_omp_k_<entry>` built into locus's kernel library.
     pub fn openmp(mut self, entry: &str) -> Kernel {
         self.openmp = Some(entry.into());
+        self.openmp_c = None;
+        self
+    }
+
+    /// The user's own OpenMP kernel: C `source` defining `int locus_omp_k_<entry>(void
+    /// **args, size_t gx, size_t gy, int dev)` (the convention of
+    /// `shaders/vec_add_openmp.c`: `args[i]` is the device pointer of buffer parameter
+    /// `i`, or a pointer to scalar parameter `i`). Compiled at the first call with the
+    /// system's C compiler and `-fopenmp` into a cached shared object (as NVRTC is for
+    /// CUDA); the compiler's diagnostics are the error when it fails.
+    pub fn openmp_c(mut self, source: &str, entry: &str) -> Kernel {
+        self.openmp = Some(entry.into());
+        self.openmp_c = Some(source.into());
         self
     }
 

@@ -44,7 +44,8 @@ impl LaunchArg<'_> {
 /// the workgroup size it declares (WGSL) and the global size.
 #[derive(Debug, Clone, Copy)]
 pub struct LaunchSpec<'a> {
-    /// Kernel source text (WGSL, OpenCL C), or the OpenMP entry name.
+    /// Kernel source text (WGSL, OpenCL C, CUDA, HIP; for OpenMP the user's C source,
+    /// empty for a kernel built into locus).
     pub source: &'a str,
     /// Entry point (kernel function) name.
     pub entry: &'a str,

@@ -50,13 +50,20 @@ impl OpenMpDevice {
     ) -> Result<Completion> {
         let api = api().map_err(|e| self.unavailable(e))?;
         let symbol = format!("locus_omp_k_{}\0", spec.entry);
-        // SAFETY: kernels built into the library follow the `KernelEntry` convention
-        // (shaders/*_openmp.c).
-        let entry: KernelEntry = unsafe {
-            *api._library.get::<KernelEntry>(symbol.as_bytes()).map_err(|_| Error::Invalid(format!(
-                "{}: no OpenMP kernel `{}` in locus's kernel library (shaders/{}_openmp.c, built by build.rs)",
-                self.location, spec.entry, spec.entry
-            )))?
+        let entry: KernelEntry = if !spec.source.is_empty() {
+            // The user's own C, compiled and cached.
+            super::user_kernels::entry_of(self.location, spec.source, spec.entry)?
+        } else {
+            // SAFETY: kernels built into the library follow the `KernelEntry`
+            // convention (shaders/*_openmp.c).
+            unsafe { api._library.get::<KernelEntry>(symbol.as_bytes()) }
+                .map(|f| *f)
+                .map_err(|_| {
+                    Error::Invalid(format!(
+                        "{}: no OpenMP kernel `{}` in locus's kernel library (shaders/{}_openmp.c, built by build.rs); give your own C with Kernel::openmp_c",
+                        self.location, spec.entry, spec.entry
+                    ))
+                })?
         };
         // Each scalar in an 8-byte slot of its own, aligned for any scalar type.
         let mut scalars: Vec<u64> = args

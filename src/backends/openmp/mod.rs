@@ -30,6 +30,7 @@ use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 
 mod device;
 mod kernels;
+mod user_kernels;
 mod work;
 
 pub use kernels::{raw_kernel, vec_add_f32};

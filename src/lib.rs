@@ -61,7 +61,7 @@ pub use crate::core::launch::{LaunchArg, LaunchSpec};
 pub use crate::core::location::{parse_locations, parse_technologies, Location, Technology};
 pub use crate::core::mapping::HostMapping;
 pub use crate::core::memory::Memory;
-pub use crate::core::native::{GpuMemory, Native, UsmKind};
+pub use crate::core::native::{GpuMemory, MemoryKind, Native, UsmKind};
 pub use buffer::{Buffer, ReadGuard, Scalar, Transfer, WriteGuard};
 /// The half-precision types `f16` and `bf16` buffers hold (the `half` crate).
 pub use half;

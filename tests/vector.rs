@@ -342,6 +342,52 @@ pub fn scalars_and_memory_of_any_kind(l: Location) {
     assert!(err.to_string().contains(&l.to_string()), "{err}");
 }
 
+pub fn memory_kinds_on_buffers(l: Location) {
+    use locus::MemoryKind;
+    let kinds = locus::registry().device(l).unwrap().memory_kinds();
+    assert_eq!(kinds[0], MemoryKind::Default);
+    let data: Vec<u32> = (0..100).collect();
+    for kind in MemoryKind::ALL {
+        match Buffer::<u32>::zeroed_kind(l, kind, 100) {
+            Ok(mut b) => {
+                assert!(kinds.contains(&kind), "{l}: {kind} made but not offered");
+                assert_eq!((b.memory_kind(), b.to_vec().unwrap()), (kind, vec![0; 100]));
+                b.set(0, &data).unwrap();
+                // Accessibility follows the allocation's kind.
+                let home = b.memory_at(l).unwrap();
+                let host_reaches = home.is_accessible_from(Location::Host);
+                if matches!(
+                    kind,
+                    MemoryKind::UsmShared | MemoryKind::UsmHost | MemoryKind::PinnedHost
+                ) {
+                    assert!(host_reaches, "{l}: the host reaches {kind} memory in place");
+                }
+                assert_eq!(
+                    b.access(Location::Host).unwrap().is_in_place(),
+                    host_reaches
+                );
+                // Growing past the capacity stays in the kind.
+                b.append_slice(&[7; 200]).unwrap();
+                assert_eq!(b.memory_kind(), kind);
+                let mut want = data.clone();
+                want.extend([7; 200]);
+                assert_eq!(b.to_vec().unwrap(), want, "{l} {kind}");
+            }
+            Err(e) => {
+                assert!(
+                    !kinds.contains(&kind),
+                    "{l}: {kind} offered but refused: {e}"
+                );
+                let text = e.to_string();
+                assert!(
+                    text.contains(&l.to_string()) && text.contains("offers"),
+                    "{text}"
+                );
+            }
+        }
+    }
+}
+
 macro_rules! suite {
     ($(#[$m:meta])*) => {
         $(#[$m])* #[test] fn conversions_to_every_location() { run(super::conversions_to_every_location) }
@@ -353,6 +399,7 @@ macro_rules! suite {
         $(#[$m])* #[test] fn resize_keeps_replicas_coherent() { run(super::resize_keeps_replicas_coherent) }
         $(#[$m])* #[test] fn counters_count_every_move() { run(super::counters_count_every_move) }
         $(#[$m])* #[test] fn scalars_and_memory_of_any_kind() { run(super::scalars_and_memory_of_any_kind) }
+        $(#[$m])* #[test] fn memory_kinds_on_buffers() { run(super::memory_kinds_on_buffers) }
     };
 }
 

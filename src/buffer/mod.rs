@@ -74,6 +74,7 @@ pub struct Buffer<T: Pod> {
     home: Location,
     replicas: Mutex<Vec<Replica>>,
     mode: Transfer,
+    kind: crate::core::native::MemoryKind,
     stats: TransferStats,
     _marker: PhantomData<T>,
 }
@@ -110,6 +111,7 @@ impl<T: Pod> Buffer<T> {
             home: memory.location(),
             replicas: Mutex::new(vec![Replica::new(memory, true)]),
             mode: Transfer::default(),
+            kind: crate::core::native::MemoryKind::Default,
             stats: TransferStats::default(),
             _marker: PhantomData,
         }
@@ -126,6 +128,30 @@ impl<T: Pod> Buffer<T> {
         let memory = Self::allocate(location, len)?;
         memory.fill(0..memory.len(), &[0])?;
         Ok(Self::with_memory(memory, len))
+    }
+
+    /// `len` zeroed elements in memory of `kind` at `location` (pinned host or managed
+    /// memory of `cuda:0`, SYCL USM shared or host, ...): accessibility follows the kind
+    /// (pinned host memory is used in place by the host and by its device). A kind the
+    /// location does not offer is an error naming what it offers
+    /// ([`Device::memory_kinds`](crate::Device::memory_kinds)). Growing past the
+    /// capacity reallocates in the same kind.
+    pub fn zeroed_kind(
+        location: Location,
+        kind: crate::core::native::MemoryKind,
+        len: usize,
+    ) -> Result<Buffer<T>> {
+        let memory = Memory::new_kind(location, kind, bytes_of::<T>(len)?)?;
+        memory.fill(0..memory.len(), &[0])?;
+        let mut buffer = Self::with_memory(memory, len);
+        buffer.kind = kind;
+        Ok(buffer)
+    }
+
+    /// The memory kind of the home allocation ([`MemoryKind::Default`](crate::MemoryKind)
+    /// unless made by [`Buffer::zeroed_kind`]).
+    pub fn memory_kind(&self) -> crate::core::native::MemoryKind {
+        self.kind
     }
 
     /// `len` copies of `value` at `location`.
@@ -485,6 +511,7 @@ impl<T: Pod> Buffer<T> {
         drop(replicas);
         self.home = location;
         self.capacity = capacity;
+        self.kind = crate::core::native::MemoryKind::Default;
         Ok(())
     }
 

@@ -38,7 +38,10 @@ impl<T: Pod> Buffer<T> {
     /// Replaces the home allocation with one of `capacity` elements, holding the current
     /// data when `keep` (else the caller overwrites it all).
     fn regrow(&mut self, capacity: usize, keep: bool) -> Result<()> {
-        let memory = Self::allocate(self.home, capacity)?;
+        let memory = match self.kind {
+            crate::core::native::MemoryKind::Default => Self::allocate(self.home, capacity)?,
+            kind => Memory::new_kind(self.home, kind, bytes_of::<T>(capacity)?)?,
+        };
         if keep {
             let bytes = bytes_of::<T>(self.len)?;
             let replicas = self.lock();

@@ -16,7 +16,7 @@ use super::error::{Error, Result};
 use super::launch::{LaunchArg, LaunchSpec};
 use super::location::{Location, Technology};
 use super::memory::Memory;
-use super::native::Native;
+use super::native::{MemoryKind, Native};
 use super::route::CopyPath;
 
 /// The alignment every backend guarantees for the start of an allocation.
@@ -96,6 +96,22 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     /// True when code running at this location dereferences plain host pointers (the
     /// host itself, the OpenMP initial device, a SYCL device with system USM).
     fn executes_on_host(&self) -> bool;
+    /// The memory kinds this location offers (always [`MemoryKind::Default`] first).
+    fn memory_kinds(&self) -> Vec<MemoryKind> {
+        vec![MemoryKind::Default]
+    }
+    /// Allocates `bytes` of `kind` (freed by [`Device::free`] like any allocation). A kind
+    /// the location does not offer is an error naming the location and what it offers.
+    fn allocate_kind(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
+        match kind {
+            MemoryKind::Default => self.allocate(bytes),
+            other => Err(unsupported_kind(
+                self.location(),
+                other,
+                &self.memory_kinds(),
+            )),
+        }
+    }
     /// Why kernels here cannot use 64-bit floats, or `None` when they can (OpenCL
     /// devices without `cl_khr_fp64`; WebGPU, whose WGSL has no `f64`).
     fn lacks_f64(&self) -> Option<String> {
@@ -235,4 +251,16 @@ pub fn host_memory_bytes() -> Option<u64> {
         .parse::<u64>()
         .ok()?;
     Some(kb * 1024)
+}
+
+/// The error for a memory kind a location does not offer.
+pub fn unsupported_kind(location: Location, kind: MemoryKind, offered: &[MemoryKind]) -> Error {
+    Error::Invalid(format!(
+        "{location} has no {kind} memory; it offers: {}",
+        offered
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }

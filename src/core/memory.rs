@@ -47,6 +47,18 @@ impl Memory {
         Memory::on_aligned(device, bytes, super::device::ALIGNMENT)
     }
 
+    /// Allocates `bytes` of memory of `kind` on `device` (pinned host or managed memory
+    /// of a CUDA / HIP device, SYCL USM shared or host, ...); a kind the device does not
+    /// offer is an error naming what it offers.
+    pub fn on_kind(
+        device: &Arc<dyn Device>,
+        bytes: usize,
+        kind: super::native::MemoryKind,
+    ) -> Result<Memory> {
+        let native = device.allocate_kind(bytes, kind)?;
+        Ok(Memory::from_native(Arc::clone(device), native, bytes))
+    }
+
     /// Allocates `bytes` on `device` at an address that is a multiple of `align` (any
     /// power of two; umem's `aligned_alloc`). See [`Native::address`] for what the
     /// address is on each technology.

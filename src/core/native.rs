@@ -18,6 +18,56 @@ pub enum GpuMemory {
     Managed,
 }
 
+/// The kind of memory an allocation is, named alike at every location; each location
+/// offers some ([`Device::memory_kinds`](super::device::Device::memory_kinds)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemoryKind {
+    /// The location's ordinary memory (what [`Memory::new`](super::memory::Memory) gives).
+    Default,
+    /// Page-locked host memory of a CUDA / HIP device (`cuMemAllocHost`,
+    /// `hipHostMalloc`): used in place by the host and by that device.
+    PinnedHost,
+    /// Managed (unified) memory of a CUDA / HIP device (`cuMemAllocManaged`,
+    /// `hipMallocManaged`).
+    Managed,
+    /// SYCL USM device memory (`malloc_device`).
+    UsmDevice,
+    /// SYCL USM shared memory (`malloc_shared`): used in place by the host and the device.
+    UsmShared,
+    /// SYCL USM host memory (`malloc_host`): host memory the device reads in place.
+    UsmHost,
+}
+
+impl MemoryKind {
+    /// Every kind.
+    pub const ALL: [MemoryKind; 6] = [
+        MemoryKind::Default,
+        MemoryKind::PinnedHost,
+        MemoryKind::Managed,
+        MemoryKind::UsmDevice,
+        MemoryKind::UsmShared,
+        MemoryKind::UsmHost,
+    ];
+
+    /// Lower-case name (`pinned-host`, `usm-shared`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            MemoryKind::Default => "default",
+            MemoryKind::PinnedHost => "pinned-host",
+            MemoryKind::Managed => "managed",
+            MemoryKind::UsmDevice => "usm-device",
+            MemoryKind::UsmShared => "usm-shared",
+            MemoryKind::UsmHost => "usm-host",
+        }
+    }
+}
+
+impl std::fmt::Display for MemoryKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The kind of a SYCL USM allocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UsmKind {

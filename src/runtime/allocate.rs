@@ -14,6 +14,16 @@ impl Memory {
         Memory::on(registry().device(location)?, bytes)
     }
 
+    /// Allocates `bytes` of memory of `kind` at `location` (see
+    /// [`MemoryKind`](crate::core::native::MemoryKind)).
+    pub fn new_kind(
+        location: Location,
+        kind: crate::core::native::MemoryKind,
+        bytes: usize,
+    ) -> Result<Memory> {
+        Memory::on_kind(registry().device(location)?, bytes, kind)
+    }
+
     /// Allocates `bytes` at `location` at an address that is a multiple of `align`, any
     /// power of two (umem's `aligned_alloc`); [`Memory::aligned_origin`] gives the
     /// allocation it was carved from. Through a resource, with its pools:

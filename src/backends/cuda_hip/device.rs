@@ -35,6 +35,23 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         self.alloc(GpuMemory::Device, bytes)
     }
 
+    fn memory_kinds(&self) -> Vec<MemoryKind> {
+        vec![
+            MemoryKind::Default,
+            MemoryKind::PinnedHost,
+            MemoryKind::Managed,
+        ]
+    }
+
+    fn allocate_kind(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
+        match kind {
+            MemoryKind::Default => self.alloc(GpuMemory::Device, bytes),
+            MemoryKind::PinnedHost => self.alloc(GpuMemory::Pinned, bytes),
+            MemoryKind::Managed => self.alloc(GpuMemory::Managed, bytes),
+            other => Err(unsupported_kind(self.location, other, &self.memory_kinds())),
+        }
+    }
+
     unsafe fn free(&self, native: &Native, _bytes: usize) {
         if let (Ok(()), Some((ptr, kind))) = (self.activate(), A::unpack(native)) {
             // SAFETY: per the caller's contract.

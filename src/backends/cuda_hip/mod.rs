@@ -17,12 +17,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
-use crate::core::device::{fill_by_writes, Device, DeviceInfo, HostAccess};
+use crate::core::device::{fill_by_writes, unsupported_kind, Device, DeviceInfo, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::{Location, Technology};
 use crate::core::memory::Memory;
-use crate::core::native::Native;
+use crate::core::native::{MemoryKind, Native};
 use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 
 pub use crate::core::native::GpuMemory;

@@ -455,3 +455,40 @@ fn a_device_that_refuses_a_context_is_skipped_and_the_others_stay() {
         "{refused}"
     );
 }
+
+/// The memory kinds a CUDA / HIP location offers, named alike everywhere: pinned host
+/// memory is used in place by the host, device memory is not; SYCL's kinds are refused
+/// with what is offered; the data round-trips in each kind.
+#[test]
+fn memory_kinds_through_the_device_trait() {
+    use crate::core::native::MemoryKind;
+    let gpu = devices(vec![], false);
+    let d = dynamic(&gpu[0]);
+    assert_eq!(
+        d.memory_kinds(),
+        vec![
+            MemoryKind::Default,
+            MemoryKind::PinnedHost,
+            MemoryKind::Managed
+        ]
+    );
+    for (kind, host) in [
+        (MemoryKind::Default, HostAccess::None),
+        (MemoryKind::PinnedHost, HostAccess::Pointer),
+        (MemoryKind::Managed, HostAccess::None),
+    ] {
+        let m = Memory::on_kind(&d, 256, kind).unwrap();
+        assert_eq!(m.host_access(), host, "{kind}");
+        m.write(0, &[kind as u8 + 1; 256]).unwrap();
+        let mut out = [0u8; 256];
+        m.read(0, &mut out).unwrap();
+        assert_eq!(out, [kind as u8 + 1; 256], "{kind}");
+    }
+    let err = Memory::on_kind(&d, 256, MemoryKind::UsmShared)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("usm-shared") && err.contains("pinned-host, managed"),
+        "{err}"
+    );
+}

@@ -34,6 +34,33 @@ impl Device for SyclDevice {
         self.allocate_usm(bytes, UsmKind::Device)
     }
 
+    fn memory_kinds(&self) -> Vec<MemoryKind> {
+        let mut kinds = vec![MemoryKind::Default];
+        for (usm, kind) in [
+            (UsmKind::Device, MemoryKind::UsmDevice),
+            (UsmKind::Shared, MemoryKind::UsmShared),
+            (UsmKind::Host, MemoryKind::UsmHost),
+        ] {
+            if self.supports(usm) {
+                kinds.push(kind);
+            }
+        }
+        kinds
+    }
+
+    fn allocate_kind(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
+        let usm = match kind {
+            MemoryKind::Default | MemoryKind::UsmDevice => UsmKind::Device,
+            MemoryKind::UsmShared => UsmKind::Shared,
+            MemoryKind::UsmHost => UsmKind::Host,
+            other => return Err(unsupported_kind(self.location, other, &self.memory_kinds())),
+        };
+        if !self.supports(usm) {
+            return Err(unsupported_kind(self.location, kind, &self.memory_kinds()));
+        }
+        self.allocate_usm(bytes, usm)
+    }
+
     unsafe fn free(&self, native: &Native, _bytes: usize) {
         // SAFETY: USM from this queue's context, not in use (caller's contract).
         unsafe {

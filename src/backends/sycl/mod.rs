@@ -33,12 +33,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bindings::*;
 
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
-use crate::core::device::{fill_by_writes, Device, DeviceInfo, Discovery, HostAccess};
+use crate::core::device::{
+    fill_by_writes, unsupported_kind, Device, DeviceInfo, Discovery, HostAccess,
+};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
-use crate::core::native::Native;
+use crate::core::native::{MemoryKind, Native};
 
 pub use crate::core::native::UsmKind;
 pub use calls::SyclError;

@@ -95,19 +95,20 @@ for t in cuda hip; do
       ;;
   esac
 done
-# The numbered teaching sequence; 06 to 11 on every location.
+# The numbered teaching sequence; 06 to 12 on every location.
 for ex in 01_locations 02_buffers 03_declared_access 04_transfer_matrix 05_codelet_vec_add; do
   echo "--- $ex"
   target/release/examples/$ex
 done
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
-  echo "--- 06_jacobi $loc, 07_async $loc, 08_memory_resources $loc, 09_queues_and_events $loc, 10_umem $loc, 11_conversions $loc"
+  echo "--- 06_jacobi $loc, 07_async $loc, 08_memory_resources $loc, 09_queues_and_events $loc, 10_umem $loc, 11_conversions $loc, 12_transfer_modes $loc"
   target/release/examples/06_jacobi "$loc"
   target/release/examples/07_async "$loc"
   target/release/examples/08_memory_resources "$loc"
   target/release/examples/09_queues_and_events "$loc"
   target/release/examples/10_umem "$loc"
   target/release/examples/11_conversions "$loc"
+  target/release/examples/12_transfer_modes "$loc"
 done
 
 step "python: the wheel (pip install ./python builds it with maturin), then pytest on every location"

@@ -344,7 +344,7 @@ impl<T: Pod> Buffer<T> {
     pub fn access(&self, location: Location) -> Result<ReadGuard<'_, T>> {
         let mut replicas = self.lock();
         let (i, route) = self.serve(&mut replicas, location, false)?;
-        let events = replicas[i].events();
+        let events = self.guard_events(&mut replicas[i], location)?;
         ReadGuard::new(
             Arc::clone(&replicas[i].memory),
             location,
@@ -380,7 +380,7 @@ impl<T: Pod> Buffer<T> {
         for (j, r) in replicas.iter_mut().enumerate() {
             r.valid = j == i;
         }
-        let events = replicas[i].events();
+        let events = self.guard_events(&mut replicas[i], location)?;
         Ok((Arc::clone(&replicas[i].memory), route, events))
     }
 

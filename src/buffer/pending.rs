@@ -114,6 +114,19 @@ impl<T: Pod> Buffer<T> {
         self.lock().iter_mut().flat_map(Replica::events).collect()
     }
 
+    /// The events a guard at `location` on `replica` hands out: none in `Sync` mode (and
+    /// in `SyncHost` mode at the host), where the access waits for them itself.
+    pub(super) fn guard_events(
+        &self,
+        replica: &mut Replica,
+        location: Location,
+    ) -> Result<Vec<Event>> {
+        if self.mode == Transfer::Sync || (self.mode == Transfer::SyncHost && location.is_host()) {
+            replica.settle()?;
+        }
+        Ok(replica.events())
+    }
+
     /// The replicas with every move on them finished: what operations that work on
     /// the memory directly start with.
     pub(super) fn settled(&self) -> Result<MutexGuard<'_, Vec<Replica>>> {

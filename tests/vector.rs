@@ -31,6 +31,24 @@ fn converts<S: Element + CastTo<D>, D: Element + CastTo<S>>(
     let want: Vec<D> = reference(data);
     let made = Buffer::<D>::converted_at(to, &src).unwrap();
     assert_eq!(made.location(), to);
+    // One device that runs OpenCL C converts with a generated kernel (no host pass).
+    let device = locus::registry().device(to).unwrap();
+    let on_device = from == to
+        && matches!(
+            to.technology(),
+            locus::Technology::OpenCl | locus::Technology::Sycl
+        )
+        && ![S::DTYPE, D::DTYPE]
+            .iter()
+            .any(|t| matches!(t, locus::DType::F16 | locus::DType::BF16))
+        && !([S::DTYPE, D::DTYPE].contains(&locus::DType::F64) && device.lacks_f64().is_some());
+    if on_device && !data.is_empty() {
+        assert_eq!(
+            made.stats().calls_of(RouteKind::Direct),
+            1,
+            "{what}: converted on the device"
+        );
+    }
     assert_eq!(
         bytes(&made.to_vec().unwrap()),
         bytes(&want),

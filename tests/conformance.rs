@@ -3,6 +3,7 @@
 //! A location this machine lacks is skipped with its reason, unless LOCUS_REQUIRE
 //! names it, in which case the test fails.
 
+#[macro_use]
 mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -586,27 +587,6 @@ macro_rules! suite {
         $(#[$m])* #[test] fn large_pairs_from_here() { run(super::large_pairs_from_here) }
         $(#[$m])* #[test] fn staged_pairs_from_here() { run(super::staged_pairs_from_here) }
     };
-}
-
-/// One module of the suite per location. GPU locations are `#[ignore]`d: they are
-/// reported as not run (skipped), never as passed, unless the test script is asked
-/// for them (`LOCUS_REQUIRE=host,cuda scripts/test.sh` runs ignored tests too).
-macro_rules! conformance {
-    ($($name:ident => $text:literal $(, ignore = $why:literal)?;)*) => {$(
-        mod $name {
-            use super::*;
-
-            fn run(test: fn(Location)) {
-                let _serial = common::serial();
-                if let Some(l) = common::location($text) {
-                    eprintln!("running on {l}");
-                    test(l);
-                }
-            }
-
-            suite!($(#[ignore = $why])?);
-        }
-    )*};
 }
 
 conformance! {

@@ -3,6 +3,7 @@
 //! is never handed out before its data arrived; `SyncHost` completes moves into host
 //! memory only; `Sync` completes every move. Run at every location, to every other.
 
+#[macro_use]
 mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -172,24 +173,6 @@ macro_rules! suite {
         $(#[$m])* #[test] fn sync_modes_complete_what_they_say() { run(super::sync_modes_complete_what_they_say) }
         $(#[$m])* #[test] fn a_failed_move_is_an_error_not_stale_data() { run(super::a_failed_move_is_an_error_not_stale_data) }
     };
-}
-
-macro_rules! conformance {
-    ($($name:ident => $text:literal $(, ignore = $why:literal)?;)*) => {$(
-        mod $name {
-            use super::*;
-
-            fn run(test: fn(Location)) {
-                let _serial = common::serial();
-                if let Some(l) = common::location($text) {
-                    eprintln!("running on {l}");
-                    test(l);
-                }
-            }
-
-            suite!($(#[ignore = $why])?);
-        }
-    )*};
 }
 
 conformance! {

@@ -2,6 +2,7 @@
 //! every location (and, for copies, from every location to every other), plus a
 //! property test of random sequences against a `Vec` model.
 
+#[macro_use]
 mod common;
 
 use locus::core::element::CastTo;
@@ -419,24 +420,6 @@ macro_rules! suite {
         $(#[$m])* #[test] fn scalars_and_memory_of_any_kind() { run(super::scalars_and_memory_of_any_kind) }
         $(#[$m])* #[test] fn memory_kinds_on_buffers() { run(super::memory_kinds_on_buffers) }
     };
-}
-
-macro_rules! conformance {
-    ($($name:ident => $text:literal $(, ignore = $why:literal)?;)*) => {$(
-        mod $name {
-            use super::*;
-
-            fn run(test: fn(Location)) {
-                let _serial = common::serial();
-                if let Some(l) = common::location($text) {
-                    eprintln!("running on {l}");
-                    test(l);
-                }
-            }
-
-            suite!($(#[ignore = $why])?);
-        }
-    )*};
 }
 
 conformance! {

@@ -84,3 +84,27 @@ pub fn contents(b: &Buffer<u32>, at: Location) -> Vec<u32> {
         }
     }
 }
+
+/// One module per location, each running the calling file's `suite!` of tests at that
+/// location (skipped, with the reason, where this machine lacks it, unless
+/// LOCUS_REQUIRE names it); `ignore = "..."` marks the GPU locations that only
+/// `LOCUS_REQUIRE=host,cuda scripts/test.sh` and kin run. Files that use it declare
+/// `#[macro_use] mod common;`.
+#[allow(unused_macros)]
+macro_rules! conformance {
+    ($($name:ident => $text:literal $(, ignore = $why:literal)?;)*) => {$(
+        mod $name {
+            use super::*;
+
+            fn run(test: fn(Location)) {
+                let _serial = common::serial();
+                if let Some(l) = common::location($text) {
+                    eprintln!("running on {l}");
+                    test(l);
+                }
+            }
+
+            suite!($(#[ignore = $why])?);
+        }
+    )*};
+}

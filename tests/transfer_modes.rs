@@ -175,14 +175,4 @@ macro_rules! suite {
     };
 }
 
-conformance! {
-    host => "host";
-    openmp_0 => "openmp:0";
-    opencl_0 => "opencl:0";
-    opencl_1 => "opencl:1";
-    opencl_2 => "opencl:2";
-    sycl_0 => "sycl:0";
-    webgpu_0 => "webgpu:0";
-    cuda_0 => "cuda:0", ignore = "needs an NVIDIA GPU: LOCUS_REQUIRE=host,cuda scripts/test.sh";
-    hip_0 => "hip:0", ignore = "needs an AMD GPU: LOCUS_REQUIRE=host,hip scripts/test.sh";
-}
+at_every_location!();

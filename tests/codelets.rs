@@ -514,3 +514,45 @@ fn openmp_kernels_from_the_user_s_own_c() {
     );
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+/// A codelet call comes after the moves and the producer's work its arguments wait for
+/// (HAMR's stream order): the producer writes `y` behind a gate that opens 100 ms
+/// later; a kernel launched before it would read the old values.
+#[test]
+fn calls_come_after_the_work_their_arguments_wait_for() {
+    let _serial = common::serial();
+    let n = 4096;
+    let saxpy = kernels::saxpy();
+    for location in locus::available() {
+        let x = Buffer::filled(Location::Host, n, 1.0f32).unwrap();
+        let mut y = Buffer::filled(Location::Host, n, 1.0f32).unwrap();
+        let memory = y.memory_at(Location::Host).unwrap();
+        let (gate, open) = locus::Event::user();
+        y.order_after(&gate);
+        let producer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            memory
+                .write(0, bytemuck::cast_slice(&vec![5.0f32; n]))
+                .unwrap();
+            open.complete();
+        });
+        Codelet::new(&saxpy, &[location])
+            .unwrap()
+            .call(
+                &mut [
+                    Arg::f32(2.0),
+                    Arg::buf(&x),
+                    Arg::buf_mut(&mut y),
+                    Arg::u32(n as u32),
+                ],
+                Launch::d1(n),
+            )
+            .unwrap();
+        assert_eq!(
+            y.to_vec().unwrap(),
+            vec![7.0; n],
+            "{location}: the kernel ran before the producer's work"
+        );
+        producer.join().unwrap();
+    }
+}

@@ -385,12 +385,12 @@ impl<T: Pod> Buffer<T> {
     }
 
     /// Serves current data at `location` (as [`Buffer::access`]) and returns the serving
-    /// allocation, for kernel launches.
-    pub(crate) fn serve_read(&self, location: Location) -> Result<(Arc<Memory>, Route)> {
+    /// allocation, for kernel launches, with the moves the kernel must wait for.
+    pub(crate) fn serve_read(&self, location: Location) -> Result<(Arc<Memory>, Vec<Event>)> {
         let mut replicas = self.lock();
-        let (i, route) = self.serve(&mut replicas, location, false)?;
-        replicas[i].settle()?;
-        Ok((Arc::clone(&replicas[i].memory), route))
+        let (i, _) = self.serve(&mut replicas, location, false)?;
+        let events = replicas[i].events();
+        Ok((Arc::clone(&replicas[i].memory), events))
     }
 
     /// Serves `location` for writing and makes the serving copy the only valid one. With
@@ -401,7 +401,7 @@ impl<T: Pod> Buffer<T> {
         &mut self,
         location: Location,
         keep: bool,
-    ) -> Result<(Arc<Memory>, Route)> {
+    ) -> Result<(Arc<Memory>, Vec<Event>)> {
         let mut replicas = self.lock();
         let (i, route) = if keep {
             self.serve(&mut replicas, location, false)?
@@ -432,11 +432,13 @@ impl<T: Pod> Buffer<T> {
             };
             (i, route)
         };
+        let _ = route;
         for (j, r) in replicas.iter_mut().enumerate() {
             r.valid = j == i;
         }
-        replicas[i].settle()?;
-        Ok((Arc::clone(&replicas[i].memory), route))
+        // Every move touching the replica (reads of it included) goes before the writer.
+        let events = replicas[i].events();
+        Ok((Arc::clone(&replicas[i].memory), events))
     }
 
     /// Makes the current data valid at `location` ahead of use there (OpenHMPP's

@@ -11,12 +11,17 @@ pub trait KernelBuffer {
     fn elements(&self) -> usize;
     /// Transfer counters of the buffer.
     fn counters(&self) -> TransferTotals;
-    /// Current data usable at `location`.
+    /// Current data usable at `location`, and the moves a kernel reading it waits for.
     #[doc(hidden)]
-    fn serve_for_read(&self, location: Location) -> Result<Arc<Memory>>;
-    /// Memory at `location` to write, the only valid copy afterwards.
+    fn serve_for_read(&self, location: Location) -> Result<(Arc<Memory>, Vec<Event>)>;
+    /// Memory at `location` to write, the only valid copy afterwards, and the moves a
+    /// kernel writing it waits for.
     #[doc(hidden)]
-    fn serve_for_write(&mut self, location: Location, keep: bool) -> Result<Arc<Memory>>;
+    fn serve_for_write(
+        &mut self,
+        location: Location,
+        keep: bool,
+    ) -> Result<(Arc<Memory>, Vec<Event>)>;
 }
 
 impl<T: Element> KernelBuffer for Buffer<T> {
@@ -29,11 +34,15 @@ impl<T: Element> KernelBuffer for Buffer<T> {
     fn counters(&self) -> TransferTotals {
         self.stats()
     }
-    fn serve_for_read(&self, location: Location) -> Result<Arc<Memory>> {
-        self.serve_read(location).map(|(m, _)| m)
+    fn serve_for_read(&self, location: Location) -> Result<(Arc<Memory>, Vec<Event>)> {
+        self.serve_read(location)
     }
-    fn serve_for_write(&mut self, location: Location, keep: bool) -> Result<Arc<Memory>> {
-        self.serve_write(location, keep).map(|(m, _)| m)
+    fn serve_for_write(
+        &mut self,
+        location: Location,
+        keep: bool,
+    ) -> Result<(Arc<Memory>, Vec<Event>)> {
+        self.serve_write(location, keep)
     }
 }
 

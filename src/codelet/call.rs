@@ -217,22 +217,26 @@ impl<'k> Codelet<'k> {
 
     /// Moves an input to the target now, ahead of a call (`advancedload`).
     pub fn advanced_load(&self, buffer: &dyn KernelBuffer) -> Result<()> {
-        buffer.serve_for_read(self.target).map(|_| ())
+        let (_, moves) = buffer.serve_for_read(self.target)?;
+        moves.iter().try_for_each(Event::wait)
     }
 
     /// Brings a buffer's current data to the host now (`delegatedstore`); without it,
     /// outputs come back only when someone reads them.
     pub fn delegated_store(&self, buffer: &dyn KernelBuffer) -> Result<()> {
-        buffer.serve_for_read(Location::Host).map(|_| ())
+        let (_, moves) = buffer.serve_for_read(Location::Host)?;
+        moves.iter().try_for_each(Event::wait)
     }
 
     fn start(&self, args: &mut [Arg<'_>], launch: Launch) -> Result<Completion> {
         self.check(args, launch)?;
         let target = self.target;
-        // Serve every buffer at the target according to its intent.
+        // Serve every buffer at the target according to its intent, gathering the moves
+        // still in flight that the kernel must come after.
         let mut memories: Vec<Option<(Arc<Memory>, bool)>> = Vec::with_capacity(args.len());
+        let mut after: Vec<Event> = Vec::new();
         for (p, a) in self.kernel.params.iter().zip(args.iter_mut()) {
-            memories.push(match (p.kind, a) {
+            let served = match (p.kind, a) {
                 (ParamKind::Buffer(_, Intent::In), Arg::Buf(b)) => {
                     Some((b.serve_for_read(target)?, false))
                 }
@@ -243,10 +247,15 @@ impl<'k> Codelet<'k> {
                     Some((b.serve_for_write(target, intent == Intent::InOut)?, true))
                 }
                 _ => None,
-            });
+            };
+            memories.push(served.map(|((memory, moves), write)| {
+                after.extend(moves);
+                (memory, write)
+            }));
         }
         let (global, dims) = launch.global();
         if target.technology() == Technology::Host {
+            after.iter().try_for_each(Event::wait)?;
             return self.run_on_host(args, &memories, global);
         }
         let launch_args: Vec<LaunchArg<'_>> = args
@@ -290,9 +299,11 @@ impl<'k> Codelet<'k> {
             global,
             dims,
         };
+        // Ordered after the moves on the device's queue where the backend can (OpenCL),
+        // after a host wait elsewhere.
         crate::runtime::registry::registry()
             .device(target)?
-            .launch(&spec, &launch_args)
+            .launch_after(&spec, &launch_args, &after.as_slice())
     }
 
     fn run_on_host(

@@ -49,6 +49,7 @@ use crate::core::location::{Location, Technology};
 use crate::core::mapping::HostMapping;
 use crate::core::memory::Memory;
 use crate::core::route::RouteKind;
+use crate::runtime::event::Event;
 use crate::runtime::transfer::stats::TransferTotals;
 
 /// How a kernel uses a buffer parameter.

@@ -127,6 +127,34 @@ impl<D: Dependency> Dependencies for &[D] {
     }
 }
 
+/// No dependencies: for work that waits for nothing.
+pub struct NoDependencies;
+
+/// Work that is already done.
+struct Done;
+
+impl Dependency for Done {
+    fn completion(&self) -> Option<&Completion> {
+        None
+    }
+    fn is_complete(&self) -> bool {
+        true
+    }
+    fn wait(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl Dependencies for NoDependencies {
+    fn count(&self) -> usize {
+        0
+    }
+
+    fn at(&self, _i: usize) -> &dyn Dependency {
+        &Done
+    }
+}
+
 /// For a backend's asynchronous copy: the native form of each dependency in `after`
 /// the backend can take natively (`native` gives it), once every other dependency is
 /// done (a failed one is returned as the error); `None` while one of those still runs:

@@ -186,6 +186,20 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     fn synchronize(&self) -> Result<()> {
         Ok(())
     }
+    /// Launches `spec` after `after` (the moves its arguments still wait for): ordered on
+    /// the device's own queue where the backend can take them natively (OpenCL events
+    /// of its context), after a host wait otherwise. The default waits, then launches.
+    fn launch_after(
+        &self,
+        spec: &LaunchSpec<'_>,
+        args: &[LaunchArg<'_>],
+        after: &dyn Dependencies,
+    ) -> Result<Completion> {
+        for i in 0..after.count() {
+            after.at(i).wait()?;
+        }
+        self.launch(spec, args)
+    }
     /// Launches a kernel written in this technology's language (the backend builds and
     /// caches it) on this device's queue. The default: this technology runs no kernels
     /// through locus.

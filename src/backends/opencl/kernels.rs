@@ -55,8 +55,25 @@ impl OpenClDevice {
         &self,
         spec: &LaunchSpec<'_>,
         args: &[LaunchArg<'_>],
+        after: &dyn Dependencies,
     ) -> Result<Completion> {
         let kernel = self.kernel(spec.source, spec.entry)?;
+        // Earlier OpenCL work of this context goes in the wait list; anything else (a
+        // worker-thread copy, another technology) is waited for here first.
+        let own = |c: &Completion| {
+            c.work_as::<ClWork>()
+                .map(ClWork::event)
+                .filter(|&ev| self.owns_event(ev))
+        };
+        let wait_list = match native_deps(after, own)? {
+            Some(list) => list,
+            None => {
+                for i in 0..after.count() {
+                    after.at(i).wait()?;
+                }
+                Vec::new()
+            }
+        };
         // One launch at a time per kernel object: argument setting is not thread-safe.
         let kernel = kernel.lock().unwrap_or_else(|e| e.into_inner());
         let mems: Vec<Option<KernelBuffer>> = args
@@ -97,6 +114,7 @@ impl OpenClDevice {
             }
         }
         exec.set_global_work_sizes(&spec.global[..spec.dims.clamp(1, 2)]);
+        exec.event_wait_list.extend(wait_list);
         // SAFETY: every argument is set; the buffers stay alive until the completion is
         // waited for (the codelet holds them).
         let event = unsafe { exec.enqueue_nd_range(&self.queue) }

@@ -176,3 +176,55 @@ macro_rules! suite {
 }
 
 at_every_location!();
+
+/// Buffers on one queue (HAMR's stream): a move of one waits for the moves submitted
+/// there before, even of another buffer; a stream-ordered buffer from a pool comes
+/// after the queue's work.
+#[test]
+fn moves_on_one_queue_run_in_order() {
+    let _serial = common::serial();
+    let all = locus::available();
+    // A location the host's memory is copied to (not used in place there).
+    let copied = |l: &&Location| {
+        !locus::access::location_accessibility(locus::registry(), Location::Host, **l)
+            .unwrap()
+            .0
+    };
+    let to = *all.iter().find(copied).unwrap_or(&Location::Host);
+    let q = locus::Queue::new();
+    let a = Buffer::from_slice(Location::Host, &data())
+        .unwrap()
+        .with_queue(q);
+    let b = Buffer::from_slice(Location::Host, &data())
+        .unwrap()
+        .with_queue(q);
+    assert_eq!(b.queue(), Some(q));
+    let gate = Gate::new(LATE);
+    a.order_after(&gate.event);
+    let ga = a.access(to).unwrap();
+    let gb = b.access(to).unwrap();
+    if !gb.is_in_place() {
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            !gb.is_ready(),
+            "b's move ran before a's, submitted first on the queue"
+        );
+    }
+    gate.open();
+    gb.wait().unwrap();
+    ga.wait().unwrap();
+    drop((ga, gb));
+    assert_eq!((a.to_vec().unwrap(), b.to_vec().unwrap()), (data(), data()));
+    // RMM's device_uvector / device_scalar on a queue: stream-ordered from a pool.
+    let pool: Arc<dyn locus::resource::MemoryResource> = Arc::new(locus::resource::Pool::new(
+        locus::resource::default_for(to).unwrap(),
+        1 << 16,
+        1 << 22,
+    ));
+    let mut u = Buffer::<u32>::uninit_on(&pool, 4099, q).unwrap();
+    u.set(0, &data()).unwrap();
+    assert_eq!(u.to_vec().unwrap(), data());
+    let mut s = locus::Scalar::<u64>::uninit_on(&pool, q).unwrap();
+    s.set(u64::MAX - 1).unwrap();
+    assert_eq!(s.value().unwrap(), u64::MAX - 1);
+}

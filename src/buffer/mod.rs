@@ -74,6 +74,9 @@ pub struct Buffer<T: Pod> {
     home: Location,
     replicas: Mutex<Vec<Replica>>,
     mode: Transfer,
+    /// The queue its moves go on in order (HAMR's stream), or none: each move after the
+    /// ones it depends on only.
+    queue: Option<crate::runtime::queue::Queue>,
     kind: crate::core::native::MemoryKind,
     stats: TransferStats,
     _marker: PhantomData<T>,
@@ -111,6 +114,7 @@ impl<T: Pod> Buffer<T> {
             home: memory.location(),
             replicas: Mutex::new(vec![Replica::new(memory, true)]),
             mode: Transfer::default(),
+            queue: None,
             kind: crate::core::native::MemoryKind::Default,
             stats: TransferStats::default(),
             _marker: PhantomData,
@@ -179,6 +183,24 @@ impl<T: Pod> Buffer<T> {
     ) -> Result<Buffer<T>> {
         let memory = Memory::from_resource(resource, bytes_of::<T>(len)?)?;
         Ok(Self::with_memory(memory, len))
+    }
+
+    /// `len` elements from `resource` for work on `queue` (RMM's `device_uvector(n,
+    /// stream, mr)`): stream-ordered, so a pool may hand out memory freed on `queue`
+    /// whose earlier work is still running; the buffer's moves go on `queue` after it.
+    pub fn uninit_on(
+        resource: &Arc<dyn crate::resource::MemoryResource>,
+        len: usize,
+        queue: crate::runtime::queue::Queue,
+    ) -> Result<Buffer<T>> {
+        let memory = Memory::from_resource_on(resource, bytes_of::<T>(len)?, queue)?;
+        let buffer = Self::with_memory(memory, len).with_queue(queue);
+        // The memory may be a block freed on `queue` whose work still runs: everything
+        // that touches the buffer comes after the queue's work so far.
+        if let Some(last) = queue.last() {
+            buffer.order_after(&last);
+        }
+        Ok(buffer)
     }
 
     /// Wraps an allocation of any kind (pinned or managed CUDA / HIP memory, SYCL shared
@@ -333,7 +355,7 @@ impl<T: Pod> Buffer<T> {
         };
         let source = self.cheapest_source_for(replicas, &replicas[target].memory)?;
         let (from, to) = two_mut(replicas, source, target);
-        let route = Self::move_bytes(self.mode, from, 0, to, 0, bytes, &self.stats)?;
+        let route = Self::move_bytes(self.mode, self.queue, from, 0, to, 0, bytes, &self.stats)?;
         replicas[target].valid = true;
         Ok((target, route))
     }
@@ -528,7 +550,9 @@ impl<T: Pod> Buffer<T> {
                 .memory
                 .copy_to_counted(0, &memory, 0, bytes, &self.stats)?;
         }
-        Ok(Self::with_memory(memory, self.len).with_transfer(self.mode))
+        let mut copy = Self::with_memory(memory, self.len).with_transfer(self.mode);
+        copy.queue = self.queue;
+        Ok(copy)
     }
 
     /// Copies `src[src_range]` into `self[dst_start..]`, wherever each lives, on the
@@ -571,6 +595,7 @@ impl<T: Pod> Buffer<T> {
         let source = src.cheapest_source_for(&src_replicas, &replicas[target].memory)?;
         let route = Self::move_bytes(
             self.mode,
+            self.queue,
             &mut src_replicas[source],
             src_range.start * size,
             &mut replicas[target],

@@ -91,6 +91,26 @@ impl<T: Pod> Buffer<T> {
         self
     }
 
+    /// Puts the buffer's moves on `queue` (HAMR's `buffer(alloc, stream, ...)` and
+    /// `set_stream`): each starts after everything submitted there before (other
+    /// buffers' moves, [`Memory::copy_to_async_on`] copies) and later work on the queue
+    /// comes after it. Without a queue (the default) a move waits only for what it
+    /// touches.
+    pub fn with_queue(mut self, queue: crate::runtime::queue::Queue) -> Self {
+        self.queue = Some(queue);
+        self
+    }
+
+    /// Sets or clears the queue (see [`Buffer::with_queue`]).
+    pub fn set_queue(&mut self, queue: Option<crate::runtime::queue::Queue>) {
+        self.queue = queue;
+    }
+
+    /// The queue its moves go on, if any.
+    pub fn queue(&self) -> Option<crate::runtime::queue::Queue> {
+        self.queue
+    }
+
     /// Waits for every move in flight (HAMR's `synchronize`). A failed move is the error,
     /// and the replica it was writing is no longer current.
     pub fn synchronize(&self) -> Result<()> {
@@ -141,6 +161,7 @@ impl<T: Pod> Buffer<T> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn move_bytes(
         mode: Transfer,
+        queue: Option<crate::runtime::queue::Queue>,
         source: &mut Replica,
         from: usize,
         target: &mut Replica,
@@ -159,9 +180,16 @@ impl<T: Pod> Buffer<T> {
         let mut after = source.events();
         after.extend(target.events());
         let route = crate::runtime::transfer::route_between(&source.memory, &target.memory);
-        let event = source
-            .memory
-            .copy_to_async(from, &target.memory, to, bytes, &after)?;
+        let event = match queue {
+            Some(q) => {
+                source
+                    .memory
+                    .copy_to_async_on(q, from, &target.memory, to, bytes, &after)?
+            }
+            None => source
+                .memory
+                .copy_to_async(from, &target.memory, to, bytes, &after)?,
+        };
         stats.record(route.kind, bytes);
         if mode == Transfer::SyncHost && host_bound {
             event.wait()?;

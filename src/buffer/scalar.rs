@@ -28,6 +28,15 @@ impl<T: Pod + Send + Sync> Scalar<T> {
         Buffer::uninit_in(resource, 1).map(Scalar)
     }
 
+    /// A scalar from `resource` for work on `queue` (RMM's `device_scalar(stream, mr)`,
+    /// stream-ordered; see [`Buffer::uninit_on`]): set it before reading it.
+    pub fn uninit_on(
+        resource: &Arc<dyn crate::resource::MemoryResource>,
+        queue: crate::runtime::queue::Queue,
+    ) -> Result<Scalar<T>> {
+        Buffer::uninit_on(resource, 1, queue).map(Scalar)
+    }
+
     /// Where it lives.
     pub fn location(&self) -> Location {
         self.0.location()

@@ -430,17 +430,57 @@ fn f64_kernels_run_where_there_are_64_bit_floats() {
     }
 }
 
-/// Scalars a kernel cannot take are refused before anything moves.
+/// Half-precision scalars are refused before anything moves; 8- and 16-bit integer
+/// scalars reach every technology that takes them (OpenCL, SYCL, OpenMP, the host).
 #[test]
-fn narrow_scalars_are_refused() {
-    let k = locus::codelet::Kernel::new("narrow")
-        .scalar("s", locus::DType::U8)
-        .host(|_, _| {});
+fn narrow_scalars() {
+    let _serial = common::serial();
+    let k = Kernel::new("half").scalar("s", DType::F16).host(|_, _| {});
     let err = Codelet::new(&k, &[Location::Host])
         .unwrap()
         .call(&mut [Arg::u32(1)], Launch::d1(1))
         .unwrap_err();
-    assert!(err.to_string().contains("u8"), "{err}");
+    assert!(err.to_string().contains("f16"), "{err}");
+    let fill = Kernel::new("fill_u8")
+        .buffer("x", DType::U8, Intent::Out)
+        .scalar("v", DType::U8)
+        .scalar("w", DType::I16)
+        .scalar("n", DType::U32)
+        .opencl_c(
+            "__kernel void fill_u8(__global uchar *x, const uchar v, const short w, const uint n) {\n    size_t i = get_global_id(0);\n    if (i < n) x[i] = (uchar)(v + w);\n}\n",
+            "fill_u8",
+        )
+        .openmp_c(
+            "#include <stddef.h>\n#include <stdint.h>\nint locus_omp_k_fill_u8(void **args, size_t gx, size_t gy, int dev) {\n    (void)gy;\n    uint8_t *x = (uint8_t *)args[0];\n    uint8_t v = *(const uint8_t *)args[1];\n    int16_t w = *(const int16_t *)args[2];\n    size_t n = *(const unsigned *)args[3];\n    if (gx < n) n = gx;\n    #pragma omp target teams distribute parallel for device(dev) is_device_ptr(x)\n    for (size_t i = 0; i < n; ++i) x[i] = (uint8_t)(v + w);\n    return 0;\n}\n",
+            "fill_u8",
+        )
+        .host(|args, global| {
+            let (v, w): (u8, i16) = (args[1].scalar(), args[2].scalar());
+            for x in args[0].elements_mut::<u8>().iter_mut().take(global[0]) {
+                *x = (i16::from(v) + w) as u8;
+            }
+        });
+    let cache = std::env::temp_dir().join(format!("locus-narrow-{}", std::process::id()));
+    std::env::set_var("LOCUS_CACHE_DIR", &cache);
+    for location in locus::available() {
+        let mut x = Buffer::<u8>::zeroed(Location::Host, 100).unwrap();
+        let call = Codelet::new(&fill, &[location]).unwrap().call(
+            &mut [
+                Arg::buf_mut(&mut x),
+                Arg::u8(200),
+                Arg::i16(-3),
+                Arg::u32(100),
+            ],
+            Launch::d1(100),
+        );
+        if fill.has_source_for(location.technology()) {
+            call.unwrap();
+            assert_eq!(x.to_vec().unwrap(), vec![197; 100], "{location}");
+        } else {
+            assert!(call.is_err(), "{location}: no source, an error");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&cache);
 }
 
 /// The user's own OpenMP C, compiled at run time with `-fopenmp` and cached: a kernel

@@ -95,6 +95,22 @@ impl<'a> Arg<'a> {
     pub fn u64(v: u64) -> Arg<'a> {
         Self::scalar(v)
     }
+    /// An `i8` scalar (not on WebGPU).
+    pub fn i8(v: i8) -> Arg<'a> {
+        Self::scalar(v)
+    }
+    /// A `u8` scalar (not on WebGPU).
+    pub fn u8(v: u8) -> Arg<'a> {
+        Self::scalar(v)
+    }
+    /// An `i16` scalar (not on WebGPU).
+    pub fn i16(v: i16) -> Arg<'a> {
+        Self::scalar(v)
+    }
+    /// A `u16` scalar (not on WebGPU).
+    pub fn u16(v: u16) -> Arg<'a> {
+        Self::scalar(v)
+    }
 
     pub(super) fn describe(&self) -> String {
         match self {

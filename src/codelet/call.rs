@@ -30,6 +30,10 @@ fn scalar_arg(t: DType, b: &[u8; 8]) -> LaunchArg<'static> {
         DType::F64 => LaunchArg::F64(f64::from_ne_bytes(*b)),
         DType::I64 => LaunchArg::I64(i64::from_ne_bytes(*b)),
         DType::U64 => LaunchArg::U64(u64::from_ne_bytes(*b)),
+        DType::I8 => LaunchArg::I8(b[0] as i8),
+        DType::U8 => LaunchArg::U8(b[0]),
+        DType::I16 => LaunchArg::I16(i16::from_ne_bytes([b[0], b[1]])),
+        DType::U16 => LaunchArg::U16(u16::from_ne_bytes([b[0], b[1]])),
         _ => LaunchArg::U32(u32::from_ne_bytes(four)),
     }
 }
@@ -126,11 +130,13 @@ impl<'k> Codelet<'k> {
                 )));
             }
         }
-        if let Some(p) = k.params.iter().find(|p| {
-            matches!(p.kind, ParamKind::Scalar(t) if t.size() < 4 || matches!(t, DType::F16 | DType::BF16))
-        }) {
+        if let Some(p) = k
+            .params
+            .iter()
+            .find(|p| matches!(p.kind, ParamKind::Scalar(DType::F16 | DType::BF16)))
+        {
             return Err(Error::Invalid(format!(
-                "kernel `{name}`: scalar `{}` is {}; kernels take scalars of f32, u32, i32, f64, i64 or u64",
+                "kernel `{name}`: scalar `{}` is {}; kernels take integer, f32 and f64 scalars, not half types",
                 p.name,
                 match p.kind {
                     ParamKind::Scalar(t) => t.name(),

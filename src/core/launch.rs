@@ -23,6 +23,14 @@ pub enum LaunchArg<'a> {
     I64(i64),
     /// A 64-bit unsigned scalar.
     U64(u64),
+    /// An 8-bit signed scalar.
+    I8(i8),
+    /// An 8-bit unsigned scalar.
+    U8(u8),
+    /// A 16-bit signed scalar.
+    I16(i16),
+    /// A 16-bit unsigned scalar.
+    U16(u16),
 }
 
 impl LaunchArg<'_> {
@@ -36,6 +44,10 @@ impl LaunchArg<'_> {
             LaunchArg::F64(v) => Some(v.to_ne_bytes().to_vec()),
             LaunchArg::I64(v) => Some(v.to_ne_bytes().to_vec()),
             LaunchArg::U64(v) => Some(v.to_ne_bytes().to_vec()),
+            LaunchArg::I8(v) => Some(v.to_ne_bytes().to_vec()),
+            LaunchArg::U8(v) => Some(v.to_ne_bytes().to_vec()),
+            LaunchArg::I16(v) => Some(v.to_ne_bytes().to_vec()),
+            LaunchArg::U16(v) => Some(v.to_ne_bytes().to_vec()),
         }
     }
 }

@@ -109,6 +109,10 @@ impl OpenClDevice {
                     (LaunchArg::F64(v), None) => exec.set_arg(v),
                     (LaunchArg::I64(v), None) => exec.set_arg(v),
                     (LaunchArg::U64(v), None) => exec.set_arg(v),
+                    (LaunchArg::I8(v), None) => exec.set_arg(v),
+                    (LaunchArg::U8(v), None) => exec.set_arg(v),
+                    (LaunchArg::I16(v), None) => exec.set_arg(v),
+                    (LaunchArg::U16(v), None) => exec.set_arg(v),
                     (LaunchArg::Memory(_), None) => unreachable!("buffers were resolved above"),
                 };
             }

@@ -32,6 +32,14 @@ pub enum KernelArg {
     I64(i64),
     /// A 64-bit unsigned scalar.
     U64(u64),
+    /// An 8-bit signed scalar.
+    I8(i8),
+    /// An 8-bit unsigned scalar.
+    U8(u8),
+    /// A 16-bit signed scalar.
+    I16(i16),
+    /// A 16-bit unsigned scalar.
+    U16(u16),
 }
 
 impl SyclDevice {
@@ -122,6 +130,22 @@ impl SyclKernel {
                     pointers.push((v as *mut u64).cast());
                     types.push(DPCTLKernelArgType_DPCTL_UINT64_T);
                 }
+                KernelArg::I8(v) => {
+                    pointers.push((v as *mut i8).cast());
+                    types.push(DPCTLKernelArgType_DPCTL_INT8_T);
+                }
+                KernelArg::U8(v) => {
+                    pointers.push((v as *mut u8).cast());
+                    types.push(DPCTLKernelArgType_DPCTL_UINT8_T);
+                }
+                KernelArg::I16(v) => {
+                    pointers.push((v as *mut i16).cast());
+                    types.push(DPCTLKernelArgType_DPCTL_INT16_T);
+                }
+                KernelArg::U16(v) => {
+                    pointers.push((v as *mut u16).cast());
+                    types.push(DPCTLKernelArgType_DPCTL_UINT16_T);
+                }
             }
         }
         // SYCL ranges list the slowest dimension first; OpenCL's get_global_id(0) is the
@@ -211,6 +235,10 @@ impl SyclDevice {
                 LaunchArg::F64(v) => KernelArg::F64(*v),
                 LaunchArg::I64(v) => KernelArg::I64(*v),
                 LaunchArg::U64(v) => KernelArg::U64(*v),
+                LaunchArg::I8(v) => KernelArg::I8(*v),
+                LaunchArg::U8(v) => KernelArg::U8(*v),
+                LaunchArg::I16(v) => KernelArg::I16(*v),
+                LaunchArg::U16(v) => KernelArg::U16(*v),
             });
         }
         // SAFETY: the codelet checked the arguments against the kernel's declared

@@ -62,7 +62,7 @@ impl WebGpuDevice {
                         return Err(bad_argument(
                             self.location,
                             i,
-                            "WGSL has no 64-bit scalars (f64, i64, u64); run this kernel on a technology with them",
+                            "WGSL takes 32-bit scalars only (no f64, i64, u64, nor 8- or 16-bit integers); run this kernel on a technology with them",
                         ));
                     }
                     scalars.extend(bytes);

@@ -206,11 +206,14 @@ pub unsafe fn opencl_kernel(
 }
 
 /// Submits `kernel` over `range` (`dims` of its three entries, slowest first) with
-/// `args` of `types`; the returned event is the caller's to wait for and delete.
+/// `args` of `types`, after the events `deps`; the returned event is the caller's to
+/// wait for and delete.
 ///
 /// # Safety
 /// `kernel` and `queue` are live; `args[i]` points to a value of `types[i]` (a USM
-/// argument is the pointer itself), matching the kernel's parameters.
+/// argument is the pointer itself), matching the kernel's parameters; the events in
+/// `deps` are live for the call.
+#[allow(clippy::too_many_arguments)] // one per parameter of DPCTLQueue_SubmitRange
 pub unsafe fn submit_range(
     api: &DpctlApi,
     kernel: DPCTLSyclKernelRef,
@@ -219,8 +222,14 @@ pub unsafe fn submit_range(
     types: &[DPCTLKernelArgType],
     range: [size_t; 3],
     dims: usize,
+    deps: &[DPCTLSyclEventRef],
 ) -> Result<DPCTLSyclEventRef, SyclError> {
-    // SAFETY: per the caller's contract; the runtime copies scalar values at submission.
+    let (list, count) = match deps.len() {
+        0 => (ptr::null(), 0),
+        n => (deps.as_ptr(), n as size_t),
+    };
+    // SAFETY: per the caller's contract (the dependency events are alive for the call);
+    // the runtime copies scalar values at submission.
     let event = unsafe {
         api.DPCTLQueue_SubmitRange(
             kernel,
@@ -230,8 +239,8 @@ pub unsafe fn submit_range(
             args.len() as size_t,
             range.as_ptr(),
             dims as size_t,
-            ptr::null(),
-            0,
+            list,
+            count,
         )
     };
     handle("DPCTLQueue_SubmitRange", event)

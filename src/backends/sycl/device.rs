@@ -169,6 +169,15 @@ impl Device for SyclDevice {
     }
 
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
-        self.launch_kernel(spec, args)
+        self.launch_kernel(spec, args, &NoDependencies)
+    }
+
+    fn launch_after(
+        &self,
+        spec: &LaunchSpec<'_>,
+        args: &[LaunchArg<'_>],
+        after: &dyn Dependencies,
+    ) -> Result<Completion> {
+        self.launch_kernel(spec, args, after)
     }
 }

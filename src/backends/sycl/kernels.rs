@@ -78,7 +78,7 @@ impl SyclKernel {
         global: usize,
     ) -> Result<()> {
         // SAFETY: forwarded from the caller's contract.
-        let event = unsafe { self.submit(device, args, [global, 1], 1) };
+        let event = unsafe { self.submit(device, args, [global, 1], 1, &[]) };
         device.finish(
             Ok(event?),
             "check the kernel's arguments against its parameters",
@@ -96,6 +96,7 @@ impl SyclKernel {
         args: &[KernelArg],
         global: [usize; 2],
         dims: usize,
+        deps: &[DPCTLSyclEventRef],
     ) -> Result<DPCTLSyclEventRef> {
         let mut values: Vec<KernelArg> = args.to_vec();
         let mut pointers: Vec<*mut c_void> = Vec::with_capacity(values.len());
@@ -167,6 +168,7 @@ impl SyclKernel {
                 &types,
                 range,
                 dims.clamp(1, 2),
+                deps,
             )
         }
         .map_err(|e| device.fail(e, "check the kernel's arguments against its parameters"))?;
@@ -189,7 +191,20 @@ impl SyclDevice {
         &self,
         spec: &LaunchSpec<'_>,
         args: &[LaunchArg<'_>],
+        after: &dyn Dependencies,
     ) -> Result<Completion> {
+        // SYCL events go in the submission's dependencies (`depends_on`); anything else
+        // (a worker-thread copy, another technology) is waited for here first.
+        let sycl_event = |c: &Completion| c.work_as::<SyclWork>().map(|w| w.event);
+        let deps = match native_deps(after, sycl_event)? {
+            Some(deps) => deps,
+            None => {
+                for i in 0..after.count() {
+                    after.at(i).wait()?;
+                }
+                Vec::new()
+            }
+        };
         let key = cache_key(spec.source, spec.entry);
         let kernel = {
             let mut cache = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
@@ -243,8 +258,9 @@ impl SyclDevice {
         }
         // SAFETY: the codelet checked the arguments against the kernel's declared
         // parameters; the pointers are USM of this context or host memory usable through
-        // system USM, alive until the completion is waited for.
-        let event = unsafe { kernel.submit(self, &converted, spec.global, spec.dims)? };
+        // system USM, alive until the completion is waited for; the dependency events are
+        // held by `after` for the call.
+        let event = unsafe { kernel.submit(self, &converted, spec.global, spec.dims, &deps)? };
         Ok(Completion::new(SyclWork {
             api: self.api,
             event,

@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bindings::*;
 
-use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
+use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
 use crate::core::device::{
     fill_by_writes, unsupported_kind, Device, DeviceInfo, Discovery, HostAccess,
 };

@@ -146,9 +146,9 @@ fn on_the_device(src: &Side<'_>, dst: &Side<'_>, count: usize) -> Result<Option<
     let args = [
         LaunchArg::Memory(src.memory),
         LaunchArg::Memory(dst.memory),
-        LaunchArg::U64(count as u64),
-        LaunchArg::U64((src.offset / src.dtype.size()) as u64),
-        LaunchArg::U64((dst.offset / dst.dtype.size()) as u64),
+        LaunchArg::scalar(count as u64),
+        LaunchArg::scalar((src.offset / src.dtype.size()) as u64),
+        LaunchArg::scalar((dst.offset / dst.dtype.size()) as u64),
     ];
     match device.launch(&spec, &args) {
         Ok(work) => work.wait().map(|()| Some(RouteKind::Direct)),
@@ -176,14 +176,13 @@ pub(super) fn convert_between(src: Side<'_>, dst: Side<'_>, count: usize) -> Res
             ))
         })
     };
+    let (src_span, dst_span) = (span(&src)?, span(&dst)?);
     src.memory
-        .check("conversion source", src.offset, span(&src)?)?;
+        .check("conversion source", src.offset, src_span)?;
     dst.memory
-        .check("conversion destination", dst.offset, span(&dst)?)?;
+        .check("conversion destination", dst.offset, dst_span)?;
     let from_host = src.memory.host_access() != HostAccess::None;
     let to_host = dst.memory.host_access() != HostAccess::None;
-    let mut src_stage = Staging::for_side(!from_host, src.dtype, count);
-    let mut dst_stage = Staging::for_side(!to_host, dst.dtype, count);
     let convert = |s: &[u8], d: &mut [u8]| {
         convert_bytes(src.dtype, s, dst.dtype, d).map_err(|reason| {
             Error::Invalid(format!(
@@ -204,14 +203,15 @@ pub(super) fn convert_between(src: Side<'_>, dst: Side<'_>, count: usize) -> Res
     if from_host && to_host {
         // Both sides in place: map each once and convert on every core.
         src.memory
-            .with_host_slice(src.offset, span(&src)?, false, |s| {
-                dst.memory
-                    .with_host_slice(dst.offset, span(&dst)?, true, |d| {
-                        in_parallel(src.dtype, s, dst.dtype, d, &convert)
-                    })
+            .with_host_slice(src.offset, src_span, false, |s| {
+                dst.memory.with_host_slice(dst.offset, dst_span, true, |d| {
+                    in_parallel(src.dtype, s, dst.dtype, d, &convert)
+                })
             })?;
         return Ok(RouteKind::Mapped);
     }
+    let mut src_stage = Staging::for_side(!from_host, src.dtype, count);
+    let mut dst_stage = Staging::for_side(!to_host, dst.dtype, count);
     let mut done = 0;
     while done < count {
         let n = (count - done).min(CHUNK);
@@ -320,15 +320,10 @@ impl<T: Element> Buffer<T> {
         src.synchronize()?;
         let count = src.check_source(&src_range)?;
         self.check_range(start, count, "conversion destination")?;
-        let target = self.write_target(&self.lock())?;
-        {
-            let replicas = self.lock();
-            self.convert_into(&replicas[target].memory, start, src, src_range)?;
-        }
-        let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
-        for (j, r) in replicas.iter_mut().enumerate() {
-            r.valid = j == target;
-        }
+        let mut replicas = self.lock();
+        let target = self.write_target(&replicas)?;
+        self.convert_into(&replicas[target].memory, start, src, src_range)?;
+        only_current(&mut replicas, target);
         Ok(())
     }
 
@@ -356,9 +351,9 @@ impl<T: Element> Buffer<T> {
     pub fn set_converted<U: Element>(&mut self, start: usize, data: &[U]) -> Result<()> {
         self.synchronize()?;
         self.check_range(start, data.len(), "set destination")?;
-        let target = self.write_target(&self.lock())?;
+        let mut replicas = self.lock();
+        let target = self.write_target(&replicas)?;
         {
-            let replicas = self.lock();
             let memory = &replicas[target].memory;
             let (from, to) = (U::DTYPE, T::DTYPE);
             let mut stage =
@@ -379,10 +374,7 @@ impl<T: Element> Buffer<T> {
             }
             self.count_host_io(memory, data.len() * to.size());
         }
-        let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
-        for (j, r) in replicas.iter_mut().enumerate() {
-            r.valid = j == target;
-        }
+        only_current(&mut replicas, target);
         Ok(())
     }
 

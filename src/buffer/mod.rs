@@ -82,6 +82,19 @@ pub struct Buffer<T: Pod> {
     _marker: PhantomData<T>,
 }
 
+/// Makes `replicas[keep]` the only current copy (after a write there).
+fn only_current(replicas: &mut [Replica], keep: usize) {
+    for (j, r) in replicas.iter_mut().enumerate() {
+        r.valid = j == keep;
+    }
+}
+
+/// Drops the replicas away from `home` that cannot hold `bytes` (they could not be
+/// current for a buffer of that size).
+fn drop_smaller_than(replicas: &mut Vec<Replica>, home: Location, bytes: usize) {
+    replicas.retain(|r| r.location() == home || r.memory.len() >= bytes);
+}
+
 /// Two distinct elements of a slice, mutably.
 fn two_mut<R>(items: &mut [R], a: usize, b: usize) -> (&mut R, &mut R) {
     if a < b {
@@ -399,9 +412,7 @@ impl<T: Pod> Buffer<T> {
     fn serve_for_write(&mut self, location: Location) -> Result<(Arc<Memory>, Route, Vec<Event>)> {
         let mut replicas = self.lock();
         let (i, route) = self.serve(&mut replicas, location, false)?;
-        for (j, r) in replicas.iter_mut().enumerate() {
-            r.valid = j == i;
-        }
+        only_current(&mut replicas, i);
         let events = self.guard_events(&mut replicas[i], location)?;
         Ok((Arc::clone(&replicas[i].memory), route, events))
     }
@@ -425,9 +436,11 @@ impl<T: Pod> Buffer<T> {
         keep: bool,
     ) -> Result<(Arc<Memory>, Vec<Event>)> {
         let mut replicas = self.lock();
-        let (i, route) = if keep {
-            self.serve(&mut replicas, location, false)?
+        let i = if keep {
+            self.serve(&mut replicas, location, false)?.0
         } else {
+            // Written only (out): an existing copy usable there, or a new allocation;
+            // nothing is uploaded.
             crate::runtime::registry::registry().device(location)?;
             let bytes = bytes_of::<T>(self.len)?;
             let fits = |r: &Replica| r.memory.len() >= bytes;
@@ -439,25 +452,15 @@ impl<T: Pod> Buffer<T> {
                         .iter()
                         .position(|r| r.memory.is_accessible_from(location) && fits(r))
                 });
-            let i = match found {
+            match found {
                 Some(i) => i,
                 None => {
                     replicas.push(Replica::new(Self::allocate(location, self.len)?, false));
                     replicas.len() - 1
                 }
-            };
-            let route = Route {
-                src: replicas[i].location(),
-                dst: location,
-                kind: RouteKind::InPlace,
-                reason: "written only (out): nothing uploaded".into(),
-            };
-            (i, route)
+            }
         };
-        let _ = route;
-        for (j, r) in replicas.iter_mut().enumerate() {
-            r.valid = j == i;
-        }
+        only_current(&mut replicas, i);
         // Every move touching the replica (reads of it included) goes before the writer.
         let events = replicas[i].events();
         Ok((Arc::clone(&replicas[i].memory), events))
@@ -564,34 +567,12 @@ impl<T: Pod> Buffer<T> {
         src: &Buffer<T>,
         src_range: Range<usize>,
     ) -> Result<Route> {
-        let count = src_range.end.saturating_sub(src_range.start);
+        let count = src.check_source(&src_range)?;
+        self.check_range(dst_start, count, "copy destination")?;
         let size = std::mem::size_of::<T>();
-        // Errors report bytes; a range a caller can pass may not fit in bytes.
-        let bytes = |n: usize| n.saturating_mul(size);
-        if src_range.end > src.len || src_range.start > src_range.end {
-            return Err(Error::OutOfRange {
-                location: src.home,
-                what: "copy source",
-                offset: bytes(src_range.start),
-                len: bytes(count),
-                size: bytes(src.len),
-            });
-        }
-        if dst_start
-            .checked_add(count)
-            .is_none_or(|end| end > self.len)
-        {
-            return Err(Error::OutOfRange {
-                location: self.home,
-                what: "copy destination",
-                offset: bytes(dst_start),
-                len: bytes(count),
-                size: bytes(self.len),
-            });
-        }
         let mut src_replicas = src.lock();
-        let target = self.write_target(&self.lock())?;
-        let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut replicas = self.lock();
+        let target = self.write_target(&replicas)?;
         let source = src.cheapest_source_for(&src_replicas, &replicas[target].memory)?;
         let route = Self::move_bytes(
             self.mode,
@@ -603,9 +584,7 @@ impl<T: Pod> Buffer<T> {
             count * size,
             &self.stats,
         )?;
-        for (j, r) in replicas.iter_mut().enumerate() {
-            r.valid = j == target;
-        }
+        only_current(&mut replicas, target);
         Ok(route)
     }
 

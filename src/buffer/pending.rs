@@ -29,7 +29,6 @@ pub enum Transfer {
 }
 
 /// A move in flight that touches a replica, and whether it writes it.
-#[derive(Clone)]
 pub(super) struct Pending {
     pub(super) event: Event,
     pub(super) writes: bool,
@@ -39,17 +38,12 @@ impl Replica {
     /// Waits for every move touching this replica. A failed move that wrote it leaves it
     /// stale; the first failure is the answer.
     pub(super) fn settle(&mut self) -> Result<()> {
-        let mut first = Ok(());
-        for p in std::mem::take(&mut self.pending) {
-            if let Err(e) = p.event.wait() {
-                if p.writes {
-                    self.valid = false;
-                }
-                if first.is_ok() {
-                    first = Err(e);
-                }
-            }
-        }
+        let mut stale = false;
+        let first = std::mem::take(&mut self.pending)
+            .into_iter()
+            .map(|p| p.event.wait().inspect_err(|_| stale |= p.writes))
+            .fold(Ok(()), Result::and);
+        self.valid &= !stale;
         first
     }
 
@@ -61,16 +55,13 @@ impl Replica {
 }
 
 /// Waits for every move on every replica.
+/// Waits for every move on every replica (all of them, even after a failure; the first
+/// failure is the answer).
 pub(super) fn settle_all(replicas: &mut [Replica]) -> Result<()> {
-    let mut first = Ok(());
-    for r in replicas.iter_mut() {
-        if let Err(e) = r.settle() {
-            if first.is_ok() {
-                first = Err(e);
-            }
-        }
-    }
-    first
+    replicas
+        .iter_mut()
+        .map(Replica::settle)
+        .fold(Ok(()), Result::and)
 }
 
 impl<T: Pod> Buffer<T> {
@@ -114,7 +105,7 @@ impl<T: Pod> Buffer<T> {
     /// Waits for every move in flight (HAMR's `synchronize`). A failed move is the error,
     /// and the replica it was writing is no longer current.
     pub fn synchronize(&self) -> Result<()> {
-        settle_all(&mut self.lock())
+        self.settled().map(drop)
     }
 
     /// Orders every later use of this buffer after `event` (the consumer's own work

@@ -83,10 +83,8 @@ impl<T: Pod> Buffer<T> {
         let bytes = bytes_of::<T>(len)?;
         let home = self.home;
         let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
-        for (j, r) in replicas.iter_mut().enumerate() {
-            r.valid = j == keep;
-        }
-        replicas.retain(|r| r.location() == home || r.memory.len() >= bytes);
+        only_current(replicas, keep);
+        drop_smaller_than(replicas, home, bytes);
         self.len = len;
         Ok(())
     }
@@ -106,7 +104,7 @@ impl<T: Pod> Buffer<T> {
             let bytes = bytes_of::<T>(len)?;
             let home = self.home;
             let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
-            replicas.retain(|r| r.location() == home || r.memory.len() >= bytes);
+            drop_smaller_than(replicas, home, bytes);
             self.len = len;
             return Ok(());
         }
@@ -159,7 +157,7 @@ impl<T: Pod> Buffer<T> {
         let bytes = bytes_of::<T>(len)?;
         let home = self.home;
         let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
-        replicas.retain(|r| r.location() == home || r.memory.len() >= bytes);
+        drop_smaller_than(replicas, home, bytes);
         if !replicas.iter().any(|r| r.valid) {
             if let Some(r) = replicas.iter_mut().find(|r| r.location() == home) {
                 r.valid = true;
@@ -242,19 +240,13 @@ impl<T: Pod> Buffer<T> {
     pub fn set(&mut self, start: usize, data: &[T]) -> Result<()> {
         self.synchronize()?;
         self.check_range(start, data.len(), "set destination")?;
-        let target = self.write_target(&self.lock())?;
-        {
-            let replicas = self.lock();
-            let bytes = std::mem::size_of_val(data);
-            replicas[target]
-                .memory
-                .write(start * std::mem::size_of::<T>(), bytemuck::cast_slice(data))?;
-            self.count_host_io(&replicas[target].memory, bytes);
-        }
-        let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
-        for (j, r) in replicas.iter_mut().enumerate() {
-            r.valid = j == target;
-        }
+        let mut replicas = self.lock();
+        let target = self.write_target(&replicas)?;
+        replicas[target]
+            .memory
+            .write(start * std::mem::size_of::<T>(), bytemuck::cast_slice(data))?;
+        self.count_host_io(&replicas[target].memory, std::mem::size_of_val(data));
+        only_current(&mut replicas, target);
         Ok(())
     }
 
@@ -295,7 +287,7 @@ impl<T: Pod> Buffer<T> {
             let bytes = |n: usize| n.saturating_mul(std::mem::size_of::<T>());
             return Err(Error::OutOfRange {
                 location: self.home,
-                what: "copy source (a reversed range)",
+                what: "copy source",
                 offset: bytes(range.start),
                 len: 0,
                 size: bytes(self.len),

@@ -66,10 +66,7 @@ impl<'a> Arg<'a> {
         Arg::BufMut(buffer)
     }
     fn scalar<T: Element>(v: T) -> Arg<'a> {
-        let mut bytes = [0u8; 8];
-        let b = bytemuck::bytes_of(&v);
-        bytes[..b.len()].copy_from_slice(b);
-        Arg::Scalar(T::DTYPE, bytes)
+        Arg::Scalar(T::DTYPE, crate::core::launch::scalar_slot(v))
     }
     /// An `f32` scalar.
     pub fn f32(v: f32) -> Arg<'a> {

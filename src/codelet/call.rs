@@ -20,24 +20,6 @@ pub struct Codelet<'k> {
     skipped: Vec<(Location, String)>,
 }
 
-/// A scalar argument as a backend takes it. Types kernels do not take as scalars
-/// (the narrow and half types) were refused by `check`.
-fn scalar_arg(t: DType, b: &[u8; 8]) -> LaunchArg<'static> {
-    let four = [b[0], b[1], b[2], b[3]];
-    match t {
-        DType::F32 => LaunchArg::F32(f32::from_ne_bytes(four)),
-        DType::I32 => LaunchArg::I32(i32::from_ne_bytes(four)),
-        DType::F64 => LaunchArg::F64(f64::from_ne_bytes(*b)),
-        DType::I64 => LaunchArg::I64(i64::from_ne_bytes(*b)),
-        DType::U64 => LaunchArg::U64(u64::from_ne_bytes(*b)),
-        DType::I8 => LaunchArg::I8(b[0] as i8),
-        DType::U8 => LaunchArg::U8(b[0]),
-        DType::I16 => LaunchArg::I16(i16::from_ne_bytes([b[0], b[1]])),
-        DType::U16 => LaunchArg::U16(u16::from_ne_bytes([b[0], b[1]])),
-        _ => LaunchArg::U32(u32::from_ne_bytes(four)),
-    }
-}
-
 fn totals(args: &[Arg<'_>]) -> TransferTotals {
     let mut sum = TransferTotals::default();
     for a in args {
@@ -269,8 +251,8 @@ impl<'k> Codelet<'k> {
             .zip(&memories)
             .map(|(a, m)| match (a, m) {
                 (_, Some((memory, _))) => LaunchArg::Memory(memory),
-                (Arg::Scalar(t, b), None) => scalar_arg(*t, b),
-                _ => LaunchArg::U32(0),
+                (Arg::Scalar(t, b), None) => LaunchArg::Scalar(*t, *b),
+                _ => LaunchArg::scalar(0u32),
             })
             .collect();
         let k = self.kernel;

@@ -2,6 +2,7 @@
 //! builds and caches its kernels (OpenCL programs, SYCL kernel bundles, wgpu pipelines),
 //! launches them on its own queue and returns a [`Completion`](super::completion::Completion).
 
+use super::element::{DType, Element};
 use super::error::Error;
 use super::location::Location;
 use super::memory::Memory;
@@ -11,45 +12,33 @@ use super::memory::Memory;
 pub enum LaunchArg<'a> {
     /// A buffer parameter: the allocation the kernel reads or writes.
     Memory(&'a Memory),
-    /// A 32-bit float scalar.
-    F32(f32),
-    /// A 32-bit unsigned scalar.
-    U32(u32),
-    /// A 32-bit signed scalar.
-    I32(i32),
-    /// A 64-bit float scalar.
-    F64(f64),
-    /// A 64-bit signed scalar.
-    I64(i64),
-    /// A 64-bit unsigned scalar.
-    U64(u64),
-    /// An 8-bit signed scalar.
-    I8(i8),
-    /// An 8-bit unsigned scalar.
-    U8(u8),
-    /// A 16-bit signed scalar.
-    I16(i16),
-    /// A 16-bit unsigned scalar.
-    U16(u16),
+    /// A scalar passed by value: its type and its native-endian bytes, from the first
+    /// (`dtype.size()` of them; see [`LaunchArg::scalar`]).
+    Scalar(DType, [u8; 8]),
 }
 
 impl LaunchArg<'_> {
-    /// The scalar's bytes (native endian; 4 or 8 of them), or `None` for a buffer.
-    pub fn scalar_bytes(&self) -> Option<Vec<u8>> {
+    /// A scalar argument of `value`.
+    pub fn scalar<T: Element>(value: T) -> LaunchArg<'static> {
+        LaunchArg::Scalar(T::DTYPE, scalar_slot(value))
+    }
+
+    /// The scalar's bytes (native endian, its type's size), or `None` for a buffer.
+    pub fn scalar_bytes(&self) -> Option<&[u8]> {
         match self {
             LaunchArg::Memory(_) => None,
-            LaunchArg::F32(v) => Some(v.to_ne_bytes().to_vec()),
-            LaunchArg::U32(v) => Some(v.to_ne_bytes().to_vec()),
-            LaunchArg::I32(v) => Some(v.to_ne_bytes().to_vec()),
-            LaunchArg::F64(v) => Some(v.to_ne_bytes().to_vec()),
-            LaunchArg::I64(v) => Some(v.to_ne_bytes().to_vec()),
-            LaunchArg::U64(v) => Some(v.to_ne_bytes().to_vec()),
-            LaunchArg::I8(v) => Some(v.to_ne_bytes().to_vec()),
-            LaunchArg::U8(v) => Some(v.to_ne_bytes().to_vec()),
-            LaunchArg::I16(v) => Some(v.to_ne_bytes().to_vec()),
-            LaunchArg::U16(v) => Some(v.to_ne_bytes().to_vec()),
+            LaunchArg::Scalar(t, bytes) => Some(&bytes[..t.size()]),
         }
     }
+}
+
+/// `value`'s bytes (native endian) at the start of an 8-byte slot, the rest zero: how
+/// scalars travel to kernels.
+pub fn scalar_slot<T: Element>(value: T) -> [u8; 8] {
+    let mut slot = [0u8; 8];
+    let bytes = bytemuck::bytes_of(&value);
+    slot[..bytes.len()].copy_from_slice(bytes);
+    slot
 }
 
 /// The work to launch: a kernel source in the technology's language, its entry point,

@@ -52,7 +52,7 @@ impl<A: GpuApi> GpuDevice<A> {
                 }
                 scalar => {
                     let bytes = scalar.scalar_bytes().unwrap_or_default();
-                    v[..bytes.len()].copy_from_slice(&bytes);
+                    v[..bytes.len()].copy_from_slice(bytes);
                 }
             }
             values.push(v);

@@ -99,20 +99,18 @@ impl OpenClDevice {
         let mut exec = ExecuteKernel::new(&kernel);
         for (arg, mem) in args.iter().zip(&mems) {
             // SAFETY: each value matches the kind of the kernel parameter the codelet
-            // declared (checked there): a cl_mem of this context or a 4-byte scalar.
+            // declared (checked there): a cl_mem of this context or a scalar of the
+            // parameter's size.
             unsafe {
                 match (arg, mem) {
                     (_, Some(buffer)) => exec.set_arg(&buffer.mem),
-                    (LaunchArg::F32(v), None) => exec.set_arg(v),
-                    (LaunchArg::U32(v), None) => exec.set_arg(v),
-                    (LaunchArg::I32(v), None) => exec.set_arg(v),
-                    (LaunchArg::F64(v), None) => exec.set_arg(v),
-                    (LaunchArg::I64(v), None) => exec.set_arg(v),
-                    (LaunchArg::U64(v), None) => exec.set_arg(v),
-                    (LaunchArg::I8(v), None) => exec.set_arg(v),
-                    (LaunchArg::U8(v), None) => exec.set_arg(v),
-                    (LaunchArg::I16(v), None) => exec.set_arg(v),
-                    (LaunchArg::U16(v), None) => exec.set_arg(v),
+                    // clSetKernelArg copies the argument's size in bytes.
+                    (LaunchArg::Scalar(t, b), None) => match t.size() {
+                        1 => exec.set_arg(&[b[0]]),
+                        2 => exec.set_arg(&[b[0], b[1]]),
+                        4 => exec.set_arg(&[b[0], b[1], b[2], b[3]]),
+                        _ => exec.set_arg(b),
+                    },
                     (LaunchArg::Memory(_), None) => unreachable!("buffers were resolved above"),
                 };
             }

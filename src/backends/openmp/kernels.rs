@@ -68,11 +68,9 @@ impl OpenMpDevice {
         // Each scalar in an 8-byte slot of its own, aligned for any scalar type.
         let mut scalars: Vec<u64> = args
             .iter()
-            .filter_map(LaunchArg::scalar_bytes)
-            .map(|b| {
-                let mut slot = [0u8; 8];
-                slot[..b.len()].copy_from_slice(&b);
-                u64::from_ne_bytes(slot)
+            .filter_map(|a| match a {
+                LaunchArg::Scalar(_, slot) => Some(u64::from_ne_bytes(*slot)),
+                LaunchArg::Memory(_) => None,
             })
             .collect();
         let mut next_scalar = scalars.iter_mut();

@@ -2,6 +2,7 @@
 //! and launched on the device's queue.
 
 use super::*;
+use crate::core::element::DType;
 
 /// A kernel built from OpenCL C source through the SYCL runtime's kernel bundles.
 pub struct SyclKernel {
@@ -26,20 +27,26 @@ pub enum KernelArg {
     F32(f32),
     /// A 32-bit signed scalar.
     I32(i32),
-    /// A 64-bit float scalar.
-    F64(f64),
-    /// A 64-bit signed scalar.
-    I64(i64),
-    /// A 64-bit unsigned scalar.
-    U64(u64),
-    /// An 8-bit signed scalar.
-    I8(i8),
-    /// An 8-bit unsigned scalar.
-    U8(u8),
-    /// A 16-bit signed scalar.
-    I16(i16),
-    /// A 16-bit unsigned scalar.
-    U16(u16),
+    /// A scalar of any type: its native-endian bytes from the first
+    /// ([`LaunchArg::Scalar`]'s form).
+    Scalar(DType, [u8; 8]),
+}
+
+/// dpctl's name for a scalar type (the half types travel as their 16 bits; kernels do
+/// not take them as scalars).
+fn dpctl_type(t: DType) -> DPCTLKernelArgType {
+    match t {
+        DType::I8 => DPCTLKernelArgType_DPCTL_INT8_T,
+        DType::U8 => DPCTLKernelArgType_DPCTL_UINT8_T,
+        DType::I16 => DPCTLKernelArgType_DPCTL_INT16_T,
+        DType::U16 | DType::F16 | DType::BF16 => DPCTLKernelArgType_DPCTL_UINT16_T,
+        DType::I32 => DPCTLKernelArgType_DPCTL_INT32_T,
+        DType::U32 => DPCTLKernelArgType_DPCTL_UINT32_T,
+        DType::I64 => DPCTLKernelArgType_DPCTL_INT64_T,
+        DType::U64 => DPCTLKernelArgType_DPCTL_UINT64_T,
+        DType::F32 => DPCTLKernelArgType_DPCTL_FLOAT32_T,
+        DType::F64 => DPCTLKernelArgType_DPCTL_FLOAT64_T,
+    }
 }
 
 impl SyclDevice {
@@ -119,33 +126,9 @@ impl SyclKernel {
                     pointers.push((v as *mut i32).cast());
                     types.push(DPCTLKernelArgType_DPCTL_INT32_T);
                 }
-                KernelArg::F64(v) => {
-                    pointers.push((v as *mut f64).cast());
-                    types.push(DPCTLKernelArgType_DPCTL_FLOAT64_T);
-                }
-                KernelArg::I64(v) => {
-                    pointers.push((v as *mut i64).cast());
-                    types.push(DPCTLKernelArgType_DPCTL_INT64_T);
-                }
-                KernelArg::U64(v) => {
-                    pointers.push((v as *mut u64).cast());
-                    types.push(DPCTLKernelArgType_DPCTL_UINT64_T);
-                }
-                KernelArg::I8(v) => {
-                    pointers.push((v as *mut i8).cast());
-                    types.push(DPCTLKernelArgType_DPCTL_INT8_T);
-                }
-                KernelArg::U8(v) => {
-                    pointers.push((v as *mut u8).cast());
-                    types.push(DPCTLKernelArgType_DPCTL_UINT8_T);
-                }
-                KernelArg::I16(v) => {
-                    pointers.push((v as *mut i16).cast());
-                    types.push(DPCTLKernelArgType_DPCTL_INT16_T);
-                }
-                KernelArg::U16(v) => {
-                    pointers.push((v as *mut u16).cast());
-                    types.push(DPCTLKernelArgType_DPCTL_UINT16_T);
+                KernelArg::Scalar(t, bytes) => {
+                    pointers.push(bytes.as_mut_ptr().cast());
+                    types.push(dpctl_type(*t));
                 }
             }
         }
@@ -244,16 +227,7 @@ impl SyclDevice {
                             .cast(),
                     )
                 }
-                LaunchArg::F32(v) => KernelArg::F32(*v),
-                LaunchArg::U32(v) => KernelArg::U32(*v),
-                LaunchArg::I32(v) => KernelArg::I32(*v),
-                LaunchArg::F64(v) => KernelArg::F64(*v),
-                LaunchArg::I64(v) => KernelArg::I64(*v),
-                LaunchArg::U64(v) => KernelArg::U64(*v),
-                LaunchArg::I8(v) => KernelArg::I8(*v),
-                LaunchArg::U8(v) => KernelArg::U8(*v),
-                LaunchArg::I16(v) => KernelArg::I16(*v),
-                LaunchArg::U16(v) => KernelArg::U16(*v),
+                LaunchArg::Scalar(t, bytes) => KernelArg::Scalar(*t, *bytes),
             });
         }
         // SAFETY: the codelet checked the arguments against the kernel's declared

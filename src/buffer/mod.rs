@@ -36,6 +36,13 @@ struct Replica {
     valid: bool,
     /// Moves in flight that read or write this replica (see `pending`).
     pending: Vec<Pending>,
+    /// When this replica stopped being current while its data was still good (a write
+    /// elsewhere made another replica the only current one): the newest such replica is
+    /// current again if every current one is lost to a failed move (see `recover`).
+    retired: Option<u64>,
+    /// A move into this replica that failed, kept until `settle` reports it (CUDA's
+    /// sticky asynchronous error, per replica).
+    failed: Option<Event>,
 }
 
 impl Replica {
@@ -44,7 +51,15 @@ impl Replica {
             memory: Arc::new(memory),
             valid,
             pending: Vec::new(),
+            retired: None,
+            failed: None,
         }
+    }
+
+    /// Marks this replica current (its data was just made or moved there).
+    fn make_current(&mut self) {
+        self.valid = true;
+        self.retired = None;
     }
 
     fn location(&self) -> Location {
@@ -84,8 +99,31 @@ pub struct Buffer<T: Pod> {
 
 /// Makes `replicas[keep]` the only current copy (after a write there).
 fn only_current(replicas: &mut [Replica], keep: usize) {
+    static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let now = GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     for (j, r) in replicas.iter_mut().enumerate() {
-        r.valid = j == keep;
+        if j == keep {
+            r.make_current();
+        } else if r.valid {
+            r.valid = false;
+            r.retired = Some(now);
+        }
+    }
+}
+
+/// Makes the newest retired replica current again when no replica is current (every
+/// current one was the target of a move that failed): its data is the last that
+/// arrived, so nothing is lost and nothing is read that did not arrive.
+fn recover(replicas: &mut [Replica]) {
+    if replicas.iter().any(|r| r.valid) {
+        return;
+    }
+    if let Some(r) = replicas
+        .iter_mut()
+        .filter(|r| r.retired.is_some())
+        .max_by_key(|r| r.retired)
+    {
+        r.make_current();
     }
 }
 
@@ -317,7 +355,11 @@ impl<T: Pod> Buffer<T> {
     fn lock(&self) -> MutexGuard<'_, Vec<Replica>> {
         // A panic while the lock was held cannot leave the list half-updated in a way
         // that loses data (entries are only flipped or pushed), so recover the guard.
-        self.replicas.lock().unwrap_or_else(|e| e.into_inner())
+        let mut replicas = self.replicas.lock().unwrap_or_else(|e| e.into_inner());
+        // Moves that failed since the last look leave their targets stale.
+        replicas.iter_mut().for_each(Replica::prune);
+        recover(&mut replicas);
+        replicas
     }
 
     /// Makes current data usable at `location` and returns the replica index serving
@@ -369,7 +411,7 @@ impl<T: Pod> Buffer<T> {
         let source = self.cheapest_source_for(replicas, &replicas[target].memory)?;
         let (from, to) = two_mut(replicas, source, target);
         let route = Self::move_bytes(self.mode, self.queue, from, 0, to, 0, bytes, &self.stats)?;
-        replicas[target].valid = true;
+        replicas[target].make_current();
         Ok((target, route))
     }
 

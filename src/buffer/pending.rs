@@ -43,25 +43,57 @@ impl Replica {
             .into_iter()
             .map(|p| p.event.wait().inspect_err(|_| stale |= p.writes))
             .fold(Ok(()), Result::and);
-        self.valid &= !stale;
+        self.lose_if(stale);
         first
     }
 
-    /// The events of moves still running on this replica (finished ones are dropped).
+    /// Marks the replica stale when `lost`: its data did not arrive.
+    fn lose_if(&mut self, lost: bool) {
+        if lost {
+            self.valid = false;
+            self.retired = None;
+        }
+    }
+
+    /// Drops the moves that have finished. One that failed while writing this replica
+    /// leaves it stale, even when nobody waited for its failure: a replica is never
+    /// served from a move that did not arrive.
+    pub(super) fn prune(&mut self) {
+        let mut failed = None;
+        self.pending.retain(|p| {
+            let done = p.event.is_complete();
+            if done && p.writes && p.event.wait().is_err() {
+                failed.get_or_insert_with(|| p.event.clone());
+            }
+            !done
+        });
+        self.lose_if(failed.is_some());
+        if self.failed.is_none() {
+            self.failed = failed;
+        }
+    }
+
+    /// The events of moves still running on this replica (finished ones are dropped,
+    /// see [`Replica::prune`]).
     pub(super) fn events(&mut self) -> Vec<Event> {
-        self.pending.retain(|p| !p.event.is_complete());
+        self.prune();
         self.pending.iter().map(|p| p.event.clone()).collect()
     }
 }
 
-/// Waits for every move on every replica.
-/// Waits for every move on every replica (all of them, even after a failure; the first
-/// failure is the answer).
+/// Waits for every move on every replica (all of them, even after a failure). The first
+/// failure is the answer, a failed move found finished earlier (and not yet reported by
+/// a wait) included.
 pub(super) fn settle_all(replicas: &mut [Replica]) -> Result<()> {
+    let earlier = replicas
+        .iter_mut()
+        .filter_map(|r| r.failed.take())
+        .map(|e| e.wait())
+        .fold(Ok(()), Result::and);
     replicas
         .iter_mut()
         .map(Replica::settle)
-        .fold(Ok(()), Result::and)
+        .fold(earlier, Result::and)
 }
 
 impl<T: Pod> Buffer<T> {
@@ -102,8 +134,10 @@ impl<T: Pod> Buffer<T> {
         self.queue
     }
 
-    /// Waits for every move in flight (HAMR's `synchronize`). A failed move is the error,
-    /// and the replica it was writing is no longer current.
+    /// Waits for every move in flight (HAMR's `synchronize`). A failed move is the error
+    /// (one still running, or one that failed since the last `synchronize`, even if a
+    /// guard's `wait` reported it already), and the replica it was writing is no longer
+    /// current: the data is served from the last replica it did arrive at.
     pub fn synchronize(&self) -> Result<()> {
         self.settled().map(drop)
     }

@@ -160,7 +160,7 @@ impl<T: Pod> Buffer<T> {
         drop_smaller_than(replicas, home, bytes);
         if !replicas.iter().any(|r| r.valid) {
             if let Some(r) = replicas.iter_mut().find(|r| r.location() == home) {
-                r.valid = true;
+                r.make_current();
             }
         }
         self.len = len;

@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# Regenerates src/backends/hip/bindings.rs (the HIP runtime, HipApiRaw) and
-# src/backends/hip/rtc_bindings.rs (hiprtc, HiprtcRaw) from the HIP headers (Debian's
+# Regenerates src/backends/hip/bindings.rs (the HIP runtime, HipApiRaw),
+# src/backends/hip/rtc_bindings.rs (hiprtc, HiprtcRaw) and
+# src/backends/hip/pool_bindings.rs (the stream-ordered allocator, HipPoolRaw: ROCm 5.1+,
+# loaded on its own so that an older runtime still loads) from the HIP headers (Debian's
 # libamdhip64-dev) with bindgen in dynamic-loading mode: nothing is linked, libamdhip64
 # and the runtime compiler are opened at run time, each on its own (since ROCm 7 hiprtc
 # lives only in libhiprtc.so; before, libamdhip64 exported it too). Needs Debian's
 # `bindgen` and `libclang-dev`.
 #
-#   scripts/gen-hip-bindings.sh [INCLUDE_DIR] [OUT] [RTC_OUT]
+#   scripts/gen-hip-bindings.sh [INCLUDE_DIR] [OUT] [RTC_OUT] [POOL_OUT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 include="${1:-/usr/include}"
 out="${2:-src/backends/hip/bindings.rs}"
 rtc_out="${3:-src/backends/hip/rtc_bindings.rs}"
+pool_out="${4:-src/backends/hip/pool_bindings.rs}"
 [ -f "$include/hip/hip_runtime_api.h" ] || { echo "no HIP headers under $include (apt-get install libamdhip64-dev)" >&2; exit 1; }
 wrapper="$(mktemp --suffix=.h)"
 trap 'rm -f "$wrapper"' EXIT
 printf '#define __HIP_PLATFORM_AMD__\n#include <hip/hip_runtime_api.h>\n#include <hip/hiprtc.h>\n' > "$wrapper"
-runtime='^hip(Init|GetDeviceCount|DeviceGetName|DeviceTotalMem|DeviceGetAttribute|SetDevice|Malloc|Free|HostMalloc|HostFree|MallocManaged|MemcpyAsync|MemcpyPeerAsync|MemsetAsync|StreamCreateWithFlags|StreamSynchronize|DeviceCanAccessPeer|DeviceEnablePeerAccess|RuntimeGetVersion|GetErrorString|GetErrorName|ModuleLoadData|ModuleGetFunction|ModuleLaunchKernel|EventCreateWithFlags|EventRecord|EventSynchronize|EventQuery|EventDestroy|PointerGetAttribute)$'
+runtime='^hip(Init|GetDeviceCount|DeviceGetName|DeviceTotalMem|DeviceGetAttribute|SetDevice|Malloc|Free|HostMalloc|HostFree|MallocManaged|MemGetInfo|MemcpyAsync|MemcpyPeerAsync|MemsetAsync|StreamCreateWithFlags|StreamSynchronize|DeviceCanAccessPeer|DeviceEnablePeerAccess|RuntimeGetVersion|GetErrorString|GetErrorName|ModuleLoadData|ModuleGetFunction|ModuleLaunchKernel|EventCreateWithFlags|EventRecord|EventSynchronize|EventQuery|EventDestroy|PointerGetAttribute)$'
+pool='^hip(MallocAsync|FreeAsync)$'
 rtc='^hiprtc(CreateProgram|CompileProgram|GetCodeSize|GetCode|GetProgramLogSize|GetProgramLog|DestroyProgram|GetErrorString)$'
 # generate NAME FUNCTIONS TYPES OUT
 generate() {
@@ -37,3 +41,4 @@ generate() {
 }
 generate HipApiRaw "$runtime" 'hip(Error_t|DeviceAttribute_t|MemcpyKind|Stream_t|Event_t|Module_t|Function_t|Pointer_attribute|Deviceptr_t)' "$out"
 generate HiprtcRaw "$rtc" 'hiprtc(Result|Program)' "$rtc_out"
+generate HipPoolRaw "$pool" 'hip(Error_t|Stream_t)' "$pool_out"

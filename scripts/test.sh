@@ -45,10 +45,11 @@ diff -u src/backends/sycl/bindings.rs "${TMPDIR:-/tmp}/locus-sycl-bindings.rs"
 echo "ok: src/backends/sycl/bindings.rs is up to date"
 
 step "HIP bindings are what bindgen makes from the installed headers"
-scripts/gen-hip-bindings.sh /usr/include "${TMPDIR:-/tmp}/locus-hip-bindings.rs" "${TMPDIR:-/tmp}/locus-hiprtc-bindings.rs" >/dev/null
+scripts/gen-hip-bindings.sh /usr/include "${TMPDIR:-/tmp}/locus-hip-bindings.rs" "${TMPDIR:-/tmp}/locus-hiprtc-bindings.rs" "${TMPDIR:-/tmp}/locus-hippool-bindings.rs" >/dev/null
 diff -u src/backends/hip/bindings.rs "${TMPDIR:-/tmp}/locus-hip-bindings.rs"
 diff -u src/backends/hip/rtc_bindings.rs "${TMPDIR:-/tmp}/locus-hiprtc-bindings.rs"
-echo "ok: src/backends/hip/bindings.rs and rtc_bindings.rs are up to date"
+diff -u src/backends/hip/pool_bindings.rs "${TMPDIR:-/tmp}/locus-hippool-bindings.rs"
+echo "ok: src/backends/hip/bindings.rs, rtc_bindings.rs and pool_bindings.rs are up to date"
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

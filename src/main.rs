@@ -201,6 +201,16 @@ fn info(args: InfoArgs) -> Result<ExitCode, String> {
             gib(info.max_allocation),
             if info.shares_host_memory { "yes" } else { "no" }
         );
+        let kinds: Vec<&str> = device.memory_kinds().iter().map(|k| k.name()).collect();
+        let free = match device.available_memory() {
+            Ok((free, _)) => gib(free),
+            Err(_) => "not reported".into(),
+        };
+        println!(
+            "  {:<10} memory kinds: {}; available now: {free}",
+            "",
+            kinds.join(", ")
+        );
         for note in &info.notes {
             println!("  {:<10} {note}", "");
         }

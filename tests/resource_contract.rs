@@ -134,17 +134,26 @@ pub fn what_it_cannot_serve_is_an_error(r: &Arc<dyn MemoryResource>, max: usize)
 }
 
 /// One test per contract clause for the resource `make(location)` makes, run on every
-/// location; `max` is the largest block it serves.
+/// location; `max` is the largest block it serves. `@each` takes a function making
+/// several resources per location.
 macro_rules! contract {
     ($name:ident, $max:expr, $make:expr) => {
+        contract!(@each $name, $max, |l| {
+            let make: fn(Location) -> Arc<dyn MemoryResource> = $make;
+            vec![make(l)]
+        });
+    };
+    (@each $name:ident, $max:expr, $many:expr) => {
         mod $name {
             use super::*;
 
             fn each(check: fn(&Arc<dyn MemoryResource>, usize)) {
                 let _serial = common::serial();
-                let make: fn(Location) -> Arc<dyn MemoryResource> = $make;
+                let many: fn(Location) -> Vec<Arc<dyn MemoryResource>> = $many;
                 for location in locus::available() {
-                    check(&make(location), $max);
+                    for r in many(location) {
+                        check(&r, $max);
+                    }
                 }
             }
 
@@ -188,6 +197,17 @@ fn upstream(l: Location) -> Arc<dyn MemoryResource> {
 const ANY: usize = 1 << 20;
 
 contract!(upstream_resource, ANY, upstream);
+// Every memory kind each location offers (SYCL's USM device / shared / host here; CUDA
+// and HIP's pinned, managed and stream-ordered on a GPU), as RMM's kind resources.
+contract!(@each upstream_of_every_kind, ANY, |l| {
+    locus::registry()
+        .device(l)
+        .unwrap()
+        .memory_kinds()
+        .into_iter()
+        .map(|k| resource::upstream_of_kind(l, k).unwrap())
+        .collect()
+});
 contract!(pool, ANY, |l| Arc::new(resource::Pool::new(
     upstream(l),
     1 << 20,

@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use locus::resource::{self, Limiting, MemoryResource, Pool, Statistics, Tracking};
-use locus::{Buffer, Location, Memory, Native};
+use locus::{Buffer, Location, Memory, MemoryKind, Native};
 
 const MIB: usize = 1 << 20;
 
@@ -661,4 +661,75 @@ fn the_log_file_comes_from_the_environment() {
         .err()
         .unwrap();
     assert!(err.to_string().contains("LOCUS_LOG_FILE"), "{err}");
+}
+
+/// RMM's sizing of pools from free memory (`percent_of_free_device_memory`,
+/// `available_device_memory`): every location here shares the host's memory and reports
+/// it; the size is the percentage rounded down to 256 bytes; a pool sized so serves.
+#[test]
+fn pools_sized_as_a_percentage_of_free_memory() {
+    let _serial = common::serial();
+    for l in locus::available() {
+        let (free, total) = resource::available_memory(l).unwrap();
+        assert!(0 < free && free <= total, "{l}: {free} of {total}");
+        let tenth = resource::percent_of_free_memory(l, 10).unwrap();
+        assert_eq!(tenth % 256, 0, "{l}");
+        // Free memory moves between two calls; a tenth of it, within a few percent.
+        let expected = free / 10;
+        assert!(
+            (tenth as u64).abs_diff(expected) < expected / 20 + 256,
+            "{l}: {tenth} vs {expected}"
+        );
+        assert_eq!(resource::percent_of_free_memory(l, 0).unwrap(), 0);
+        let err = resource::percent_of_free_memory(l, 101)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&l.to_string()) && err.contains("101%"),
+            "{err}"
+        );
+        let pool = resource::Pool::new(
+            resource::upstream(l).unwrap(),
+            resource::percent_of_free_memory(l, 1)
+                .unwrap()
+                .min(64 << 20),
+            usize::MAX,
+        );
+        let block = pool.allocate(4096, 64).unwrap();
+        pool.deallocate(block);
+    }
+}
+
+/// RMM's kind resources by name: on a location without the kind, an error that names
+/// the location and what it offers; where the kind exists, blocks of it.
+#[test]
+fn kind_resources_by_name_say_what_a_location_offers() {
+    let _serial = common::serial();
+    for l in locus::available() {
+        let kinds = locus::registry().device(l).unwrap().memory_kinds();
+        for (kind, make) in [
+            (MemoryKind::Managed, resource::managed as fn(Location) -> _),
+            (MemoryKind::PinnedHost, resource::pinned_host),
+            (MemoryKind::StreamOrdered, resource::stream_ordered),
+        ] {
+            match make(l) {
+                Ok(r) => {
+                    assert!(kinds.contains(&kind), "{l}: {kind}");
+                    assert!(r.describe().contains(kind.name()), "{}", r.describe());
+                    let m = Memory::from_resource(&r, 1000).unwrap();
+                    m.write(0, &[7u8; 1000]).unwrap();
+                }
+                Err(e) => {
+                    assert!(!kinds.contains(&kind), "{l}: {kind}: {e}");
+                    let e = e.to_string();
+                    assert!(
+                        e.contains(&l.to_string())
+                            && e.contains(kind.name())
+                            && e.contains("offers"),
+                        "{e}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -140,7 +140,7 @@ pub fn device_of_location(location: Location, native: Option<&Native>) -> DLDevi
         Location::Cuda(n) => match native {
             Some(Native::Cuda { kind, .. }) => (
                 match kind {
-                    locus::GpuMemory::Device => DL_CUDA,
+                    locus::GpuMemory::Device | locus::GpuMemory::StreamOrdered => DL_CUDA,
                     locus::GpuMemory::Pinned => DL_CUDA_HOST,
                     locus::GpuMemory::Managed => DL_CUDA_MANAGED,
                 },

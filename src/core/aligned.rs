@@ -6,7 +6,7 @@
 use super::device::{Device, ALIGNMENT};
 use super::error::{Error, Result};
 use super::location::Location;
-use super::native::Native;
+use super::native::{MemoryKind, Native};
 
 /// The allocation behind an aligned one that needed padding: what the device handed out
 /// (umem's `aligned_origin`), and its size.
@@ -38,7 +38,7 @@ pub fn check_alignment(location: Location, align: usize) -> Result<()> {
     )))
 }
 
-/// Allocates `bytes` on `device` at an address (see [`Native::address`]) that is a
+/// Allocates `bytes` of `kind` on `device` at an address (see [`Native::address`]) that is a
 /// multiple of `align`: the device's own allocation when it lands there (always for
 /// [`ALIGNMENT`] or less, and for OpenCL and WebGPU buffer objects, whose offsets start
 /// at 0), otherwise the aligned part of a larger allocation, returned as its origin.
@@ -46,6 +46,7 @@ pub(crate) fn allocate_aligned(
     device: &dyn Device,
     bytes: usize,
     align: usize,
+    kind: MemoryKind,
 ) -> Result<(Native, Option<Origin>)> {
     let location = device.location();
     check_alignment(location, align)?;
@@ -58,7 +59,7 @@ pub(crate) fn allocate_aligned(
     if bytes as u64 > max {
         return Err(too_large(bytes));
     }
-    let native = device.allocate(bytes)?;
+    let native = device.allocate_kind(bytes, kind)?;
     if align <= ALIGNMENT || native.address().is_multiple_of(align as u64) {
         return Ok((native, None));
     }
@@ -69,7 +70,7 @@ pub(crate) fn allocate_aligned(
         .checked_add(align - ALIGNMENT)
         .filter(|&t| t as u64 <= max)
         .ok_or_else(|| too_large(bytes.saturating_add(align - ALIGNMENT)))?;
-    let parent = device.allocate(total)?;
+    let parent = device.allocate_kind(total, kind)?;
     let address = parent.address();
     let lead = (align as u64 - address % align as u64) % align as u64;
     let aligned = usize::try_from(lead)

@@ -112,6 +112,25 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
             )),
         }
     }
+    /// The memory still available here and the total, in bytes (RMM's
+    /// `available_device_memory`): the driver's answer on a GPU (`cuMemGetInfo`,
+    /// `hipMemGetInfo`); the host's available memory on a device that shares it. An
+    /// error where the runtime does not say (a discrete GPU through OpenCL, SYCL or
+    /// WebGPU, none of which report free memory).
+    fn available_memory(&self) -> Result<(u64, u64)> {
+        let location = self.location();
+        if !self.info().shares_host_memory {
+            return Err(Error::Invalid(format!(
+                "{location}: the runtime does not report free memory for this device ({}); size pools in bytes instead",
+                self.info().name
+            )));
+        }
+        super::host_memory::available().ok_or_else(|| {
+            Error::Invalid(format!(
+                "{location}: shares the host's memory, and the host does not report its available memory (/proc/meminfo); size pools in bytes instead"
+            ))
+        })
+    }
     /// Why kernels here cannot use 64-bit floats, or `None` when they can (OpenCL
     /// devices without `cl_khr_fp64`; WebGPU, whose WGSL has no `f64`).
     fn lacks_f64(&self) -> Option<String> {

@@ -63,7 +63,12 @@ impl Memory {
     /// power of two; umem's `aligned_alloc`). See [`Native::address`] for what the
     /// address is on each technology.
     pub fn on_aligned(device: &Arc<dyn Device>, bytes: usize, align: usize) -> Result<Memory> {
-        let (native, origin) = allocate_aligned(device.as_ref(), bytes, align)?;
+        let (native, origin) = allocate_aligned(
+            device.as_ref(),
+            bytes,
+            align,
+            super::native::MemoryKind::Default,
+        )?;
         Ok(Memory {
             device: Arc::clone(device),
             native,

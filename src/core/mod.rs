@@ -7,6 +7,7 @@
 //! - [`device`]: the [`Device`](device::Device) trait every backend implements, and the facts a device reports;
 //! - [`native`]: each technology's handle to an allocation;
 //! - [`memory`] and [`mapping`]: one untyped allocation, and host access to it in place;
+//! - [`host_memory`]: the host's available memory, as the system reports it;
 //! - [`aligned`]: allocations aligned beyond the default (umem's `aligned_alloc`);
 //! - [`block`]: an allocation a memory resource handed out, and where it goes back;
 //! - [`completion`]: queued work (each backend's own type behind one trait) and the
@@ -20,6 +21,7 @@ pub mod completion;
 pub mod device;
 pub mod element;
 pub mod error;
+pub mod host_memory;
 pub mod launch;
 pub mod location;
 pub mod mapping;

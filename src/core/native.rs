@@ -16,6 +16,10 @@ pub enum GpuMemory {
     /// Managed (unified) memory (`cuMemAllocManaged`, `hipMallocManaged`): usable in
     /// place by the host only when the device reports concurrent managed access.
     Managed,
+    /// Device memory from the driver's stream-ordered pool (`cuMemAllocAsync` /
+    /// `hipMallocAsync` on the device's stream, freed by `cuMemFreeAsync` /
+    /// `hipFreeAsync` there).
+    StreamOrdered,
 }
 
 /// The kind of memory an allocation is, named alike at every location; each location
@@ -36,17 +40,22 @@ pub enum MemoryKind {
     UsmShared,
     /// SYCL USM host memory (`malloc_host`): host memory the device reads in place.
     UsmHost,
+    /// Device memory from the driver's own stream-ordered pool (RMM's
+    /// `cuda_async_memory_resource`): `cuMemAllocAsync` / `hipMallocAsync` on the
+    /// device's stream, where the driver has memory pools (CUDA 11.2+, ROCm 5.1+).
+    StreamOrdered,
 }
 
 impl MemoryKind {
     /// Every kind.
-    pub const ALL: [MemoryKind; 6] = [
+    pub const ALL: [MemoryKind; 7] = [
         MemoryKind::Default,
         MemoryKind::PinnedHost,
         MemoryKind::Managed,
         MemoryKind::UsmDevice,
         MemoryKind::UsmShared,
         MemoryKind::UsmHost,
+        MemoryKind::StreamOrdered,
     ];
 
     /// Lower-case name (`pinned-host`, `usm-shared`, ...).
@@ -58,6 +67,7 @@ impl MemoryKind {
             MemoryKind::UsmDevice => "usm-device",
             MemoryKind::UsmShared => "usm-shared",
             MemoryKind::UsmHost => "usm-host",
+            MemoryKind::StreamOrdered => "stream-ordered",
         }
     }
 }

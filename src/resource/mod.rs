@@ -1,6 +1,7 @@
 //! Memory resources (RMM's model, for every location): a [`MemoryResource`] hands out
 //! [`Block`]s of one location's memory. The [`Upstream`] resource is the backend's raw
-//! allocation; [`Pool`] sub-allocates large upstream blocks (coalescing best fit),
+//! allocation, of any memory kind the location offers ([`managed`], [`pinned_host`],
+//! the driver's [`stream_ordered`] pool, SYCL's USM kinds through [`upstream_of_kind`]); [`Pool`] sub-allocates large upstream blocks (coalescing best fit),
 //! [`Arena`] gives each thread its own pool, [`FixedSize`] hands out blocks of one size
 //! and [`Binning`] routes sizes to bins;
 //! adaptors wrap any resource: [`Statistics`], [`Limiting`], [`Tracking`],
@@ -51,7 +52,10 @@ pub use logging::{replay, Logging, ReplayReport, LOG_FILE_VARIABLE, LOG_HEADER};
 pub use pool::Pool;
 pub use statistics::{Statistics, StatisticsTotals};
 pub use tracking::Tracking;
-pub use upstream::{upstream, Upstream};
+pub use upstream::{
+    available_memory, managed, percent_of_free_memory, pinned_host, stream_ordered, upstream,
+    upstream_of_kind, Upstream,
+};
 
 pub use crate::core::block::Block;
 use crate::core::block::ReturnBlock;

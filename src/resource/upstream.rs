@@ -1,32 +1,57 @@
-//! [`Upstream`]: the backend's raw allocation at one location (RMM's device memory
-//! resources: `cuda_memory_resource` and its kin).
+//! [`Upstream`]: the backend's raw allocation at one location, of one memory kind
+//! (RMM's device memory resources: `cuda_memory_resource`, `managed_memory_resource`,
+//! `pinned_host_memory_resource`, `cuda_async_memory_resource`, and their kin for every
+//! location).
 
 use std::sync::Arc;
 
 use super::{Block, MemoryResource};
 use crate::core::aligned::{allocate_aligned, free_aligned};
-use crate::core::device::Device;
-use crate::core::error::Result;
+use crate::core::device::{unsupported_kind, Device};
+use crate::core::error::{Error, Result};
 use crate::core::location::Location;
+use crate::core::native::MemoryKind;
 use crate::runtime::event::{when_done, Event};
 use crate::runtime::queue::Queue;
 
-/// The backend's raw allocation at one location (`clCreateBuffer`, `cuMemAlloc`, ...).
+/// The backend's raw allocation at one location (`clCreateBuffer`, `cuMemAlloc`, ...),
+/// of one [`MemoryKind`] (the location's default unless made with [`Upstream::of_kind`]).
 /// Any power-of-two alignment: beyond what the backend gives, the aligned part of a
 /// larger allocation (its [`Block::origin`]).
 pub struct Upstream {
     device: Arc<dyn Device>,
+    kind: MemoryKind,
 }
 
 impl Upstream {
-    /// The upstream resource of `device`.
+    /// The upstream resource of `device` (its default memory).
     pub fn new(device: Arc<dyn Device>) -> Upstream {
-        Upstream { device }
+        Upstream {
+            device,
+            kind: MemoryKind::Default,
+        }
+    }
+
+    /// The upstream resource of `device` that allocates `kind` (managed or pinned host
+    /// memory of a CUDA / HIP device, the driver's stream-ordered pool, a SYCL USM kind).
+    /// A kind the device does not offer is an error naming the location and the kinds it
+    /// offers ([`Device::memory_kinds`]).
+    pub fn of_kind(device: Arc<dyn Device>, kind: MemoryKind) -> Result<Upstream> {
+        let offered = device.memory_kinds();
+        if !offered.contains(&kind) {
+            return Err(unsupported_kind(device.location(), kind, &offered));
+        }
+        Ok(Upstream { device, kind })
     }
 
     /// The device it allocates on.
     pub fn device(&self) -> &Arc<dyn Device> {
         &self.device
+    }
+
+    /// The kind of memory it allocates.
+    pub fn kind(&self) -> MemoryKind {
+        self.kind
     }
 }
 
@@ -46,11 +71,14 @@ impl MemoryResource for Upstream {
     }
 
     fn describe(&self) -> String {
-        format!("upstream({})", self.device.location())
+        match self.kind {
+            MemoryKind::Default => format!("upstream({})", self.device.location()),
+            kind => format!("upstream({}, {kind})", self.device.location()),
+        }
     }
 
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
-        let (native, origin) = allocate_aligned(self.device.as_ref(), bytes, align)?;
+        let (native, origin) = allocate_aligned(self.device.as_ref(), bytes, align, self.kind)?;
         Ok(Block {
             native,
             bytes,
@@ -74,6 +102,56 @@ impl MemoryResource for Upstream {
 
 /// The upstream resource at `location`.
 pub fn upstream(location: Location) -> Result<Arc<dyn MemoryResource>> {
+    upstream_of_kind(location, MemoryKind::Default)
+}
+
+/// The upstream resource at `location` that allocates `kind` ([`Upstream::of_kind`]).
+pub fn upstream_of_kind(location: Location, kind: MemoryKind) -> Result<Arc<dyn MemoryResource>> {
     let device = Arc::clone(crate::runtime::registry::registry().device(location)?);
-    Ok(Arc::new(Upstream::new(device)))
+    Ok(Arc::new(Upstream::of_kind(device, kind)?))
+}
+
+/// Managed (unified) memory of a CUDA or HIP device (RMM's `managed_memory_resource`:
+/// `cuMemAllocManaged` / `hipMallocManaged`).
+pub fn managed(location: Location) -> Result<Arc<dyn MemoryResource>> {
+    upstream_of_kind(location, MemoryKind::Managed)
+}
+
+/// Page-locked host memory of a CUDA or HIP device (RMM's
+/// `pinned_host_memory_resource`: `cuMemAllocHost` / `hipHostMalloc`); the blocks live
+/// at the device's location and the host uses them in place.
+pub fn pinned_host(location: Location) -> Result<Arc<dyn MemoryResource>> {
+    upstream_of_kind(location, MemoryKind::PinnedHost)
+}
+
+/// The driver's own stream-ordered pool (RMM's `cuda_async_memory_resource`:
+/// `cuMemAllocAsync` / `hipMallocAsync` on the device's stream, freed in stream order),
+/// where the driver has memory pools (CUDA 11.2+, ROCm 5.1+): an error naming the
+/// location elsewhere.
+pub fn stream_ordered(location: Location) -> Result<Arc<dyn MemoryResource>> {
+    upstream_of_kind(location, MemoryKind::StreamOrdered)
+}
+
+/// The memory still available at `location` and its total, in bytes (RMM's
+/// `available_device_memory`; see [`Device::available_memory`]).
+pub fn available_memory(location: Location) -> Result<(u64, u64)> {
+    crate::runtime::registry::registry()
+        .device(location)?
+        .available_memory()
+}
+
+/// `percent` of the memory still available at `location`, rounded down to 256 bytes
+/// (RMM's `percent_of_free_device_memory`): the usual initial size of a pool,
+/// `Pool::new(upstream, percent_of_free_memory(location, 50)?, usize::MAX)`. `percent` is at
+/// most 100.
+pub fn percent_of_free_memory(location: Location, percent: u32) -> Result<usize> {
+    if percent > 100 {
+        return Err(Error::Invalid(format!(
+            "{location}: {percent}% of the free memory asked; give a percentage from 0 to 100"
+        )));
+    }
+    let (free, _) = available_memory(location)?;
+    let bytes = u128::from(free) * u128::from(percent) / 100;
+    let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+    Ok(bytes & !255)
 }

@@ -59,6 +59,11 @@ impl GpuApi for CudaApi {
                     result::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL)
                         .map_err(err("cuMemAllocManaged"))
                 }
+                // Only asked for where the device reported memory pools (GpuFacts), so
+                // the driver exports the call.
+                GpuMemory::StreamOrdered => {
+                    result::malloc_async(self.stream(), bytes).map_err(err("cuMemAllocAsync"))
+                }
             }
         }
     }
@@ -68,6 +73,8 @@ impl GpuApi for CudaApi {
         let _ = unsafe {
             match kind {
                 GpuMemory::Pinned => result::free_host(ptr as *mut c_void),
+                // Freed in stream order: after the work queued on the stream before.
+                GpuMemory::StreamOrdered => result::free_async(ptr, self.stream()),
                 _ => result::free_sync(ptr),
             }
         };
@@ -132,6 +139,12 @@ impl GpuApi for CudaApi {
     fn synchronize(&self) -> Result<(), GpuError> {
         // SAFETY: a stream of the current context.
         unsafe { result::stream::synchronize(self.stream()) }.map_err(err("cuStreamSynchronize"))
+    }
+
+    fn memory_info(&self) -> Result<(u64, u64), GpuError> {
+        result::mem_get_info()
+            .map(|(free, total)| (free as u64, total as u64))
+            .map_err(err("cuMemGetInfo"))
     }
 
     fn event_create(&self) -> Result<u64, GpuError> {

@@ -128,10 +128,14 @@ fn open_device(i: i32) -> Result<(sys::CUcontext, sys::CUstream, (i32, i32), Gpu
     let memory = unsafe { result::device::total_mem(dev) }.unwrap_or(0) as u64;
     let managed =
         attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) != 0;
+    // A driver older than 11.2 does not know the attribute (0: no pools), and only a
+    // driver that has pools exports cuMemAllocAsync, which cudarc loads on first use.
+    let pools = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0;
     let facts = GpuFacts {
         name,
         memory_bytes: memory,
         concurrent_managed_access: managed,
+        stream_ordered_pools: pools,
         notes: vec![format!(
             "CUDA device {i}, compute capability {}.{}, primary context, one non-blocking stream; kernels compiled by NVRTC to sm_{}{} cubins",
             arch.0, arch.1, arch.0, arch.1

@@ -36,11 +36,22 @@ impl<A: GpuApi> Device for GpuDevice<A> {
     }
 
     fn memory_kinds(&self) -> Vec<MemoryKind> {
-        vec![
+        let mut kinds = vec![
             MemoryKind::Default,
             MemoryKind::PinnedHost,
             MemoryKind::Managed,
-        ]
+        ];
+        if self.stream_ordered_pools {
+            kinds.push(MemoryKind::StreamOrdered);
+        }
+        kinds
+    }
+
+    fn available_memory(&self) -> Result<(u64, u64)> {
+        self.activate()?;
+        self.api
+            .memory_info()
+            .map_err(|e| self.fail("memory info", e))
     }
 
     fn allocate_kind(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
@@ -48,6 +59,9 @@ impl<A: GpuApi> Device for GpuDevice<A> {
             MemoryKind::Default => self.alloc(GpuMemory::Device, bytes),
             MemoryKind::PinnedHost => self.alloc(GpuMemory::Pinned, bytes),
             MemoryKind::Managed => self.alloc(GpuMemory::Managed, bytes),
+            MemoryKind::StreamOrdered if self.stream_ordered_pools => {
+                self.alloc(GpuMemory::StreamOrdered, bytes)
+            }
             other => Err(unsupported_kind(self.location, other, &self.memory_kinds())),
         }
     }

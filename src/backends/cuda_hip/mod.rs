@@ -132,6 +132,9 @@ pub trait GpuApi: Send + Sync + 'static {
     unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError>;
     /// Waits for the current device's stream.
     fn synchronize(&self) -> Result<(), GpuError>;
+    /// The current device's free and total memory in bytes (`cuMemGetInfo`,
+    /// `hipMemGetInfo`).
+    fn memory_info(&self) -> Result<(u64, u64), GpuError>;
     /// Waits for the current device's stream when `wait` is set (the end of every
     /// copy that may be synchronous).
     fn finish(&self, wait: bool) -> Result<(), GpuError> {
@@ -203,6 +206,8 @@ pub(crate) struct GpuFacts {
     pub name: String,
     pub memory_bytes: u64,
     pub concurrent_managed_access: bool,
+    /// The driver has stream-ordered memory pools (`cuMemAllocAsync`, `hipMallocAsync`).
+    pub stream_ordered_pools: bool,
     pub notes: Vec<String>,
 }
 
@@ -213,6 +218,7 @@ pub struct GpuDevice<A: GpuApi> {
     ordinal: u32,
     info: DeviceInfo,
     concurrent_managed: bool,
+    stream_ordered_pools: bool,
     peers: Mutex<HashSet<u32>>,
     staging: Mutex<Vec<(u64, u64)>>,
     functions: Mutex<HashMap<u64, u64>>,
@@ -238,6 +244,11 @@ impl<A: GpuApi> GpuDevice<A> {
             },
             facts.concurrent_managed_access
         ));
+        notes.push(if facts.stream_ordered_pools {
+            "the driver's stream-ordered pool is offered (memory kind stream-ordered)".into()
+        } else {
+            "the driver has no stream-ordered memory pools (no stream-ordered kind)".into()
+        });
         GpuDevice {
             api,
             location,
@@ -252,6 +263,7 @@ impl<A: GpuApi> GpuDevice<A> {
                 notes,
             },
             concurrent_managed: facts.concurrent_managed_access,
+            stream_ordered_pools: facts.stream_ordered_pools,
             peers: Mutex::new(HashSet::new()),
             staging: Mutex::new(Vec::new()),
             functions: Mutex::new(HashMap::new()),

@@ -17,7 +17,10 @@
 //! - **launch sizes**: a zero or oversized grid, or a block of more than 1024 threads,
 //!   is `CUDA_ERROR_INVALID_VALUE`;
 //! - **exclusive-process devices**: a device in `busy` refuses a context;
-//! - **fault injection**: [`Strict::fail_once`] makes the next call of that name fail.
+//! - **fault injection**: [`Strict::fail_once`] makes the next call of that name fail;
+//! - **stream-ordered allocation**: memory from the driver's pool (`cuMemAllocAsync`) is
+//!   given back by `cuMemFreeAsync` only when the stream reaches the free (work queued
+//!   before it still reads the memory), and counts as used until then.
 //!
 //! Calls that return nothing (`free`, `event_destroy`) record a violation instead of
 //! failing; tests assert [`Strict::violations`] is empty.
@@ -83,7 +86,6 @@ struct State {
     /// One stream per device.
     streams: Vec<Stream>,
     events: HashMap<u64, EventState>,
-    sizes: HashMap<u64, (usize, u32)>,
     fail_once: Vec<&'static str>,
     violations: Vec<String>,
     calls: Vec<&'static str>,
@@ -97,6 +99,9 @@ pub(super) struct Strict {
     busy: Vec<u32>,
     next_event: AtomicU64,
     state: Mutex<State>,
+    /// Live allocations: size and device. Apart from `state`, whose lock queued work
+    /// runs under, so that a queued free can take it.
+    sizes: Arc<Mutex<HashMap<u64, (usize, u32)>>>,
 }
 
 const INVALID_VALUE: i32 = 1;
@@ -137,11 +142,16 @@ impl Strict {
             busy,
             next_event: AtomicU64::new(1),
             state: Mutex::new(state),
+            sizes: Arc::default(),
         }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn sizes(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (usize, u32)>> {
+        self.sizes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Makes the next call named `call` fail once (`CUDA_ERROR_UNKNOWN`).
@@ -245,35 +255,61 @@ impl GpuApi for Strict {
         Ok(())
     }
 
-    unsafe fn alloc(&self, _: GpuMemory, bytes: usize) -> Result<u64, GpuError> {
-        let ordinal = self.enter("cuMemAlloc")?;
-        if bytes > self.memory {
+    unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError> {
+        let call = match kind {
+            GpuMemory::StreamOrdered => "cuMemAllocAsync",
+            _ => "cuMemAlloc",
+        };
+        let ordinal = self.enter(call)?;
+        let used: usize = self.sizes().values().map(|(n, _)| n).sum();
+        if bytes > self.memory.saturating_sub(used) {
             return Err(error(
-                "cuMemAlloc",
+                call,
                 OUT_OF_MEMORY,
                 "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
             ));
         }
         let ptr = Box::into_raw(vec![0xa5u8; bytes].into_boxed_slice()) as *mut u8 as u64;
-        self.lock().sizes.insert(ptr, (bytes, ordinal));
+        self.sizes().insert(ptr, (bytes, ordinal));
         Ok(ptr)
     }
 
-    unsafe fn free(&self, _: GpuMemory, ptr: u64) {
-        if let Err(e) = self.enter("cuMemFree") {
-            self.lock()
-                .violations
-                .push(format!("free of {ptr:#x}: {e}"));
-            return;
-        }
-        let Some((bytes, _)) = self.lock().sizes.remove(&ptr) else {
+    unsafe fn free(&self, kind: GpuMemory, ptr: u64) {
+        let call = match kind {
+            GpuMemory::StreamOrdered => "cuMemFreeAsync",
+            _ => "cuMemFree",
+        };
+        let device = match self.enter(call) {
+            Ok(device) => device,
+            Err(e) => {
+                self.lock()
+                    .violations
+                    .push(format!("free of {ptr:#x}: {e}"));
+                return;
+            }
+        };
+        if !self.sizes().contains_key(&ptr) {
             self.lock()
                 .violations
                 .push(format!("free of {ptr:#x}: not allocated"));
             return;
+        }
+        let sizes = Arc::clone(&self.sizes);
+        let release = move || {
+            let removed = sizes.lock().unwrap_or_else(|e| e.into_inner()).remove(&ptr);
+            if let Some((bytes, _)) = removed {
+                // SAFETY: `ptr` came from `alloc` as a boxed slice of `bytes` bytes,
+                // freed once (removed from `sizes` under the lock).
+                drop(unsafe {
+                    Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr as *mut u8, bytes))
+                });
+            }
         };
-        // SAFETY: `ptr` came from `alloc` as a boxed slice of `bytes` bytes, freed once.
-        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr as *mut u8, bytes)) });
+        match kind {
+            // Given back when the stream reaches it.
+            GpuMemory::StreamOrdered => self.queue(device, false, Box::new(release)),
+            _ => release(),
+        }
     }
 
     unsafe fn to_device(
@@ -441,11 +477,15 @@ impl GpuApi for Strict {
         Ok(())
     }
 
+    fn memory_info(&self) -> Result<(u64, u64), GpuError> {
+        self.enter("cuMemGetInfo")?;
+        let used: usize = self.sizes().values().map(|(n, _)| n).sum();
+        Ok((self.memory.saturating_sub(used) as u64, self.memory as u64))
+    }
+
     fn pointer_device(&self, ptr: u64) -> Result<u32, GpuError> {
         self.enter("cuPointerGetAttribute")?;
-        let state = self.lock();
-        state
-            .sizes
+        self.sizes()
             .iter()
             .find(|(start, (bytes, _))| (**start..**start + *bytes as u64).contains(&ptr))
             .map(|(_, (_, ordinal))| *ordinal)

@@ -29,6 +29,7 @@ fn on(api: Arc<Strict>, managed: bool) -> Vec<Arc<GpuDevice<Simulated>>> {
                     name: format!("sim {i}"),
                     memory_bytes: 1 << 30,
                     concurrent_managed_access: managed,
+                    stream_ordered_pools: true,
                     notes: vec![],
                 },
             ))
@@ -469,13 +470,15 @@ fn memory_kinds_through_the_device_trait() {
         vec![
             MemoryKind::Default,
             MemoryKind::PinnedHost,
-            MemoryKind::Managed
+            MemoryKind::Managed,
+            MemoryKind::StreamOrdered
         ]
     );
     for (kind, host) in [
         (MemoryKind::Default, HostAccess::None),
         (MemoryKind::PinnedHost, HostAccess::Pointer),
         (MemoryKind::Managed, HostAccess::None),
+        (MemoryKind::StreamOrdered, HostAccess::None),
     ] {
         let m = Memory::on_kind(&d, 256, kind).unwrap();
         assert_eq!(m.host_access(), host, "{kind}");
@@ -491,4 +494,73 @@ fn memory_kinds_through_the_device_trait() {
         err.contains("usm-shared") && err.contains("pinned-host, managed"),
         "{err}"
     );
+}
+
+/// RMM's memory kinds as resources (`managed_memory_resource`,
+/// `pinned_host_memory_resource`, `cuda_async_memory_resource`): each allocates its kind;
+/// the driver's pool gives memory back in stream order (a copy queued before the free
+/// still reads the data, and the memory counts as used until the stream gets there);
+/// free memory is the driver's; a driver without pools refuses the kind, saying so.
+#[test]
+fn rmm_s_kinds_as_resources_and_the_driver_s_pool_in_stream_order() {
+    use crate::core::native::MemoryKind;
+    use crate::resource::{MemoryResource, Upstream};
+    const TOTAL: usize = 1 << 20;
+    let api = Arc::new(Strict::new(2, vec![], TOTAL, vec![]));
+    let gpu = on(Arc::clone(&api), false);
+    let d = dynamic(&gpu[0]);
+    assert_eq!(d.available_memory().unwrap(), (TOTAL as u64, TOTAL as u64));
+    let data: Vec<u8> = (0..4096).map(|i| (i % 253) as u8).collect();
+    for (kind, native) in [
+        (MemoryKind::Managed, GpuMemory::Managed),
+        (MemoryKind::PinnedHost, GpuMemory::Pinned),
+        (MemoryKind::StreamOrdered, GpuMemory::StreamOrdered),
+    ] {
+        let r = Upstream::of_kind(Arc::clone(&d), kind).unwrap();
+        assert!(r.describe().contains(kind.name()), "{}", r.describe());
+        let block = r.allocate(data.len(), 256).unwrap();
+        let (ptr, got) = Strict::unpack(&block.native).unwrap();
+        assert_eq!(got, native, "{kind}");
+        assert_eq!(ptr % 256, 0, "{kind}");
+        d.write(&block.native, 0, &data).unwrap();
+        let in_use = d.available_memory().unwrap().0;
+        assert!(in_use <= (TOTAL - data.len()) as u64, "{kind}: {in_use}");
+        let mut out = vec![0u8; data.len()];
+        gpu[0].activate().unwrap();
+        // SAFETY: `out` and the block outlive the copy (the stream is synchronised below,
+        // and a stream-ordered free runs after the copy).
+        unsafe { api.to_host(out.as_mut_ptr(), ptr, out.len(), false) }.unwrap();
+        r.deallocate(block);
+        if kind == MemoryKind::StreamOrdered {
+            assert_eq!(
+                d.available_memory().unwrap().0,
+                in_use,
+                "given back before the stream reached the free"
+            );
+        }
+        d.synchronize().unwrap();
+        assert_eq!(out, data, "{kind}");
+        assert_eq!(d.available_memory().unwrap().0, TOTAL as u64, "{kind}");
+    }
+    assert!(api.violations().is_empty(), "{:?}", api.violations());
+    assert!(api.calls().contains(&"cuMemAllocAsync") && api.calls().contains(&"cuMemFreeAsync"));
+
+    // A driver without memory pools: no stream-ordered kind, and the resource says so.
+    let old = Arc::new(GpuDevice::new(
+        Arc::clone(&api),
+        1,
+        GpuFacts {
+            name: "old driver".into(),
+            memory_bytes: TOTAL as u64,
+            concurrent_managed_access: false,
+            stream_ordered_pools: false,
+            notes: vec![],
+        },
+    )) as Arc<dyn Device>;
+    assert!(!old.memory_kinds().contains(&MemoryKind::StreamOrdered));
+    let err = Upstream::of_kind(old, MemoryKind::StreamOrdered)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("no stream-ordered memory"), "{err}");
 }

@@ -343,6 +343,7 @@ pub struct HipApiRaw {
         sizeBytes: usize,
         stream: hipStream_t,
     ) -> hipError_t,
+    pub hipMemGetInfo: unsafe extern "C" fn(free: *mut usize, total: *mut usize) -> hipError_t,
     pub hipDeviceCanAccessPeer: unsafe extern "C" fn(
         canAccessPeer: *mut ::std::os::raw::c_int,
         deviceId: ::std::os::raw::c_int,
@@ -424,6 +425,7 @@ impl HipApiRaw {
         let hipHostFree = __library.get(b"hipHostFree\0").map(|sym| *sym)?;
         let hipMemcpyAsync = __library.get(b"hipMemcpyAsync\0").map(|sym| *sym)?;
         let hipMemsetAsync = __library.get(b"hipMemsetAsync\0").map(|sym| *sym)?;
+        let hipMemGetInfo = __library.get(b"hipMemGetInfo\0").map(|sym| *sym)?;
         let hipDeviceCanAccessPeer = __library.get(b"hipDeviceCanAccessPeer\0").map(|sym| *sym)?;
         let hipDeviceEnablePeerAccess = __library
             .get(b"hipDeviceEnablePeerAccess\0")
@@ -458,6 +460,7 @@ impl HipApiRaw {
             hipHostFree,
             hipMemcpyAsync,
             hipMemsetAsync,
+            hipMemGetInfo,
             hipDeviceCanAccessPeer,
             hipDeviceEnablePeerAccess,
             hipMemcpyPeerAsync,
@@ -590,6 +593,9 @@ impl HipApiRaw {
         stream: hipStream_t,
     ) -> hipError_t {
         (self.hipMemsetAsync)(dst, value, sizeBytes, stream)
+    }
+    pub unsafe fn hipMemGetInfo(&self, free: *mut usize, total: *mut usize) -> hipError_t {
+        (self.hipMemGetInfo)(free, total)
     }
     pub unsafe fn hipDeviceCanAccessPeer(
         &self,

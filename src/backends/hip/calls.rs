@@ -102,6 +102,13 @@ impl GpuApi for HipApi {
                     "hipMallocManaged",
                     self.raw.hipMallocManaged(&mut ptr, bytes, 1),
                 ),
+                GpuMemory::StreamOrdered => (
+                    "hipMallocAsync",
+                    match &self.pool {
+                        Some(pool) => pool.hipMallocAsync(&mut ptr, bytes, self.stream().cast()),
+                        None => hipError_t_hipErrorNotSupported,
+                    },
+                ),
             }
         };
         self.check(call, rc)?;
@@ -113,6 +120,11 @@ impl GpuApi for HipApi {
         unsafe {
             match kind {
                 GpuMemory::Pinned => self.raw.hipHostFree(ptr as *mut c_void),
+                // Freed in stream order (allocated by hipMallocAsync, so the pool exists).
+                GpuMemory::StreamOrdered => match &self.pool {
+                    Some(pool) => pool.hipFreeAsync(ptr as *mut c_void, self.stream().cast()),
+                    None => hipError_t_hipErrorNotSupported,
+                },
                 _ => self.raw.hipFree(ptr as *mut c_void),
             };
         }
@@ -177,6 +189,15 @@ impl GpuApi for HipApi {
         self.check("hipStreamSynchronize", unsafe {
             self.raw.hipStreamSynchronize(self.stream())
         })
+    }
+
+    fn memory_info(&self) -> Result<(u64, u64), GpuError> {
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: out-pointers to locals; the device is current.
+        self.check("hipMemGetInfo", unsafe {
+            self.raw.hipMemGetInfo(&mut free, &mut total)
+        })?;
+        Ok((free as u64, total as u64))
     }
 
     fn event_create(&self) -> Result<u64, GpuError> {

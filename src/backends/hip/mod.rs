@@ -1,5 +1,7 @@
 //! HIP through bindgen bindings of the HIP runtime (`bindings.rs`) and its runtime
-//! compiler hiprtc (`rtc_bindings.rs`), made by `scripts/gen-hip-bindings.sh` from
+//! compiler hiprtc (`rtc_bindings.rs`) and the stream-ordered allocator
+//! (`pool_bindings.rs`: `hipMallocAsync` / `hipFreeAsync`, ROCm 5.1+, loaded on its own so
+//! that an older runtime still loads without it), made by `scripts/gen-hip-bindings.sh` from
 //! Debian's libamdhip64-dev (CI regenerates and diffs them), loaded at run time: the
 //! `hip-sys` crates link libamdhip64 at load time, and a binary built with them does not
 //! start without it.
@@ -31,11 +33,21 @@ pub mod bindings;
 )]
 #[rustfmt::skip]
 pub mod rtc_bindings;
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    clippy::undocumented_unsafe_blocks,
+    missing_docs,
+    unsafe_op_in_unsafe_fn
+)]
+#[rustfmt::skip]
+pub mod pool_bindings;
 
 use std::ffi::{c_void, CStr, CString};
 use std::sync::{Arc, Mutex};
 
 use bindings::*;
+use pool_bindings::HipPoolRaw;
 use rtc_bindings::{hiprtcProgram, hiprtcResult_HIPRTC_SUCCESS, HiprtcRaw};
 
 use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
@@ -56,6 +68,8 @@ pub struct HipApi {
     raw: HipApiRaw,
     /// hiprtc, or why it could not be loaded.
     rtc: Result<HiprtcRaw, String>,
+    /// `hipMallocAsync` / `hipFreeAsync`, or `None` on a runtime older than ROCm 5.1.
+    pool: Option<HipPoolRaw>,
     streams: Vec<hipStream_t>,
     current: Mutex<std::collections::HashMap<std::thread::ThreadId, u32>>,
 }
@@ -104,7 +118,11 @@ fn first_of<'a, T>(
     Err(tried)
 }
 
-fn load() -> Result<(HipApiRaw, Result<HiprtcRaw, String>), String> {
+/// The HIP runtime, its compiler (or why not) and its stream-ordered allocator (where
+/// the runtime has it).
+type Loaded = (HipApiRaw, Result<HiprtcRaw, String>, Option<HipPoolRaw>);
+
+fn load() -> Result<Loaded, String> {
     // SAFETY: loading the HIP runtime runs its initialisers, as any HIP program does;
     // every symbol is checked to exist (bindgen's require-all).
     let (raw, runtime) = first_of(&RUNTIME_LIBRARIES, |name| unsafe { HipApiRaw::new(name) })
@@ -125,11 +143,13 @@ fn load() -> Result<(HipApiRaw, Result<HiprtcRaw, String>), String> {
             tried.join("; ")
         )
     });
-    Ok((raw, rtc))
+    // SAFETY: the library is loaded already (above); only symbols are looked up.
+    let pool = unsafe { HipPoolRaw::new(runtime) }.ok();
+    Ok((raw, rtc, pool))
 }
 
 pub(crate) fn discover() -> Result<Discovery, String> {
-    let (raw, rtc) = load()?;
+    let (raw, rtc, pool) = load()?;
     let mut version = 0;
     // SAFETY: plain queries with out-pointers to locals.
     let (init, count_rc, count) = unsafe {
@@ -146,6 +166,7 @@ pub(crate) fn discover() -> Result<Discovery, String> {
     let mut api = HipApi {
         raw,
         rtc,
+        pool,
         streams: Vec::new(),
         current: Mutex::new(std::collections::HashMap::new()),
     };
@@ -197,7 +218,7 @@ fn open_device(
     compiler: &str,
 ) -> Result<(hipStream_t, GpuFacts), String> {
     let mut name = [0 as std::os::raw::c_char; 256];
-    let (mut total, mut managed) = (0usize, 0);
+    let (mut total, mut managed, mut pools) = (0usize, 0, 0);
     let mut stream: hipStream_t = std::ptr::null_mut();
     // SAFETY: device `i` exists (0..count); out-pointers are locals.
     unsafe {
@@ -209,6 +230,11 @@ fn open_device(
         api.raw.hipDeviceGetAttribute(
             &mut managed,
             hipDeviceAttribute_t_hipDeviceAttributeConcurrentManagedAccess,
+            i,
+        );
+        api.raw.hipDeviceGetAttribute(
+            &mut pools,
+            hipDeviceAttribute_t_hipDeviceAttributeMemoryPoolsSupported,
             i,
         );
         api.check(
@@ -225,6 +251,7 @@ fn open_device(
         name,
         memory_bytes: total as u64,
         concurrent_managed_access: managed != 0,
+        stream_ordered_pools: pools != 0 && api.pool.is_some(),
         notes: vec![format!(
             "HIP runtime {version}, device {i}, one non-blocking stream; {compiler}"
         )],
@@ -259,7 +286,8 @@ mod tests {
             eprintln!("SKIPPED: LOCUS_EXPECT_HIP_NO_DEVICE is not set (no HIP runtime expected)");
             return;
         }
-        let (_, rtc) = load().expect("the HIP runtime loads");
+        let (_, rtc, pool) = load().expect("the HIP runtime loads");
         assert!(rtc.is_ok(), "{:?}", rtc.err());
+        assert!(pool.is_some(), "ROCm 5.2 has hipMallocAsync");
     }
 }

@@ -40,6 +40,9 @@ from ._locus import (  # noqa: E402, F401
 )
 
 
+from . import mr  # noqa: E402
+
+
 def from_dlpack(obj, *, copy=None):
     """Adopt a DLPack producer's memory (``Buffer.from_dlpack``)."""
     return Buffer.from_dlpack(obj, copy=copy)
@@ -55,6 +58,7 @@ __all__ = [
     "from_dlpack",
     "info",
     "memory_statistics",
+    "mr",
     "use_pool",
     "use_upstream",
 ]

@@ -10,6 +10,7 @@ mod dlpack;
 mod dtype;
 mod foreign;
 mod handle;
+mod mr;
 mod resources;
 mod store;
 mod view;
@@ -146,6 +147,7 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resources::use_pool, m)?)?;
     m.add_function(wrap_pyfunction!(resources::use_upstream, m)?)?;
     m.add_function(wrap_pyfunction!(resources::memory_statistics, m)?)?;
+    mr::register(m)?;
     m.add("LocusError", m.py().get_type::<LocusError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

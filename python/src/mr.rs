@@ -1,0 +1,640 @@
+//! `locus.mr`: memory resources as composable classes, as hipMM's / RMM's Python
+//! `rmm.mr` has them (`PoolMemoryResource(upstream_mr, initial_pool_size,
+//! maximum_pool_size)`, `StatisticsResourceAdaptor(upstream_mr)`, ...), for every
+//! location, and the resource each location's buffers allocate from
+//! (`set_per_device_resource`, `set_current_device_resource`).
+//!
+//! Each class holds the Rust resource it made and a reference to its upstream object,
+//! so a composition stays alive as long as its top does.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use locus::resource::{
+    self, Arena, Binning, Block, FailureCallback, FixedSize, Limiting, Logging, MemoryResource,
+    Pool, Statistics, Tracking,
+};
+use locus::{Location, MemoryKind};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::{guarded, lock, parse_location, py_err};
+
+/// The base of every resource class: where it allocates, `allocate` / `deallocate` of
+/// raw blocks, and its upstream.
+#[pyclass(subclass, frozen, module = "locus.mr", name = "MemoryResource")]
+pub struct PyResource {
+    pub(crate) inner: Arc<dyn MemoryResource>,
+    upstream: Option<Py<PyResource>>,
+    /// Blocks handed out by `allocate`, by the number returned for them.
+    blocks: Mutex<HashMap<u64, Block>>,
+    next_handle: AtomicU64,
+}
+
+impl PyResource {
+    fn new(inner: Arc<dyn MemoryResource>, upstream: Option<Py<PyResource>>) -> PyResource {
+        PyResource {
+            inner,
+            upstream,
+            blocks: Mutex::new(HashMap::new()),
+            next_handle: AtomicU64::new(1),
+        }
+    }
+
+    /// A subclass's initializer over `inner`.
+    fn init<T: pyo3::PyClass<BaseType = PyResource>>(
+        inner: Arc<dyn MemoryResource>,
+        upstream: Option<Py<PyResource>>,
+        sub: T,
+    ) -> PyClassInitializer<T> {
+        PyClassInitializer::from(PyResource::new(inner, upstream)).add_subclass(sub)
+    }
+}
+
+impl Drop for PyResource {
+    fn drop(&mut self) {
+        // Blocks `allocate` handed out and nobody gave back: back to the resource.
+        for (_, block) in lock(&self.blocks).drain() {
+            self.inner.deallocate(block);
+        }
+    }
+}
+
+#[pymethods]
+impl PyResource {
+    /// Where its memory lives (`"host"`, `"opencl:0"`, ...).
+    #[getter]
+    fn location(&self) -> String {
+        self.inner.location().to_string()
+    }
+
+    /// The resource this one takes its memory from (`None` for an upstream).
+    #[getter]
+    fn upstream_mr(&self, py: Python<'_>) -> Option<Py<PyResource>> {
+        self.upstream.as_ref().map(|u| u.clone_ref(py))
+    }
+
+    /// Allocates `nbytes` aligned to `alignment` and returns its address: the pointer
+    /// where the technology has pointers (host, OpenMP, SYCL, CUDA, HIP), a number
+    /// standing for the block elsewhere (OpenCL and WebGPU blocks are parts of buffer
+    /// objects). Give it back with `deallocate`.
+    #[pyo3(signature = (nbytes, alignment = 64))]
+    fn allocate(&self, py: Python<'_>, nbytes: usize, alignment: usize) -> PyResult<u64> {
+        guarded(|| {
+            let block = py
+                .detach(|| self.inner.allocate(nbytes, alignment))
+                .map_err(py_err)?;
+            let handle = match block.location().technology() {
+                locus::Technology::OpenCl | locus::Technology::WebGpu => {
+                    self.next_handle.fetch_add(1, Ordering::Relaxed)
+                }
+                _ => block.native().address(),
+            };
+            let mut blocks = lock(&self.blocks);
+            // A zero-byte block may share an address with another: keep both.
+            let handle = (handle..)
+                .find(|h| !blocks.contains_key(h))
+                .unwrap_or(handle);
+            blocks.insert(handle, block);
+            Ok(handle)
+        })
+    }
+
+    /// Gives back the block `allocate` returned as `ptr` (`nbytes` as asked).
+    fn deallocate(&self, py: Python<'_>, ptr: u64, nbytes: usize) -> PyResult<()> {
+        guarded(|| {
+            let block = lock(&self.blocks).remove(&ptr).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "{}: {ptr:#x} is not a block this resource's allocate returned (or it was given back already)",
+                    self.inner.location()
+                ))
+            })?;
+            if block.bytes() < nbytes {
+                let bytes = block.bytes();
+                lock(&self.blocks).insert(ptr, block);
+                return Err(PyValueError::new_err(format!(
+                    "{}: the block at {ptr:#x} has {bytes} bytes, not {nbytes}",
+                    self.inner.location()
+                )));
+            }
+            py.detach(|| self.inner.deallocate(block));
+            Ok(())
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<locus.mr {}>", self.inner.describe())
+    }
+}
+
+/// Bytes from an int or a string with a unit (`"1GiB"`, `"512 MiB"`, `"2GB"`, `"4096"`),
+/// as RMM's Python takes pool sizes.
+fn parse_bytes(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if let Ok(n) = value.extract::<usize>() {
+        return Ok(n);
+    }
+    let text: String = value.extract().map_err(|_| {
+        PyTypeError::new_err("a size is an int of bytes or a string such as \"1GiB\"")
+    })?;
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "size {text:?}: unknown unit {other:?}; use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB"
+            )))
+        }
+    };
+    let number: f64 = number
+        .parse()
+        .map_err(|_| PyValueError::new_err(format!("size {text:?}: no number in it")))?;
+    let bytes = number * scale as f64;
+    if !(0.0..=usize::MAX as f64).contains(&bytes) {
+        return Err(PyValueError::new_err(format!(
+            "size {text:?} does not fit in memory sizes"
+        )));
+    }
+    Ok(bytes as usize)
+}
+
+/// An optional size argument.
+fn size_or(value: Option<&Bound<'_, PyAny>>, default: usize) -> PyResult<usize> {
+    value.map_or(Ok(default), parse_bytes)
+}
+
+/// The backend's own allocation at `location`, of memory `kind` (`"default"`,
+/// `"pinned-host"`, `"managed"`, `"stream-ordered"`, `"usm-device"`, `"usm-shared"`,
+/// `"usm-host"`: those the location offers). RMM's `CudaMemoryResource`,
+/// `ManagedMemoryResource`, `PinnedHostMemoryResource` and `CudaAsyncMemoryResource`
+/// are this class at a CUDA location with a kind.
+#[pyclass(extends = PyResource, subclass, frozen, module = "locus.mr", name = "UpstreamMemoryResource")]
+pub struct PyUpstream;
+
+#[pymethods]
+impl PyUpstream {
+    #[new]
+    #[pyo3(signature = (location = "host", kind = "default"))]
+    fn new(location: &str, kind: &str) -> PyResult<PyClassInitializer<PyUpstream>> {
+        guarded(|| {
+            let at = parse_location(location)?;
+            let kind = MemoryKind::ALL
+                .into_iter()
+                .find(|k| k.name() == kind)
+                .ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "{at}: unknown memory kind {kind:?}; kinds: {}",
+                        MemoryKind::ALL.map(|k| k.name()).join(", ")
+                    ))
+                })?;
+            let inner = resource::upstream_of_kind(at, kind).map_err(py_err)?;
+            Ok(PyResource::init(inner, None, PyUpstream))
+        })
+    }
+}
+
+/// A pool over `upstream_mr` (RMM's `PoolMemoryResource`): it takes `initial_pool_size`
+/// bytes from upstream at once and grows in steps of at least that much up to
+/// `maximum_pool_size`. The default initial size is half the free memory at the location
+/// (RMM's), at most the largest single allocation there; the default maximum, none.
+#[pyclass(extends = PyResource, frozen, module = "locus.mr", name = "PoolMemoryResource")]
+pub struct PyPool {
+    pool: Arc<Pool>,
+}
+
+#[pymethods]
+impl PyPool {
+    #[new]
+    #[pyo3(signature = (upstream_mr, initial_pool_size = None, maximum_pool_size = None))]
+    fn new(
+        py: Python<'_>,
+        upstream_mr: Py<PyResource>,
+        initial_pool_size: Option<&Bound<'_, PyAny>>,
+        maximum_pool_size: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<PyPool>> {
+        guarded(|| {
+            let upstream = Arc::clone(&upstream_mr.get().inner);
+            let at = upstream.location();
+            let initial = match initial_pool_size {
+                Some(v) => parse_bytes(v)?,
+                None => {
+                    let max = locus::registry()
+                        .device(at)
+                        .map_err(py_err)?
+                        .info()
+                        .max_allocation;
+                    let half = resource::percent_of_free_memory(at, 50).map_err(py_err)?;
+                    half.min(usize::try_from(max).unwrap_or(usize::MAX))
+                }
+            };
+            let maximum = size_or(maximum_pool_size, usize::MAX)?;
+            if initial > maximum {
+                return Err(PyValueError::new_err(format!(
+                    "{at}: initial_pool_size {initial} is larger than maximum_pool_size {maximum}"
+                )));
+            }
+            let pool = Arc::new(Pool::new(upstream, initial, maximum));
+            py.detach(|| pool.reserve(initial)).map_err(py_err)?;
+            let inner: Arc<dyn MemoryResource> = pool.clone();
+            Ok(PyResource::init(inner, Some(upstream_mr), PyPool { pool }))
+        })
+    }
+
+    /// Bytes the pool holds from upstream (RMM's `pool_size()`).
+    fn pool_size(&self) -> usize {
+        self.pool.held_bytes()
+    }
+
+    /// Gives the memory nobody uses back to upstream; returns how many bytes.
+    fn release(&self, py: Python<'_>) -> usize {
+        py.detach(|| self.pool.release())
+    }
+}
+
+/// Per-thread arenas over a global arena (RMM's `ArenaMemoryResource`): the global
+/// arena is a pool of `arena_size` bytes over `upstream_mr` (upstream itself when
+/// `None`); threads take superblocks of up to 4 MiB from it.
+#[pyclass(extends = PyResource, frozen, module = "locus.mr", name = "ArenaMemoryResource")]
+pub struct PyArena;
+
+#[pymethods]
+impl PyArena {
+    #[new]
+    #[pyo3(signature = (upstream_mr, arena_size = None))]
+    fn new(
+        upstream_mr: Py<PyResource>,
+        arena_size: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<PyArena>> {
+        guarded(|| {
+            let upstream = Arc::clone(&upstream_mr.get().inner);
+            let (global, superblock): (Arc<dyn MemoryResource>, usize) = match arena_size {
+                Some(size) => {
+                    let size = parse_bytes(size)?;
+                    (Arc::new(Pool::new(upstream, size, size)), size.min(4 << 20))
+                }
+                None => (upstream, 4 << 20),
+            };
+            let inner = Arc::new(Arena::new(global, superblock.max(1)));
+            Ok(PyResource::init(inner, Some(upstream_mr), PyArena))
+        })
+    }
+}
+
+/// Blocks of one size (RMM's `FixedSizeMemoryResource`): `block_size` bytes each,
+/// `blocks_to_preallocate` of them per upstream allocation.
+#[pyclass(extends = PyResource, frozen, module = "locus.mr", name = "FixedSizeMemoryResource")]
+pub struct PyFixedSize;
+
+#[pymethods]
+impl PyFixedSize {
+    #[new]
+    #[pyo3(signature = (upstream_mr, block_size = None, blocks_to_preallocate = 128))]
+    fn new(
+        upstream_mr: Py<PyResource>,
+        block_size: Option<&Bound<'_, PyAny>>,
+        blocks_to_preallocate: usize,
+    ) -> PyResult<PyClassInitializer<PyFixedSize>> {
+        guarded(|| {
+            let upstream = Arc::clone(&upstream_mr.get().inner);
+            let block = size_or(block_size, 1 << 20)?;
+            let inner =
+                Arc::new(FixedSize::new(upstream, block, blocks_to_preallocate).map_err(py_err)?);
+            Ok(PyResource::init(inner, Some(upstream_mr), PyFixedSize))
+        })
+    }
+}
+
+/// Sizes routed to bins (RMM's `BinningMemoryResource`): a fixed-size bin for each power
+/// of two from `2**min_size_exponent` to `2**max_size_exponent` (128 blocks per upstream
+/// allocation, as RMM's bins take), larger sizes straight to `upstream_mr`; without
+/// exponents, no bins.
+#[pyclass(extends = PyResource, frozen, module = "locus.mr", name = "BinningMemoryResource")]
+pub struct PyBinning;
+
+#[pymethods]
+impl PyBinning {
+    #[new]
+    #[pyo3(signature = (upstream_mr, min_size_exponent = None, max_size_exponent = None))]
+    fn new(
+        upstream_mr: Py<PyResource>,
+        min_size_exponent: Option<u32>,
+        max_size_exponent: Option<u32>,
+    ) -> PyResult<PyClassInitializer<PyBinning>> {
+        guarded(|| {
+            let upstream = Arc::clone(&upstream_mr.get().inner);
+            let power = |e: u32| {
+                1usize.checked_shl(e).ok_or_else(|| {
+                    PyValueError::new_err(format!("2**{e} bytes does not fit in memory sizes"))
+                })
+            };
+            let (smallest, largest) = match (min_size_exponent, max_size_exponent) {
+                (Some(lo), Some(hi)) => (power(lo)?, power(hi)?),
+                (None, None) => (1, 0), // no bins
+                _ => {
+                    return Err(PyValueError::new_err(
+                        "give both min_size_exponent and max_size_exponent, or neither",
+                    ))
+                }
+            };
+            let inner = Arc::new(
+                Binning::new(Arc::clone(&upstream), upstream, smallest, largest, 128)
+                    .map_err(py_err)?,
+            );
+            Ok(PyResource::init(inner, Some(upstream_mr), PyBinning))
+        })
+    }
+}
+
+/// Counts what passes through (RMM's `StatisticsResourceAdaptor`).
+#[pyclass(extends = PyResource, frozen, module = "locus.mr", name = "StatisticsResourceAdaptor")]
+pub struct PyStatistics {
+    stats: Arc<Statistics>,
+}
+
+#[pymethods]
+impl PyStatistics {
+    #[new]
+    fn new(upstream_mr: Py<PyResource>) -> PyClassInitializer<PyStatistics> {
+        let stats = Arc::new(Statistics::new(Arc::clone(&upstream_mr.get().inner)));
+        let inner: Arc<dyn MemoryResource> = stats.clone();
+        PyResource::init(inner, Some(upstream_mr), PyStatistics { stats })
+    }
+
+    /// `{"current_bytes", "current_count", "peak_bytes", "peak_count", "total_bytes",
+    /// "total_count"}`, as RMM's `allocation_counts`.
+    #[getter]
+    fn allocation_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let t = self.stats.totals();
+        let out = PyDict::new(py);
+        out.set_item("current_bytes", t.current_bytes)?;
+        out.set_item("current_count", t.current_count)?;
+        out.set_item("peak_bytes", t.peak_bytes)?;
+        out.set_item("peak_count", t.peak_count)?;
+        out.set_item("total_bytes", t.total_bytes)?;
+        out.set_item("total_count", t.total_count)?;
+        Ok(out)
+    }
+}
+
+/// Refuses allocations past `allocation_limit` bytes in use (RMM's
+/// `LimitingResourceAdaptor`): `MemoryError`, as out of memory.
+#[pyclass(extends = PyResource, frozen, module = "locus.mr", name = "LimitingResourceAdaptor")]
+pub struct PyLimiting {
+    limiting: Arc<Limiting>,
+    limit: usize,
+}
+
+#[pymethods]
+impl PyLimiting {
+    #[new]
+    fn new(
+        upstream_mr: Py<PyResource>,
+        allocation_limit: &Bound<'_, PyAny>,
+    ) -> PyResult<PyClassInitializer<PyLimiting>> {
+        let limit = parse_bytes(allocation_limit)?;
+        let limiting = Arc::new(Limiting::new(Arc::clone(&upstream_mr.get().inner), limit));
+        let inner: Arc<dyn MemoryResource> = limiting.clone();
+        Ok(PyResource::init(
+            inner,
+            Some(upstream_mr),
+            PyLimiting { limiting, limit },
+        ))
+    }
+
+    /// Bytes in use through it.
+    fn get_allocated_bytes(&self) -> usize {
+        self.limiting.used()
+    }
+
+    /// The limit in bytes.
+    fn get_allocation_limit(&self) -> usize {
+        self.limit
+    }
+}
+
+/// Keeps every live allocation (RMM's `TrackingResourceAdaptor`): what is outstanding,
+/// with the thread that made it.
+#[pyclass(extends = PyResource, frozen, module = "locus.mr", name = "TrackingResourceAdaptor")]
+pub struct PyTracking {
+    tracking: Arc<Tracking>,
+}
+
+#[pymethods]
+impl PyTracking {
+    #[new]
+    #[pyo3(signature = (upstream_mr, capture_stacks = false))]
+    fn new(
+        upstream_mr: Py<PyResource>,
+        capture_stacks: bool,
+    ) -> PyResult<PyClassInitializer<PyTracking>> {
+        if capture_stacks {
+            return Err(PyValueError::new_err(
+                "capture_stacks is not supported: locus tracks the size and the thread of each allocation",
+            ));
+        }
+        let tracking = Arc::new(Tracking::new(Arc::clone(&upstream_mr.get().inner)));
+        let inner: Arc<dyn MemoryResource> = tracking.clone();
+        Ok(PyResource::init(
+            inner,
+            Some(upstream_mr),
+            PyTracking { tracking },
+        ))
+    }
+
+    /// Bytes outstanding.
+    fn get_allocated_bytes(&self) -> usize {
+        self.tracking.leaks().iter().map(|(bytes, _)| bytes).sum()
+    }
+
+    /// The outstanding allocations, one line each (size and thread).
+    fn get_outstanding_allocations_str(&self) -> String {
+        self.tracking
+            .leaks()
+            .iter()
+            .map(|(bytes, thread)| format!("{bytes} bytes, allocated by {thread}\n"))
+            .collect()
+    }
+}
+
+/// Logs every allocation and deallocation to a CSV file (RMM's
+/// `LoggingResourceAdaptor`, with RMM's columns; `locus replay` replays it). Without
+/// `log_file_name`, the file `LOCUS_LOG_FILE` names (RMM's `RMM_LOG_FILE`).
+#[pyclass(extends = PyResource, frozen, module = "locus.mr", name = "LoggingResourceAdaptor")]
+pub struct PyLogging {
+    file: String,
+}
+
+#[pymethods]
+impl PyLogging {
+    #[new]
+    #[pyo3(signature = (upstream_mr, log_file_name = None))]
+    fn new(
+        upstream_mr: Py<PyResource>,
+        log_file_name: Option<String>,
+    ) -> PyResult<PyClassInitializer<PyLogging>> {
+        guarded(|| {
+            let upstream = Arc::clone(&upstream_mr.get().inner);
+            let file = match log_file_name {
+                Some(name) => name,
+                None => std::env::var(resource::LOG_FILE_VARIABLE).unwrap_or_default(),
+            };
+            let logging = if file.is_empty() {
+                Logging::from_env(upstream)
+            } else {
+                Logging::to_file(upstream, &file)
+            }
+            .map_err(py_err)?;
+            Ok(PyResource::init(
+                Arc::new(logging),
+                Some(upstream_mr),
+                PyLogging { file },
+            ))
+        })
+    }
+
+    /// The log's path.
+    fn get_file_name(&self) -> String {
+        self.file.clone()
+    }
+
+    /// Writes what is buffered (every row is written as it happens: nothing is).
+    fn flush(&self) {}
+}
+
+/// Calls `callback(nbytes)` when an allocation fails (RMM's
+/// `FailureCallbackResourceAdaptor`): `True` retries, `False` lets the error through.
+#[pyclass(extends = PyResource, frozen, module = "locus.mr", name = "FailureCallbackResourceAdaptor")]
+pub struct PyFailureCallback;
+
+#[pymethods]
+impl PyFailureCallback {
+    #[new]
+    fn new(
+        upstream_mr: Py<PyResource>,
+        callback: Py<PyAny>,
+    ) -> PyClassInitializer<PyFailureCallback> {
+        let upstream = Arc::clone(&upstream_mr.get().inner);
+        let inner = FailureCallback::new(upstream, usize::MAX, move |bytes| {
+            Python::attach(|py| {
+                callback
+                    .call1(py, (bytes,))
+                    .and_then(|r| r.is_truthy(py))
+                    .unwrap_or_else(|e| {
+                        // An exception in the callback ends the retries; it is shown.
+                        e.print(py);
+                        false
+                    })
+            })
+        });
+        PyResource::init(Arc::new(inner), Some(upstream_mr), PyFailureCallback)
+    }
+}
+
+/// The Python object set per location, so that `get_per_device_resource` returns it.
+static CURRENT: Mutex<Option<HashMap<Location, Py<PyResource>>>> = Mutex::new(None);
+
+/// Makes `mr` the resource buffers at `location` allocate from (RMM's
+/// `set_per_device_resource`); `mr` must allocate there. Returns the previous one.
+#[pyfunction]
+pub fn set_per_device_resource(
+    py: Python<'_>,
+    location: &str,
+    mr: Py<PyResource>,
+) -> PyResult<Py<PyResource>> {
+    guarded(|| {
+        let previous = get_per_device_resource(py, location)?;
+        let at = parse_location(location)?;
+        let inner = Arc::clone(&mr.get().inner);
+        py.detach(|| resource::set_default(at, inner))
+            .map_err(py_err)?;
+        lock(&CURRENT)
+            .get_or_insert_with(HashMap::new)
+            .insert(at, mr);
+        Ok(previous)
+    })
+}
+
+/// The resource buffers at `location` allocate from (RMM's `get_per_device_resource`):
+/// the object last set there, or the location's upstream.
+#[pyfunction]
+pub fn get_per_device_resource(py: Python<'_>, location: &str) -> PyResult<Py<PyResource>> {
+    guarded(|| {
+        let at = parse_location(location)?;
+        let inner = py.detach(|| resource::default_for(at)).map_err(py_err)?;
+        if let Some(set) = lock(&CURRENT).as_ref().and_then(|m| m.get(&at)) {
+            if Arc::ptr_eq(&set.get().inner, &inner) {
+                return Ok(set.clone_ref(py));
+            }
+        }
+        // Set elsewhere (Rust, `use_pool`): a wrapper of the resource in use.
+        Py::new(py, PyClassInitializer::from(PyResource::new(inner, None)))
+    })
+}
+
+/// Makes `mr` the resource of the location it allocates at (RMM's
+/// `set_current_device_resource`; locus has no current device, so the resource's own
+/// location is the one). Returns the previous one.
+#[pyfunction]
+pub fn set_current_device_resource(py: Python<'_>, mr: Py<PyResource>) -> PyResult<Py<PyResource>> {
+    let location = mr.get().inner.location().to_string();
+    set_per_device_resource(py, &location, mr)
+}
+
+/// The memory available at `location` and its total, in bytes (RMM's
+/// `available_device_memory`).
+#[pyfunction]
+pub fn available_device_memory(py: Python<'_>, location: &str) -> PyResult<(u64, u64)> {
+    guarded(|| {
+        let at = parse_location(location)?;
+        py.detach(|| resource::available_memory(at)).map_err(py_err)
+    })
+}
+
+/// `percent` of the memory available at `location`, rounded down to 256 bytes (RMM's
+/// `percent_of_free_device_memory`).
+#[pyfunction]
+pub fn percent_of_free_device_memory(
+    py: Python<'_>,
+    percent: u32,
+    location: &str,
+) -> PyResult<usize> {
+    guarded(|| {
+        let at = parse_location(location)?;
+        py.detach(|| resource::percent_of_free_memory(at, percent))
+            .map_err(py_err)
+    })
+}
+
+/// Adds the classes and functions to `m` (the `locus.mr` names).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyResource>()?;
+    m.add_class::<PyUpstream>()?;
+    m.add_class::<PyPool>()?;
+    m.add_class::<PyArena>()?;
+    m.add_class::<PyFixedSize>()?;
+    m.add_class::<PyBinning>()?;
+    m.add_class::<PyStatistics>()?;
+    m.add_class::<PyLimiting>()?;
+    m.add_class::<PyTracking>()?;
+    m.add_class::<PyLogging>()?;
+    m.add_class::<PyFailureCallback>()?;
+    m.add_function(wrap_pyfunction!(set_per_device_resource, m)?)?;
+    m.add_function(wrap_pyfunction!(get_per_device_resource, m)?)?;
+    m.add_function(wrap_pyfunction!(set_current_device_resource, m)?)?;
+    m.add_function(wrap_pyfunction!(available_device_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(percent_of_free_device_memory, m)?)?;
+    Ok(())
+}

@@ -10,6 +10,7 @@ mod dlpack;
 mod dtype;
 mod foreign;
 mod handle;
+mod memory;
 mod mr;
 mod resources;
 mod store;
@@ -139,6 +140,8 @@ fn dlpack_device(location: &str) -> PyResult<(i32, i32)> {
 fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyBuffer>()?;
     m.add_class::<Handle>()?;
+    m.add_class::<memory::PyMemory>()?;
+    m.add_class::<memory::PyMirror>()?;
     m.add_function(wrap_pyfunction!(available, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes, m)?)?;

@@ -1,0 +1,339 @@
+//! `locus.Memory` and `locus.Mirror`: umem's raw allocations and connections from Python
+//! (`aligned_alloc`, `aligned_origin`, `calloc`, `set`, `copy_to` / `copy_from`,
+//! `is_accessible_from`, `connect` / `sync` / `update` / `disconnect`), with numpy
+//! viewing memory the host addresses in place.
+
+use locus::mirror::{self, Mirror};
+use pyo3::types::PyBytes;
+
+use super::*;
+
+/// One untyped allocation at a location (umem's address in its context).
+#[pyclass(frozen, module = "locus", name = "Memory")]
+pub(crate) struct PyMemory {
+    pub(crate) inner: Arc<Memory>,
+    /// The host mapping numpy views, for memory the host reaches by mapping (an OpenCL
+    /// buffer on a CPU device): made at the first view, kept while this object lives.
+    mapping: Mutex<Option<HostMapping>>,
+}
+
+impl PyMemory {
+    fn wrap(inner: Arc<Memory>) -> PyMemory {
+        PyMemory {
+            inner,
+            mapping: Mutex::new(None),
+        }
+    }
+}
+
+fn route_text(route: Option<locus::Route>) -> Option<String> {
+    route.map(|r| r.to_string())
+}
+
+#[pymethods]
+impl PyMemory {
+    /// `nbytes` at `location`, at an address that is a multiple of `alignment` (any
+    /// power of two; umem's `aligned_alloc(alignment, nbytes)`).
+    #[new]
+    #[pyo3(signature = (location, nbytes, alignment = 64))]
+    fn new(py: Python<'_>, location: &str, nbytes: usize, alignment: usize) -> PyResult<PyMemory> {
+        guarded(|| {
+            let at = parse_location(location)?;
+            let inner = py
+                .detach(|| Memory::new_aligned(at, nbytes, alignment))
+                .map_err(py_err)?;
+            Ok(PyMemory::wrap(Arc::new(inner)))
+        })
+    }
+
+    /// `nmemb * size` zeroed bytes at `location` (umem's `calloc`).
+    #[staticmethod]
+    fn calloc(py: Python<'_>, location: &str, nmemb: usize, size: usize) -> PyResult<PyMemory> {
+        let nbytes = nmemb.checked_mul(size).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "{location}: calloc of {nmemb} x {size} bytes does not fit in memory sizes"
+            ))
+        })?;
+        let m = PyMemory::new(py, location, nbytes, 64)?;
+        m.set(py, 0, None, 0)?;
+        Ok(m)
+    }
+
+    /// Where it lives.
+    #[getter]
+    fn location(&self) -> String {
+        self.inner.location().to_string()
+    }
+
+    /// Its size in bytes.
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Its address: the pointer, or the offset in its buffer object for OpenCL and
+    /// WebGPU (umem's address).
+    #[getter]
+    fn address(&self) -> u64 {
+        self.inner.native().address()
+    }
+
+    /// The address of the allocation behind an over-aligned one (umem's
+    /// `aligned_origin`; the address itself when no padding was needed).
+    #[getter]
+    fn aligned_origin(&self) -> u64 {
+        self.inner.aligned_origin()
+    }
+
+    /// How the host reaches it: `"pointer"` (numpy views it in place), `"mapped"` or
+    /// `"none"`.
+    #[getter]
+    fn host_access(&self) -> &'static str {
+        match self.inner.host_access() {
+            HostAccess::Pointer => "pointer",
+            HostAccess::Mapped => "mapped",
+            HostAccess::None => "none",
+        }
+    }
+
+    /// Writes the bytes of `data` (anything with the buffer protocol: bytes, a numpy
+    /// array) at `offset`.
+    #[pyo3(signature = (data, offset = 0))]
+    fn write(&self, py: Python<'_>, data: &Bound<'_, PyAny>, offset: usize) -> PyResult<()> {
+        guarded(|| {
+            let bytes: Bound<'_, PyBytes> = py
+                .get_type::<PyBytes>()
+                .call1((data,))?
+                .cast_into()
+                .map_err(PyErr::from)?;
+            let src = bytes.as_bytes();
+            py.detach(|| self.inner.write(offset, src)).map_err(py_err)
+        })
+    }
+
+    /// Reads `nbytes` (to the end when `None`) from `offset`.
+    #[pyo3(signature = (nbytes = None, offset = 0))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        nbytes: Option<usize>,
+        offset: usize,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        guarded(|| {
+            let n = nbytes.unwrap_or(self.inner.len().saturating_sub(offset));
+            let mut out = vec![0u8; n];
+            py.detach(|| self.inner.read(offset, &mut out))
+                .map_err(py_err)?;
+            Ok(PyBytes::new(py, &out))
+        })
+    }
+
+    /// Sets `nbytes` (to the end when `None`) from `offset` to `byte` (umem's `set`).
+    #[pyo3(signature = (byte, nbytes = None, offset = 0))]
+    fn set(&self, py: Python<'_>, byte: u8, nbytes: Option<usize>, offset: usize) -> PyResult<()> {
+        guarded(|| {
+            let end = match nbytes {
+                Some(n) => offset.checked_add(n).ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "{}: set of {n} bytes at {offset} overflows",
+                        self.inner.location()
+                    ))
+                })?,
+                None => self.inner.len(),
+            };
+            py.detach(|| self.inner.fill(offset..end, &[byte]))
+                .map_err(py_err)
+        })
+    }
+
+    /// Copies `nbytes` from `self[offset..]` to `dst[dst_offset..]` on the route the
+    /// transfer matrix picks (umem's `copy_to`); returns the route.
+    #[pyo3(signature = (dst, nbytes, offset = 0, dst_offset = 0))]
+    fn copy_to(
+        &self,
+        py: Python<'_>,
+        dst: &PyMemory,
+        nbytes: usize,
+        offset: usize,
+        dst_offset: usize,
+    ) -> PyResult<String> {
+        guarded(|| {
+            py.detach(|| self.inner.copy_to(offset, &dst.inner, dst_offset, nbytes))
+                .map(|r| r.to_string())
+                .map_err(py_err)
+        })
+    }
+
+    /// Copies `nbytes` from `src[src_offset..]` into `self[offset..]` (umem's
+    /// `copy_from`); returns the route.
+    #[pyo3(signature = (src, nbytes, offset = 0, src_offset = 0))]
+    fn copy_from(
+        &self,
+        py: Python<'_>,
+        src: &PyMemory,
+        nbytes: usize,
+        offset: usize,
+        src_offset: usize,
+    ) -> PyResult<String> {
+        src.copy_to(py, self, nbytes, src_offset, offset)
+    }
+
+    /// True when code at `location` uses this memory in place (umem's
+    /// `is_accessible_from`).
+    fn is_accessible_from(&self, location: &str) -> PyResult<bool> {
+        guarded(|| Ok(self.inner.is_accessible_from(parse_location(location)?)))
+    }
+
+    /// True when `other` lives in the same device context (umem's `is_same_context`).
+    fn is_same_context(&self, other: &PyMemory) -> bool {
+        self.inner.location() == other.inner.location()
+    }
+
+    /// Connects the first `nbytes` to `location` (umem's `connect(nbytes, alignment)`):
+    /// the paired memory is this memory itself when `location` uses it in place and its
+    /// address is a multiple of `alignment` (0: any), else `nbytes` new bytes there,
+    /// filled with these.
+    #[pyo3(signature = (nbytes, location = "host", alignment = 0))]
+    fn connect(
+        &self,
+        py: Python<'_>,
+        nbytes: usize,
+        location: &str,
+        alignment: usize,
+    ) -> PyResult<PyMirror> {
+        guarded(|| {
+            let at = parse_location(location)?;
+            let m = py
+                .detach(|| mirror::connect(&self.inner, nbytes, at, alignment))
+                .map_err(py_err)?;
+            Ok(PyMirror {
+                inner: Mutex::new(Some(m)),
+            })
+        })
+    }
+
+    /// numpy's array interface (bytes, `uint8`) where the host reaches the memory in
+    /// place: host memory, OpenMP's initial device, SYCL shared or host USM and pinned
+    /// GPU memory by address, an OpenCL buffer on a CPU device through a mapping made
+    /// at the first view and kept while this object lives. `np.asarray(m).view(np.float64)`
+    /// is the memory itself.
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let address = match self.inner.host_access() {
+                HostAccess::Pointer => self.inner.native().address() as usize,
+                HostAccess::Mapped => {
+                    let mut mapping = lock(&self.mapping);
+                    if mapping.is_none() {
+                        let made = py
+                            .detach(|| self.inner.map(0..self.inner.len(), true))
+                            .map_err(py_err)?;
+                        *mapping = Some(made);
+                    }
+                    mapping.as_ref().map_or(0, |m| m.as_ptr() as usize)
+                }
+                HostAccess::None => {
+                    return Err(PyAttributeError::new_err(format!(
+                        "memory at {} is not reachable from the host in place; read() it, or connect() it to the host",
+                        self.inner.location()
+                    )))
+                }
+            };
+            let d = PyDict::new(py);
+            d.set_item("version", 3)?;
+            d.set_item("shape", (self.inner.len(),))?;
+            d.set_item("typestr", "|u1")?;
+            d.set_item("data", (address, false))?;
+            Ok(d)
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<locus.Memory {} bytes at {}, address {:#x}>",
+            self.inner.len(),
+            self.inner.location(),
+            self.inner.native().address()
+        )
+    }
+}
+
+/// A connection between a source allocation and its paired memory (umem's paired
+/// address): `sync(n)` pushes the paired memory to the source, `update(n)` pulls the
+/// source into it.
+#[pyclass(frozen, module = "locus", name = "Mirror")]
+pub(crate) struct PyMirror {
+    inner: Mutex<Option<Mirror>>,
+}
+
+impl PyMirror {
+    fn with<R>(&self, f: impl FnOnce(&Mirror) -> PyResult<R>) -> PyResult<R> {
+        match lock(&self.inner).as_ref() {
+            Some(m) => f(m),
+            None => Err(PyValueError::new_err(
+                "this connection was disconnected; connect() again",
+            )),
+        }
+    }
+}
+
+#[pymethods]
+impl PyMirror {
+    /// The paired memory (the source itself when in place).
+    #[getter]
+    fn memory(&self) -> PyResult<PyMemory> {
+        self.with(|m| Ok(PyMemory::wrap(Arc::clone(m.memory()))))
+    }
+
+    /// The source allocation.
+    #[getter]
+    fn source(&self) -> PyResult<PyMemory> {
+        self.with(|m| Ok(PyMemory::wrap(Arc::clone(m.source()))))
+    }
+
+    /// Where the paired memory is used.
+    #[getter]
+    fn location(&self) -> PyResult<String> {
+        self.with(|m| Ok(m.location().to_string()))
+    }
+
+    /// The connected length in bytes.
+    #[getter]
+    fn nbytes(&self) -> PyResult<usize> {
+        self.with(|m| Ok(m.len()))
+    }
+
+    /// True when no separate copy exists.
+    #[getter]
+    fn in_place(&self) -> PyResult<bool> {
+        self.with(|m| Ok(m.is_in_place()))
+    }
+
+    /// Pushes the first `nbytes` (all when `None`) of the paired memory to the source
+    /// (umem's `sync`); the route, or `None` in place.
+    #[pyo3(signature = (nbytes = None))]
+    fn sync(&self, py: Python<'_>, nbytes: Option<usize>) -> PyResult<Option<String>> {
+        self.with(|m| {
+            let n = nbytes.unwrap_or(m.len());
+            py.detach(|| m.sync(n)).map(route_text).map_err(py_err)
+        })
+    }
+
+    /// Pulls the first `nbytes` (all when `None`) of the source into the paired memory
+    /// (umem's `update`); the route, or `None` in place.
+    #[pyo3(signature = (nbytes = None))]
+    fn update(&self, py: Python<'_>, nbytes: Option<usize>) -> PyResult<Option<String>> {
+        self.with(|m| {
+            let n = nbytes.unwrap_or(m.len());
+            py.detach(|| m.update(n)).map(route_text).map_err(py_err)
+        })
+    }
+
+    /// Ends the connection (umem's `disconnect`): the paired memory is freed when it is a
+    /// separate allocation and nothing else holds it.
+    fn disconnect(&self) {
+        if let Some(m) = lock(&self.inner).take() {
+            m.disconnect();
+        }
+    }
+}

@@ -733,3 +733,39 @@ fn kind_resources_by_name_say_what_a_location_offers() {
         }
     }
 }
+
+/// Tracking over tracking (each keeps its own record of the block and gives the inner
+/// one's mark back), with threads named where asked, on every location; blocks made
+/// and freed on other threads are followed too.
+#[test]
+fn tracking_adaptors_nest_and_follow_blocks_across_threads() {
+    let _serial = common::serial();
+    for l in locus::available() {
+        let pool: Arc<dyn MemoryResource> =
+            Arc::new(Pool::new(resource::upstream(l).unwrap(), MIB, 64 * MIB));
+        let inner = Arc::new(Tracking::new(pool));
+        let outer = Arc::new(Tracking::with_threads(inner.clone()));
+        let blocks: Vec<_> = (1..=100).map(|i| outer.allocate(i * 8, 64).unwrap()).collect();
+        assert_eq!((inner.leaks().len(), outer.leaks().len()), (100, 100), "{l}");
+        assert!(inner.leaks().iter().all(|(_, t)| t == "(thread not recorded)"));
+        let me = format!("{:?}", std::thread::current().id());
+        assert!(outer.leaks().iter().all(|(_, t)| t.contains(&me)), "{:?}", outer.leaks()[0]);
+        let mut sizes: Vec<usize> = outer.leaks().iter().map(|l| l.0).collect();
+        sizes.sort_unstable();
+        assert_eq!(sizes, (1..=100).map(|i| i * 8).collect::<Vec<_>>());
+        // Freed on another thread, half of them; the rest here.
+        let (there, here): (Vec<_>, Vec<_>) = blocks.into_iter().partition(|b| b.bytes() % 16 == 0);
+        let o = outer.clone();
+        std::thread::spawn(move || there.into_iter().for_each(|b| o.deallocate(b)))
+            .join()
+            .unwrap();
+        assert_eq!((inner.leaks().len(), outer.leaks().len()), (50, 50), "{l}");
+        here.into_iter().for_each(|b| outer.deallocate(b));
+        assert!(inner.leaks().is_empty() && outer.leaks().is_empty(), "{l}");
+        // Slots freed on either thread are used again.
+        let again: Vec<_> = (0..100).map(|_| outer.allocate(64, 64).unwrap()).collect();
+        assert_eq!(outer.leaks().len(), 100);
+        again.into_iter().for_each(|b| outer.deallocate(b));
+        assert!(inner.leaks().is_empty() && outer.leaks().is_empty(), "{l}");
+    }
+}

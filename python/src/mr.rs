@@ -445,7 +445,7 @@ impl PyTracking {
                 "capture_stacks is not supported: locus tracks the size and the thread of each allocation",
             ));
         }
-        let tracking = Arc::new(Tracking::new(Arc::clone(&upstream_mr.get().inner)));
+        let tracking = Arc::new(Tracking::with_threads(Arc::clone(&upstream_mr.get().inner)));
         let inner: Arc<dyn MemoryResource> = tracking.clone();
         Ok(PyResource::init(
             inner,

@@ -22,6 +22,9 @@ pub struct Block {
     pub(crate) location: Location,
     /// The allocation behind it, when alignment needed padding (umem's `aligned_origin`).
     pub(crate) origin: Option<Box<Origin>>,
+    /// A tracking adaptor's record of it while it is out (0: none; see
+    /// `resource::Tracking`).
+    pub(crate) tracking: u64,
 }
 
 impl Block {

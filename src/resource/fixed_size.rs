@@ -159,6 +159,7 @@ impl FixedSize {
             id,
             location: self.location(),
             origin: None,
+            tracking: 0,
         })
     }
 

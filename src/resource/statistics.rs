@@ -29,20 +29,23 @@ pub struct StatisticsTotals {
 /// Counts current, peak and total bytes and allocations of the resource it wraps. A
 /// block given back after running work ([`MemoryResource::deallocate_after`]) stops
 /// counting at once, as in RMM, and goes to the inner resource in stream order.
+///
+/// Two read-modify-writes per allocation and two per free, no lock: the counts kept are
+/// what was allocated and what was freed (bytes and blocks), the current ones their
+/// differences, and the peaks are raised only when passed. A reading taken while other
+/// threads allocate may mix moments.
 pub struct Statistics {
     inner: Arc<dyn MemoryResource>,
-    /// The counts, each its own atomic (no lock on the allocation path; a reading taken
-    /// while other threads allocate may mix moments).
     counts: [AtomicUsize; 6],
 }
 
 /// Indexes of [`Statistics::counts`].
-const CURRENT_BYTES: usize = 0;
-const PEAK_BYTES: usize = 1;
-const TOTAL_BYTES: usize = 2;
-const CURRENT_COUNT: usize = 3;
-const PEAK_COUNT: usize = 4;
-const TOTAL_COUNT: usize = 5;
+const ALLOCATED_BYTES: usize = 0;
+const FREED_BYTES: usize = 1;
+const PEAK_BYTES: usize = 2;
+const ALLOCATED_COUNT: usize = 3;
+const FREED_COUNT: usize = 4;
+const PEAK_COUNT: usize = 5;
 
 impl Statistics {
     /// Wraps `inner`.
@@ -56,35 +59,43 @@ impl Statistics {
     /// The counts so far.
     pub fn totals(&self) -> StatisticsTotals {
         let c = |i: usize| self.counts[i].load(Relaxed);
+        // Freed first: a free counted after it cannot make the current count negative.
+        let (freed_bytes, freed_count) = (c(FREED_BYTES), c(FREED_COUNT));
+        let (total_bytes, total_count) = (c(ALLOCATED_BYTES), c(ALLOCATED_COUNT));
         StatisticsTotals {
-            current_bytes: c(CURRENT_BYTES),
+            current_bytes: total_bytes.saturating_sub(freed_bytes),
             peak_bytes: c(PEAK_BYTES),
-            total_bytes: c(TOTAL_BYTES),
-            current_count: c(CURRENT_COUNT),
+            total_bytes,
+            current_count: total_count.saturating_sub(freed_count),
             peak_count: c(PEAK_COUNT),
-            total_count: c(TOTAL_COUNT),
+            total_count,
         }
     }
 
-    fn counted(&self, block: Result<Block>) -> Result<Block> {
-        let block = block?;
-        let bytes = block.bytes;
+    fn counted(&self, allocated: Result<Block>) -> Result<Block> {
+        let Ok(block) = &allocated else {
+            return allocated;
+        };
         let c = &self.counts;
-        let now = c[CURRENT_BYTES].fetch_add(bytes, Relaxed) + bytes;
-        c[PEAK_BYTES].fetch_max(now, Relaxed);
-        c[TOTAL_BYTES].fetch_add(bytes, Relaxed);
-        let count = c[CURRENT_COUNT].fetch_add(1, Relaxed) + 1;
-        c[PEAK_COUNT].fetch_max(count, Relaxed);
-        c[TOTAL_COUNT].fetch_add(1, Relaxed);
-        Ok(block)
+        // `allocated - freed` now (a free racing with this may not be in it yet), and
+        // the peak raised to it when passed.
+        let count = |allocated: usize, freed: usize, peak: usize, n: usize| {
+            let now = c[allocated]
+                .fetch_add(n, Relaxed)
+                .wrapping_add(n)
+                .saturating_sub(c[freed].load(Relaxed));
+            if now > c[peak].load(Relaxed) {
+                c[peak].fetch_max(now, Relaxed);
+            }
+        };
+        count(ALLOCATED_BYTES, FREED_BYTES, PEAK_BYTES, block.bytes);
+        count(ALLOCATED_COUNT, FREED_COUNT, PEAK_COUNT, 1);
+        allocated
     }
 
     fn uncount(&self, block: &Block) {
-        let sub = |i: usize, n: usize| {
-            let _ = self.counts[i].fetch_update(Relaxed, Relaxed, |v| Some(v.saturating_sub(n)));
-        };
-        sub(CURRENT_BYTES, block.bytes);
-        sub(CURRENT_COUNT, 1);
+        self.counts[FREED_BYTES].fetch_add(block.bytes, Relaxed);
+        self.counts[FREED_COUNT].fetch_add(1, Relaxed);
     }
 }
 

@@ -85,6 +85,7 @@ impl MemoryResource for Upstream {
             id: 0,
             location: self.device.location(),
             origin: origin.map(Box::new),
+            tracking: 0,
         })
     }
 

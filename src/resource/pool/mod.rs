@@ -481,6 +481,7 @@ impl Pool {
                     id: (self.tag << TAG_SHIFT) | (u64::from(i) + 1),
                     location: self.location(),
                     origin: None,
+                    tracking: 0,
                 })
             }
             Err(e) => {

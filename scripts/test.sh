@@ -115,7 +115,9 @@ done
 step "python: the wheel (pip install ./python builds it with maturin), then pytest on every location"
 # Installed into the SYCL venv, which already has numpy; pytest fails (exit 1, or 5
 # when it collects nothing) on any error, and when LOCUS_REQUIRE names a missing location.
-"$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "numpy>=2.1" pytest ./python
+# pyopencl is a client nobody here wrote: python/tests/test_pyopencl.py runs its kernels
+# on locus buffers in place at every OpenCL location.
+"$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "numpy>=2.1" pytest pyopencl ./python
 # On a GPU machine: CuPy, a client nobody here wrote, for python/tests/test_gpu_clients.py
 # (its tests skip, saying why, where it is missing).
 case ",$LOCUS_REQUIRE," in

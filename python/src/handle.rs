@@ -63,6 +63,35 @@ impl Handle {
         self.view.len() * self.view.dtype.size
     }
 
+    /// The OpenCL objects behind this handle, as the integers pyopencl's `from_int_ptr`
+    /// takes: `{"mem", "offset", "size", "context", "device", "queue"}`. `mem` is the
+    /// `cl_mem` (the data starts `offset` bytes into it: a pool's sub-allocation; make a
+    /// sub-buffer of `offset` and `size` then), `queue` locus's in-order queue on the
+    /// device (work enqueued there is ordered with locus's own). Retain what you wrap
+    /// (`from_int_ptr(..., retain=True)`): the handle owns the memory.
+    #[getter]
+    fn opencl<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let location = self.view.memory.location();
+            let Native::OpenCl { mem, offset } = self.view.memory.native() else {
+                return Err(PyAttributeError::new_err(format!(
+                    "memory at {location} is not OpenCL memory: access the buffer at an OpenCL location (e.g. access(\"opencl:0\"))"
+                )));
+            };
+            let device = locus::device_as::<locus::backends::opencl::OpenClDevice>(location)
+                .map_err(py_err)?;
+            let (context, cl_device, queue) = device.raw_handles();
+            let d = PyDict::new(py);
+            d.set_item("mem", *mem as usize)?;
+            d.set_item("offset", *offset)?;
+            d.set_item("size", self.view.memory.len())?;
+            d.set_item("context", context)?;
+            d.set_item("device", cl_device)?;
+            d.set_item("queue", queue)?;
+            Ok(d)
+        })
+    }
+
     /// The host address of the first element, when code at this location runs on the host.
     #[getter]
     fn ptr(&self) -> Option<usize> {

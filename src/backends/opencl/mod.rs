@@ -173,6 +173,18 @@ impl OpenClDevice {
         &self.queue
     }
 
+    /// The raw `cl_context`, `cl_device_id` and `cl_command_queue` (locus's in-order
+    /// queue) as integers: what another OpenCL library takes to work on locus's memory
+    /// in place (pyopencl's `Context.from_int_ptr`, `CommandQueue.from_int_ptr`). Work
+    /// enqueued on that queue is ordered with locus's own.
+    pub fn raw_handles(&self) -> (usize, usize, usize) {
+        (
+            self.context.get() as usize,
+            self.device.id() as usize,
+            self.queue.get() as usize,
+        )
+    }
+
     /// True when `mem` is a buffer of this device's context (`CL_MEM_CONTEXT`): what a
     /// buffer made elsewhere must be before [`crate::Memory::adopt`] may use it here.
     ///

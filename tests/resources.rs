@@ -745,11 +745,24 @@ fn tracking_adaptors_nest_and_follow_blocks_across_threads() {
             Arc::new(Pool::new(resource::upstream(l).unwrap(), MIB, 64 * MIB));
         let inner = Arc::new(Tracking::new(pool));
         let outer = Arc::new(Tracking::with_threads(inner.clone()));
-        let blocks: Vec<_> = (1..=100).map(|i| outer.allocate(i * 8, 64).unwrap()).collect();
-        assert_eq!((inner.leaks().len(), outer.leaks().len()), (100, 100), "{l}");
-        assert!(inner.leaks().iter().all(|(_, t)| t == "(thread not recorded)"));
+        let blocks: Vec<_> = (1..=100)
+            .map(|i| outer.allocate(i * 8, 64).unwrap())
+            .collect();
+        assert_eq!(
+            (inner.leaks().len(), outer.leaks().len()),
+            (100, 100),
+            "{l}"
+        );
+        assert!(inner
+            .leaks()
+            .iter()
+            .all(|(_, t)| t == "(thread not recorded)"));
         let me = format!("{:?}", std::thread::current().id());
-        assert!(outer.leaks().iter().all(|(_, t)| t.contains(&me)), "{:?}", outer.leaks()[0]);
+        assert!(
+            outer.leaks().iter().all(|(_, t)| t.contains(&me)),
+            "{:?}",
+            outer.leaks()[0]
+        );
         let mut sizes: Vec<usize> = outer.leaks().iter().map(|l| l.0).collect();
         sizes.sort_unstable();
         assert_eq!(sizes, (1..=100).map(|i| i * 8).collect::<Vec<_>>());

@@ -596,3 +596,121 @@ fn calls_come_after_the_work_their_arguments_wait_for() {
         producer.join().unwrap();
     }
 }
+
+/// OpenHMPP's fallback at run time: a kernel whose source does not build at the first
+/// targets (broken OpenCL C, WGSL and OpenMP C here) falls back, call by call, to the
+/// next target of the list, moving the data it needs; the report says where it ran and
+/// why each target before it did not. A target with a good source after broken ones runs.
+#[test]
+fn a_launch_that_fails_falls_back_to_the_next_target() {
+    let _serial = common::serial();
+    let devices: Vec<Location> = locus::available()
+        .into_iter()
+        .filter(|l| !l.is_host())
+        .collect();
+    let broken = Kernel::new("double_or_fall_back")
+        .buffer("x", DType::F32, Intent::InOut)
+        .opencl_c("this is not OpenCL C", "double_or_fall_back")
+        .wgsl("this is not WGSL", "double_or_fall_back", [64, 1, 1])
+        .openmp_c("this is not C", "double_or_fall_back")
+        .host(|args, _| args[0].f32s_mut().iter_mut().for_each(|v| *v *= 2.0));
+    let mut targets = devices.clone();
+    targets.push(Location::Host);
+    let c = Codelet::new(&broken, &targets).unwrap();
+    assert_eq!(c.fallbacks().last(), Some(&Location::Host));
+    for &home in &targets {
+        let mut x = Buffer::from_slice(home, &data(300, 1.0)).unwrap();
+        let report = c
+            .call(&mut [Arg::buf_mut(&mut x)], Launch::d1(300))
+            .unwrap();
+        assert_eq!(report.target, Location::Host, "from {home}");
+        let tried: Vec<Location> = report.fell_back.iter().map(|(l, _)| *l).collect();
+        assert_eq!(tried, devices, "from {home}");
+        for (l, why) in &report.fell_back {
+            assert!(why.len() > 10, "{l}: the reason is said: {why}");
+            eprintln!("fell back past {l}: {}", why.lines().next().unwrap_or(""));
+        }
+        let expect: Vec<f32> = data(300, 1.0).iter().map(|v| v * 2.0).collect();
+        assert_eq!(x.to_vec().unwrap(), expect, "from {home}");
+    }
+    // Broken WGSL, good OpenCL C: WebGPU falls back to OpenCL, which runs it.
+    let (Some(&webgpu), Some(&opencl)) = (
+        devices
+            .iter()
+            .find(|l| l.technology() == locus::Technology::WebGpu),
+        devices
+            .iter()
+            .find(|l| l.technology() == locus::Technology::OpenCl),
+    ) else {
+        eprintln!("SKIPPED: the WebGPU-to-OpenCL fallback needs both");
+        return;
+    };
+    let half = Kernel::new("half_or_fall_back")
+        .buffer("x", DType::F32, Intent::InOut)
+        .wgsl("this is not WGSL", "half_or_fall_back", [64, 1, 1])
+        .opencl_c(
+            "__kernel void half_or_fall_back(__global float *x) { x[get_global_id(0)] *= 0.5f; }",
+            "half_or_fall_back",
+        );
+    let c = Codelet::new(&half, &[webgpu, opencl]).unwrap();
+    let mut x = Buffer::from_slice(webgpu, &[4.0f32; 64]).unwrap();
+    let report = c.call(&mut [Arg::buf_mut(&mut x)], Launch::d1(64)).unwrap();
+    assert_eq!(report.target, opencl);
+    assert_eq!(report.fell_back.len(), 1);
+    assert_eq!(report.fell_back[0].0, webgpu);
+    assert_eq!(x.to_vec().unwrap(), vec![2.0f32; 64]);
+    // Nowhere to go: every failure is named.
+    let c = Codelet::new(&half, &[webgpu]).unwrap();
+    let err = c
+        .call(&mut [Arg::buf_mut(&mut x)], Launch::d1(64))
+        .unwrap_err()
+        .to_string();
+    assert!(!err.is_empty());
+    assert_eq!(
+        x.to_vec().unwrap(),
+        vec![2.0f32; 64],
+        "a failed launch leaves the data"
+    );
+}
+
+/// OpenHMPP's `cond`: the condition, evaluated at each call, offloads the call or keeps
+/// it on the host (with the host implementation); the buffers stay coherent as the
+/// condition flips inside a loop, on every device as the offload target.
+#[test]
+fn cond_flips_between_the_device_and_the_host() {
+    let _serial = common::serial();
+    let k = kernels::saxpy();
+    let n = 1000;
+    for device in locus::available() {
+        let c = Codelet::new(&k, &[device, Location::Host]).unwrap();
+        let x = Buffer::from_slice(device, &data(n, 3.0)).unwrap();
+        let mut y = Buffer::from_slice(Location::Host, &data(n, 4.0)).unwrap();
+        let mut reference = data(n, 4.0);
+        for step in 0..6u32 {
+            let offload = step % 3 != 1; // device, host, device, device, host, device
+            let a = 0.5 + step as f32;
+            let report = c
+                .call_if(
+                    offload,
+                    &mut [
+                        Arg::f32(a),
+                        Arg::buf(&x),
+                        Arg::buf_mut(&mut y),
+                        Arg::u32(n as u32),
+                    ],
+                    Launch::d1(n),
+                )
+                .unwrap();
+            let expected_at = if offload { device } else { Location::Host };
+            assert_eq!(report.target, expected_at, "{device}, step {step}");
+            for (r, xv) in reference.iter_mut().zip(data(n, 3.0)) {
+                *r += a * xv;
+            }
+            close(
+                &y.to_vec().unwrap(),
+                &reference,
+                &format!("{device}, step {step}"),
+            );
+        }
+    }
+}

@@ -10,14 +10,27 @@ pub struct CallReport {
     pub target: Location,
     /// What the arguments' buffers moved for this call (per route kind).
     pub moved: TransferTotals,
+    /// The targets tried first whose launch failed (a kernel that does not build there,
+    /// a device error, out of memory), each with the error: the call fell back past them
+    /// (OpenHMPP's fallback), in the target list's order.
+    pub fell_back: Vec<(Location, String)>,
 }
 
-/// A kernel bound to a target: the first available location of a target list.
+/// A kernel bound to a target list: calls run at the first available location, and
+/// fall back to the next when a launch fails there.
 #[derive(Debug, Clone)]
 pub struct Codelet<'k> {
     kernel: &'k Kernel,
-    target: Location,
+    /// The available targets, in the list's order; the first is where calls run.
+    targets: Vec<Location>,
     skipped: Vec<(Location, String)>,
+}
+
+/// How a call started: where, past which failures, and its completion.
+struct Started {
+    target: Location,
+    fell_back: Vec<(Location, String)>,
+    completion: Completion,
 }
 
 fn totals(args: &[Arg<'_>]) -> TransferTotals {
@@ -51,15 +64,22 @@ impl<'k> Codelet<'k> {
     pub fn new(kernel: &'k Kernel, targets: &[Location]) -> Result<Codelet<'k>> {
         let registry = crate::runtime::registry::registry();
         let mut skipped = Vec::new();
+        let mut available = Vec::new();
         for &t in targets {
             if registry.has(t) {
-                return Ok(Codelet {
-                    kernel,
-                    target: t,
-                    skipped,
-                });
+                if !available.contains(&t) {
+                    available.push(t);
+                }
+            } else if available.is_empty() {
+                skipped.push((t, registry.why_missing(t)));
             }
-            skipped.push((t, registry.why_missing(t)));
+        }
+        if !available.is_empty() {
+            return Ok(Codelet {
+                kernel,
+                targets: available,
+                skipped,
+            });
         }
         Err(Error::Invalid(if targets.is_empty() {
             format!("codelet `{}`: the target list is empty", kernel.name)
@@ -76,9 +96,15 @@ impl<'k> Codelet<'k> {
         }))
     }
 
-    /// Where calls run.
+    /// Where calls run (unless a launch fails there: see [`Codelet::fallbacks`]).
     pub fn target(&self) -> Location {
-        self.target
+        self.targets[0]
+    }
+
+    /// The available targets after [`Codelet::target`], in the list's order: where a
+    /// call goes when the launch fails at the ones before.
+    pub fn fallbacks(&self) -> &[Location] {
+        &self.targets[1..]
     }
 
     /// The targets tried before this one, each with why it was not used.
@@ -91,7 +117,24 @@ impl<'k> Codelet<'k> {
         self.kernel
     }
 
-    /// Checks everything about a call before anything moves or launches.
+    /// Checks what the target decides (a source for its technology, 64-bit floats).
+    fn check_target(&self, target: Location) -> Result<()> {
+        let k = self.kernel;
+        k.source_for(target.technology())?;
+        if k.needs_f64() {
+            let device = crate::runtime::registry::registry().device(target)?;
+            if let Some(why) = device.lacks_f64() {
+                return Err(Error::Invalid(format!(
+                    "kernel `{}` uses f64, but {why}; run it on a device with 64-bit floats",
+                    k.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the arguments and the launch size, before anything moves or launches
+    /// (wherever the call runs).
     fn check(&self, args: &[Arg<'_>], launch: Launch) -> Result<()> {
         let k = self.kernel;
         let name = &k.name;
@@ -102,15 +145,6 @@ impl<'k> Codelet<'k> {
                 k.signature(),
                 args.len()
             )));
-        }
-        k.source_for(self.target.technology())?;
-        if k.needs_f64() {
-            let device = crate::runtime::registry::registry().device(self.target)?;
-            if let Some(why) = device.lacks_f64() {
-                return Err(Error::Invalid(format!(
-                    "kernel `{name}` uses f64, but {why}; run it on a device with 64-bit floats"
-                )));
-            }
         }
         if let Some(p) = k
             .params
@@ -181,31 +215,68 @@ impl<'k> Codelet<'k> {
     /// elsewhere (SYCL USM read in place by the host, OpenMP, host) the call waits.
     /// Use [`Codelet::call_async`] and [`Pending::synchronize`] to wait explicitly,
     /// e.g. before handing a native handle to another queue.
+    ///
+    /// When the launch fails at the target (a kernel that does not build there, a device
+    /// error, out of memory), the call falls back to the next available target of the
+    /// list, moving the data it needs there, and the report says where it ran and why
+    /// the others did not ([`CallReport::fell_back`]). A failure while the kernel runs
+    /// (reported when it is waited for) is an error, not a fallback: the kernel may have
+    /// written part of its outputs.
     pub fn call(&self, args: &mut [Arg<'_>], launch: Launch) -> Result<CallReport> {
+        self.call_among(&self.targets, args, launch)
+    }
+
+    /// Runs the kernel offloaded when `offload` is true (as [`Codelet::call`]), and on
+    /// the host with its host implementation when false (OpenHMPP's `cond`, evaluated at
+    /// the call site: keep small problems on the host). The buffers stay coherent either
+    /// way: each moves only where the call runs needs it.
+    pub fn call_if(
+        &self,
+        offload: bool,
+        args: &mut [Arg<'_>],
+        launch: Launch,
+    ) -> Result<CallReport> {
+        if offload {
+            self.call(args, launch)
+        } else {
+            self.call_among(&[Location::Host], args, launch)
+        }
+    }
+
+    fn call_among(
+        &self,
+        targets: &[Location],
+        args: &mut [Arg<'_>],
+        launch: Launch,
+    ) -> Result<CallReport> {
         let before = totals(args);
-        self.start(args, launch)?.detach()?;
+        let started = self.start(targets, args, launch)?;
+        started.completion.detach()?;
         Ok(CallReport {
-            target: self.target,
+            target: started.target,
             moved: difference(totals(args), before),
+            fell_back: started.fell_back,
         })
     }
 
     /// Starts the kernel and returns at once; the arguments stay borrowed until
-    /// [`Pending::synchronize`] (or the drop of the [`Pending`], which waits too).
+    /// [`Pending::synchronize`] (or the drop of the [`Pending`], which waits too). Falls
+    /// back past targets whose launch fails, as [`Codelet::call`] does.
     pub fn call_async<'a>(&self, mut args: Vec<Arg<'a>>, launch: Launch) -> Result<Pending<'a>> {
         let before = totals(&args);
-        let completion = self.start(&mut args, launch)?;
+        let started = self.start(&self.targets, &mut args, launch)?;
         Ok(Pending {
-            completion: Some(completion),
+            completion: Some(started.completion),
             before,
             args,
-            target: self.target,
+            target: started.target,
+            fell_back: started.fell_back,
         })
     }
 
     /// Moves an input to the target now, ahead of a call (`advancedload`).
     pub fn advanced_load(&self, buffer: &dyn KernelBuffer) -> Result<()> {
-        let (_, moves) = buffer.serve_for_read(self.target)?;
+        let (_, moves) = buffer.serve_for_read(self.target())?;
         moves.iter().try_for_each(Event::wait)
     }
 
@@ -216,9 +287,43 @@ impl<'k> Codelet<'k> {
         moves.iter().try_for_each(Event::wait)
     }
 
-    fn start(&self, args: &mut [Arg<'_>], launch: Launch) -> Result<Completion> {
+    /// Starts the kernel at the first of `targets` where it launches; the failures before
+    /// it are reported with it. When it launches nowhere, the error names each failure.
+    fn start(&self, targets: &[Location], args: &mut [Arg<'_>], launch: Launch) -> Result<Started> {
         self.check(args, launch)?;
-        let target = self.target;
+        let mut fell_back = Vec::new();
+        for (i, &target) in targets.iter().enumerate() {
+            match self.start_at(target, args, launch) {
+                Ok(completion) => {
+                    return Ok(Started {
+                        target,
+                        fell_back,
+                        completion,
+                    })
+                }
+                // The last target's error is the answer when it is the only one tried.
+                Err(e) if i + 1 == targets.len() && fell_back.is_empty() => return Err(e),
+                Err(e) => fell_back.push((target, e.to_string())),
+            }
+        }
+        Err(Error::Invalid(format!(
+            "kernel `{}` launched at none of its targets: {}",
+            self.kernel.name,
+            fell_back
+                .iter()
+                .map(|(l, why)| format!("{l}: {why}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )))
+    }
+
+    fn start_at(
+        &self,
+        target: Location,
+        args: &mut [Arg<'_>],
+        launch: Launch,
+    ) -> Result<Completion> {
+        self.check_target(target)?;
         // Serve every buffer at the target according to its intent, gathering the moves
         // still in flight that the kernel must come after.
         let mut memories: Vec<Option<(Arc<Memory>, bool)>> = Vec::with_capacity(args.len());
@@ -339,6 +444,7 @@ pub struct Pending<'a> {
     before: TransferTotals,
     args: Vec<Arg<'a>>,
     target: Location,
+    fell_back: Vec<(Location, String)>,
 }
 
 impl Pending<'_> {
@@ -350,6 +456,7 @@ impl Pending<'_> {
         Ok(CallReport {
             target: self.target,
             moved: difference(totals(&self.args), self.before),
+            fell_back: std::mem::take(&mut self.fell_back),
         })
     }
 }

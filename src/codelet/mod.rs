@@ -5,7 +5,11 @@
 //! the SYCL runtime's kernel bundles), an OpenMP entry built into locus's OpenMP kernel
 //! library, a Rust function for the host, and CUDA / HIP sources (compiled at run time by
 //! NVRTC and hiprtc on a machine with such a GPU). A [`Codelet`] binds a kernel to a
-//! target list: the first available location wins, and the choice is reported.
+//! target list: the first available location wins, and the choice is reported. When a
+//! launch fails there (a kernel that does not build, a device error, out of memory) the
+//! call falls back to the next target of the list ([`CallReport::fell_back`] says why);
+//! [`Codelet::call_if`] keeps a call on the host when its condition is false
+//! (OpenHMPP's `cond`).
 //!
 //! Intents drive the data: an `in` argument is made valid at the target (moved only if
 //! it is not already there: OpenHMPP's `noupdate`, automatically) and is not marked

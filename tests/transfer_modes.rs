@@ -147,11 +147,17 @@ pub fn sync_modes_complete_what_they_say(l: Location) {
     }
 }
 
+/// A buffer at `l` whose every use waits for an event the test fails or completes.
+fn gated(l: Location) -> (Buffer<u32>, locus::EventTrigger) {
+    let b = Buffer::from_slice(l, &data()).unwrap();
+    let (event, trigger) = Event::user();
+    b.order_after(&event);
+    (b, trigger)
+}
+
 pub fn a_failed_move_is_an_error_not_stale_data(l: Location) {
     for to in locus::available().into_iter().filter(|&t| t != l) {
-        let b = Buffer::from_slice(l, &data()).unwrap();
-        let (event, trigger) = Event::user();
-        b.order_after(&event);
+        let (b, trigger) = gated(l);
         let g = b.access(to).unwrap();
         if g.is_in_place() {
             continue;
@@ -174,9 +180,7 @@ pub fn a_failed_move_is_an_error_not_stale_data(l: Location) {
 /// finished move was dropped and its target read as current).
 pub fn a_failed_move_is_never_read(l: Location) {
     for to in locus::available().into_iter().filter(|&t| t != l) {
-        let b = Buffer::from_slice(l, &data()).unwrap();
-        let (event, trigger) = Event::user();
-        b.order_after(&event);
+        let (b, trigger) = gated(l);
         let g = b.access(to).unwrap();
         if g.is_in_place() {
             continue;
@@ -193,9 +197,7 @@ pub fn a_failed_move_is_never_read(l: Location) {
 /// failure (fails on the old code: "internal: buffer has no valid replica").
 pub fn a_failed_move_for_a_write_loses_nothing(l: Location) {
     for to in locus::available().into_iter().filter(|&t| t != l) {
-        let mut b = Buffer::from_slice(l, &data()).unwrap();
-        let (event, trigger) = Event::user();
-        b.order_after(&event);
+        let (mut b, trigger) = gated(l);
         let g = b.access_mut(to).unwrap();
         if g.is_in_place() {
             continue;

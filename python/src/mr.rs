@@ -130,7 +130,7 @@ impl PyResource {
 }
 
 /// Bytes from an int or a string with a unit (`"1GiB"`, `"512 MiB"`, `"2GB"`, `"4096"`),
-/// as RMM's Python takes pool sizes.
+/// as RMM's Python takes pool sizes; strings as `locus bench --sizes` reads them.
 fn parse_bytes(value: &Bound<'_, PyAny>) -> PyResult<usize> {
     if let Ok(n) = value.extract::<usize>() {
         return Ok(n);
@@ -138,37 +138,9 @@ fn parse_bytes(value: &Bound<'_, PyAny>) -> PyResult<usize> {
     let text: String = value.extract().map_err(|_| {
         PyTypeError::new_err("a size is an int of bytes or a string such as \"1GiB\"")
     })?;
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "kb" => 1_000,
-        "mb" => 1_000_000,
-        "gb" => 1_000_000_000,
-        "tb" => 1_000_000_000_000,
-        "kib" => 1 << 10,
-        "mib" => 1 << 20,
-        "gib" => 1 << 30,
-        "tib" => 1 << 40,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "size {text:?}: unknown unit {other:?}; use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB"
-            )))
-        }
-    };
-    let number: f64 = number
-        .parse()
-        .map_err(|_| PyValueError::new_err(format!("size {text:?}: no number in it")))?;
-    let bytes = number * scale as f64;
-    if !(0.0..=usize::MAX as f64).contains(&bytes) {
-        return Err(PyValueError::new_err(format!(
-            "size {text:?} does not fit in memory sizes"
-        )));
-    }
-    Ok(bytes as usize)
+    let bytes = locus::bench::parse_size(&text).map_err(py_err)?;
+    usize::try_from(bytes)
+        .map_err(|_| PyValueError::new_err(format!("size {text:?} does not fit in memory sizes")))
 }
 
 /// An optional size argument.

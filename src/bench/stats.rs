@@ -47,17 +47,19 @@ impl Stats {
     }
 }
 
-const UNITS: [(&str, u64); 7] = [
+const UNITS: [(&str, u64); 9] = [
+    ("TIB", 1 << 40),
     ("GIB", 1 << 30),
     ("MIB", 1 << 20),
     ("KIB", 1 << 10),
+    ("TB", 1_000_000_000_000),
     ("GB", 1_000_000_000),
     ("MB", 1_000_000),
     ("KB", 1_000),
     ("B", 1),
 ];
 
-/// Parses a size such as `4KiB`, `1MiB`, `1GiB`, `512`, `64 MB` (case-insensitive).
+/// Parses a size such as `4KiB`, `1MiB`, `1GiB`, `1TiB`, `512`, `64 MB` (case-insensitive).
 pub fn parse_size(text: &str) -> Result<u64> {
     let t = text.trim().to_ascii_uppercase().replace(' ', "");
     let (number, scale) = UNITS

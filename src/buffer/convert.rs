@@ -316,11 +316,10 @@ impl<T: Element> Buffer<T> {
         src: &Buffer<U>,
         src_range: Range<usize>,
     ) -> Result<()> {
-        self.synchronize()?;
         src.synchronize()?;
         let count = src.check_source(&src_range)?;
         self.check_range(start, count, "conversion destination")?;
-        let mut replicas = self.lock();
+        let mut replicas = self.settled()?;
         let target = self.write_target(&replicas)?;
         self.convert_into(&replicas[target].memory, start, src, src_range)?;
         only_current(&mut replicas, target);
@@ -349,9 +348,8 @@ impl<T: Element> Buffer<T> {
 
     /// Writes host values of another type, converted, into `self[start..]`.
     pub fn set_converted<U: Element>(&mut self, start: usize, data: &[U]) -> Result<()> {
-        self.synchronize()?;
         self.check_range(start, data.len(), "set destination")?;
-        let mut replicas = self.lock();
+        let mut replicas = self.settled()?;
         let target = self.write_target(&replicas)?;
         {
             let memory = &replicas[target].memory;
@@ -381,9 +379,8 @@ impl<T: Element> Buffer<T> {
     /// Reads `self[start..start + out.len()]` converted into host values of another type
     /// (HAMR's `get` across types).
     pub fn get_converted<U: Element>(&self, start: usize, out: &mut [U]) -> Result<()> {
-        self.synchronize()?;
         self.check_range(start, out.len(), "get source")?;
-        let replicas = self.lock();
+        let replicas = self.settled()?;
         let memory = &replicas[Self::host_source(&replicas)?].memory;
         let (from, to) = (T::DTYPE, U::DTYPE);
         let staged = memory.host_access() == HostAccess::None;

@@ -238,9 +238,8 @@ impl<T: Pod> Buffer<T> {
     /// Writes `data` into `self[start..start + data.len()]` (HAMR's `set` from a host
     /// array). Out of range is an error and nothing is written.
     pub fn set(&mut self, start: usize, data: &[T]) -> Result<()> {
-        self.synchronize()?;
         self.check_range(start, data.len(), "set destination")?;
-        let mut replicas = self.lock();
+        let mut replicas = self.settled()?;
         let target = self.write_target(&replicas)?;
         replicas[target]
             .memory
@@ -253,9 +252,8 @@ impl<T: Pod> Buffer<T> {
     /// Reads `self[start..start + out.len()]` into `out` (HAMR's `get` into a host
     /// array), from the current copy the host reaches most cheaply.
     pub fn get(&self, start: usize, out: &mut [T]) -> Result<()> {
-        self.synchronize()?;
         self.check_range(start, out.len(), "get source")?;
-        let replicas = self.lock();
+        let replicas = self.settled()?;
         let source = Self::host_source(&replicas)?;
         let bytes = std::mem::size_of_val(out);
         replicas[source].memory.read(

@@ -273,17 +273,10 @@ pub struct Discovery {
 /// Why a technology has no device here: the text names what failed and what to install.
 pub type Unavailable = String;
 
-/// Physical memory of the host in bytes, from /proc/meminfo where available.
+/// Physical memory of the host in bytes, from /proc/meminfo where available (see
+/// [`host_memory::total`](super::host_memory::total)).
 pub fn host_memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb = text
-        .lines()
-        .next()?
-        .split_whitespace()
-        .nth(1)?
-        .parse::<u64>()
-        .ok()?;
-    Some(kb * 1024)
+    super::host_memory::total()
 }
 
 /// The error for a memory kind a location does not offer.

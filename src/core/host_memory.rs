@@ -6,18 +6,30 @@
 /// `/proc/meminfo`: free memory plus what the kernel can reclaim), or `None` where the
 /// system does not say.
 pub fn available() -> Option<(u64, u64)> {
-    parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)
+    parse_meminfo(&meminfo()?)
 }
 
-/// `MemAvailable` and `MemTotal` (in kB in the file) as bytes.
+/// The host's physical memory in bytes (`MemTotal`), or `None` where the system does not
+/// say.
+pub fn total() -> Option<u64> {
+    field(&meminfo()?, "MemTotal")
+}
+
+fn meminfo() -> Option<String> {
+    std::fs::read_to_string("/proc/meminfo").ok()
+}
+
+/// Field `name` of `/proc/meminfo` (in kB in the file) as bytes.
+fn field(text: &str, name: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .and_then(|kb| kb.checked_mul(1024))
+}
+
+/// `MemAvailable` and `MemTotal` as bytes.
 fn parse_meminfo(text: &str) -> Option<(u64, u64)> {
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-            .and_then(|kb| kb.checked_mul(1024))
-    };
-    Some((field("MemAvailable")?, field("MemTotal")?))
+    Some((field(text, "MemAvailable")?, field(text, "MemTotal")?))
 }
 
 #[cfg(test)]
@@ -36,9 +48,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn this_host_reports_its_memory() {
-        if let Some((free, total)) = available() {
-            assert!(0 < free && free <= total, "{free} of {total}");
-        }
+        let (free, all) = available().expect("/proc/meminfo has MemAvailable and MemTotal");
+        assert!(0 < free && free <= all, "{free} of {all}");
+        assert_eq!(total(), Some(all));
     }
 }

@@ -279,3 +279,27 @@ fn moves_on_one_queue_run_in_order() {
     s.set(u64::MAX - 1).unwrap();
     assert_eq!(s.value().unwrap(), u64::MAX - 1);
 }
+
+/// RMM's `set_value_async`: `Scalar::set` returns before its upload, which waits for the
+/// work the scalar is ordered after; the value arrives once that work is done (on the
+/// old code the staging buffer's drop waited for the upload, so `set` blocked).
+#[test]
+fn a_scalar_s_set_returns_before_its_upload() {
+    let _serial = common::serial();
+    for l in locus::available() {
+        let mut s = locus::Scalar::new(l, 1u32).unwrap();
+        let (event, trigger) = Event::user();
+        s.buffer().order_after(&event);
+        let (done, returned) = mpsc::channel();
+        let setter = std::thread::spawn(move || {
+            s.set(42).unwrap();
+            done.send(()).unwrap();
+            s
+        });
+        let in_time = returned.recv_timeout(Duration::from_secs(5));
+        trigger.complete();
+        let s = setter.join().unwrap();
+        assert!(in_time.is_ok(), "{l}: set waited for the gated work");
+        assert_eq!(s.value().unwrap(), 42, "{l}");
+    }
+}

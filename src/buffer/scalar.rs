@@ -45,8 +45,26 @@ impl<T: Pod + Send + Sync> Scalar<T> {
     /// Sets the value from the host (`set_value_async`): in [`Transfer::Async`] mode the
     /// upload is started and this returns; reads and uses after it see the new value.
     pub fn set(&mut self, value: T) -> Result<()> {
-        let staged = Buffer::from_vec(vec![value]);
-        self.0.copy_from(0, &staged, 0..1).map(|_| ())
+        // Staged in host memory the move keeps alive (not in a `Buffer`, whose drop would
+        // wait for the upload).
+        let staged = Memory::new(Location::Host, std::mem::size_of::<T>())?;
+        staged.write(0, bytemuck::bytes_of(&value))?;
+        let mut source = Replica::new(staged, true);
+        let buffer = &self.0;
+        let mut replicas = buffer.lock();
+        let target = buffer.write_target(&replicas)?;
+        Buffer::<T>::move_bytes(
+            buffer.mode,
+            buffer.queue,
+            &mut source,
+            0,
+            &mut replicas[target],
+            0,
+            std::mem::size_of::<T>(),
+            &buffer.stats,
+        )?;
+        only_current(&mut replicas, target);
+        Ok(())
     }
 
     /// The value, read to the host (`value(stream)`): waits for moves in flight.

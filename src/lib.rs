@@ -62,7 +62,7 @@ pub use crate::core::location::{parse_locations, parse_technologies, Location, T
 pub use crate::core::mapping::HostMapping;
 pub use crate::core::memory::Memory;
 pub use crate::core::native::{GpuMemory, MemoryKind, Native, UsmKind};
-pub use buffer::{Buffer, ReadGuard, Scalar, Transfer, WriteGuard};
+pub use buffer::{Buffer, ReadGuard, Scalar, Section, Transfer, Triplet, WriteGuard};
 /// The half-precision types `f16` and `bf16` buffers hold (the `half` crate).
 pub use half;
 pub use runtime::event::{Event, EventTrigger};

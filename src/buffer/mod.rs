@@ -7,6 +7,7 @@ mod convert;
 mod guard;
 mod pending;
 mod scalar;
+mod section;
 mod vector;
 
 use std::marker::PhantomData;
@@ -18,6 +19,7 @@ use bytemuck::Pod;
 pub use guard::{ReadGuard, WriteGuard};
 pub use pending::Transfer;
 pub use scalar::Scalar;
+pub use section::{Section, Triplet};
 
 use pending::Pending;
 
@@ -504,6 +506,45 @@ impl<T: Pod> Buffer<T> {
         };
         only_current(&mut replicas, i);
         // Every move touching the replica (reads of it included) goes before the writer.
+        let events = replicas[i].events();
+        Ok((Arc::clone(&replicas[i].memory), events))
+    }
+
+    /// Serves the copy at `location` as it is, moving nothing (OpenHMPP's `noupdate`:
+    /// the caller asserts that copy is current). Current data usable there is served as
+    /// [`Buffer::access`] would; otherwise the copy at `location`, even a stale one, is
+    /// served unchecked. With `write` that copy becomes the only current one. No copy
+    /// at `location` is an error: there is nothing to use as it is.
+    pub(crate) fn serve_as_is(
+        &self,
+        location: Location,
+        write: bool,
+    ) -> Result<(Arc<Memory>, Vec<Event>)> {
+        crate::runtime::registry::registry().device(location)?;
+        let bytes = bytes_of::<T>(self.len)?;
+        let mut replicas = self.lock();
+        let i = replicas
+            .iter()
+            .position(|r| r.valid && r.location() == location)
+            .or_else(|| {
+                replicas
+                    .iter()
+                    .position(|r| r.valid && r.memory.is_accessible_from(location))
+            })
+            .or_else(|| {
+                replicas
+                    .iter()
+                    .position(|r| r.location() == location && r.memory.len() >= bytes)
+            })
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "noupdate: the buffer has no copy at {location} to use as it is; load it there first (advanced_load), or drop noupdate"
+                ))
+            })?;
+        self.stats.record(RouteKind::InPlace, bytes);
+        if write {
+            only_current(&mut replicas, i);
+        }
         let events = replicas[i].events();
         Ok((Arc::clone(&replicas[i].memory), events))
     }

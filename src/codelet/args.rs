@@ -22,6 +22,23 @@ pub trait KernelBuffer {
         location: Location,
         keep: bool,
     ) -> Result<(Arc<Memory>, Vec<Event>)>;
+    /// The copy at `location` as it is, nothing moved (`noupdate`); `write` makes it the
+    /// only current copy.
+    #[doc(hidden)]
+    fn serve_as_is(&self, location: Location, write: bool) -> Result<(Arc<Memory>, Vec<Event>)>;
+    /// Moves `section` of the current data into the copy at `location`, which becomes
+    /// current (see [`Buffer::update_section`]).
+    #[doc(hidden)]
+    fn update_section(&self, section: &Section, location: Location) -> Result<Vec<Event>>;
+    /// Waits for the moves in flight (see [`Buffer::synchronize`]).
+    #[doc(hidden)]
+    fn settle(&self) -> Result<()>;
+    /// The buffer, to downcast (group variables).
+    #[doc(hidden)]
+    fn as_any(&self) -> &dyn std::any::Any;
+    /// The buffer, to downcast mutably (group variables).
+    #[doc(hidden)]
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
 impl<T: Element> KernelBuffer for Buffer<T> {
@@ -43,6 +60,21 @@ impl<T: Element> KernelBuffer for Buffer<T> {
         keep: bool,
     ) -> Result<(Arc<Memory>, Vec<Event>)> {
         self.serve_write(location, keep)
+    }
+    fn serve_as_is(&self, location: Location, write: bool) -> Result<(Arc<Memory>, Vec<Event>)> {
+        Buffer::serve_as_is(self, location, write)
+    }
+    fn update_section(&self, section: &Section, location: Location) -> Result<Vec<Event>> {
+        Buffer::update_section(self, section, location)
+    }
+    fn settle(&self) -> Result<()> {
+        self.synchronize()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }
 

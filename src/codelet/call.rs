@@ -22,9 +22,31 @@ pub struct CallReport {
 pub struct Codelet<'k> {
     kernel: &'k Kernel,
     /// The available targets, in the list's order; the first is where calls run.
-    targets: Vec<Location>,
+    pub(super) targets: Vec<Location>,
     skipped: Vec<(Location, String)>,
+    /// Per parameter: how its argument is served (`noupdate`, `const`).
+    modes: Vec<ArgMode>,
+    /// Per parameter: the copy a `const` argument was uploaded to, and where.
+    constants: Arc<Mutex<Vec<Option<Uploaded>>>>,
 }
+
+/// Where a `const` argument was uploaded, and the copy there.
+type Uploaded = (Location, Arc<Memory>);
+
+/// How a buffer argument is served at the target (OpenHMPP's per-argument properties).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum ArgMode {
+    /// As its intent says: moved there when the copy there is not current.
+    #[default]
+    Normal,
+    /// `noupdate`: the copy at the target is used as it is, nothing moved.
+    NoUpdate,
+    /// `const`: uploaded at the first call, then used without looking again.
+    Constant,
+}
+
+/// A host implementation given at the call (a [`Region`](super::Region)'s closure).
+pub(super) type HostFn<'f> = &'f mut dyn FnMut(&mut [HostArg<'_>], [usize; 2]);
 
 /// How a call started: where, past which failures, and its completion.
 struct Started {
@@ -75,11 +97,9 @@ impl<'k> Codelet<'k> {
             }
         }
         if !available.is_empty() {
-            return Ok(Codelet {
-                kernel,
-                targets: available,
-                skipped,
-            });
+            let mut codelet = Codelet::with_targets(kernel, available);
+            codelet.skipped = skipped;
+            return Ok(codelet);
         }
         Err(Error::Invalid(if targets.is_empty() {
             format!("codelet `{}`: the target list is empty", kernel.name)
@@ -94,6 +114,99 @@ impl<'k> Codelet<'k> {
                     .join("; ")
             )
         }))
+    }
+
+    /// A codelet over `targets` as they are (available, in order, not empty).
+    pub(super) fn with_targets(kernel: &'k Kernel, targets: Vec<Location>) -> Codelet<'k> {
+        Codelet {
+            kernel,
+            targets,
+            skipped: Vec::new(),
+            modes: vec![ArgMode::Normal; kernel.params.len()],
+            constants: Arc::new(Mutex::new(vec![None; kernel.params.len()])),
+        }
+    }
+
+    /// The index of buffer parameter `param`, for a per-argument property.
+    fn buffer_param(&self, param: &str, property: &str) -> Result<(usize, Intent)> {
+        let k = self.kernel;
+        match k.params.iter().position(|p| p.name == param) {
+            Some(i) => match k.params[i].kind {
+                ParamKind::Buffer(_, intent) => Ok((i, intent)),
+                ParamKind::Scalar(_) => Err(Error::Invalid(format!(
+                    "codelet `{}`: {property} applies to buffer arguments; `{param}` is a scalar",
+                    k.name
+                ))),
+            },
+            None => Err(Error::Invalid(format!(
+                "codelet `{}` has no parameter `{param}` for {property} (its parameters: {})",
+                k.name,
+                k.signature()
+            ))),
+        }
+    }
+
+    /// OpenHMPP's `args[param].noupdate=true`: the copy of `param`'s buffer at the
+    /// target is taken as current and used as it is, with no upload even when the host
+    /// copy is newer (an `inout` argument's target copy then becomes the only current
+    /// one). **You assert it**: when the copy there is stale, the kernel reads stale
+    /// data, and an `inout` argument loses the newer host data; nothing checks. A
+    /// buffer with no copy at the target at all is an error (load it there first with
+    /// [`Codelet::advanced_load`]). For `in` and `inout` buffers.
+    pub fn noupdate(mut self, param: &str) -> Result<Codelet<'k>> {
+        let (i, intent) = self.buffer_param(param, "noupdate")?;
+        if intent == Intent::Out {
+            return Err(Error::Invalid(format!(
+                "codelet `{}`: noupdate applies to in and inout buffers; `{param}` is out, which is never uploaded anyway",
+                self.kernel.name
+            )));
+        }
+        self.modes[i] = ArgMode::NoUpdate;
+        Ok(self)
+    }
+
+    /// OpenHMPP's `args[param].const=true`: an `in` buffer uploaded at the first call
+    /// and never checked again for the life of the codelet (or its group): later calls
+    /// use that device copy as it is, whatever the buffer passed then holds (its length
+    /// is still checked). Changes made to the data after the first call are **not**
+    /// seen by the kernel; [`Codelet::forget_constants`] makes the next call upload again.
+    pub fn constant(mut self, param: &str) -> Result<Codelet<'k>> {
+        let (i, intent) = self.buffer_param(param, "const")?;
+        if intent != Intent::In {
+            return Err(Error::Invalid(format!(
+                "codelet `{}`: const applies to in buffers; `{param}` is {intent:?}",
+                self.kernel.name
+            )));
+        }
+        self.modes[i] = ArgMode::Constant;
+        Ok(self)
+    }
+
+    /// Forgets the copies `const` arguments were uploaded to: the next call uploads them.
+    pub fn forget_constants(&self) {
+        let mut cache = self.constants.lock().unwrap_or_else(|e| e.into_inner());
+        cache.iter_mut().for_each(|c| *c = None);
+    }
+
+    /// The copy parameter `i`'s `const` buffer was uploaded to at `target`, uploaded now
+    /// (and waited for) at the first call.
+    fn constant_at(
+        &self,
+        i: usize,
+        target: Location,
+        buffer: &dyn KernelBuffer,
+    ) -> Result<(Arc<Memory>, Vec<Event>)> {
+        let need = buffer.elements().saturating_mul(buffer.dtype().size());
+        let mut cache = self.constants.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((at, memory)) = &cache[i] {
+            if *at == target && memory.len() >= need {
+                return Ok((Arc::clone(memory), Vec::new()));
+            }
+        }
+        let (memory, moves) = buffer.serve_for_read(target)?;
+        moves.iter().try_for_each(Event::wait)?;
+        cache[i] = Some((target, Arc::clone(&memory)));
+        Ok((memory, Vec::new()))
     }
 
     /// Where calls run (unless a launch fails there: see [`Codelet::fallbacks`]).
@@ -117,10 +230,13 @@ impl<'k> Codelet<'k> {
         self.kernel
     }
 
-    /// Checks what the target decides (a source for its technology, 64-bit floats).
-    fn check_target(&self, target: Location) -> Result<()> {
+    /// Checks what the target decides (a source for its technology, 64-bit floats);
+    /// `host_fn`: the host implementation is given at the call.
+    pub(super) fn check_target(&self, target: Location, host_fn: bool) -> Result<()> {
         let k = self.kernel;
-        k.source_for(target.technology())?;
+        if !(host_fn && target.is_host()) {
+            k.source_for(target.technology())?;
+        }
         if k.needs_f64() {
             let device = crate::runtime::registry::registry().device(target)?;
             if let Some(why) = device.lacks_f64() {
@@ -223,7 +339,7 @@ impl<'k> Codelet<'k> {
     /// (reported when it is waited for) is an error, not a fallback: the kernel may have
     /// written part of its outputs.
     pub fn call(&self, args: &mut [Arg<'_>], launch: Launch) -> Result<CallReport> {
-        self.call_among(&self.targets, args, launch)
+        self.call_among(&self.targets, args, launch, None)
     }
 
     /// Runs the kernel offloaded when `offload` is true (as [`Codelet::call`]), and on
@@ -239,18 +355,19 @@ impl<'k> Codelet<'k> {
         if offload {
             self.call(args, launch)
         } else {
-            self.call_among(&[Location::Host], args, launch)
+            self.call_among(&[Location::Host], args, launch, None)
         }
     }
 
-    fn call_among(
+    pub(super) fn call_among(
         &self,
         targets: &[Location],
         args: &mut [Arg<'_>],
         launch: Launch,
+        host_fn: Option<HostFn<'_>>,
     ) -> Result<CallReport> {
         let before = totals(args);
-        let started = self.start(targets, args, launch)?;
+        let started = self.start(targets, args, launch, host_fn)?;
         started.completion.detach()?;
         Ok(CallReport {
             target: started.target,
@@ -262,9 +379,18 @@ impl<'k> Codelet<'k> {
     /// Starts the kernel and returns at once; the arguments stay borrowed until
     /// [`Pending::synchronize`] (or the drop of the [`Pending`], which waits too). Falls
     /// back past targets whose launch fails, as [`Codelet::call`] does.
-    pub fn call_async<'a>(&self, mut args: Vec<Arg<'a>>, launch: Launch) -> Result<Pending<'a>> {
+    pub fn call_async<'a>(&self, args: Vec<Arg<'a>>, launch: Launch) -> Result<Pending<'a>> {
+        self.call_async_among(&self.targets, args, launch)
+    }
+
+    pub(super) fn call_async_among<'a>(
+        &self,
+        targets: &[Location],
+        mut args: Vec<Arg<'a>>,
+        launch: Launch,
+    ) -> Result<Pending<'a>> {
         let before = totals(&args);
-        let started = self.start(&self.targets, &mut args, launch)?;
+        let started = self.start(targets, &mut args, launch, None)?;
         Ok(Pending {
             completion: Some(started.completion),
             before,
@@ -274,26 +400,76 @@ impl<'k> Codelet<'k> {
         })
     }
 
-    /// Moves an input to the target now, ahead of a call (`advancedload`).
+    /// Moves an input to the target now, ahead of a call (`advancedload`), and waits.
     pub fn advanced_load(&self, buffer: &dyn KernelBuffer) -> Result<()> {
-        let (_, moves) = buffer.serve_for_read(self.target())?;
-        moves.iter().try_for_each(Event::wait)
+        wait_all(load(buffer, self.target(), None)?)
     }
 
-    /// Brings a buffer's current data to the host now (`delegatedstore`); without it,
-    /// outputs come back only when someone reads them.
+    /// Moves only `section` of an input to the target now (`advancedload` with
+    /// `section=`), and waits. The copy at the target must exist and, outside the
+    /// section, hold the current data already: see [`Buffer::update_section`].
+    pub fn advanced_load_section(
+        &self,
+        buffer: &dyn KernelBuffer,
+        section: &Section,
+    ) -> Result<()> {
+        wait_all(load(buffer, self.target(), Some(section))?)
+    }
+
+    /// Starts `advancedload` (of the whole buffer, or of `section`) and returns the
+    /// moves' events: OpenHMPP's `advancedload, asynchronous`. Calls that use the
+    /// buffer are ordered after them without a wait.
+    pub fn advanced_load_async(
+        &self,
+        buffer: &dyn KernelBuffer,
+        section: Option<&Section>,
+    ) -> Result<Vec<Event>> {
+        load(buffer, self.target(), section)
+    }
+
+    /// Brings a buffer's current data to the host now (`delegatedstore`), and waits;
+    /// without it, outputs come back only when someone reads them.
     pub fn delegated_store(&self, buffer: &dyn KernelBuffer) -> Result<()> {
-        let (_, moves) = buffer.serve_for_read(Location::Host)?;
-        moves.iter().try_for_each(Event::wait)
+        self.delegated_store_to(buffer, None, Location::Host)
+    }
+
+    /// `delegatedstore` to any location (`to`), of the whole buffer or of `section`
+    /// only, and waits. A section lands in the copy at `to`, which must exist (the
+    /// buffer was stored there whole once) and is taken as current outside the section:
+    /// see [`Buffer::update_section`].
+    pub fn delegated_store_to(
+        &self,
+        buffer: &dyn KernelBuffer,
+        section: Option<&Section>,
+        to: Location,
+    ) -> Result<()> {
+        wait_all(load(buffer, to, section)?)
+    }
+
+    /// Starts [`Codelet::delegated_store_to`] and returns the moves' events.
+    pub fn delegated_store_async(
+        &self,
+        buffer: &dyn KernelBuffer,
+        section: Option<&Section>,
+        to: Location,
+    ) -> Result<Vec<Event>> {
+        load(buffer, to, section)
     }
 
     /// Starts the kernel at the first of `targets` where it launches; the failures before
     /// it are reported with it. When it launches nowhere, the error names each failure.
-    fn start(&self, targets: &[Location], args: &mut [Arg<'_>], launch: Launch) -> Result<Started> {
+    fn start(
+        &self,
+        targets: &[Location],
+        args: &mut [Arg<'_>],
+        launch: Launch,
+        mut host_fn: Option<HostFn<'_>>,
+    ) -> Result<Started> {
         self.check(args, launch)?;
         let mut fell_back = Vec::new();
         for (i, &target) in targets.iter().enumerate() {
-            match self.start_at(target, args, launch) {
+            let host = host_fn.as_mut().map(|f| &mut **f as HostFn<'_>);
+            match self.start_at(target, args, launch, host) {
                 Ok(completion) => {
                     return Ok(Started {
                         target,
@@ -322,19 +498,27 @@ impl<'k> Codelet<'k> {
         target: Location,
         args: &mut [Arg<'_>],
         launch: Launch,
+        host_fn: Option<HostFn<'_>>,
     ) -> Result<Completion> {
-        self.check_target(target)?;
-        // Serve every buffer at the target according to its intent, gathering the moves
-        // still in flight that the kernel must come after.
+        self.check_target(target, host_fn.is_some())?;
+        // Serve every buffer at the target according to its intent and mode, gathering
+        // the moves still in flight that the kernel must come after.
         let mut memories: Vec<Option<(Arc<Memory>, bool)>> = Vec::with_capacity(args.len());
         let mut after: Vec<Event> = Vec::new();
-        for (p, a) in self.kernel.params.iter().zip(args.iter_mut()) {
+        for (i, (p, a)) in self.kernel.params.iter().zip(args.iter_mut()).enumerate() {
+            let mode = self.modes[i];
+            let read = |b: &dyn KernelBuffer| match mode {
+                ArgMode::Normal => b.serve_for_read(target),
+                ArgMode::NoUpdate => b.serve_as_is(target, false),
+                ArgMode::Constant => self.constant_at(i, target, b),
+            };
             let served = match (p.kind, a) {
-                (ParamKind::Buffer(_, Intent::In), Arg::Buf(b)) => {
-                    Some((b.serve_for_read(target)?, false))
-                }
-                (ParamKind::Buffer(_, Intent::In), Arg::BufMut(b)) => {
-                    Some((b.serve_for_read(target)?, false))
+                (ParamKind::Buffer(_, Intent::In), Arg::Buf(b)) => Some((read(*b)?, false)),
+                (ParamKind::Buffer(_, Intent::In), Arg::BufMut(b)) => Some((read(&**b)?, false)),
+                (ParamKind::Buffer(_, Intent::InOut), Arg::BufMut(b))
+                    if mode == ArgMode::NoUpdate =>
+                {
+                    Some((b.serve_as_is(target, true)?, true))
                 }
                 (ParamKind::Buffer(_, intent), Arg::BufMut(b)) => {
                     Some((b.serve_for_write(target, intent == Intent::InOut)?, true))
@@ -349,7 +533,7 @@ impl<'k> Codelet<'k> {
         let (global, dims) = launch.global();
         if target.technology() == Technology::Host {
             after.iter().try_for_each(Event::wait)?;
-            return self.run_on_host(args, &memories, global);
+            return self.run_on_host(args, &memories, global, host_fn);
         }
         let launch_args: Vec<LaunchArg<'_>> = args
             .iter()
@@ -404,13 +588,19 @@ impl<'k> Codelet<'k> {
         args: &[Arg<'_>],
         memories: &[Option<(Arc<Memory>, bool)>],
         global: [usize; 2],
+        host_fn: Option<HostFn<'_>>,
     ) -> Result<Completion> {
-        let f = self.kernel.host.ok_or_else(|| {
-            Error::Invalid(format!(
-                "kernel `{}` has no host (Rust) source",
-                self.kernel.name
-            ))
-        })?;
+        let mut kernel_fn = self.kernel.host;
+        let f: HostFn<'_> = match (host_fn, kernel_fn.as_mut()) {
+            (Some(f), _) => f,
+            (None, Some(f)) => f,
+            (None, None) => {
+                return Err(Error::Invalid(format!(
+                    "kernel `{}` has no host (Rust) source",
+                    self.kernel.name
+                )))
+            }
+        };
         let mut mappings: Vec<Option<HostMapping>> = Vec::with_capacity(memories.len());
         for m in memories {
             mappings.push(match m {
@@ -459,4 +649,21 @@ impl Pending<'_> {
             fell_back: std::mem::take(&mut self.fell_back),
         })
     }
+}
+
+/// Moves the whole of `buffer`'s current data, or `section` of it, to `at`: the moves'
+/// events.
+pub(super) fn load(
+    buffer: &dyn KernelBuffer,
+    at: Location,
+    section: Option<&Section>,
+) -> Result<Vec<Event>> {
+    match section {
+        None => buffer.serve_for_read(at).map(|(_, moves)| moves),
+        Some(s) => buffer.update_section(s, at),
+    }
+}
+
+pub(super) fn wait_all(events: Vec<Event>) -> Result<()> {
+    events.iter().try_for_each(Event::wait)
 }

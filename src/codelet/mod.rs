@@ -34,18 +34,22 @@
 
 mod args;
 mod call;
+mod group;
 pub mod kernels;
+mod region;
 
 pub use crate::core::element::{DType, Element};
 pub use args::{Arg, KernelBuffer, Launch};
 pub use call::{CallReport, Codelet, Pending};
+pub use group::Group;
+pub use region::Region;
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
 
-use crate::buffer::Buffer;
+use crate::buffer::{Buffer, Section};
 use crate::core::completion::Completion;
 use crate::core::error::{Error, Result};
 use crate::core::launch::{LaunchArg, LaunchSpec};

@@ -1,0 +1,256 @@
+//! Sections of a buffer: OpenHMPP's subscript triplets (`section={start:end:stride, ...}`,
+//! one per dimension) over a row-major shape, and moving only a section's elements
+//! between a buffer's copies ([`Buffer::update_section`]).
+
+use super::*;
+
+/// One dimension of a [`Section`]: the indices `start, start + stride, ...` up to and
+/// including `end` (OpenHMPP's and Fortran's `start:end:stride`, end inclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Triplet {
+    /// First index.
+    pub start: usize,
+    /// Last index the section may hold (inclusive).
+    pub end: usize,
+    /// Step between indices (at least 1).
+    pub stride: usize,
+}
+
+impl Triplet {
+    /// `start:end:stride` (end inclusive).
+    pub fn new(start: usize, end: usize, stride: usize) -> Triplet {
+        Triplet { start, end, stride }
+    }
+
+    /// `start:end` with stride 1 (end inclusive).
+    pub fn range(start: usize, end: usize) -> Triplet {
+        Triplet::new(start, end, 1)
+    }
+
+    /// Every index of a dimension of `extent` elements (`0:extent-1`).
+    pub fn all(extent: usize) -> Triplet {
+        Triplet::new(0, extent.saturating_sub(1), 1)
+    }
+
+    /// The indices it selects (after [`Section::check`]).
+    fn indices(self) -> impl Iterator<Item = usize> {
+        (self.start..=self.end).step_by(self.stride.max(1))
+    }
+
+    fn count(self) -> usize {
+        (self.end - self.start) / self.stride.max(1) + 1
+    }
+}
+
+/// A section of a row-major array: its shape (outermost dimension first, as a C array
+/// `a[rows][cols]`) and one [`Triplet`] per dimension.
+///
+/// ```
+/// use locus::{Section, Triplet};
+/// // Rows 1..=2, every other column of 0..=6, of a 4 x 8 array.
+/// let s = Section::new(&[4, 8], &[Triplet::range(1, 2), Triplet::new(0, 6, 2)]);
+/// assert_eq!(s.elements()?, 8);
+/// assert_eq!(s.runs(32)?, vec![(8, 1), (10, 1), (12, 1), (14, 1), (16, 1), (18, 1), (20, 1), (22, 1)]);
+/// // Whole rows are one run each, and whole consecutive rows merge.
+/// let rows = Section::new(&[4, 8], &[Triplet::range(1, 2), Triplet::all(8)]);
+/// assert_eq!(rows.runs(32)?, vec![(8, 16)]);
+/// # Ok::<(), locus::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    shape: Vec<usize>,
+    triplets: Vec<Triplet>,
+}
+
+impl Section {
+    /// The section `triplets` (one per dimension) of an array of `shape`.
+    pub fn new(shape: &[usize], triplets: &[Triplet]) -> Section {
+        Section {
+            shape: shape.to_vec(),
+            triplets: triplets.to_vec(),
+        }
+    }
+
+    /// A 1-D section `start:end:stride` of `len` elements.
+    pub fn d1(len: usize, start: usize, end: usize, stride: usize) -> Section {
+        Section::new(&[len], &[Triplet::new(start, end, stride)])
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The triplets.
+    pub fn triplets(&self) -> &[Triplet] {
+        &self.triplets
+    }
+
+    /// Checks the section against an array of `len` elements: one triplet per
+    /// dimension, each inside its dimension with a stride of at least 1, and a shape
+    /// holding exactly `len` elements.
+    pub fn check(&self, len: usize) -> Result<()> {
+        let bad = |why: String| Err(Error::Invalid(format!("section {self}: {why}")));
+        if self.shape.is_empty() || self.shape.len() != self.triplets.len() {
+            return bad(format!(
+                "needs one triplet per dimension of the shape, got {} for {} dimensions",
+                self.triplets.len(),
+                self.shape.len()
+            ));
+        }
+        let total = self.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        if total != Some(len) {
+            return bad(format!(
+                "its shape holds {} elements, the buffer {len}; give the buffer's shape",
+                total.map_or("too many".into(), |t| t.to_string())
+            ));
+        }
+        for (d, (t, &extent)) in self.triplets.iter().zip(&self.shape).enumerate() {
+            if t.stride == 0 {
+                return bad(format!("dimension {d}: the stride is 0; use at least 1"));
+            }
+            if t.start > t.end || t.end >= extent {
+                return bad(format!(
+                    "dimension {d}: {}:{} is not inside 0:{} (start <= end < extent)",
+                    t.start,
+                    t.end,
+                    extent as i128 - 1
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Elements the section selects.
+    pub fn elements(&self) -> Result<usize> {
+        self.triplets.iter().try_fold(1usize, |n, t| {
+            if t.stride == 0 || t.start > t.end {
+                return Err(Error::Invalid(format!(
+                    "section {self}: a triplet is empty or has stride 0"
+                )));
+            }
+            n.checked_mul(t.count())
+                .ok_or_else(|| Error::Invalid(format!("section {self} overflows")))
+        })
+    }
+
+    /// The contiguous runs `(first element, elements)` the section covers in an array of
+    /// `len` elements, in order, adjacent runs merged: what a move of the section copies.
+    pub fn runs(&self, len: usize) -> Result<Vec<(usize, usize)>> {
+        self.check(len)?;
+        let dims = self.shape.len();
+        // Row-major strides: elements between consecutive indices of each dimension.
+        let mut pitch = vec![1usize; dims];
+        for d in (0..dims - 1).rev() {
+            pitch[d] = pitch[d + 1] * self.shape[d + 1];
+        }
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        let mut push = |start: usize, count: usize| match runs.last_mut() {
+            Some((s, c)) if *s + *c == start => *c += count,
+            _ => runs.push((start, count)),
+        };
+        // Walk every index of the outer dimensions; the innermost is one run per index
+        // (stride > 1) or one run (stride 1).
+        let inner = self.triplets[dims - 1];
+        let mut index = vec![0usize; dims - 1];
+        let outer: Vec<Vec<usize>> = self.triplets[..dims - 1]
+            .iter()
+            .map(|t| t.indices().collect())
+            .collect();
+        loop {
+            let base: usize = index
+                .iter()
+                .enumerate()
+                .map(|(d, &k)| outer[d][k] * pitch[d])
+                .sum();
+            if inner.stride == 1 {
+                push(base + inner.start, inner.count());
+            } else {
+                for i in inner.indices() {
+                    push(base + i, 1);
+                }
+            }
+            // Next outer index (odometer, last outer dimension fastest).
+            let mut d = dims - 1;
+            loop {
+                if d == 0 {
+                    return Ok(runs);
+                }
+                d -= 1;
+                index[d] += 1;
+                if index[d] < outer[d].len() {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Section {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let t: Vec<String> = self
+            .triplets
+            .iter()
+            .map(|t| format!("{}:{}:{}", t.start, t.end, t.stride))
+            .collect();
+        write!(f, "{{{}}} of {:?}", t.join(", "), self.shape)
+    }
+}
+
+impl<T: Pod> Buffer<T> {
+    /// Brings `section`'s elements of the current data into the copy at `location`,
+    /// moving only those elements (one copy per contiguous run), and makes that copy
+    /// current: OpenHMPP's `advancedload` and `delegatedstore` with `section=`.
+    ///
+    /// **The caller asserts that outside the section the copy at `location` already
+    /// holds the current data** (the section is what changed), as OpenHMPP's directives
+    /// do: the elements outside it are left untouched, never checked. When that is not
+    /// so, reads at `location` see old elements outside the section until the next
+    /// write; move the buffer whole (e.g. [`Buffer::prefetch`]) when in doubt. The copy
+    /// at `location` must exist (the buffer was made, allocated or moved there before);
+    /// when current data is usable at `location` already (a current copy there, or one
+    /// it reaches in place: unified memory, the OpenMP initial device) nothing moves.
+    ///
+    /// In [`Transfer::Async`] mode the moves are started and their events returned;
+    /// whatever uses the data at `location` afterwards is ordered after them.
+    pub fn update_section(&self, section: &Section, location: Location) -> Result<Vec<Event>> {
+        let runs = section.runs(self.len)?;
+        crate::runtime::registry::registry().device(location)?;
+        let bytes = bytes_of::<T>(self.len)?;
+        let size = std::mem::size_of::<T>();
+        let mut replicas = self.lock();
+        // Current data usable there already (a current copy there, or one it reaches
+        // in place): nothing to move, as a whole-buffer load would move nothing.
+        if replicas
+            .iter()
+            .any(|r| r.valid && r.memory.is_accessible_from(location))
+        {
+            return Ok(replicas.iter_mut().flat_map(Replica::events).collect());
+        }
+        let target = replicas
+            .iter()
+            .position(|r| r.location() == location && r.memory.len() >= bytes)
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "section {section}: the buffer has no copy at {location} to update: move it there whole once (prefetch, advanced_load or delegated_store without a section)"
+                ))
+            })?;
+        let source = self.cheapest_source_for(&replicas, &replicas[target].memory)?;
+        for (start, count) in runs {
+            let (from, to) = two_mut(&mut replicas, source, target);
+            Self::move_bytes(
+                self.mode,
+                self.queue,
+                from,
+                start * size,
+                to,
+                start * size,
+                count * size,
+                &self.stats,
+            )?;
+        }
+        replicas[target].make_current();
+        Ok(replicas[target].events())
+    }
+}

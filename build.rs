@@ -18,6 +18,7 @@ fn build_openmp() {
         "shaders/vec_add_openmp.c",
         "shaders/saxpy_openmp.c",
         "shaders/jacobi_openmp.c",
+        "shaders/sgemm_openmp.c",
         "shaders/f64_openmp.c",
     ];
     for s in sources {

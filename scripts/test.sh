@@ -96,13 +96,13 @@ for t in cuda hip; do
       ;;
   esac
 done
-# The numbered teaching sequence; 06 to 12 on every location.
+# The numbered teaching sequence; 06 to 15 on every location.
 for ex in 01_locations 02_buffers 03_declared_access 04_transfer_matrix 05_codelet_vec_add; do
   echo "--- $ex"
   target/release/examples/$ex
 done
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
-  echo "--- 06_jacobi $loc, 07_async $loc, 08_memory_resources $loc, 09_queues_and_events $loc, 10_umem $loc, 11_conversions $loc, 12_transfer_modes $loc"
+  echo "--- 06_jacobi $loc, 07_async $loc, 08_memory_resources $loc, 09_queues_and_events $loc, 10_umem $loc, 11_conversions $loc, 12_transfer_modes $loc, 13_openhmpp_sgemm $loc, 14_openhmpp_resident $loc, 15_openhmpp_cond $loc"
   target/release/examples/06_jacobi "$loc"
   target/release/examples/07_async "$loc"
   target/release/examples/08_memory_resources "$loc"
@@ -110,6 +110,9 @@ for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   target/release/examples/10_umem "$loc"
   target/release/examples/11_conversions "$loc"
   target/release/examples/12_transfer_modes "$loc"
+  target/release/examples/13_openhmpp_sgemm "$loc"
+  target/release/examples/14_openhmpp_resident "$loc"
+  target/release/examples/15_openhmpp_cond "$loc"
 done
 
 step "python: the wheel (pip install ./python builds it with maturin), then pytest on every location"

@@ -65,6 +65,80 @@ pub fn jacobi() -> Kernel {
         .host(host_jacobi)
 }
 
+/// OpenHMPP's example kernel, `C = alpha * A * B + beta * C` (row-major; `A` is `m` x
+/// `k`, `B` `k` x `n`, `C` `m` x `n`), launched 2-D as `n` x `m`:
+/// `sgemm(m: u32, n: u32, k: u32, alpha: f32, a: in f32[], b: in f32[], beta: f32, c: inout f32[])`.
+pub fn sgemm() -> Kernel {
+    Kernel::new("sgemm")
+        .scalar("m", DType::U32)
+        .scalar("n", DType::U32)
+        .scalar("k", DType::U32)
+        .scalar("alpha", DType::F32)
+        .buffer("a", DType::F32, Intent::In)
+        .buffer("b", DType::F32, Intent::In)
+        .scalar("beta", DType::F32)
+        .buffer("c", DType::F32, Intent::InOut)
+        .wgsl(include_str!("../../shaders/sgemm.wgsl"), "sgemm", [8, 8, 1])
+        .opencl_c(include_str!("../../shaders/sgemm.cl"), "sgemm")
+        .openmp("sgemm")
+        .cuda(include_str!("../../shaders/sgemm.cu"), "sgemm")
+        .hip(include_str!("../../shaders/sgemm.hip"), "sgemm")
+        .host(host_sgemm)
+}
+
+/// The reference sgemm on plain slices (see [`sgemm`]); rows and columns past what the
+/// slices hold are skipped.
+#[allow(clippy::too_many_arguments)]
+pub fn sgemm_reference(
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f32,
+    a: &[f32],
+    b: &[f32],
+    beta: f32,
+    c: &mut [f32],
+) {
+    if a.len() < m.saturating_mul(k)
+        || b.len() < k.saturating_mul(n)
+        || c.len() < m.saturating_mul(n)
+    {
+        return;
+    }
+    for row in 0..m {
+        for col in 0..n {
+            let sum: f32 = (0..k).map(|l| a[row * k + l] * b[l * n + col]).sum();
+            c[row * n + col] = alpha * sum + beta * c[row * n + col];
+        }
+    }
+}
+
+fn host_sgemm(args: &mut [HostArg<'_>], global: [usize; 2]) {
+    let (m, n, k) = (
+        args[0].u32() as usize,
+        args[1].u32() as usize,
+        args[2].u32() as usize,
+    );
+    let (alpha, beta) = (args[3].f32(), args[6].f32());
+    let (a, b) = (args[4].f32s().to_vec(), args[5].f32s().to_vec());
+    let c = args[7].f32s_mut();
+    if global[0] < n || global[1] < m {
+        // A smaller launch computes the rows and columns it covers.
+        let (rows, cols) = (m.min(global[1]), n.min(global[0]));
+        if a.len() < m * k || b.len() < k * n || c.len() < m * n {
+            return;
+        }
+        for row in 0..rows {
+            for col in 0..cols {
+                let sum: f32 = (0..k).map(|l| a[row * k + l] * b[l * n + col]).sum();
+                c[row * n + col] = alpha * sum + beta * c[row * n + col];
+            }
+        }
+        return;
+    }
+    sgemm_reference(m, n, k, alpha, &a, &b, beta, c);
+}
+
 /// `c = a + b` in `f64`: `vec_add_f64(a: in f64[], b: in f64[], c: out f64[], n: u32)`.
 /// No WGSL source: WGSL has no `f64`, so WebGPU refuses it, naming that.
 pub fn vec_add_f64() -> Kernel {

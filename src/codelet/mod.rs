@@ -12,11 +12,24 @@
 //! (OpenHMPP's `cond`).
 //!
 //! Intents drive the data: an `in` argument is made valid at the target (moved only if
-//! it is not already there: OpenHMPP's `noupdate`, automatically) and is not marked
-//! written; an `out` argument is allocated at the target and never uploaded; `inout`
-//! is both. Outputs stay at the target until someone reads them elsewhere
-//! (`delegatedstore`, or never). Everything about the arguments is checked before
-//! anything is launched.
+//! the copy there is not current) and is not marked written; an `out` argument is
+//! allocated at the target and never uploaded; `inout` is both. Outputs stay at the
+//! target until someone reads them elsewhere (`delegatedstore`, or never). Everything
+//! about the arguments is checked before anything is launched.
+//!
+//! The rest of OpenHMPP's directive set, directive by directive:
+//!
+//! | OpenHMPP | locus |
+//! |---|---|
+//! | `codelet`, `target=` | [`Kernel`], [`Codelet::new`] (first available target; [`Codelet::fallbacks`] when a launch fails) |
+//! | `callsite`, `asynchronous`, `synchronize` | [`Codelet::call`], [`Codelet::call_async`], [`Pending::synchronize`] |
+//! | `cond="expr"` | [`Codelet::call_if`], [`Group::call_if`], [`Region::run_if`] |
+//! | `args[x].io=in/out/inout` | [`Intent`] |
+//! | `advancedload`, `delegatedstore` (`section=`, `asynchronous`) | [`Codelet::advanced_load`] / [`Codelet::advanced_load_section`] / [`Codelet::advanced_load_async`], [`Codelet::delegated_store_to`] (any location) / [`Codelet::delegated_store_async`], with a [`Section`] of [`Triplet`](crate::Triplet)s |
+//! | `args[x].noupdate=true`, `args[x].const=true` | [`Codelet::noupdate`], [`Codelet::constant`] (and on a group's codelets) |
+//! | `group`, `allocate`, `release` | [`Group::new`], [`Group::allocate`], [`Group::release`] |
+//! | `resident`, `map`, `mapbyname` | [`Group::resident`], [`Group::map`], [`Group::map_by_name`] |
+//! | `region` | [`Region`]: device sources plus a closure for the host |
 //!
 //! ```
 //! use locus::codelet::{kernels, Arg, Codelet, Launch};

@@ -661,6 +661,44 @@ fn asynchronous_group_calls(target: Location) {
     );
 }
 
+/// OpenHMPP's sgemm kernel, non-square (m != n != k catches swapped strides), against
+/// the host reference.
+fn sgemm_matches_the_host_reference(target: Location) {
+    let (m, n, k) = (37, 29, 19);
+    let a: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32 - 3.0).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| (i % 5) as f32 * 0.5).collect();
+    let c0: Vec<f32> = (0..m * n).map(|i| (i % 3) as f32).collect();
+    let kernel = kernels::sgemm();
+    let codelet = Codelet::new(&kernel, &[target]).unwrap();
+    let (ab, bb) = (
+        Buffer::from_slice(Location::Host, &a).unwrap(),
+        Buffer::from_slice(target, &b).unwrap(),
+    );
+    let mut c = Buffer::from_slice(Location::Host, &c0).unwrap();
+    let report = codelet
+        .call(
+            &mut [
+                Arg::u32(m as u32),
+                Arg::u32(n as u32),
+                Arg::u32(k as u32),
+                Arg::f32(1.5),
+                Arg::buf(&ab),
+                Arg::buf(&bb),
+                Arg::f32(-0.5),
+                Arg::buf_mut(&mut c),
+            ],
+            Launch::d2(n, m),
+        )
+        .unwrap();
+    assert_eq!(report.target, target);
+    let mut want = c0.clone();
+    kernels::sgemm_reference(m, n, k, 1.5, &a, &b, -0.5, &mut want);
+    let got = c.to_vec().unwrap();
+    for (i, (x, y)) in got.iter().zip(&want).enumerate() {
+        assert!((x - y).abs() <= 1e-4 * y.abs().max(1.0), "[{i}] {x} vs {y}");
+    }
+}
+
 macro_rules! suite {
     ($(#[$m:meta])*) => {
         $(#[$m])* #[test] fn a_group_keeps_its_data_resident() { run(super::a_group_keeps_its_data_resident) }
@@ -672,6 +710,7 @@ macro_rules! suite {
         $(#[$m])* #[test] fn a_region_runs_its_block_where_the_target_is() { run(super::a_region_runs_its_block_where_the_target_is) }
         $(#[$m])* #[test] fn a_group_falls_back_with_its_resident() { run(super::a_group_falls_back_with_its_resident) }
         $(#[$m])* #[test] fn asynchronous_group_calls() { run(super::asynchronous_group_calls) }
+        $(#[$m])* #[test] fn sgemm_matches_the_host_reference() { run(super::sgemm_matches_the_host_reference) }
     };
 }
 

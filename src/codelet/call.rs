@@ -301,7 +301,11 @@ impl<'k> Codelet<'k> {
                 (ParamKind::Scalar(t), Arg::Scalar(u, _)) if t == *u => continue,
                 _ => return Err(wrong()),
             };
-            if launch.items() > len {
+            let bounds_launch = k
+                .launch_within
+                .as_ref()
+                .is_none_or(|names| names.contains(&p.name));
+            if bounds_launch && launch.items() > len {
                 return Err(Error::Invalid(format!(
                     "kernel `{name}`: a launch of {} work items is larger than buffer `{}` ({len} elements); nothing was launched",
                     launch.items(),

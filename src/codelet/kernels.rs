@@ -78,6 +78,7 @@ pub fn sgemm() -> Kernel {
         .buffer("b", DType::F32, Intent::In)
         .scalar("beta", DType::F32)
         .buffer("c", DType::F32, Intent::InOut)
+        .launch_within(&["c"])
         .wgsl(include_str!("../../shaders/sgemm.wgsl"), "sgemm", [8, 8, 1])
         .opencl_c(include_str!("../../shaders/sgemm.cl"), "sgemm")
         .openmp("sgemm")

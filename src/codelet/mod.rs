@@ -185,6 +185,8 @@ pub struct Kernel {
     name: String,
     params: Vec<Param>,
     equal_lengths: bool,
+    /// The buffers the launch size is checked against (every buffer when `None`).
+    launch_within: Option<Vec<String>>,
     wgsl: Option<Source>,
     opencl_c: Option<Source>,
     openmp: Option<String>,
@@ -210,6 +212,7 @@ impl Kernel {
             name: name.to_string(),
             params: Vec::new(),
             equal_lengths: false,
+            launch_within: None,
             wgsl: None,
             opencl_c: None,
             openmp: None,
@@ -241,6 +244,15 @@ impl Kernel {
     /// Requires every buffer argument to have the same length.
     pub fn equal_lengths(mut self) -> Kernel {
         self.equal_lengths = true;
+        self
+    }
+
+    /// Checks the launch size against these buffers only (by default: every buffer
+    /// must hold at least one element per work item). For kernels whose grid is not
+    /// their buffers' length, e.g. [`kernels::sgemm`], launched over `C` while `A` and
+    /// `B` have other shapes: the kernel bounds its other accesses itself.
+    pub fn launch_within(mut self, buffers: &[&str]) -> Kernel {
+        self.launch_within = Some(buffers.iter().map(|b| b.to_string()).collect());
         self
     }
 

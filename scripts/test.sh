@@ -135,6 +135,8 @@ for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   "$LOCUS_SYCL_VENV/bin/python" python/examples/hello.py "$loc" | sed -n "1p;\$p"
   echo "--- python/examples/umem.py $loc"
   "$LOCUS_SYCL_VENV/bin/python" python/examples/umem.py "$loc"
+  echo "--- python/examples/codelet.py $loc"
+  "$LOCUS_SYCL_VENV/bin/python" python/examples/codelet.py "$loc"
 done
 
 step "leaks: the host pool and asynchrony tests under valgrind (no memory definitely lost)"

@@ -769,6 +769,9 @@ fn section_runs_match_the_model() {
         (Section::d1(12, 5, 3, 1), "dimension 0"),
         (Section::d1(12, 0, 3, 0), "stride is 0"),
     ];
+    let huge = Section::d1(1 << 26, 0, (1 << 26) - 1, 2);
+    let err = huge.runs(1 << 26).unwrap_err().to_string();
+    assert!(err.contains("separate runs"), "{err}");
     for (s, says) in bad {
         let err = s.runs(12).unwrap_err().to_string();
         assert!(err.contains(says), "{s}: {err}");

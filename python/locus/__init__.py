@@ -27,7 +27,9 @@ if not _os.environ.get("XDG_RUNTIME_DIR"):
 
 from ._locus import (  # noqa: E402, F401
     Buffer,
+    Codelet,
     Handle,
+    Kernel,
     LocusError,
     Memory,
     Mirror,
@@ -45,6 +47,44 @@ from ._locus import (  # noqa: E402, F401
 from . import mr  # noqa: E402
 
 
+class kernels:
+    """The kernels locus ships, each in every language (``Kernel.builtin(name)``)::
+
+        saxpy = locus.Codelet(locus.kernels.saxpy(), ["opencl:0", "host"])
+        saxpy.call([2.0, x, y, len(x)], launch=len(x))
+    """
+
+    @staticmethod
+    def vec_add():
+        """``c = a + b``: ``vec_add(a: in f32[], b: in f32[], c: out f32[], n: u32)``."""
+        return Kernel.builtin("vec_add")
+
+    @staticmethod
+    def saxpy():
+        """``y = a * x + y``: ``saxpy(a: f32, x: in f32[], y: inout f32[], n: u32)``."""
+        return Kernel.builtin("saxpy")
+
+    @staticmethod
+    def jacobi():
+        """One Jacobi step: ``jacobi(src: in f32[], dst: out f32[], nx: u32, ny: u32)``, launched ``(nx, ny)``."""
+        return Kernel.builtin("jacobi")
+
+    @staticmethod
+    def sgemm():
+        """``C = alpha A B + beta C``: ``sgemm(m, n, k: u32, alpha: f32, a: in, b: in, beta: f32, c: inout)``, launched ``(n, m)``."""
+        return Kernel.builtin("sgemm")
+
+    @staticmethod
+    def vec_add_f64():
+        """``c = a + b`` in float64 (not on WebGPU)."""
+        return Kernel.builtin("vec_add_f64")
+
+    @staticmethod
+    def daxpy():
+        """``y = a * x + y`` in float64 (not on WebGPU)."""
+        return Kernel.builtin("daxpy")
+
+
 def from_dlpack(obj, *, copy=None):
     """Adopt a DLPack producer's memory (``Buffer.from_dlpack``)."""
     return Buffer.from_dlpack(obj, copy=copy)
@@ -52,7 +92,9 @@ def from_dlpack(obj, *, copy=None):
 
 __all__ = [
     "Buffer",
+    "Codelet",
     "Handle",
+    "Kernel",
     "LocusError",
     "Memory",
     "Mirror",
@@ -61,6 +103,7 @@ __all__ = [
     "dtypes",
     "from_dlpack",
     "info",
+    "kernels",
     "memory_statistics",
     "mr",
     "use_pool",

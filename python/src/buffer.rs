@@ -41,7 +41,7 @@ impl PyBuffer {
 
     /// Re-declares the write of the open write handles (their location holds the newest
     /// data; they all share one location: a second one is refused) and returns it.
-    fn sync_writers(&self, store: &mut Store) -> locus::Result<Option<Location>> {
+    pub(crate) fn sync_writers(&self, store: &mut Store) -> locus::Result<Option<Location>> {
         let mut writers = lock(&self.writers);
         writers.retain(|w| w.upgrade().is_some_and(|v| v.open.load(Ordering::SeqCst)));
         let at = writers.iter().find_map(|w| w.upgrade()).map(|v| v.consumer);

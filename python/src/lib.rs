@@ -10,6 +10,7 @@ mod dlpack;
 mod dtype;
 mod foreign;
 mod handle;
+mod kernels;
 mod memory;
 mod mr;
 mod resources;
@@ -142,6 +143,8 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Handle>()?;
     m.add_class::<memory::PyMemory>()?;
     m.add_class::<memory::PyMirror>()?;
+    m.add_class::<kernels::PyKernel>()?;
+    m.add_class::<kernels::PyCodelet>()?;
     m.add_function(wrap_pyfunction!(available, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes, m)?)?;

@@ -198,3 +198,60 @@ impl Elements {
         }
     }
 }
+
+/// A [`Store`] as a kernel argument of element type `dtype` (the store keeps the bytes
+/// by width only; the Python dtype says what they are).
+pub struct Typed<'a> {
+    /// The store.
+    pub store: &'a mut Store,
+    /// The element type the kernel sees.
+    pub dtype: locus::DType,
+}
+
+impl locus::codelet::KernelBuffer for Typed<'_> {
+    fn dtype(&self) -> locus::DType {
+        self.dtype
+    }
+    fn elements(&self) -> usize {
+        on_store!(&*self.store, b => b.len())
+    }
+    fn counters(&self) -> locus::TransferTotals {
+        on_store!(&*self.store, b => b.stats())
+    }
+    fn serve_for_read(
+        &self,
+        location: Location,
+    ) -> locus::Result<(Arc<Memory>, Vec<locus::Event>)> {
+        on_store!(&*self.store, b => locus::codelet::KernelBuffer::serve_for_read(b, location))
+    }
+    fn serve_for_write(
+        &mut self,
+        location: Location,
+        keep: bool,
+    ) -> locus::Result<(Arc<Memory>, Vec<locus::Event>)> {
+        on_store!(&mut *self.store, b => locus::codelet::KernelBuffer::serve_for_write(b, location, keep))
+    }
+    fn serve_as_is(
+        &self,
+        location: Location,
+        write: bool,
+    ) -> locus::Result<(Arc<Memory>, Vec<locus::Event>)> {
+        on_store!(&*self.store, b => locus::codelet::KernelBuffer::serve_as_is(b, location, write))
+    }
+    fn update_section(
+        &self,
+        section: &locus::Section,
+        location: Location,
+    ) -> locus::Result<Vec<locus::Event>> {
+        on_store!(&*self.store, b => b.update_section(section, location))
+    }
+    fn settle(&self) -> locus::Result<()> {
+        on_store!(&*self.store, b => b.synchronize())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        on_store!(&*self.store, b => b as &dyn std::any::Any)
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        on_store!(&mut *self.store, b => b as &mut dyn std::any::Any)
+    }
+}

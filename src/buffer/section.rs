@@ -63,6 +63,9 @@ pub struct Section {
 }
 
 impl Section {
+    /// The most contiguous runs (copies) one section move makes: 16 Mi.
+    pub const MAX_RUNS: usize = 1 << 24;
+
     /// The section `triplets` (one per dimension) of an array of `shape`.
     pub fn new(shape: &[usize], triplets: &[Triplet]) -> Section {
         Section {
@@ -136,9 +139,23 @@ impl Section {
 
     /// The contiguous runs `(first element, elements)` the section covers in an array of
     /// `len` elements, in order, adjacent runs merged: what a move of the section copies.
+    /// A section of more than [`Section::MAX_RUNS`] runs (each one copy) is an error.
     pub fn runs(&self, len: usize) -> Result<Vec<(usize, usize)>> {
         self.check(len)?;
         let dims = self.shape.len();
+        let inner_runs = match self.triplets[dims - 1] {
+            t if t.stride == 1 => 1,
+            t => t.count(),
+        };
+        let most = self.triplets[..dims - 1]
+            .iter()
+            .try_fold(inner_runs, |n, t| n.checked_mul(t.count()));
+        if most.is_none_or(|m| m > Self::MAX_RUNS) {
+            return Err(Error::Invalid(format!(
+                "section {self}: more than {} separate runs, each one copy; move the buffer whole, or in sections with whole rows",
+                Self::MAX_RUNS
+            )));
+        }
         // Row-major strides: elements between consecutive indices of each dimension.
         let mut pitch = vec![1usize; dims];
         for d in (0..dims - 1).rev() {

@@ -168,8 +168,11 @@ impl<'k> Codelet<'k> {
     /// OpenHMPP's `args[param].const=true`: an `in` buffer uploaded at the first call
     /// and never checked again for the life of the codelet (or its group): later calls
     /// use that device copy as it is, whatever the buffer passed then holds (its length
-    /// is still checked). Changes made to the data after the first call are **not**
-    /// seen by the kernel; [`Codelet::forget_constants`] makes the next call upload again.
+    /// is still checked). Changes made to the data after the first call are not
+    /// uploaded (where the target uses the data in place, e.g. on the host, it sees
+    /// them: it reads the same memory); [`Codelet::forget_constants`] makes the next call
+    /// upload again. The uploaded copy stays allocated until then, even if its buffer
+    /// is dropped.
     pub fn constant(mut self, param: &str) -> Result<Codelet<'k>> {
         let (i, intent) = self.buffer_param(param, "const")?;
         if intent != Intent::In {

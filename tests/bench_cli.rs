@@ -104,6 +104,48 @@ fn quick_json_csv_plot_and_compare() {
     for a in report["access"].as_array().unwrap() {
         positive(&a["median_us"], "access latency");
     }
+    // The bandwidthTest shape: for every device with a page-locked host kind (SYCL USM
+    // host here; CUDA / HIP pinned on a GPU machine), pageable and page-locked in both
+    // directions and device to device; the others named in a note.
+    let shaped = report["bandwidth_test"].as_array().unwrap();
+    for l in locus::available().into_iter().filter(|l| !l.is_host()) {
+        let kinds = locus::registry().device(l).unwrap().memory_kinds();
+        let has_locked = kinds.iter().any(|k| {
+            matches!(
+                k,
+                locus::MemoryKind::PinnedHost | locus::MemoryKind::UsmHost
+            )
+        });
+        let at: Vec<_> = shaped
+            .iter()
+            .filter(|c| c["location"] == l.to_string().as_str())
+            .collect();
+        if has_locked {
+            let mut rows: Vec<(String, String)> = at
+                .iter()
+                .map(|c| {
+                    positive(&c["gbps"]["median"], "bandwidthTest");
+                    (
+                        c["direction"].as_str().unwrap().to_string(),
+                        c["host_memory"].as_str().unwrap().to_string(),
+                    )
+                })
+                .filter(|(d, _)| !d.starts_with("to "))
+                .collect();
+            rows.sort();
+            assert_eq!(rows.len(), 5, "{l}: {rows:?}");
+            assert!(rows.contains(&("host-to-device".into(), "pageable".into())));
+            assert!(rows.contains(&("device-to-host".into(), "pageable".into())));
+            assert!(rows.contains(&("device-to-device".into(), "-".into())));
+        } else {
+            assert!(at.is_empty(), "{l} has no page-locked kind");
+            let notes = report["notes"].as_array().unwrap();
+            assert!(notes.iter().any(|n| {
+                let n = n.as_str().unwrap();
+                n.contains("bandwidthTest") && n.contains(&l.to_string())
+            }));
+        }
+    }
 
     // CSV: a header and one row per cell.
     let rows = std::fs::read_to_string(&csv).unwrap();

@@ -9,6 +9,7 @@
 //! raw native transfer (what a user would write by hand: one native call, or a native
 //! read into a host buffer plus a native write out of it for a cross-backend pair).
 
+pub mod bandwidth_test;
 pub mod baselines;
 mod output;
 mod stats;
@@ -225,6 +226,11 @@ pub struct Report {
     pub cells: Vec<Cell>,
     /// Access latencies.
     pub access: Vec<AccessTiming>,
+    /// The CUDA samples' bandwidthTest shape: pageable and page-locked host memory to
+    /// and from each device that has a page-locked kind, device to device, and between
+    /// devices of one technology (empty in reports made before it existed).
+    #[serde(default)]
+    pub bandwidth_test: Vec<bandwidth_test::BandwidthCell>,
     /// Wall time of the run.
     pub seconds: f64,
     /// Anything left out, and why.
@@ -420,6 +426,7 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
     }
     host_src.clear();
     let access = access_latency(registry, config)?;
+    let bandwidth_test = bandwidth_test::run(registry, config, &mut notes)?;
     progress(total, total, "done");
     Ok(Report {
         version: 1,
@@ -432,6 +439,7 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         memcpy,
         cells,
         access,
+        bandwidth_test,
         seconds: started.elapsed().as_secs_f64(),
         notes,
     })

@@ -165,6 +165,20 @@ pub fn table(report: &Report) -> String {
             );
         }
     }
+    if !report.bandwidth_test.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nbandwidthTest shape (the CUDA samples' bandwidthTest, {}):",
+            format_size(report.bandwidth_test[0].bytes)
+        );
+        for c in &report.bandwidth_test {
+            let _ = writeln!(
+                out,
+                "  {:<10} {:<17} {:<12} {:8.2} GB/s  ({})",
+                c.location, c.direction, c.host_memory, c.gbps.median, c.route
+            );
+        }
+    }
     for n in &report.notes {
         let _ = writeln!(out, "note: {n}");
     }

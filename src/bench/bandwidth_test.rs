@@ -61,7 +61,7 @@ pub(super) fn run(
         };
         let n = BYTES.min(device.info().max_allocation) as usize;
         let pageable = Memory::new(Location::Host, n)?;
-        let locked = Memory::on_kind(&device, n, kind)?;
+        let locked = Memory::on_kind(device, n, kind)?;
         let (a, b) = (Memory::new(l, n)?, Memory::new(l, n)?);
         pageable.fill(0..n, &[0x5A])?;
         locked.fill(0..n, &[0x5A])?;

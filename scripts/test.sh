@@ -191,3 +191,10 @@ done
 LOCUS_FUZZ_SECS=15 cargo test --release --all-features --test fuzz -- --nocapture --test-threads=1 2>&1 \
   | grep -E "FUZZ|test result|panicked"
 
+
+# On a GPU machine (LOCUS_REQUIRE names cuda or hip): the transfer matrix and the
+# bandwidthTest shape (pageable / pinned / device-to-device / peer), for the README.
+if [ ${#ignored[@]} -gt 0 ]; then
+  step "GPU: locus bench --quick (the matrix and the bandwidthTest shape)"
+  target/release/locus bench --quick
+fi

@@ -313,6 +313,75 @@ impl PyBuffer {
         })
     }
 
+    /// Copies `count` elements of `src` from `src_start` into this buffer at
+    /// `dst_start` (default: the rest of `src`), wherever each lives, on the transfer
+    /// matrix's route (umem's `copy_from`). Bounds-checked: out of range is an error and
+    /// nothing is written. Returns the route's kind. The GIL is released meanwhile.
+    #[pyo3(signature = (src, src_start=0, count=None, dst_start=0))]
+    fn copy_from(
+        &self,
+        py: Python<'_>,
+        src: &Bound<'_, PyBuffer>,
+        src_start: usize,
+        count: Option<usize>,
+        dst_start: usize,
+    ) -> PyResult<String> {
+        guarded(|| {
+            let src: &PyBuffer = src.get();
+            if std::ptr::eq(src, self) {
+                return Err(PyValueError::new_err(
+                    "copy_from within one buffer: copy() the source range first",
+                ));
+            }
+            if src.dtype != self.dtype {
+                return Err(PyTypeError::new_err(format!(
+                    "copy_from: this buffer holds {}, the source {}",
+                    self.dtype.name, src.dtype.name
+                )));
+            }
+            if self.readonly {
+                return Err(PyValueError::new_err(
+                    "this buffer adopted read-only memory: it cannot be copied into",
+                ));
+            }
+            let src_len = elements(&src.shape, 1)?;
+            let count = count.unwrap_or_else(|| src_len.saturating_sub(src_start));
+            let end = src_start
+                .checked_add(count)
+                .ok_or_else(|| PyValueError::new_err("copy_from: src_start + count overflows"))?;
+            py.detach(|| {
+                // Two locks, always in address order: two threads copying each way
+                // between the same two buffers cannot deadlock.
+                let (first, second) = if (self as *const PyBuffer) < (src as *const PyBuffer) {
+                    (lock(&self.store), lock(&src.store))
+                } else {
+                    let s = lock(&src.store);
+                    (lock(&self.store), s)
+                };
+                let (mut dst_store, src_store) = (first, second);
+                self.sync_writers(&mut dst_store)?;
+                dst_store.copy_from(dst_start, &src_store, src_start..end)
+            })
+            .map(|route| route.kind.to_string())
+            .map_err(py_err)
+        })
+    }
+
+    /// Makes the current data valid at `location` ahead of use there (OpenHMPP's
+    /// `advancedload`); later reads there move nothing. Returns the route's kind.
+    fn prefetch(&self, py: Python<'_>, location: &str) -> PyResult<String> {
+        guarded(|| {
+            let location = parse_location(location)?;
+            py.detach(|| {
+                let mut store = lock(&self.store);
+                self.sync_writers(&mut store)?;
+                store.prefetch(location)
+            })
+            .map(|route| route.kind.to_string())
+            .map_err(py_err)
+        })
+    }
+
     /// Moves the data to `location`, which becomes the home; other copies are freed
     /// (handles already given out keep theirs alive).
     fn move_to(&self, py: Python<'_>, location: &str) -> PyResult<()> {

@@ -165,6 +165,34 @@ impl Store {
         })
     }
 
+    /// Copies `src[range]` into `self[dst_start..]` on the planner's route; both hold
+    /// elements of one width (the caller checked the dtypes).
+    pub fn copy_from(
+        &mut self,
+        dst_start: usize,
+        src: &Store,
+        range: std::ops::Range<usize>,
+    ) -> locus::Result<Route> {
+        match (self, src) {
+            (Store::W1(d), Store::W1(s)) => d.copy_from(dst_start, s, range),
+            (Store::W2(d), Store::W2(s)) => d.copy_from(dst_start, s, range),
+            (Store::W4(d), Store::W4(s)) => d.copy_from(dst_start, s, range),
+            (Store::W8(d), Store::W8(s)) => d.copy_from(dst_start, s, range),
+            _ => Err(locus::Error::Invalid(
+                "copy between buffers of different element sizes".into(),
+            )),
+        }
+    }
+
+    /// Makes the current data valid at `location` ahead of use there.
+    pub fn prefetch(&self, location: Location) -> locus::Result<Route> {
+        on_store!(self, b => {
+            let route = b.prefetch(location)?;
+            b.synchronize()?;
+            Ok(route)
+        })
+    }
+
     /// Bytes moved for this buffer so far (all routes).
     pub fn bytes_moved(&self) -> u64 {
         on_store!(self, b => {

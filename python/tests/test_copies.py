@@ -1,0 +1,45 @@
+"""Range copies between buffers at any two locations (umem's copy_from), and prefetch."""
+
+import numpy as np
+import pytest
+
+import locus
+
+
+def test_range_copies_to_and_from_every_location(location):
+    n = 1000
+    src_data = np.arange(n, dtype=np.int32)
+    for other in locus.available():
+        src = locus.Buffer.from_array(src_data.copy()).copy(other)
+        dst = locus.Buffer(location, n, dtype="int32", fill=-1)
+        route = dst.copy_from(src, src_start=100, count=250, dst_start=10)
+        assert isinstance(route, str) and route
+        want = np.full(n, -1, dtype=np.int32)
+        want[10:260] = src_data[100:350]
+        np.testing.assert_array_equal(dst.to_numpy(), want, err_msg=f"{other} -> {location}")
+        # The default count: the rest of the source.
+        dst.copy_from(src, src_start=n - 5)
+        want[:5] = src_data[n - 5 :]
+        np.testing.assert_array_equal(dst.to_numpy(), want)
+
+
+def test_out_of_range_copies_write_nothing(location):
+    src = locus.Buffer(location, 10, dtype="float32", fill=1.0)
+    dst = locus.Buffer(location, 10, dtype="float32", fill=2.0)
+    for kwargs in ({"src_start": 5, "count": 6}, {"dst_start": 8, "count": 3}, {"src_start": 11}):
+        with pytest.raises(ValueError):
+            dst.copy_from(src, **kwargs)
+    np.testing.assert_array_equal(dst.to_numpy(), np.full(10, 2.0, dtype=np.float32))
+    with pytest.raises(TypeError, match="holds float32, the source int32"):
+        dst.copy_from(locus.Buffer(location, 10, dtype="int32"))
+    with pytest.raises(ValueError, match="within one buffer"):
+        dst.copy_from(dst)
+
+
+def test_prefetch_makes_the_next_access_free(location):
+    b = locus.Buffer.from_array(np.arange(4096, dtype=np.float64))
+    b.prefetch(location)
+    moved = b.bytes_moved
+    with b.access(location) as h:
+        assert h is not None
+    assert b.bytes_moved == moved, "nothing moves after the prefetch"

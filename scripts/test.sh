@@ -119,8 +119,9 @@ step "python: the wheel (pip install ./python builds it with maturin), then pyte
 # Installed into the SYCL venv, which already has numpy; pytest fails (exit 1, or 5
 # when it collects nothing) on any error, and when LOCUS_REQUIRE names a missing location.
 # pyopencl is a client nobody here wrote: python/tests/test_pyopencl.py runs its kernels
-# on locus buffers in place at every OpenCL location.
-"$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "numpy>=2.1" pytest pyopencl ./python
+# on locus buffers in place at every OpenCL location; JAX (CPU) takes and gives DLPack
+# zero-copy at every location (python/tests/test_jax.py).
+"$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "numpy>=2.1" pytest pyopencl jax ./python
 # On a GPU machine: CuPy, a client nobody here wrote, for python/tests/test_gpu_clients.py
 # (its tests skip, saying why, where it is missing).
 case ",$LOCUS_REQUIRE," in

@@ -7,6 +7,11 @@ and through DLPack), to hand a numpy array to locus (`Buffer.from_dlpack`), and,
 location the host cannot address (WebGPU), the time of the host replica a host access
 needs after the device wrote (`access_mut` at the device, then `access("host")`).
 Median of repeated runs, same process.
+
+Then, for 64 MiB, handing a locus buffer to the other clients in the same run: to
+pyopencl at every OpenCL location (`access(location)`, the handle's `cl_mem`, context and
+queue wrapped with `from_int_ptr`, no copy) and to JAX on the CPU (`jnp.from_dlpack` of a
+host access, no copy), next to numpy's `np.asarray` on the same buffer.
 """
 
 import statistics
@@ -50,5 +55,42 @@ def main():
             print(f"{location:<10} {size:>9} {a:>11.1f} {d:>19.1f} {f:>22.1f} {'':>11} {'':>13}")
 
 
+def clients():
+    size = 64 << 20
+    n = size // 4
+    try:
+        import pyopencl as cl
+    except ImportError:
+        cl = None
+        print("pyopencl: not installed, not measured")
+    try:
+        import jax.numpy as jnp
+    except ImportError:
+        jnp = None
+        print("JAX: not installed, not measured")
+    print(f"\nhanding a {size >> 20} MiB buffer to a client (median us): numpy asarray, pyopencl, JAX")
+    for location in locus.available():
+        b = locus.Buffer(location, n, dtype="float32", fill=1.0)
+        host = b.access("host")
+        numpy_us = median_us(lambda: np.asarray(b.access("host")), 200) if host.in_place else float("nan")
+        del host
+        pyopencl_us = float("nan")
+        if cl is not None and location.startswith("opencl:"):
+
+            def to_pyopencl():
+                with b.access(location) as h:
+                    o = h.opencl
+                    cl.Context.from_int_ptr(o["context"], retain=True)
+                    cl.CommandQueue.from_int_ptr(o["queue"], retain=True)
+                    cl.Buffer.from_int_ptr(o["mem"], retain=True)
+
+            pyopencl_us = median_us(to_pyopencl, 200)
+        jax_us = float("nan")
+        if jnp is not None and b.access("host").in_place:
+            jax_us = median_us(lambda: jnp.from_dlpack(b.access("host")), 200)
+        print(f"{location:<10} {numpy_us:>10.1f} {pyopencl_us:>10.1f} {jax_us:>10.1f}")
+
+
 if __name__ == "__main__":
     main()
+    clients()

@@ -131,7 +131,13 @@ case ",$LOCUS_REQUIRE," in
 esac
 cargo clippy -p locus-python -- -D warnings
 (cd python && "$LOCUS_SYCL_VENV/bin/pytest" -q -rs -p no:cacheprovider)
+echo "--- python/examples/01_locations.py"
+"$LOCUS_SYCL_VENV/bin/python" python/examples/01_locations.py
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
+  for ex in 02_buffers 03_declared_access 06_jacobi; do
+    echo "--- python/examples/$ex.py $loc"
+    "$LOCUS_SYCL_VENV/bin/python" python/examples/$ex.py "$loc"
+  done
   echo "--- python/examples/hello.py $loc"
   "$LOCUS_SYCL_VENV/bin/python" python/examples/hello.py "$loc" | sed -n "1p;\$p"
   echo "--- python/examples/umem.py $loc"

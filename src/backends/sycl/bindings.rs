@@ -212,6 +212,7 @@ pub struct DpctlApi {
         properties: ::std::os::raw::c_int,
     ) -> DPCTLSyclQueueRef,
     pub DPCTLQueue_Delete: unsafe extern "C" fn(QRef: DPCTLSyclQueueRef),
+    pub DPCTLQueue_Copy: unsafe extern "C" fn(QRef: DPCTLSyclQueueRef) -> DPCTLSyclQueueRef,
     pub DPCTLQueue_GetContext: unsafe extern "C" fn(QRef: DPCTLSyclQueueRef) -> DPCTLSyclContextRef,
     pub DPCTLQueue_SubmitRange: unsafe extern "C" fn(
         KRef: DPCTLSyclKernelRef,
@@ -346,6 +347,7 @@ impl DpctlApi {
             .get(b"DPCTLQueue_CreateForDevice\0")
             .map(|sym| *sym)?;
         let DPCTLQueue_Delete = __library.get(b"DPCTLQueue_Delete\0").map(|sym| *sym)?;
+        let DPCTLQueue_Copy = __library.get(b"DPCTLQueue_Copy\0").map(|sym| *sym)?;
         let DPCTLQueue_GetContext = __library.get(b"DPCTLQueue_GetContext\0").map(|sym| *sym)?;
         let DPCTLQueue_SubmitRange = __library.get(b"DPCTLQueue_SubmitRange\0").map(|sym| *sym)?;
         let DPCTLQueue_Wait = __library.get(b"DPCTLQueue_Wait\0").map(|sym| *sym)?;
@@ -400,6 +402,7 @@ impl DpctlApi {
             DPCTLPlatform_GetName,
             DPCTLQueue_CreateForDevice,
             DPCTLQueue_Delete,
+            DPCTLQueue_Copy,
             DPCTLQueue_GetContext,
             DPCTLQueue_SubmitRange,
             DPCTLQueue_Wait,
@@ -520,6 +523,9 @@ impl DpctlApi {
     }
     pub unsafe fn DPCTLQueue_Delete(&self, QRef: DPCTLSyclQueueRef) -> () {
         (self.DPCTLQueue_Delete)(QRef)
+    }
+    pub unsafe fn DPCTLQueue_Copy(&self, QRef: DPCTLSyclQueueRef) -> DPCTLSyclQueueRef {
+        (self.DPCTLQueue_Copy)(QRef)
     }
     pub unsafe fn DPCTLQueue_GetContext(&self, QRef: DPCTLSyclQueueRef) -> DPCTLSyclContextRef {
         (self.DPCTLQueue_GetContext)(QRef)

@@ -257,6 +257,36 @@ impl SyclDevice {
         self.api
     }
 
+    /// A new reference to this device's queue (`DPCTLQueue_Copy`), owned by the caller:
+    /// what dpctl's `SyclQueue` takes from a `"SyclQueueRef"` capsule (as its own
+    /// `SyclQueue._get_capsule` makes), so that a Python consumer names the queue, and
+    /// so the context, that owns this device's USM allocations. Delete it with
+    /// [`SyclDevice::delete_queue_ref`] when nobody took it.
+    pub fn queue_ref_copy(&self) -> Result<DPCTLSyclQueueRef> {
+        // SAFETY: `self.queue` is this device's live queue; the copy is a new reference
+        // the caller owns.
+        let copy = unsafe { self.api.DPCTLQueue_Copy(self.queue) };
+        if copy.is_null() {
+            return Err(Error::Backend {
+                location: self.location,
+                call: "DPCTLQueue_Copy",
+                message: "dpctl returned no queue".into(),
+                hint: "the SYCL runtime may be out of resources".into(),
+            });
+        }
+        Ok(copy)
+    }
+
+    /// Deletes a queue reference from [`SyclDevice::queue_ref_copy`].
+    ///
+    /// # Safety
+    /// `queue` came from `queue_ref_copy` of a device whose API is `api`, and nothing
+    /// uses it afterwards (nobody else took ownership of it).
+    pub unsafe fn delete_queue_ref(api: &DpctlApi, queue: DPCTLSyclQueueRef) {
+        // SAFETY: per the contract, an owned, unused queue reference.
+        unsafe { api.DPCTLQueue_Delete(queue) }
+    }
+
     /// True when the device supports allocations of `kind`.
     pub fn supports(&self, kind: UsmKind) -> bool {
         self.usm[kind as usize]

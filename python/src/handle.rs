@@ -92,6 +92,40 @@ impl Handle {
         })
     }
 
+    /// The OpenMP side of an access at an OpenMP location: `{"ptr", "device", "size"}`,
+    /// the device pointer (`omp_target_alloc`'s; a host address on the initial device)
+    /// and the OpenMP device number, for your own `target` regions
+    /// (`is_device_ptr(ptr) device(device)`).
+    #[getter]
+    fn openmp<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let location = self.view.memory.location();
+            let Native::OpenMp { ptr, device } = self.view.memory.native() else {
+                return Err(PyAttributeError::new_err(format!(
+                    "memory at {location} is not OpenMP memory: access the buffer at an OpenMP location (e.g. access(\"openmp:0\"))"
+                )));
+            };
+            let d = PyDict::new(py);
+            d.set_item("ptr", *ptr as usize)?;
+            d.set_item("device", *device)?;
+            d.set_item("size", self.view.memory.len())?;
+            Ok(d)
+        })
+    }
+
+    /// WebGPU memory cannot be handed to another WebGPU library (wgpu-py, a browser's
+    /// WebGPU): a `wgpu::Buffer` belongs to the device of the instance that made it, and
+    /// WebGPU has no way to share one across instances. Always an error saying so, with
+    /// the documented path: a host access (`access("host")`, a copy the host reads in
+    /// place), which the other library then uploads itself.
+    #[getter]
+    fn webgpu(&self) -> PyResult<()> {
+        Err(PyAttributeError::new_err(format!(
+            "a WebGPU buffer cannot be shared with another WebGPU instance (wgpu-py's, a browser's): WebGPU has no cross-instance sharing; take access(\"host\") of the buffer (a host copy, zero-copy to numpy) and upload that with the other library (memory here is at {})",
+            self.view.memory.location()
+        )))
+    }
+
     /// The host address of the first element, when code at this location runs on the host.
     #[getter]
     fn ptr(&self) -> Option<usize> {

@@ -39,6 +39,7 @@ from ._locus import (  # noqa: E402, F401
     dtypes,
     info,
     memory_statistics,
+    route,
     use_pool,
     use_upstream,
 )
@@ -106,6 +107,7 @@ __all__ = [
     "kernels",
     "memory_statistics",
     "mr",
+    "route",
     "use_pool",
     "use_upstream",
 ]

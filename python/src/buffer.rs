@@ -313,6 +313,26 @@ impl PyBuffer {
         })
     }
 
+    /// The transfer counters per route kind (`in-place`, `direct`, `mapped`, `peer`,
+    /// `staged`): `{"direct": {"calls": 2, "bytes": 8192}, ...}`, kinds never taken left
+    /// out. Every copy counts, reads and writes of the whole buffer included.
+    #[getter]
+    fn transfers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let totals = lock(&self.store).totals();
+            let out = PyDict::new(py);
+            for kind in locus::RouteKind::ALL {
+                if totals.calls_of(kind) > 0 {
+                    let d = PyDict::new(py);
+                    d.set_item("calls", totals.calls_of(kind))?;
+                    d.set_item("bytes", totals.bytes_of(kind))?;
+                    out.set_item(kind.to_string(), d)?;
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// Copies `count` elements of `src` from `src_start` into this buffer at
     /// `dst_start` (default: the rest of `src`), wherever each lives, on the transfer
     /// matrix's route (umem's `copy_from`). Bounds-checked: out of range is an error and

@@ -81,6 +81,20 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// How data at `src` reaches code at `dst` (the transfer matrix's answer):
+/// `{"kind": "in-place" | "direct" | "mapped" | "peer" | "staged", "reason": ...}`.
+#[pyfunction]
+fn route<'py>(py: Python<'py>, src: &str, dst: &str) -> PyResult<Bound<'py, PyDict>> {
+    guarded(|| {
+        let (s, d) = (parse_location(src)?, parse_location(dst)?);
+        let r = locus::transfer::access_route(locus::registry(), s, d).map_err(py_err)?;
+        let out = PyDict::new(py);
+        out.set_item("kind", r.kind.to_string())?;
+        out.set_item("reason", r.reason)?;
+        Ok(out)
+    })
+}
+
 /// The locations this machine has, host first (`["host", "openmp:0", "opencl:0", ...]`).
 #[pyfunction]
 fn available() -> Vec<String> {
@@ -146,6 +160,7 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<kernels::PyKernel>()?;
     m.add_class::<kernels::PyCodelet>()?;
     m.add_function(wrap_pyfunction!(available, m)?)?;
+    m.add_function(wrap_pyfunction!(route, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;

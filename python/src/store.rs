@@ -193,6 +193,11 @@ impl Store {
         })
     }
 
+    /// The transfer counters of this buffer, per route kind.
+    pub fn totals(&self) -> locus::TransferTotals {
+        on_store!(self, b => b.stats())
+    }
+
     /// Bytes moved for this buffer so far (all routes).
     pub fn bytes_moved(&self) -> u64 {
         on_store!(self, b => {

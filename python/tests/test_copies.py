@@ -43,3 +43,17 @@ def test_prefetch_makes_the_next_access_free(location):
     with b.access(location) as h:
         assert h is not None
     assert b.bytes_moved == moved, "nothing moves after the prefetch"
+
+
+def test_routes_and_transfer_counters(location):
+    r = locus.route(location, "host")
+    assert r["kind"] in ("in-place", "direct", "mapped", "peer", "staged") and r["reason"]
+    assert locus.route(location, location)["kind"] == "in-place"
+    b = locus.Buffer.from_array(np.arange(1024, dtype=np.float32))
+    assert b.transfers == {} or set(b.transfers) <= {"in-place"}
+    c = locus.Buffer(location, 1024, dtype="float32")
+    c.copy_from(b)
+    c.to_numpy()
+    moved = c.transfers
+    assert sum(v["bytes"] for k, v in moved.items() if k != "in-place") == c.bytes_moved
+    assert all(v["calls"] >= 1 for v in moved.values())

@@ -372,13 +372,14 @@ impl PyBuffer {
             py.detach(|| {
                 // Two locks, always in address order: two threads copying each way
                 // between the same two buffers cannot deadlock.
-                let (first, second) = if (self as *const PyBuffer) < (src as *const PyBuffer) {
-                    (lock(&self.store), lock(&src.store))
-                } else {
-                    let s = lock(&src.store);
-                    (lock(&self.store), s)
-                };
-                let (mut dst_store, src_store) = (first, second);
+                let (mut dst_store, src_store) =
+                    if std::ptr::from_ref(self) < std::ptr::from_ref(src) {
+                        let d = lock(&self.store);
+                        (d, lock(&src.store))
+                    } else {
+                        let s = lock(&src.store);
+                        (lock(&self.store), s)
+                    };
                 self.sync_writers(&mut dst_store)?;
                 dst_store.copy_from(dst_start, &src_store, src_start..end)
             })

@@ -355,6 +355,11 @@ impl Handle {
 const QUEUE_CAPSULE: &std::ffi::CStr = c"SyclQueueRef";
 
 /// Deletes the queue reference of a `SyclQueueRef` capsule nobody took.
+///
+/// # Safety
+/// Called by Python only, as the destructor of a capsule `sycl_queue` made: its pointer
+/// an owned queue reference and its context the `DpctlApi` that made it, unless dpctl
+/// renamed it on taking the reference.
 unsafe extern "C" fn drop_queue_capsule(capsule: *mut pyo3::ffi::PyObject) {
     // SAFETY: called by Python with the capsule being destroyed; its name and context
     // are the ones `sycl_queue` set (or dpctl's rename when it took the reference).

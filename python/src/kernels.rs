@@ -6,44 +6,38 @@ use super::*;
 
 use locus::codelet::{self, Arg, Intent, Kernel, Launch, ParamKind};
 
-/// A Python dtype name as the kernel's element type (`bool` is a byte).
+/// Python dtype names and the kernel element types they are (`bool` is a byte; numpy
+/// has no bfloat16, so kernels with bfloat16 parameters are not available from Python).
+const KERNEL_DTYPES: [(&str, locus::DType); 11] = [
+    ("float16", locus::DType::F16),
+    ("float32", locus::DType::F32),
+    ("float64", locus::DType::F64),
+    ("int8", locus::DType::I8),
+    ("int16", locus::DType::I16),
+    ("int32", locus::DType::I32),
+    ("int64", locus::DType::I64),
+    ("uint8", locus::DType::U8),
+    ("uint16", locus::DType::U16),
+    ("uint32", locus::DType::U32),
+    ("uint64", locus::DType::U64),
+];
+
+/// A Python dtype as the kernel's element type (`bool` is a byte).
 fn kernel_dtype(dtype: &DType) -> locus::DType {
-    match dtype.name {
-        "float16" => locus::DType::F16,
-        "float32" => locus::DType::F32,
-        "float64" => locus::DType::F64,
-        "int8" => locus::DType::I8,
-        "int16" => locus::DType::I16,
-        "int32" => locus::DType::I32,
-        "int64" => locus::DType::I64,
-        "uint16" => locus::DType::U16,
-        "uint32" => locus::DType::U32,
-        "uint64" => locus::DType::U64,
-        _ => locus::DType::U8,
-    }
+    KERNEL_DTYPES
+        .iter()
+        .find(|(name, _)| *name == dtype.name)
+        .map_or(locus::DType::U8, |(_, t)| *t)
 }
 
 /// The Python dtype of a kernel element type.
 fn python_dtype(t: locus::DType) -> PyResult<DType> {
-    let name = match t {
-        locus::DType::F16 => "float16",
-        locus::DType::F32 => "float32",
-        locus::DType::F64 => "float64",
-        locus::DType::I8 => "int8",
-        locus::DType::I16 => "int16",
-        locus::DType::I32 => "int32",
-        locus::DType::I64 => "int64",
-        locus::DType::U8 => "uint8",
-        locus::DType::U16 => "uint16",
-        locus::DType::U32 => "uint32",
-        locus::DType::U64 => "uint64",
-        locus::DType::BF16 => {
-            return Err(PyTypeError::new_err(
-                "bfloat16 parameters are not available from Python (numpy has no bfloat16)",
-            ))
-        }
-    };
-    DType::from_name(name)
+    match KERNEL_DTYPES.iter().find(|(_, k)| *k == t) {
+        Some((name, _)) => DType::from_name(name),
+        None => Err(PyTypeError::new_err(
+            "bfloat16 parameters are not available from Python (numpy has no bfloat16)",
+        )),
+    }
 }
 
 fn intent_of(name: &str) -> PyResult<Intent> {

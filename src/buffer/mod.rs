@@ -129,6 +129,23 @@ fn recover(replicas: &mut [Replica]) {
     }
 }
 
+/// The current replica at `location`, if any.
+fn current_at(replicas: &[Replica], location: Location) -> Option<usize> {
+    replicas
+        .iter()
+        .position(|r| r.valid && r.location() == location)
+}
+
+/// The current replica code at `location` uses in place: one there, else one it
+/// reaches where it is.
+fn current_usable_at(replicas: &[Replica], location: Location) -> Option<usize> {
+    current_at(replicas, location).or_else(|| {
+        replicas
+            .iter()
+            .position(|r| r.valid && r.memory.is_accessible_from(location))
+    })
+}
+
 /// Drops the replicas away from `home` that cannot hold `bytes` (they could not be
 /// current for a buffer of that size).
 fn drop_smaller_than(replicas: &mut Vec<Replica>, home: Location, bytes: usize) {
@@ -380,25 +397,20 @@ impl<T: Pod> Buffer<T> {
             kind: RouteKind::InPlace,
             reason: reason.to_string(),
         };
-        if let Some(i) = replicas
-            .iter()
-            .position(|r| r.valid && r.location() == location)
-        {
+        let usable = match exact {
+            true => current_at(replicas, location),
+            false => current_usable_at(replicas, location),
+        };
+        if let Some(i) = usable {
             self.stats.record(RouteKind::InPlace, bytes);
-            return Ok((i, in_place("valid replica already there")));
-        }
-        if !exact {
-            if let Some(i) = replicas
-                .iter()
-                .position(|r| r.valid && r.memory.is_accessible_from(location))
-            {
-                self.stats.record(RouteKind::InPlace, bytes);
-                let reason =
-                    crate::runtime::access::memory_accessibility(&replicas[i].memory, location).1;
-                let mut route = in_place(&reason);
-                route.src = replicas[i].location();
-                return Ok((i, route));
+            if replicas[i].location() == location {
+                return Ok((i, in_place("valid replica already there")));
             }
+            let reason =
+                crate::runtime::access::memory_accessibility(&replicas[i].memory, location).1;
+            let mut route = in_place(&reason);
+            route.src = replicas[i].location();
+            return Ok((i, route));
         }
         let target = match replicas
             .iter()
@@ -523,14 +535,7 @@ impl<T: Pod> Buffer<T> {
         crate::runtime::registry::registry().device(location)?;
         let bytes = bytes_of::<T>(self.len)?;
         let mut replicas = self.lock();
-        let i = replicas
-            .iter()
-            .position(|r| r.valid && r.location() == location)
-            .or_else(|| {
-                replicas
-                    .iter()
-                    .position(|r| r.valid && r.memory.is_accessible_from(location))
-            })
+        let i = current_usable_at(&replicas, location)
             .or_else(|| {
                 replicas
                     .iter()

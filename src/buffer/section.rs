@@ -239,10 +239,7 @@ impl<T: Pod> Buffer<T> {
         let mut replicas = self.lock();
         // Current data usable there already (a current copy there, or one it reaches
         // in place): nothing to move, as a whole-buffer load would move nothing.
-        if replicas
-            .iter()
-            .any(|r| r.valid && r.memory.is_accessible_from(location))
-        {
+        if current_usable_at(&replicas, location).is_some() {
             return Ok(replicas.iter_mut().flat_map(Replica::events).collect());
         }
         let target = replicas

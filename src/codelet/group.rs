@@ -434,13 +434,9 @@ impl<'k> Group<'k> {
         &self.name
     }
 
-    fn targets(&self) -> Result<Vec<Location>> {
-        self.allocated.clone().ok_or_else(|| {
-            Error::Invalid(format!(
-                "group `{}` is not allocated: call allocate() first",
-                self.name
-            ))
-        })
+    /// The group's target; an error before `allocate`.
+    fn target_or_err(&self) -> Result<Location> {
+        allocated_targets(&self.name, &self.allocated).map(|t| t[0])
     }
 
     fn var_index(&self, name: &str) -> Result<usize> {
@@ -462,35 +458,36 @@ impl<'k> Group<'k> {
 
     fn held(&self, name: &str) -> Result<&dyn KernelBuffer> {
         let v = &self.vars[self.var_index(name)?];
-        v.buffer.as_deref().ok_or_else(|| {
-            Error::Invalid(format!(
-                "group `{}` is not allocated: variable `{name}` exists once allocate() has run",
-                self.name
-            ))
-        })
+        v.buffer
+            .as_deref()
+            .ok_or_else(|| unallocated_var(&self.name, name))
     }
 
     /// The variable `name`'s buffer (its host side too: read it anywhere).
     pub fn var<T: Element>(&self, name: &str) -> Result<&Buffer<T>> {
-        let dtype = self.vars[self.var_index(name)?].dtype;
-        self.held(name)?
+        let v = &self.vars[self.var_index(name)?];
+        v.buffer
+            .as_deref()
+            .ok_or_else(|| unallocated_var(&self.name, name))?
             .as_any()
             .downcast_ref::<Buffer<T>>()
-            .ok_or_else(|| wrong_type::<T>(&self.name, name, dtype))
+            .ok_or_else(|| wrong_type::<T>(&self.name, name, v.dtype))
     }
 
     /// The variable `name`'s buffer, to write (a write on the host makes the next call
     /// upload it, once).
     pub fn var_mut<T: Element>(&mut self, name: &str) -> Result<&mut Buffer<T>> {
         let i = self.var_index(name)?;
-        self.held(name)?;
-        let dtype = self.vars[i].dtype;
-        let group = self.name.clone();
-        self.vars[i]
-            .buffer
+        let Group {
+            name: group, vars, ..
+        } = self;
+        let v = &mut vars[i];
+        v.buffer
             .as_deref_mut()
-            .and_then(|b| b.as_any_mut().downcast_mut::<Buffer<T>>())
-            .ok_or_else(|| wrong_type::<T>(&group, name, dtype))
+            .ok_or_else(|| unallocated_var(group, name))?
+            .as_any_mut()
+            .downcast_mut::<Buffer<T>>()
+            .ok_or_else(|| wrong_type::<T>(group, name, v.dtype))
     }
 
     /// The full argument list of a member: the caller's `args` for the parameters the
@@ -565,8 +562,7 @@ impl<'k> Group<'k> {
         args: &mut [Arg<'_>],
         launch: Launch,
     ) -> Result<CallReport> {
-        let targets = self.targets()?;
-        self.call_among(&targets, label, args, launch)
+        self.call_if(true, label, args, launch)
     }
 
     /// [`Group::call`] offloaded when `offload` is true, on the host with the host
@@ -579,26 +575,23 @@ impl<'k> Group<'k> {
         args: &mut [Arg<'_>],
         launch: Launch,
     ) -> Result<CallReport> {
-        let targets = self.targets()?;
-        let targets = if offload {
-            targets
-        } else {
-            vec![Location::Host]
-        };
-        self.call_among(&targets, label, args, launch)
-    }
-
-    fn call_among(
-        &mut self,
-        targets: &[Location],
-        label: &str,
-        args: &mut [Arg<'_>],
-        launch: Launch,
-    ) -> Result<CallReport> {
+        self.target_or_err()?; // "not allocated" before "no such codelet"
         let m = self.member_index(label)?;
-        let member = &self.members[m];
+        let Group {
+            name,
+            members,
+            vars,
+            allocated,
+            ..
+        } = self;
+        let host = [Location::Host];
+        let targets = match allocated_targets(name, allocated)? {
+            all if offload => all,
+            _ => &host[..],
+        };
+        let member = &members[m];
         let given = args.iter_mut().map(reborrow).collect();
-        let mut full = Self::assemble(&self.name, member, &mut self.vars, given)?;
+        let mut full = Self::assemble(name, member, vars, given)?;
         member.codelet.call_among(targets, &mut full, launch, None)
     }
 
@@ -611,17 +604,25 @@ impl<'k> Group<'k> {
         args: Vec<Arg<'a>>,
         launch: Launch,
     ) -> Result<Pending<'a>> {
-        let targets = self.targets()?;
+        self.target_or_err()?; // "not allocated" before "no such codelet"
         let m = self.member_index(label)?;
-        let member = &self.members[m];
-        let full = Self::assemble(&self.name, member, &mut self.vars, args)?;
-        member.codelet.call_async_among(&targets, full, launch)
+        let Group {
+            name,
+            members,
+            vars,
+            allocated,
+            ..
+        } = self;
+        let targets = allocated_targets(name, allocated)?;
+        let member = &members[m];
+        let full = Self::assemble(name, member, vars, args)?;
+        member.codelet.call_async_among(targets, full, launch)
     }
 
     /// OpenHMPP's `advancedload` to the group's target, of the whole buffer, and waits
     /// (for a group variable, see [`Group::advanced_load_var`]).
     pub fn advanced_load(&self, buffer: &dyn KernelBuffer) -> Result<()> {
-        wait_all(load(buffer, self.targets()?[0], None)?)
+        wait_all(load(buffer, self.target_or_err()?, None)?)
     }
 
     /// `advancedload` of `section` only (see [`Codelet::advanced_load_section`]).
@@ -630,7 +631,7 @@ impl<'k> Group<'k> {
         buffer: &dyn KernelBuffer,
         section: &Section,
     ) -> Result<()> {
-        wait_all(load(buffer, self.targets()?[0], Some(section))?)
+        wait_all(load(buffer, self.target_or_err()?, Some(section))?)
     }
 
     /// `advancedload, asynchronous`: the moves' events.
@@ -639,14 +640,14 @@ impl<'k> Group<'k> {
         buffer: &dyn KernelBuffer,
         section: Option<&Section>,
     ) -> Result<Vec<Event>> {
-        load(buffer, self.targets()?[0], section)
+        load(buffer, self.target_or_err()?, section)
     }
 
     /// `advancedload` of the group variable `name` (whole or `section`), and waits:
     /// after a write to its host side, loads it (or the part written) back ahead of
     /// the next call.
     pub fn advanced_load_var(&self, name: &str, section: Option<&Section>) -> Result<()> {
-        wait_all(load(self.held(name)?, self.targets()?[0], section)?)
+        wait_all(load(self.held(name)?, self.target_or_err()?, section)?)
     }
 
     /// OpenHMPP's `delegatedstore`: brings `buffer` (whole or `section`) to `to`, and
@@ -689,6 +690,25 @@ fn reborrow<'s>(a: &'s mut Arg<'_>) -> Arg<'s> {
         Arg::BufMut(b) => Arg::BufMut(&mut **b),
         Arg::Scalar(t, bytes) => Arg::Scalar(*t, *bytes),
     }
+}
+
+/// The chosen target and the fallbacks of an allocated group; an error naming `group`
+/// before `allocate`.
+fn allocated_targets<'a>(
+    group: &str,
+    allocated: &'a Option<Vec<Location>>,
+) -> Result<&'a [Location]> {
+    allocated.as_deref().ok_or_else(|| {
+        Error::Invalid(format!(
+            "group `{group}` is not allocated: call allocate() first"
+        ))
+    })
+}
+
+fn unallocated_var(group: &str, name: &str) -> Error {
+    Error::Invalid(format!(
+        "group `{group}` is not allocated: variable `{name}` exists once allocate() has run"
+    ))
 }
 
 fn wrong_type<T: Element>(group: &str, name: &str, dtype: DType) -> Error {

@@ -77,11 +77,9 @@ impl<'k> Region<'k> {
         &self,
         args: &mut [Arg<'_>],
         launch: Launch,
-        mut host: impl FnMut(&mut [HostArg<'_>], [usize; 2]),
+        host: impl FnMut(&mut [HostArg<'_>], [usize; 2]),
     ) -> Result<CallReport> {
-        let host: HostFn<'_> = &mut host;
-        self.codelet
-            .call_among(&self.codelet.targets, args, launch, Some(host))
+        self.run_if(true, args, launch, host)
     }
 
     /// Runs the region offloaded when `offload` is true, on the host with `host` when

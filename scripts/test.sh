@@ -64,6 +64,13 @@ step "locus info (fails if a required backend is missing)"
 cargo build --release --bins --examples
 target/release/locus info
 
+step "locus calibrate (the planner measures this machine; its own run time is printed)"
+# Into a cache of its own, so that the tests below see the fixed order, as a fresh
+# machine does (tests/planner.rs installs and checks a calibration itself).
+calibration_cache=$(mktemp -d)
+LOCUS_CACHE_DIR="$calibration_cache" target/release/locus calibrate | cut -c1-240
+rm -rf "$calibration_cache"
+
 step "no vendor library is linked at load time"
 for bin in target/release/locus target/release/examples/hello_* target/release/examples/[01][0-9]_* target/release/examples/choose_backend; do
   case "$bin" in *.d) continue ;; esac

@@ -24,6 +24,9 @@ enum Command {
     /// The transfer matrix: every ordered pair of locations at several sizes, through
     /// locus, against memcpy and each raw native API.
     Bench(BenchArgs),
+    /// Measures every candidate route of every pair of locations (seconds), keeps the
+    /// costs in the cache directory for this machine, and prints the planner's choices.
+    Calibrate(CalibrateArgs),
     /// Replays an allocation log written by the logging resource adaptor.
     Replay(ReplayArgs),
 }
@@ -65,6 +68,22 @@ struct BenchArgs {
     /// Per-cell bandwidth ratios of two --json reports (runs nothing else).
     #[arg(long, num_args = 2, value_names = ["OLD.json", "NEW.json"])]
     compare: Option<Vec<String>>,
+}
+
+#[derive(Args)]
+struct CalibrateArgs {
+    /// Only these locations, e.g. host,opencl:0,webgpu:0 (default: all found).
+    #[arg(long, value_name = "L")]
+    locations: Option<String>,
+    /// One size per size class (default: 4KiB,64KiB,1MiB,128MiB).
+    #[arg(long, value_name = "S")]
+    sizes: Option<String>,
+    /// Seconds per candidate and size (default 0.01).
+    #[arg(long, value_name = "SEC")]
+    budget: Option<f64>,
+    /// Measure and print, but keep nothing (the cache stays as it is).
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// The resource a replay allocates from.
@@ -147,6 +166,7 @@ fn main() -> ExitCode {
     let (name, outcome) = match cli.command {
         Command::Info(args) => ("info", info(args)),
         Command::Bench(args) => ("bench", bench(args)),
+        Command::Calibrate(args) => ("calibrate", calibrate(args)),
         Command::Replay(args) => ("replay", replay(args)),
     };
     match outcome {
@@ -231,7 +251,13 @@ fn info(args: InfoArgs) -> Result<ExitCode, String> {
     print!("{}", indent(&access::accessibility_table(registry)));
     println!("\nRoutes (data at the left, consumed at the right):");
     print!("{}", indent(&transfer::route_table(registry)));
-    println!("\nCopy paths registered by backends (tried before the generic same-device, host-side and staged paths):");
+    println!("\nPlanner: {}", registry.matrix().status());
+    println!("Chosen copy route per pair and size class (where the choice changes):");
+    print!(
+        "{}",
+        bench::calibrate::choices(registry, &registry.locations())
+    );
+    println!("\nCopy paths registered by backends (candidates besides the generic ones: same device, either side's runtime through the other's host view, memcpy between mappings, staged):");
     let mut any = false;
     for (src, dst, name) in registry.matrix().registered() {
         println!("  {src} -> {dst}: {name}");
@@ -268,7 +294,6 @@ fn load(path: &str) -> Result<bench::Report, String> {
 }
 
 fn bench(args: BenchArgs) -> Result<ExitCode, String> {
-    use std::io::IsTerminal;
     if let Some(files) = &args.compare {
         let (old, new) = (load(&files[0])?, load(&files[1])?);
         print!("{}", bench::compare(&old, &new).map_err(|e| e.to_string())?);
@@ -292,21 +317,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     if let Some(v) = args.max_seconds {
         config.max_seconds = Some(v);
     }
-    let show_progress = std::io::stderr().is_terminal();
-    let mut progress = |done: usize, total: usize, what: &str| {
-        if show_progress {
-            let width = 30;
-            let filled = (done * width).checked_div(total).unwrap_or(width);
-            eprint!(
-                "\r[{}{}] {done}/{total} {what:<40}",
-                "#".repeat(filled),
-                " ".repeat(width - filled)
-            );
-            if done == total {
-                eprintln!();
-            }
-        }
-    };
+    let mut progress = progress_bar();
     let report = bench::run(registry, &config, &mut progress).map_err(|e| e.to_string())?;
     let machine_output = args.json.as_deref() == Some("-") || args.csv.as_deref() == Some("-");
     if !machine_output {
@@ -325,6 +336,61 @@ fn bench(args: BenchArgs) -> Result<ExitCode, String> {
             println!("plot written to {path}");
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn progress_bar() -> impl FnMut(usize, usize, &str) {
+    use std::io::IsTerminal;
+    let show = std::io::stderr().is_terminal();
+    move |done: usize, total: usize, what: &str| {
+        if show {
+            let width = 30;
+            let filled = (done * width).checked_div(total).unwrap_or(width);
+            eprint!(
+                "\r[{}{}] {done}/{total} {what:<40}",
+                "#".repeat(filled),
+                " ".repeat(width - filled)
+            );
+            if done == total {
+                eprintln!();
+            }
+        }
+    }
+}
+
+fn calibrate(args: CalibrateArgs) -> Result<ExitCode, String> {
+    let registry = locus::registry();
+    let mut config = bench::calibrate::Config::default_for(registry);
+    if let Some(v) = &args.locations {
+        config.locations = locus::parse_locations(v).map_err(|e| e.to_string())?;
+    }
+    if let Some(v) = &args.sizes {
+        config.sizes = bench::parse_sizes(v).map_err(|e| e.to_string())?;
+    }
+    if let Some(v) = args.budget {
+        config.budget = v;
+    }
+    let calibration =
+        bench::calibrate::run(registry, &config, &mut progress_bar()).map_err(|e| e.to_string())?;
+    let seconds = calibration.seconds;
+    let status = if args.dry_run {
+        format!("calibrated in this run only (--dry-run), {seconds:.1} s")
+    } else {
+        let path = calibration.save().map_err(|e| e.to_string())?;
+        format!(
+            "calibrated: {} (measured in {seconds:.1} s)",
+            path.display()
+        )
+    };
+    println!(
+        "Measured {} pairs x {} sizes in {seconds:.1} s",
+        calibration.pairs.len(),
+        calibration.sizes.len()
+    );
+    registry.matrix().install(Some(calibration), status.clone());
+    println!("Planner: {status}");
+    println!("Chosen copy route per pair and size class (where the choice changes):");
+    print!("{}", bench::calibrate::choices(registry, &config.locations));
     Ok(ExitCode::SUCCESS)
 }
 

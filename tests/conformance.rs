@@ -501,7 +501,7 @@ pub fn pairs_from_here(l: Location) {
         // Sub-range copies between the two.
         let mut target = Buffer::<f32>::zeroed(dst, 3001).unwrap();
         let route = target.copy_from(100, &src, 7..2007).unwrap();
-        let expected = transfer::copy_route(locus::registry(), l, dst).unwrap();
+        let expected = transfer::copy_route_for(locus::registry(), l, dst, 2000 * 4).unwrap();
         assert_eq!(route.kind, expected.kind, "{route}");
         let mut model = vec![0f32; 3001];
         model[100..2100].copy_from_slice(&data[7..2007]);
@@ -569,6 +569,61 @@ pub fn staged_pairs_from_here(l: Location) {
     }
 }
 
+/// Every candidate path the planner may choose from here to every location (not only
+/// the one it chooses on this machine) copies exactly: over several 1 MiB staging
+/// chunks at unaligned offsets, and a few bytes, nothing written outside the range.
+pub fn candidate_pairs_from_here(l: Location) {
+    fn ends(m: &Memory) -> transfer::Endpoint<'_> {
+        transfer::Endpoint {
+            device: m.device(),
+            host: m.host_access(),
+        }
+    }
+    let len = (5 << 19) + 7; // 2.5 MiB and a bit: three 1 MiB chunks
+    let data = pattern_u8(len, 29);
+    let src = Memory::new(l, len).unwrap();
+    src.write(0, &data).unwrap();
+    for dst in locus::available() {
+        let target = Memory::new(dst, len).unwrap();
+        let candidates = locus::registry()
+            .matrix()
+            .candidates(ends(&src), ends(&target));
+        assert!(
+            candidates.iter().any(|(r, _)| r.kind == RouteKind::Staged),
+            "{l} -> {dst}: the staged fallback is always a candidate"
+        );
+        for (route, path) in candidates {
+            for (from, to, n) in [(3, 1, len - 4), (5, 9, 37)] {
+                target.fill(0..len, &[0]).unwrap();
+                let took = src
+                    .copy_to_via_path(path.name(), from, &target, to, n)
+                    .unwrap();
+                assert_eq!(took.kind, route.kind, "{took}");
+                let mut got = vec![0u8; len];
+                target.read(0, &mut got).unwrap();
+                let what = format!("{l} -> {dst} via '{}' ({n} bytes)", path.name());
+                assert!(
+                    got[..to].iter().all(|&b| b == 0),
+                    "{what}: before the range"
+                );
+                assert!(got[to..to + n] == data[from..from + n], "{what}: the data");
+                assert!(
+                    got[to + n..].iter().all(|&b| b == 0),
+                    "{what}: after the range"
+                );
+            }
+        }
+        let err = src
+            .copy_to_via_path("no such path", 0, &target, 0, 4)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("staged through"),
+            "the candidates are named: {err}"
+        );
+    }
+}
+
 /// The tests of the suite, each with the given attributes (e.g. `#[ignore]`).
 macro_rules! suite {
     ($(#[$m:meta])*) => {
@@ -586,6 +641,7 @@ macro_rules! suite {
         $(#[$m])* #[test] fn pairs_from_here() { run(super::pairs_from_here) }
         $(#[$m])* #[test] fn large_pairs_from_here() { run(super::large_pairs_from_here) }
         $(#[$m])* #[test] fn staged_pairs_from_here() { run(super::staged_pairs_from_here) }
+        $(#[$m])* #[test] fn candidate_pairs_from_here() { run(super::candidate_pairs_from_here) }
     };
 }
 

@@ -44,7 +44,14 @@ fn usm_kinds_round_trip_everywhere() {
         for other in locus::available() {
             let there = Memory::new(other, data.len()).unwrap();
             let route = memory.copy_to(0, &there, 0, data.len()).unwrap();
-            assert!(route.kind != RouteKind::Staged || other == loc, "{route}");
+            // Never staged where one copy would do, unless this machine measured the
+            // staged route faster (a calibrated planner says so in the reason).
+            assert!(
+                route.kind != RouteKind::Staged
+                    || other == loc
+                    || route.reason.contains("measured at"),
+                "{route}"
+            );
             let mut seen = vec![0u8; data.len()];
             there.read(0, &mut seen).unwrap();
             assert_eq!(seen, data, "{kind:?} -> {other}");

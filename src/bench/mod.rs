@@ -11,6 +11,7 @@
 
 pub mod bandwidth_test;
 pub mod baselines;
+pub mod calibrate;
 mod output;
 mod stats;
 mod svg;

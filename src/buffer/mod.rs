@@ -610,7 +610,9 @@ impl<T: Pod> Buffer<T> {
             .iter()
             .enumerate()
             .filter(|(_, r)| r.valid)
-            .min_by_key(|(_, r)| crate::runtime::transfer::route_between(&r.memory, target).kind)
+            .min_by_key(|(_, r)| {
+                crate::runtime::transfer::route_between(&r.memory, target, target.len()).kind
+            })
             .map(|(i, _)| i)
             .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))
     }

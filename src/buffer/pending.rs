@@ -204,7 +204,7 @@ impl<T: Pod> Buffer<T> {
         }
         let mut after = source.events();
         after.extend(target.events());
-        let route = crate::runtime::transfer::route_between(&source.memory, &target.memory);
+        let route = crate::runtime::transfer::route_between(&source.memory, &target.memory, bytes);
         let event = match queue {
             Some(q) => {
                 source

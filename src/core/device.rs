@@ -43,7 +43,7 @@ pub struct DeviceInfo {
 }
 
 /// How host code can reach an allocation without copying it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HostAccess {
     /// The allocation's address is a host address: plain loads and stores work.
     Pointer,

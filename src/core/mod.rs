@@ -17,6 +17,7 @@
 
 pub mod aligned;
 pub mod block;
+pub mod cache;
 pub mod completion;
 pub mod device;
 pub mod element;

@@ -86,12 +86,16 @@ impl Registry {
                 }
             }
         }
-        Registry {
+        let registry = Registry {
             devices,
             matrix,
             missing,
             skipped,
-        }
+        };
+        let facts = super::transfer::cost::machine_facts(registry.devices());
+        let (calibration, status) = super::transfer::cost::load(&facts);
+        registry.matrix.install(calibration, status);
+        registry
     }
 
     /// The locations found, in `Location` order (host first).

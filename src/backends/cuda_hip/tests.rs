@@ -84,21 +84,21 @@ fn routes_follow_the_peer_facts() {
         device: d,
         host: HostAccess::None,
     };
-    assert_eq!(m.plan(e(&a), e(&b)).0.kind, RouteKind::Peer);
+    assert_eq!(m.plan(e(&a), e(&b), 1 << 20).0.kind, RouteKind::Peer);
     assert_eq!(
-        m.plan(e(&a), e(&a)).0.kind,
+        m.plan(e(&a), e(&a), 1 << 20).0.kind,
         RouteKind::Direct,
         "same device"
     );
     let without = devices(vec![], true);
     let (c, d) = (dynamic(&without[0]), dynamic(&without[1]));
-    let route = m.plan(e(&c), e(&d)).0;
+    let route = m.plan(e(&c), e(&d), 1 << 20).0;
     assert_eq!(route.kind, RouteKind::Staged);
     assert!(route.reason.contains("pinned"), "{route}");
     // One-way peer access still allows the peer copy.
     let one_way = devices(vec![(1, 0)], true);
     assert_eq!(
-        m.plan(e(&dynamic(&one_way[0])), e(&dynamic(&one_way[1])))
+        m.plan(e(&dynamic(&one_way[0])), e(&dynamic(&one_way[1])), 1 << 20)
             .0
             .kind,
         RouteKind::Peer
@@ -114,18 +114,30 @@ fn other_technologies_go_through_pinned_memory_and_the_host_is_direct() {
     let e = |d, h| Endpoint { device: d, host: h };
     // The host itself: one direct copy (pageable memory staged inside, pinned DMA).
     let r = m
-        .plan(e(&host, HostAccess::Pointer), e(&g, HostAccess::None))
+        .plan(
+            e(&host, HostAccess::Pointer),
+            e(&g, HostAccess::None),
+            1 << 20,
+        )
         .0;
     assert_eq!(r.kind, RouteKind::Direct, "{r}");
     // Any other technology, even a host-visible one: staged through pinned memory.
     if let Ok(omp) = crate::runtime::registry::registry().device(Location::OpenMp(0)) {
         let r = m
-            .plan(e(omp, HostAccess::Pointer), e(&g, HostAccess::None))
+            .plan(
+                e(omp, HostAccess::Pointer),
+                e(&g, HostAccess::None),
+                1 << 20,
+            )
             .0;
         assert_eq!(r.kind, RouteKind::Staged, "{r}");
         assert!(r.reason.contains("pinned host memory of cuda:0"), "{r}");
         let back = m
-            .plan(e(&g, HostAccess::None), e(omp, HostAccess::Pointer))
+            .plan(
+                e(&g, HostAccess::None),
+                e(omp, HostAccess::Pointer),
+                1 << 20,
+            )
             .0;
         assert_eq!(back.kind, RouteKind::Staged, "{back}");
     }

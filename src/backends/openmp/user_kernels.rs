@@ -30,16 +30,7 @@ fn compiler() -> String {
 }
 
 fn cache_dir() -> PathBuf {
-    let env = |v: &str| {
-        std::env::var_os(v)
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
-    };
-    env("LOCUS_CACHE_DIR")
-        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("locus")))
-        .or_else(|| env("HOME").map(|d| d.join(".cache").join("locus")))
-        .unwrap_or_else(|| std::env::temp_dir().join("locus"))
-        .join("openmp")
+    crate::core::cache::cache_dir().join("openmp")
 }
 
 const FLAGS: [&str; 5] = ["-shared", "-fPIC", "-O2", "-fopenmp", "-xc"];

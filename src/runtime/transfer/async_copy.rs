@@ -58,7 +58,7 @@ impl Memory {
         {
             if let Some(work) = device.copy_async(self, src_offset, dst, dst_offset, len, &after)? {
                 // Counted here: the worker path counts in `copy_to`.
-                super::stats::global().record(super::route_between(self, dst).kind, len);
+                super::stats::global().record(super::route_between(self, dst, len).kind, len);
                 return Ok(Event::native(work, vec![Arc::clone(self), Arc::clone(dst)]));
             }
         }

@@ -17,12 +17,24 @@ fn endpoint(device: &Arc<dyn Device>, host: HostAccess) -> Endpoint<'_> {
     Endpoint { device, host }
 }
 
-/// The route a copy from memory at `src` to new memory at `dst` takes (location level).
+/// The route a large copy (256 MiB) from memory at `src` to new memory at `dst` takes
+/// (location level; [`copy_route_for`] for another size).
 pub fn copy_route(registry: &Registry, src: Location, dst: Location) -> Result<Route> {
+    copy_route_for(registry, src, dst, 256 << 20)
+}
+
+/// The route a copy of `bytes` from memory at `src` to new memory at `dst` takes.
+pub fn copy_route_for(
+    registry: &Registry,
+    src: Location,
+    dst: Location,
+    bytes: usize,
+) -> Result<Route> {
     let (a, b) = (registry.device(src)?, registry.device(dst)?);
     let (route, _) = registry.matrix().plan(
         endpoint(a, a.host_access_default()),
         endpoint(b, b.host_access_default()),
+        bytes,
     );
     Ok(route)
 }
@@ -42,15 +54,27 @@ pub fn access_route(registry: &Registry, src: Location, dst: Location) -> Result
     copy_route(registry, src, dst)
 }
 
-/// The route between two allocations.
-pub fn route_between(src: &Memory, dst: &Memory) -> Route {
+/// The route a copy of `bytes` between two allocations takes.
+pub fn route_between(src: &Memory, dst: &Memory, bytes: usize) -> Route {
     registry()
         .matrix()
         .plan(
             endpoint(src.device(), src.host_access()),
             endpoint(dst.device(), dst.host_access()),
+            bytes,
         )
         .0
+}
+
+/// What a copy may be held to.
+#[derive(Clone, Copy)]
+pub(crate) enum Forced<'a> {
+    /// The planner's choice.
+    No,
+    /// A route of this kind.
+    Kind(RouteKind),
+    /// The candidate path of this name.
+    Path(&'a str),
 }
 
 /// Every ordered pair of available locations with its access route, as text.
@@ -68,7 +92,7 @@ pub fn route_table(registry: &Registry) -> String {
 }
 
 /// Copies `len` bytes, bounds-checked on both sides before anything is written, on the
-/// cheapest route, or on a route of `forced` kind (an error if none applies).
+/// planner's route, or on the route `forced` names (an error if none applies).
 pub(crate) fn copy(
     src: &Memory,
     src_offset: usize,
@@ -76,7 +100,7 @@ pub(crate) fn copy(
     dst_offset: usize,
     len: usize,
     local: Option<&TransferStats>,
-    forced: Option<RouteKind>,
+    forced: Forced<'_>,
 ) -> Result<Route> {
     src.check("copy source", src_offset, len)?;
     dst.check("copy destination", dst_offset, len)?;
@@ -85,14 +109,28 @@ pub(crate) fn copy(
         endpoint(src.device(), src.host_access()),
         endpoint(dst.device(), dst.host_access()),
     );
+    let none = |what: String| {
+        Error::Invalid(format!(
+            "{} -> {}: no {what} between these two (the planner would take: {})",
+            src.location(),
+            dst.location(),
+            matrix.plan(a, b, len).0
+        ))
+    };
     let (route, path) = match forced {
-        None => matrix.plan(a, b),
-        Some(kind) => matrix.plan_kind(kind, a, b).ok_or_else(|| {
-            Error::Invalid(format!(
-                "{} -> {}: no {kind} route between these two (the planner would take: {})",
-                src.location(),
-                dst.location(),
-                matrix.plan(a, b).0
+        Forced::No => matrix.plan(a, b, len),
+        Forced::Kind(kind) => matrix
+            .plan_kind(kind, a, b, len)
+            .ok_or_else(|| none(format!("{kind} route")))?,
+        Forced::Path(name) => matrix.plan_path(name, a, b).ok_or_else(|| {
+            let names: Vec<String> = matrix
+                .candidates(a, b)
+                .iter()
+                .map(|(_, p)| format!("'{}'", p.name()))
+                .collect();
+            none(format!(
+                "candidate path '{name}' (the candidates are {})",
+                names.join(", ")
             ))
         })?,
     };
@@ -133,7 +171,7 @@ impl Memory {
         dst_offset: usize,
         len: usize,
     ) -> Result<Route> {
-        copy(self, src_offset, dst, dst_offset, len, None, None)
+        copy(self, src_offset, dst, dst_offset, len, None, Forced::No)
     }
 
     /// Copies `len` bytes from `src[src_offset..]` into `self[dst_offset..]` (umem's
@@ -145,7 +183,7 @@ impl Memory {
         src_offset: usize,
         len: usize,
     ) -> Result<Route> {
-        copy(src, src_offset, self, dst_offset, len, None, None)
+        copy(src, src_offset, self, dst_offset, len, None, Forced::No)
     }
 
     /// Like [`Memory::copy_to`], also counting the transfer in `stats`.
@@ -157,7 +195,15 @@ impl Memory {
         len: usize,
         stats: &TransferStats,
     ) -> Result<Route> {
-        copy(self, src_offset, dst, dst_offset, len, Some(stats), None)
+        copy(
+            self,
+            src_offset,
+            dst,
+            dst_offset,
+            len,
+            Some(stats),
+            Forced::No,
+        )
     }
 
     /// Like [`Memory::copy_to`] on a route of the given kind (e.g. to benchmark the
@@ -171,6 +217,37 @@ impl Memory {
         dst_offset: usize,
         len: usize,
     ) -> Result<Route> {
-        copy(self, src_offset, dst, dst_offset, len, None, Some(kind))
+        copy(
+            self,
+            src_offset,
+            dst,
+            dst_offset,
+            len,
+            None,
+            Forced::Kind(kind),
+        )
+    }
+
+    /// Like [`Memory::copy_to`] on the candidate path named `path` (a
+    /// [`CopyPath::name`](crate::core::route::CopyPath::name), as `locus info` lists
+    /// them): what calibration measures, and how a test holds every candidate to the
+    /// data. An error naming the candidates when that path does not apply.
+    pub fn copy_to_via_path(
+        &self,
+        path: &str,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<Route> {
+        copy(
+            self,
+            src_offset,
+            dst,
+            dst_offset,
+            len,
+            None,
+            Forced::Path(path),
+        )
     }
 }

@@ -1,184 +1,77 @@
-//! The transfer matrix as a registry: copy paths keyed by (source technology,
-//! destination technology). Backends register the paths they have (an OpenMP copy
-//! between two OpenMP devices, later CUDA/HIP peer copies); after those, three generic
-//! paths cover every pair, so nothing is ever "not implemented":
-//! same device -> host side (direct or mapped) -> staged.
+//! The transfer matrix as a planner: for each ordered pair, every copy path that
+//! applies is a candidate (the paths backends registered for the pair's technologies,
+//! then the generic ones of [`paths`](super::paths)), and one is chosen per size class:
+//! - by measured cost, where a calibration of this machine measured the pair
+//!   (`locus calibrate`; the route's reason quotes the numbers);
+//! - before any calibration, by a fixed order: a path a backend registered for the pair
+//!   (it knows better, e.g. that a GPU copy goes through pinned memory), else the
+//!   cheapest route kind among the generic paths, the first in their order on a tie.
+//!
+//! Plans are cached per (pair, host access of each side, size class), so that a small
+//! copy pays a lookup, not a search.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
 
-use super::staged;
-use crate::core::device::HostAccess;
-use crate::core::error::{Error, Result};
-use crate::core::location::Technology;
-use crate::core::memory::Memory;
+use super::cost::Calibration;
+use super::paths;
+use crate::core::device::{Device, HostAccess};
+use crate::core::location::{Location, Technology};
 use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 
-fn route(src: Endpoint<'_>, dst: Endpoint<'_>, kind: RouteKind, reason: String) -> Route {
-    Route {
-        src: src.device.location(),
-        dst: dst.device.location(),
-        kind,
-        reason,
-    }
+/// A route and the path that takes it.
+pub type Plan = (Route, Arc<dyn CopyPath>);
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct PlanKey {
+    src: Location,
+    dst: Location,
+    src_host: HostAccess,
+    dst_host: HostAccess,
+    class: usize,
 }
 
-/// Two allocations of one device: the backend's own device copy.
-struct SameDevice;
-
-impl CopyPath for SameDevice {
-    fn name(&self) -> &'static str {
-        "copy within one device"
-    }
-
-    fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route> {
-        Arc::ptr_eq(src.device, dst.device).then(|| {
-            let t = src.device.location().technology();
-            route(
-                src,
-                dst,
-                RouteKind::Direct,
-                format!("one {t} copy within the device"),
-            )
-        })
-    }
-
-    fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
-        src.device()
-            .copy_within(src.native(), so, dst.native(), d, len)
-    }
+struct Cached {
+    // The devices the plan was made for (held, so that the key's devices are these).
+    src: Arc<dyn Device>,
+    dst: Arc<dyn Device>,
+    plan: Plan,
 }
 
-/// One side reachable from the host: the other side's backend reads into, or writes
-/// from, that side's host view. `Direct` when that side is the host itself.
-struct HostSide;
-
-impl CopyPath for HostSide {
-    fn name(&self) -> &'static str {
-        "read or write through the host-visible side"
-    }
-
-    fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route> {
-        let (s, d) = (src.device.location(), dst.device.location());
-        if s.is_host() {
-            let t = d.technology();
-            return Some(route(
-                src,
-                dst,
-                RouteKind::Direct,
-                format!("one {t} host-to-device write"),
-            ));
-        }
-        if d.is_host() {
-            let t = s.technology();
-            return Some(route(
-                src,
-                dst,
-                RouteKind::Direct,
-                format!("one {t} device-to-host read"),
-            ));
-        }
-        if let Some(why) = src.visible_because() {
-            return Some(route(
-                src,
-                dst,
-                RouteKind::Mapped,
-                format!("{why}; {d} writes from its mapping"),
-            ));
-        }
-        let why = dst.visible_because()?;
-        Some(route(
-            src,
-            dst,
-            RouteKind::Mapped,
-            format!("{why}; {s} reads into its mapping"),
-        ))
-    }
-
-    fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
-        // The device side's own runtime call does the copy (it may be faster than a
-        // plain memcpy, e.g. multi-threaded), into or out of the host-visible side.
-        let write_from_src = |dst: &Memory| {
-            src.with_host_slice(so, len, false, |bytes| {
-                dst.device().write(dst.native(), d, bytes)
-            })
-        };
-        let read_into_dst = |src: &Memory| {
-            dst.with_host_slice(d, len, true, |bytes| {
-                src.device().read(src.native(), so, bytes)
-            })
-        };
-        let (src_visible, dst_visible) = (
-            src.host_access() != HostAccess::None,
-            dst.host_access() != HostAccess::None,
-        );
-        if src.location().is_host() || (src_visible && !dst.location().is_host()) {
-            write_from_src(dst)
-        } else if dst_visible {
-            read_into_dst(src)
-        } else {
-            Err(Error::Invalid(format!(
-                "{} -> {}: neither side is host-visible",
-                src.location(),
-                dst.location()
-            )))
-        }
-    }
-}
-
-/// The fallback for every pair: through host memory in overlapping chunks.
-struct Staged;
-
-impl CopyPath for Staged {
-    fn name(&self) -> &'static str {
-        "staged through host chunks"
-    }
-
-    fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route> {
-        let reason = if src.host == HostAccess::None && dst.host == HostAccess::None {
-            "neither side is host-visible: "
-        } else {
-            ""
-        };
-        Some(route(
-            src,
-            dst,
-            RouteKind::Staged,
-            format!(
-                "{reason}staged through host memory in {} MiB chunks, legs overlapping",
-                staged::CHUNK >> 20
-            ),
-        ))
-    }
-
-    fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
-        staged::copy(src, so, dst, d, len)
-    }
-}
-
-/// The cheapest route among `paths` that apply to the pair.
-fn best<'m>(
-    paths: impl Iterator<Item = &'m Arc<dyn CopyPath>>,
-    src: Endpoint<'_>,
-    dst: Endpoint<'_>,
-) -> Option<(Route, &'m Arc<dyn CopyPath>)> {
-    paths
-        .filter_map(|p| p.plan(src, dst).map(|r| (r, p)))
-        .min_by_key(|(r, _)| r.kind)
-}
-
-/// The registry of copy paths, filled by the backends at discovery.
+/// The registry of copy paths, filled by the backends at discovery, and the planner
+/// that chooses among them.
 pub struct TransferMatrix {
     registered: BTreeMap<(Technology, Technology), Vec<Arc<dyn CopyPath>>>,
     generic: Vec<Arc<dyn CopyPath>>,
+    costs: RwLock<Option<Arc<Calibration>>>,
+    status: RwLock<String>,
+    plans: RwLock<HashMap<PlanKey, Cached>>,
 }
 
 impl Default for TransferMatrix {
     fn default() -> Self {
         TransferMatrix {
             registered: BTreeMap::new(),
-            generic: vec![Arc::new(SameDevice), Arc::new(HostSide), Arc::new(Staged)],
+            generic: paths::generic(),
+            costs: RwLock::new(None),
+            status: RwLock::new(
+                "not calibrated: routes by fixed order (run `locus calibrate`)".into(),
+            ),
+            plans: RwLock::new(HashMap::new()),
         }
+    }
+}
+
+/// How much faster than the fixed order's choice a measured candidate must be to
+/// replace it.
+pub const MARGIN: f64 = 0.05;
+
+/// A bandwidth, with two decimals below 10 GB/s.
+fn gbps_text(gbps: f64) -> String {
+    if gbps >= 10.0 {
+        format!("{gbps:.1} GB/s")
+    } else {
+        format!("{gbps:.2} GB/s")
     }
 }
 
@@ -189,23 +82,33 @@ impl TransferMatrix {
         self.registered.entry((src, dst)).or_default().push(path);
     }
 
-    fn candidates(
-        &self,
-        src: Technology,
-        dst: Technology,
-    ) -> impl Iterator<Item = &Arc<dyn CopyPath>> {
-        self.registered
-            .get(&(src, dst))
-            .into_iter()
-            .flatten()
-            .chain(self.generic.iter())
+    /// Uses `calibration` to choose routes from now on (`None`: the fixed order again);
+    /// `status` says where it came from, for `locus info`.
+    pub fn install(&self, calibration: Option<Calibration>, status: String) {
+        *self.costs.write().unwrap_or_else(|e| e.into_inner()) = calibration.map(Arc::new);
+        *self.status.write().unwrap_or_else(|e| e.into_inner()) = status;
+        self.plans
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
-    /// The best route between two endpoints and the path that takes it: the best of the
-    /// paths a backend registered for this pair when one applies (the backend knows
-    /// better, e.g. that a GPU copy should go through pinned memory), else the best
-    /// generic one.
-    pub fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> (Route, &Arc<dyn CopyPath>) {
+    /// The calibration in use, if any.
+    pub fn calibration(&self) -> Option<Arc<Calibration>> {
+        self.costs.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Where the planner's costs come from, in one line.
+    pub fn status(&self) -> String {
+        self.status
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Every route that applies between the two, with its path: the registered paths
+    /// first (unless both are one device), then the generic ones, in order.
+    pub fn candidates(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Vec<Plan> {
         let (s, d) = (
             src.device.location().technology(),
             dst.device.location().technology(),
@@ -213,27 +116,150 @@ impl TransferMatrix {
         let registered = if Arc::ptr_eq(src.device, dst.device) {
             None
         } else {
-            best(self.registered.get(&(s, d)).into_iter().flatten(), src, dst)
+            self.registered.get(&(s, d))
         };
         registered
-            .or_else(|| best(self.generic.iter(), src, dst))
-            .expect("the staged path applies to every pair")
+            .into_iter()
+            .flatten()
+            .chain(self.generic.iter())
+            .filter_map(|p| p.plan(src, dst).map(|r| (r, Arc::clone(p))))
+            .collect()
     }
 
-    /// A path that takes a route of `kind` between the two, if any does.
+    /// The fixed-order choice among candidates: a registered path when one applies,
+    /// else the cheapest route kind (the first on a tie).
+    fn by_order(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Plan {
+        let (s, d) = (
+            src.device.location().technology(),
+            dst.device.location().technology(),
+        );
+        let best = |paths: &mut dyn Iterator<Item = &Arc<dyn CopyPath>>| {
+            paths
+                .filter_map(|p| p.plan(src, dst).map(|r| (r, Arc::clone(p))))
+                .min_by_key(|(r, _)| r.kind)
+        };
+        let registered = if Arc::ptr_eq(src.device, dst.device) {
+            None
+        } else {
+            best(&mut self.registered.get(&(s, d)).into_iter().flatten())
+        };
+        registered
+            .or_else(|| best(&mut self.generic.iter()))
+            .expect("the staged paths apply to every pair")
+    }
+
+    /// The measured choice among candidates at the size class of `bytes`, with the
+    /// numbers in its reason; `None` without a calibration of this pair. The fixed
+    /// order's choice stays unless another candidate was measured more than
+    /// [`MARGIN`] faster (so that noise between equals does not flip routes).
+    fn by_cost(
+        &self,
+        costs: &Calibration,
+        src: Endpoint<'_>,
+        dst: Endpoint<'_>,
+        class: usize,
+    ) -> Option<Plan> {
+        let candidates = self.candidates(src, dst);
+        let (s, d) = (src.device.location(), dst.device.location());
+        let applies = |name: &str| candidates.iter().any(|(_, p)| p.name() == name);
+        let mut choice = costs.choose(s, d, class, &applies)?;
+        let default = self.by_order(src, dst).1.name();
+        if let Some(t) = costs.seconds_of(s, d, class, default) {
+            let fastest = choice.bytes as f64 / choice.gbps / 1e9;
+            if default != choice.path && t <= fastest * (1.0 + MARGIN) {
+                let gbps = choice.bytes as f64 / t / 1e9;
+                let winner = (std::mem::take(&mut choice.path), choice.gbps);
+                choice.runner_up = Some(winner);
+                choice.path = default.to_string();
+                choice.gbps = gbps;
+            }
+        }
+        let (mut route, path) = candidates
+            .into_iter()
+            .find(|(_, p)| p.name() == choice.path)?;
+        let size = super::cost::size_text(choice.bytes);
+        route.reason = match &choice.runner_up {
+            Some((other, gbps)) if *gbps > choice.gbps => format!(
+                "{}; measured at {size}: {} vs {} for {other} (within {:.0}%: the fixed order's choice stays)",
+                route.reason,
+                gbps_text(choice.gbps),
+                gbps_text(*gbps),
+                MARGIN * 100.0
+            ),
+            Some((other, gbps)) => format!(
+                "{}; measured at {size}: {} vs {} for the next best ({other})",
+                route.reason,
+                gbps_text(choice.gbps),
+                gbps_text(*gbps)
+            ),
+            None => format!(
+                "{}; measured at {size}: {} (the only candidate)",
+                route.reason,
+                gbps_text(choice.gbps)
+            ),
+        };
+        Some((route, path))
+    }
+
+    /// The route for a copy of `bytes` between the two endpoints and the path that
+    /// takes it (see the module's text for how it is chosen).
+    pub fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>, bytes: usize) -> Plan {
+        let costs = self.calibration();
+        let class = costs.as_ref().map_or(0, |c| c.class_of(bytes));
+        let key = PlanKey {
+            src: src.device.location(),
+            dst: dst.device.location(),
+            src_host: src.host,
+            dst_host: dst.host,
+            class,
+        };
+        {
+            let plans = self.plans.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(c) = plans.get(&key) {
+                if Arc::ptr_eq(&c.src, src.device) && Arc::ptr_eq(&c.dst, dst.device) {
+                    return (c.plan.0.clone(), Arc::clone(&c.plan.1));
+                }
+            }
+        }
+        let plan = costs
+            .as_deref()
+            .and_then(|c| self.by_cost(c, src, dst, class))
+            .unwrap_or_else(|| self.by_order(src, dst));
+        let mut plans = self.plans.write().unwrap_or_else(|e| e.into_inner());
+        plans.insert(
+            key,
+            Cached {
+                src: Arc::clone(src.device),
+                dst: Arc::clone(dst.device),
+                plan: (plan.0.clone(), Arc::clone(&plan.1)),
+            },
+        );
+        plan
+    }
+
+    /// A path that takes a route of `kind` between the two, if any does: the measured
+    /// fastest of that kind where calibrated, else the first.
     pub fn plan_kind(
         &self,
         kind: RouteKind,
         src: Endpoint<'_>,
         dst: Endpoint<'_>,
-    ) -> Option<(Route, &Arc<dyn CopyPath>)> {
-        let (s, d) = (
-            src.device.location().technology(),
-            dst.device.location().technology(),
-        );
-        self.candidates(s, d)
-            .filter_map(|p| p.plan(src, dst).map(|r| (r, p)))
+        bytes: usize,
+    ) -> Option<Plan> {
+        let planned = self.plan(src, dst, bytes);
+        if planned.0.kind == kind {
+            return Some(planned);
+        }
+        self.candidates(src, dst)
+            .into_iter()
             .find(|(r, _)| r.kind == kind)
+    }
+
+    /// The candidate path named `name` between the two, if it applies.
+    pub fn plan_path(&self, name: &str, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Plan> {
+        self.candidates(src, dst)
+            .into_iter()
+            .find(|(_, p)| p.name() == name)
     }
 
     /// The registered (non-generic) paths, for `locus info`.

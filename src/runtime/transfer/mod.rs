@@ -12,16 +12,24 @@
 //!
 //! The planner is a registry of [`CopyPath`]s keyed by (source technology, destination
 //! technology) that backends fill at discovery ([`TransferMatrix`]); after those come
-//! the generic paths (same device, host side, staged), so a pair that no backend serves
-//! better always falls back to `Staged` and no pair is ever "not implemented".
+//! the generic paths ([`paths`]: same device, either side's runtime reading or writing
+//! through the other's host view, a memcpy between two mappings, staged in two chunk
+//! sizes), so no pair is ever "not implemented". Every path that applies to a pair is a
+//! candidate; the planner chooses per size class by the costs a calibration measured on
+//! this machine ([`cost`], `locus calibrate`), or by a fixed order before one exists.
 
 mod async_copy;
 mod copy;
+pub mod cost;
 pub mod matrix;
+pub mod paths;
 pub(crate) mod staged;
 pub mod stats;
 
 pub use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
-pub use copy::{access_route, copy_route, global_stats, route_between, route_table};
-pub use matrix::TransferMatrix;
+pub use copy::{
+    access_route, copy_route, copy_route_for, global_stats, route_between, route_table,
+};
+pub use cost::Calibration;
+pub use matrix::{Plan, TransferMatrix};
 pub use stats::{TransferStats, TransferTotals};

@@ -10,8 +10,8 @@ use std::sync::Mutex;
 use crate::core::error::{Error, Result};
 use crate::core::memory::Memory;
 
-/// Bytes per staging chunk.
-pub(crate) const CHUNK: usize = 8 << 20;
+/// The largest chunk the pool keeps (smaller chunks reuse a prefix of one).
+const MAX_CHUNK: usize = 8 << 20;
 /// Chunks in flight per copy (one being read, one being written, one spare).
 const DEPTH: usize = 3;
 
@@ -27,7 +27,7 @@ fn take(len: usize) -> Vec<u8> {
 }
 
 fn give_back(buf: Vec<u8>) {
-    if buf.len() == CHUNK {
+    if (1 << 20..=MAX_CHUNK).contains(&buf.len()) {
         if let Ok(mut pool) = POOL.lock() {
             if pool.len() < 2 * DEPTH {
                 pool.push(buf);
@@ -36,14 +36,18 @@ fn give_back(buf: Vec<u8>) {
     }
 }
 
+/// Copies `len` bytes through host chunks of `chunk` bytes, the read of chunk `k+1`
+/// overlapping the write of chunk `k`.
 pub(crate) fn copy(
     src: &Memory,
     src_offset: usize,
     dst: &Memory,
     dst_offset: usize,
     len: usize,
+    chunk: usize,
 ) -> Result<()> {
-    if len <= CHUNK {
+    let chunk = chunk.clamp(4096, MAX_CHUNK);
+    if len <= chunk {
         let mut buf = take(len);
         let result = src
             .read(src_offset, &mut buf[..len])
@@ -56,7 +60,7 @@ pub(crate) fn copy(
         let (free_tx, free_rx) = sync_channel::<Vec<u8>>(DEPTH);
         for _ in 0..DEPTH {
             // Cannot fail: the channel has room for DEPTH buffers and the receiver lives.
-            let _ = free_tx.send(take(CHUNK));
+            let _ = free_tx.send(take(chunk));
         }
         let reader = scope.spawn(move || -> Result<()> {
             let mut pos = 0;
@@ -65,7 +69,7 @@ pub(crate) fn copy(
                 let Ok(mut buf) = free_rx.recv() else {
                     break; // the writer stopped on an error
                 };
-                let n = CHUNK.min(len - pos);
+                let n = chunk.min(len - pos);
                 if let Err(e) = src.read(src_offset + pos, &mut buf[..n]) {
                     give_back(buf);
                     result = Err(e);

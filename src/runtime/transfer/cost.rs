@@ -1,0 +1,376 @@
+//! The planner's cost model: the time each candidate path took between two locations
+//! at a few sizes, measured on this machine by `locus calibrate` and kept in the cache
+//! directory per machine (keyed by the devices and driver versions found).
+//!
+//! Between the measured sizes a path costs `latency + bytes / bandwidth`, the two fitted
+//! to the neighbouring measurements (one line per size class); the planner chooses, per
+//! size class, the path that was measured fastest at that class's size.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
+use std::sync::Arc;
+
+use crate::core::device::Device;
+
+/// Format version of the calibration file.
+pub const VERSION: u32 = 1;
+
+/// The sizes a calibration measures by default: one per size class.
+pub const SIZES: [u64; 4] = [4 << 10, 64 << 10, 1 << 20, 128 << 20];
+
+/// What one candidate path cost between two locations.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PathCost {
+    /// The path's name ([`CopyPath::name`](crate::core::route::CopyPath::name)).
+    pub path: String,
+    /// Its route kind.
+    pub kind: String,
+    /// Median seconds per copy at each of [`Calibration::sizes`]; `None` where the path
+    /// failed at that size.
+    pub seconds: Vec<Option<f64>>,
+}
+
+/// The candidates measured for one ordered pair.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PairCosts {
+    /// Source location (`opencl:0`).
+    pub src: String,
+    /// Destination location.
+    pub dst: String,
+    /// Every candidate that applied.
+    pub paths: Vec<PathCost>,
+}
+
+/// A calibration: measured costs of every candidate path of every pair.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Format version ([`VERSION`]).
+    pub version: u32,
+    /// The machine key it was made for (see [`machine_key`]).
+    pub machine_key: String,
+    /// The facts the key was made from, one line per device.
+    pub machine: Vec<String>,
+    /// When (seconds since the Unix epoch).
+    pub unix_time: u64,
+    /// How long the calibration ran, in seconds.
+    pub seconds: f64,
+    /// The sizes measured, ascending.
+    pub sizes: Vec<u64>,
+    /// One entry per ordered pair.
+    pub pairs: Vec<PairCosts>,
+}
+
+/// The choice for one pair at one size class.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    /// The winning path's name.
+    pub path: String,
+    /// Its measured bandwidth at the class's size, GB/s.
+    pub gbps: f64,
+    /// The runner-up, if any: (path name, GB/s).
+    pub runner_up: Option<(String, f64)>,
+    /// The class's size in bytes.
+    pub bytes: u64,
+}
+
+impl Calibration {
+    /// The size class of a copy of `bytes`: the measured size nearest to it on a
+    /// logarithmic scale.
+    pub fn class_of(&self, bytes: usize) -> usize {
+        let x = (bytes.max(1) as f64).ln();
+        (0..self.sizes.len())
+            .min_by(|&a, &b| {
+                let da = (x - (self.sizes[a] as f64).ln()).abs();
+                let db = (x - (self.sizes[b] as f64).ln()).abs();
+                da.total_cmp(&db)
+            })
+            .unwrap_or(0)
+    }
+
+    /// The measured costs of one pair.
+    pub fn pair(&self, src: Location, dst: Location) -> Option<&PairCosts> {
+        let (src, dst) = (src.to_string(), dst.to_string());
+        self.pairs.iter().find(|p| p.src == src && p.dst == dst)
+    }
+
+    /// The fastest of `allowed` paths between the two at size class `class`, among those
+    /// measured there; `None` when none was.
+    pub fn choose(
+        &self,
+        src: Location,
+        dst: Location,
+        class: usize,
+        allowed: &dyn Fn(&str) -> bool,
+    ) -> Option<Choice> {
+        let bytes = *self.sizes.get(class)?;
+        let mut measured: Vec<(&str, f64)> = self
+            .pair(src, dst)?
+            .paths
+            .iter()
+            .filter(|p| allowed(&p.path))
+            .filter_map(|p| Some((p.path.as_str(), (*p.seconds.get(class)?)?)))
+            .filter(|(_, s)| s.is_finite() && *s > 0.0)
+            .collect();
+        measured.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let gbps = |s: f64| bytes as f64 / s / 1e9;
+        let (path, best) = *measured.first()?;
+        Some(Choice {
+            path: path.to_string(),
+            gbps: gbps(best),
+            runner_up: measured.get(1).map(|(p, s)| (p.to_string(), gbps(*s))),
+            bytes,
+        })
+    }
+
+    /// The measured seconds of `path` between the two at size class `class`.
+    pub fn seconds_of(
+        &self,
+        src: Location,
+        dst: Location,
+        class: usize,
+        path: &str,
+    ) -> Option<f64> {
+        let cost = self.pair(src, dst)?.paths.iter().find(|p| p.path == path)?;
+        (*cost.seconds.get(class)?).filter(|s| s.is_finite() && *s > 0.0)
+    }
+
+    /// The estimated seconds for `bytes` on `path` between the two: latency plus bytes
+    /// over bandwidth, both fitted to the two measured sizes around `bytes` (the last
+    /// segment's bandwidth beyond the largest size; the smallest size's time below it).
+    pub fn estimate(&self, src: Location, dst: Location, path: &str, bytes: u64) -> Option<f64> {
+        let cost = self.pair(src, dst)?.paths.iter().find(|p| p.path == path)?;
+        let points: Vec<(f64, f64)> = self
+            .sizes
+            .iter()
+            .zip(&cost.seconds)
+            .filter_map(|(&n, s)| Some((n as f64, (*s)?)))
+            .collect();
+        let x = bytes as f64;
+        match points.as_slice() {
+            [] => None,
+            [(_, t)] => Some(*t),
+            _ if x <= points[0].0 => Some(points[0].1),
+            _ => {
+                let i = points
+                    .windows(2)
+                    .position(|w| x <= w[1].0)
+                    .unwrap_or(points.len() - 2);
+                let ((x0, t0), (x1, t1)) = (points[i], points[i + 1]);
+                let per_byte = ((t1 - t0) / (x1 - x0)).max(0.0);
+                Some(t0 + (x - x0) * per_byte)
+            }
+        }
+    }
+
+    /// The file this calibration is kept in.
+    pub fn file(&self) -> PathBuf {
+        file_for(&self.machine_key)
+    }
+
+    /// Writes it to [`Calibration::file`] (creating the directory).
+    pub fn save(&self) -> Result<PathBuf> {
+        let path = self.file();
+        let fail = |what: &str, e: std::io::Error| {
+            Error::Invalid(format!(
+                "calibration: cannot {what} {}: {e}; set LOCUS_CACHE_DIR to a writable directory",
+                path.display()
+            ))
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| fail("create the directory of", e))?;
+        }
+        let text = serde_json::to_string_pretty(self)
+            .map_err(|e| Error::Invalid(format!("calibration: cannot serialize: {e}")))?;
+        // Write a sibling and rename, so that a reader never sees half a file.
+        let tmp = path.with_extension(format!("json.{}", std::process::id()));
+        std::fs::write(&tmp, text).map_err(|e| fail("write", e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| fail("rename into", e))?;
+        Ok(path)
+    }
+
+    /// Reads a calibration file.
+    pub fn read(path: &std::path::Path) -> Result<Calibration> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::Invalid(format!("calibration: cannot read {}: {e}", path.display()))
+        })?;
+        let c: Calibration = serde_json::from_str(&text).map_err(|e| {
+            Error::Invalid(format!(
+                "calibration: {} is not a calibration file ({e}); run `locus calibrate` again",
+                path.display()
+            ))
+        })?;
+        if c.version != VERSION {
+            return Err(Error::Invalid(format!(
+                "calibration: {} has format version {} (this locus reads {VERSION}); run `locus calibrate` again",
+                path.display(),
+                c.version
+            )));
+        }
+        Ok(c)
+    }
+}
+
+/// The facts a machine's key is made from: the hardware threads, then one line per
+/// device (location, name, platform, kind and the backend's notes, which carry the
+/// driver and runtime versions).
+pub fn machine_facts<'a>(devices: impl Iterator<Item = &'a Arc<dyn Device>>) -> Vec<String> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::iter::once(format!("{threads} hardware threads"))
+        .chain(devices.map(|d| {
+            let i = d.info();
+            format!(
+                "{}: {} [{}; {}] {}",
+                d.location(),
+                i.name,
+                i.kind,
+                i.platform,
+                i.notes.join("; ")
+            )
+        }))
+        .collect()
+}
+
+/// The calibration for the machine `facts` describe ([`machine_facts`]), if one was
+/// made, and a line on where the planner's costs come from. `LOCUS_CALIBRATION=off`
+/// ignores any; a path uses that file whatever its key.
+pub fn load(facts: &[String]) -> (Option<Calibration>, String) {
+    let chosen = std::env::var_os("LOCUS_CALIBRATION").filter(|v| !v.is_empty());
+    if chosen.as_deref() == Some(std::ffi::OsStr::new("off")) {
+        return (
+            None,
+            "calibration off (LOCUS_CALIBRATION=off): routes by fixed order".into(),
+        );
+    }
+    let key = machine_key(facts);
+    let path = chosen.map_or_else(|| file_for(&key), PathBuf::from);
+    if !path.exists() {
+        return (
+            None,
+            format!(
+                "not calibrated: routes by fixed order (run `locus calibrate`; it would write {})",
+                path.display()
+            ),
+        );
+    }
+    match Calibration::read(&path) {
+        Ok(c) => {
+            let status = format!(
+                "calibrated: {} ({} pairs, {} sizes, measured in {:.1} s)",
+                path.display(),
+                c.pairs.len(),
+                c.sizes.len(),
+                c.seconds
+            );
+            (Some(c), status)
+        }
+        Err(e) => (None, format!("{e}: routes by fixed order")),
+    }
+}
+
+/// A size in the largest binary unit it is a whole multiple of (`4 KiB`, `32 MiB`).
+pub fn size_text(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
+}
+
+/// The file a machine's calibration is kept in: `<cache dir>/calibration-<key>.json`.
+pub fn file_for(key: &str) -> PathBuf {
+    crate::core::cache::cache_dir().join(format!("calibration-{key}.json"))
+}
+
+/// A stable key for a machine: FNV-1a over the facts given (device names, platforms,
+/// driver versions), in hex.
+pub fn machine_key(facts: &[String]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for fact in facts {
+        for b in fact.bytes().chain([b'\n']) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calibration() -> Calibration {
+        let cost = |path: &str, seconds: [f64; 2]| PathCost {
+            path: path.into(),
+            kind: "mapped".into(),
+            seconds: seconds.iter().map(|s| Some(*s)).collect(),
+        };
+        Calibration {
+            version: VERSION,
+            machine_key: "k".into(),
+            machine: vec![],
+            unix_time: 0,
+            seconds: 1.0,
+            sizes: vec![4096, 1 << 20],
+            pairs: vec![PairCosts {
+                src: "opencl:0".into(),
+                dst: "openmp:0".into(),
+                paths: vec![cost("a", [1e-6, 1e-3]), cost("b", [2e-6, 1e-4])],
+            }],
+        }
+    }
+
+    #[test]
+    fn the_fastest_measured_path_wins_per_size_class() {
+        let c = calibration();
+        let (s, d) = (Location::OpenCl(0), Location::OpenMp(0));
+        let all = |_: &str| true;
+        assert_eq!(c.class_of(1), 0);
+        assert_eq!(c.class_of(60_000), 0);
+        assert_eq!(c.class_of(70_000), 1);
+        assert_eq!(c.class_of(usize::MAX), 1);
+        let small = c.choose(s, d, 0, &all).unwrap();
+        assert_eq!(small.path, "a");
+        assert_eq!(small.runner_up.as_ref().unwrap().0, "b");
+        let large = c.choose(s, d, 1, &all).unwrap();
+        assert_eq!(large.path, "b");
+        assert!((large.gbps - (1 << 20) as f64 / 1e-4 / 1e9).abs() < 1e-9);
+        // Only paths that apply are chosen; an unmeasured pair has no choice.
+        assert_eq!(c.choose(s, d, 1, &|p| p == "a").unwrap().path, "a");
+        assert!(c.choose(d, s, 0, &all).is_none());
+    }
+
+    #[test]
+    fn estimates_are_latency_plus_bytes_over_bandwidth() {
+        let c = calibration();
+        let (s, d) = (Location::OpenCl(0), Location::OpenMp(0));
+        let at = |n| c.estimate(s, d, "b", n).unwrap();
+        assert_eq!(at(16), 2e-6);
+        assert!((at(1 << 20) - 1e-4).abs() < 1e-12);
+        // Beyond the largest size: the last segment's bandwidth.
+        let per_byte = (1e-4 - 2e-6) / ((1 << 20) - 4096) as f64;
+        assert!((at(2 << 20) - (1e-4 + (1 << 20) as f64 * per_byte)).abs() < 1e-12);
+        assert!(c.estimate(s, d, "nope", 1).is_none());
+    }
+
+    #[test]
+    fn keys_are_stable_and_files_round_trip() {
+        assert_eq!(machine_key(&["a".into()]), machine_key(&["a".into()]));
+        assert_ne!(machine_key(&["a".into()]), machine_key(&["b".into()]));
+        let dir = std::env::temp_dir().join(format!("locus-cost-{}", std::process::id()));
+        let c = calibration();
+        let path = dir.join("c.json");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&path, serde_json::to_string(&c).unwrap()).unwrap();
+        let back = Calibration::read(&path).unwrap();
+        assert_eq!(back.pairs[0].paths[1].seconds, c.pairs[0].paths[1].seconds);
+        std::fs::write(&path, "{").unwrap();
+        let err = Calibration::read(&path).unwrap_err().to_string();
+        assert!(err.contains("locus calibrate"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

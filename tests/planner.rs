@@ -1,0 +1,116 @@
+//! The planner that measures the machine: a calibration run on the real locations here,
+//! installed, chooses per pair and size class the candidate measured fastest (or keeps
+//! the fixed order's choice within the margin), says so with the numbers, and every
+//! copy on the calibrated routes is exact; the calibration file round-trips through the
+//! cache directory keyed by the machine.
+
+mod common;
+
+use common::pattern_u8;
+use locus::bench::calibrate;
+use locus::transfer::{cost, matrix::MARGIN, Endpoint};
+use locus::{Location, Memory};
+
+fn ends(m: &Memory) -> Endpoint<'_> {
+    Endpoint {
+        device: m.device(),
+        host: m.host_access(),
+    }
+}
+
+fn quick_calibration() -> locus::transfer::Calibration {
+    let registry = locus::registry();
+    let config = calibrate::Config {
+        locations: registry.locations(),
+        sizes: vec![4 << 10, 3 << 20],
+        budget: 0.002,
+        min_runs: 2,
+    };
+    calibrate::run(registry, &config, &mut |_, _, _| {}).unwrap()
+}
+
+#[test]
+fn calibrated_routes_are_the_measured_fastest_and_copy_exactly() {
+    let registry = locus::registry();
+    let c = quick_calibration();
+    let n = registry.locations().len();
+    assert_eq!(c.pairs.len(), n * n, "every ordered pair measured");
+    assert!(c.seconds > 0.0 && c.sizes == vec![4 << 10, 3 << 20]);
+    registry
+        .matrix()
+        .install(Some(c.clone()), "test calibration".into());
+    assert_eq!(registry.matrix().status(), "test calibration");
+    for src_loc in registry.locations() {
+        for dst_loc in registry.locations() {
+            let src = Memory::new(src_loc, 3 << 20).unwrap();
+            let dst = Memory::new(dst_loc, 3 << 20).unwrap();
+            let pair = c.pair(src_loc, dst_loc).unwrap();
+            assert!(
+                pair.paths
+                    .iter()
+                    .all(|p| p.seconds.iter().all(Option::is_some)),
+                "{src_loc} -> {dst_loc}: every candidate measured at every size"
+            );
+            for (class, &bytes) in c.sizes.iter().enumerate() {
+                let (route, path) = registry
+                    .matrix()
+                    .plan(ends(&src), ends(&dst), bytes as usize);
+                let chosen = c.seconds_of(src_loc, dst_loc, class, path.name()).unwrap();
+                let fastest = pair
+                    .paths
+                    .iter()
+                    .filter_map(|p| p.seconds[class])
+                    .fold(f64::INFINITY, f64::min);
+                assert!(
+                    chosen <= fastest * (1.0 + MARGIN) + 1e-12,
+                    "{route}: {chosen} s chosen, {fastest} s measured for the fastest"
+                );
+                assert!(route.reason.contains("measured at"), "{route}");
+                // The copy on the chosen route is exact.
+                let data = pattern_u8(bytes as usize, class as u8 + 3);
+                src.write(0, &data).unwrap();
+                let took = src.copy_to(0, &dst, 0, bytes as usize).unwrap();
+                assert_eq!(took, route, "the copy takes the planned route");
+                let mut got = vec![0u8; bytes as usize];
+                dst.read(0, &mut got).unwrap();
+                assert!(got == data, "{route}: data");
+            }
+        }
+    }
+    // Uninstalled: the fixed order again, without numbers.
+    registry.matrix().install(None, "off".into());
+    let route = locus::transfer::copy_route(registry, Location::Host, Location::Host).unwrap();
+    assert!(!route.reason.contains("measured"), "{route}");
+}
+
+#[test]
+fn the_calibration_file_is_kept_per_machine_and_loaded() {
+    let dir = std::env::temp_dir().join(format!("locus-planner-{}", std::process::id()));
+    std::env::set_var("LOCUS_CACHE_DIR", &dir);
+    let registry = locus::registry();
+    let facts = cost::machine_facts(registry.devices());
+    let (none, status) = cost::load(&facts);
+    assert!(
+        none.is_none() && status.contains("locus calibrate"),
+        "{status}"
+    );
+    let c = quick_calibration();
+    assert_eq!(c.machine_key, cost::machine_key(&facts));
+    let path = c.save().unwrap();
+    assert!(path.starts_with(&dir), "{}", path.display());
+    let (loaded, status) = cost::load(&facts);
+    let loaded = loaded.expect("the saved calibration is found by the machine's key");
+    assert_eq!(loaded.pairs.len(), c.pairs.len());
+    assert!(status.starts_with("calibrated"), "{status}");
+    // LOCUS_CALIBRATION=off ignores it; a corrupt file is reported, not used.
+    std::env::set_var("LOCUS_CALIBRATION", "off");
+    assert!(cost::load(&facts).0.is_none());
+    std::env::remove_var("LOCUS_CALIBRATION");
+    std::fs::write(&path, "not json").unwrap();
+    let (broken, status) = cost::load(&facts);
+    assert!(
+        broken.is_none() && status.contains("locus calibrate"),
+        "{status}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -573,21 +573,16 @@ pub fn staged_pairs_from_here(l: Location) {
 /// the one it chooses on this machine) copies exactly: over several 1 MiB staging
 /// chunks at unaligned offsets, and a few bytes, nothing written outside the range.
 pub fn candidate_pairs_from_here(l: Location) {
-    fn ends(m: &Memory) -> transfer::Endpoint<'_> {
-        transfer::Endpoint {
-            device: m.device(),
-            host: m.host_access(),
-        }
-    }
     let len = (5 << 19) + 7; // 2.5 MiB and a bit: three 1 MiB chunks
     let data = pattern_u8(len, 29);
     let src = Memory::new(l, len).unwrap();
     src.write(0, &data).unwrap();
     for dst in locus::available() {
         let target = Memory::new(dst, len).unwrap();
-        let candidates = locus::registry()
-            .matrix()
-            .candidates(ends(&src), ends(&target));
+        let candidates = locus::registry().matrix().candidates(
+            transfer::Endpoint::of(&src),
+            transfer::Endpoint::of(&target),
+        );
         assert!(
             candidates.iter().any(|(r, _)| r.kind == RouteKind::Staged),
             "{l} -> {dst}: the staged fallback is always a candidate"

@@ -11,13 +11,6 @@ use locus::bench::calibrate;
 use locus::transfer::{cost, matrix::MARGIN, Endpoint};
 use locus::{Location, Memory};
 
-fn ends(m: &Memory) -> Endpoint<'_> {
-    Endpoint {
-        device: m.device(),
-        host: m.host_access(),
-    }
-}
-
 fn quick_calibration() -> locus::transfer::Calibration {
     let registry = locus::registry();
     let config = calibrate::Config {
@@ -52,9 +45,10 @@ fn calibrated_routes_are_the_measured_fastest_and_copy_exactly() {
                 "{src_loc} -> {dst_loc}: every candidate measured at every size"
             );
             for (class, &bytes) in c.sizes.iter().enumerate() {
-                let (route, path) = registry
-                    .matrix()
-                    .plan(ends(&src), ends(&dst), bytes as usize);
+                let (route, path) =
+                    registry
+                        .matrix()
+                        .plan(Endpoint::of(&src), Endpoint::of(&dst), bytes as usize);
                 let chosen = c.seconds_of(src_loc, dst_loc, class, path.name()).unwrap();
                 let fastest = pair
                     .paths

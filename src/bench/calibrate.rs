@@ -9,7 +9,6 @@ use std::time::Instant;
 use super::timing::measure_together;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
-use crate::core::memory::Memory;
 use crate::core::route::Endpoint;
 use crate::runtime::registry::Registry;
 use crate::runtime::transfer::cost::{self, Calibration, PairCosts, PathCost};
@@ -52,33 +51,16 @@ pub fn run(
     let max = *sizes
         .last()
         .ok_or_else(|| Error::Invalid("calibrate: no sizes to measure".into()))?;
-    let mut memories = Vec::new();
-    for &l in &config.locations {
-        let device = registry.device(l)?;
-        let bytes = max.min(device.info().max_allocation) as usize;
-        let (a, b) = (Memory::on(device, bytes)?, Memory::on(device, bytes)?);
-        a.fill(0..bytes, &[0x5A])?;
-        b.fill(0..bytes, &[0])?;
-        memories.push((l, a, b));
-    }
+    // Sizes above a device's largest allocation are left unmeasured (`None`).
+    let memories = super::pair_memories(registry, &config.locations, max, &mut Vec::new())?;
     let total = memories.len() * memories.len();
     let mut pairs = Vec::new();
     for (src_loc, src, _) in &memories {
         for (dst_loc, _, dst) in &memories {
             progress(pairs.len(), total, &format!("{src_loc} -> {dst_loc}"));
-            let ends = (
-                Endpoint {
-                    device: src.device(),
-                    host: src.host_access(),
-                },
-                Endpoint {
-                    device: dst.device(),
-                    host: dst.host_access(),
-                },
-            );
             let names: Vec<(&'static str, String)> = registry
                 .matrix()
-                .candidates(ends.0, ends.1)
+                .candidates(Endpoint::of(src), Endpoint::of(dst))
                 .iter()
                 .map(|(r, p)| (p.name(), r.kind.to_string()))
                 .collect();
@@ -166,7 +148,7 @@ pub fn choices(registry: &Registry, locations: &[Location]) -> String {
                 }
                 out.push_str(&format!(
                     "  {s} -> {d}, from {}: {} ({})\n",
-                    cost::size_text(bytes),
+                    cost::format_size(bytes),
                     route.kind,
                     route.reason
                 ));

@@ -286,6 +286,33 @@ fn legs(kind: RouteKind, src: Location, dst: Location, bytes: u64) -> Vec<String
     }
 }
 
+/// Two allocations per location (source, filled with 0x5A, and destination, zeroed) of
+/// `max` bytes, or of the device's largest allocation where that is smaller (said in
+/// `notes`): what `locus bench` and `locus calibrate` copy between.
+pub(crate) fn pair_memories(
+    registry: &Registry,
+    locations: &[Location],
+    max: u64,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(Location, Memory, Memory)>> {
+    let mut memories = Vec::new();
+    for &l in locations {
+        let cap = registry.device(l)?.info().max_allocation;
+        let bytes = max.min(cap) as usize;
+        if (bytes as u64) < max {
+            notes.push(format!(
+                "{l}: sizes above {} skipped (the device's largest allocation)",
+                format_size(cap)
+            ));
+        }
+        let (a, b) = (Memory::new(l, bytes)?, Memory::new(l, bytes)?);
+        a.fill(0..bytes, &[0x5A])?;
+        b.fill(0..bytes, &[0])?;
+        memories.push((l, a, b));
+    }
+    Ok(memories)
+}
+
 /// Progress of a run: (cells done, cells in all, what is being measured).
 pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, &str);
 
@@ -301,24 +328,8 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         .max()
         .ok_or_else(|| Error::Invalid("no sizes to run".into()))?;
     let mut notes = Vec::new();
-    // Two allocations per location (source and destination) of the largest size; the
-    // raw baselines use the same native allocations.
-    let mut memories = Vec::new();
-    for &l in &config.locations {
-        let cap = registry.device(l)?.info().max_allocation;
-        let bytes = max.min(cap) as usize;
-        if (bytes as u64) < max {
-            notes.push(format!(
-                "{l}: sizes above {} skipped (the device's largest allocation)",
-                format_size(cap)
-            ));
-        }
-        let a = Memory::new(l, bytes)?;
-        let b = Memory::new(l, bytes)?;
-        a.fill(0..bytes, &[0x5A])?;
-        b.fill(0..bytes, &[0])?;
-        memories.push((l, a, b));
-    }
+    // The raw baselines use the same native allocations.
+    let memories = pair_memories(registry, &config.locations, max, &mut notes)?;
     let mut host_src = vec![0x5Au8; max as usize];
     let mut host_dst = vec![0u8; max as usize];
     let mut scratch = vec![0u8; max as usize];

@@ -90,15 +90,7 @@ pub fn parse_sizes(list: &str) -> Result<Vec<u64>> {
         .collect()
 }
 
-/// Formats a byte count with a binary unit (`4 KiB`, `256 MiB`).
-pub fn format_size(bytes: u64) -> String {
-    for (unit, scale) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if bytes >= scale && bytes.is_multiple_of(scale) {
-            return format!("{} {unit}", bytes / scale);
-        }
-    }
-    format!("{bytes} B")
-}
+pub use crate::runtime::transfer::cost::format_size;
 
 #[cfg(test)]
 mod tests {

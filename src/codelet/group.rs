@@ -166,20 +166,7 @@ impl<'k> Group<'k> {
     }
 
     fn member_index(&self, label: &str) -> Result<usize> {
-        self.members
-            .iter()
-            .position(|m| m.label == label)
-            .ok_or_else(|| {
-                Error::Invalid(format!(
-                    "group `{}` has no codelet `{label}` (its codelets: {})",
-                    self.name,
-                    self.members
-                        .iter()
-                        .map(|m| m.label.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })
+        named_index(&self.name, "codelet", &self.members, label, |m| &m.label)
     }
 
     /// `args[param].noupdate=true` on codelet `label` (see [`Codelet::noupdate`]).
@@ -440,20 +427,7 @@ impl<'k> Group<'k> {
     }
 
     fn var_index(&self, name: &str) -> Result<usize> {
-        self.vars
-            .iter()
-            .position(|v| v.name == name)
-            .ok_or_else(|| {
-                Error::Invalid(format!(
-                    "group `{}` has no variable `{name}` (its variables: {})",
-                    self.name,
-                    self.vars
-                        .iter()
-                        .map(|v| v.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })
+        named_index(&self.name, "variable", &self.vars, name, |v| &v.name)
     }
 
     fn held(&self, name: &str) -> Result<&dyn KernelBuffer> {
@@ -723,4 +697,25 @@ impl Drop for Group<'_> {
     fn drop(&mut self) {
         let _ = self.release();
     }
+}
+
+/// The index of the item named `name` in group `group`, or an error that lists the
+/// names it has ("group `g` has no variable `x` (its variables: a, b)").
+fn named_index<T>(
+    group: &str,
+    what: &str,
+    items: &[T],
+    name: &str,
+    name_of: impl Fn(&T) -> &String,
+) -> Result<usize> {
+    items
+        .iter()
+        .position(|i| name_of(i) == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = items.iter().map(|i| name_of(i).as_str()).collect();
+            Error::Invalid(format!(
+                "group `{group}` has no {what} `{name}` (its {what}s: {})",
+                names.join(", ")
+            ))
+        })
 }

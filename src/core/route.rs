@@ -86,6 +86,14 @@ pub struct Endpoint<'a> {
 }
 
 impl Endpoint<'_> {
+    /// The endpoint an allocation makes: its device and how the host reaches it.
+    pub fn of(memory: &Memory) -> Endpoint<'_> {
+        Endpoint {
+            device: memory.device(),
+            host: memory.host_access(),
+        }
+    }
+
     /// Why the host reaches this side in place, when it does (routes quote it).
     pub fn visible_because(&self) -> Option<String> {
         match self.host {

@@ -58,11 +58,7 @@ pub fn access_route(registry: &Registry, src: Location, dst: Location) -> Result
 pub fn route_between(src: &Memory, dst: &Memory, bytes: usize) -> Route {
     registry()
         .matrix()
-        .plan(
-            endpoint(src.device(), src.host_access()),
-            endpoint(dst.device(), dst.host_access()),
-            bytes,
-        )
+        .plan(Endpoint::of(src), Endpoint::of(dst), bytes)
         .0
 }
 
@@ -105,10 +101,7 @@ pub(crate) fn copy(
     src.check("copy source", src_offset, len)?;
     dst.check("copy destination", dst_offset, len)?;
     let matrix = registry().matrix();
-    let (a, b) = (
-        endpoint(src.device(), src.host_access()),
-        endpoint(dst.device(), dst.host_access()),
-    );
+    let (a, b) = (Endpoint::of(src), Endpoint::of(dst));
     let none = |what: String| {
         Error::Invalid(format!(
             "{} -> {}: no {what} between these two (the planner would take: {})",

@@ -2,19 +2,17 @@
 //! at a few sizes, measured on this machine by `locus calibrate` and kept in the cache
 //! directory per machine (keyed by the devices and driver versions found).
 //!
-//! Between the measured sizes a path costs `latency + bytes / bandwidth`, the two fitted
-//! to the neighbouring measurements (one line per size class); the planner chooses, per
-//! size class, the path that was measured fastest at that class's size.
+//! A copy's size class is the measured size nearest to it on a logarithmic scale; the
+//! planner chooses, per size class, the path measured fastest at that class's size.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::core::device::Device;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
-use std::sync::Arc;
-
-use crate::core::device::Device;
 
 /// Format version of the calibration file.
 pub const VERSION: u32 = 1;
@@ -71,10 +69,14 @@ pub struct Choice {
     pub path: String,
     /// Its measured bandwidth at the class's size, GB/s.
     pub gbps: f64,
-    /// The runner-up, if any: (path name, GB/s).
+    /// The runner-up, if any: (path name, GB/s); the faster one when
+    /// `kept_within_margin`.
     pub runner_up: Option<(String, f64)>,
     /// The class's size in bytes.
     pub bytes: u64,
+    /// True when the preferred path was kept although another was measured faster,
+    /// by no more than the margin.
+    pub kept_within_margin: bool,
 }
 
 impl Calibration {
@@ -98,13 +100,16 @@ impl Calibration {
     }
 
     /// The fastest of `allowed` paths between the two at size class `class`, among those
-    /// measured there; `None` when none was.
+    /// measured there; `None` when none was. With `prefer = Some((path, margin))`, that
+    /// path stays chosen unless the fastest was measured more than `margin` (a fraction)
+    /// faster.
     pub fn choose(
         &self,
         src: Location,
         dst: Location,
         class: usize,
         allowed: &dyn Fn(&str) -> bool,
+        prefer: Option<(&str, f64)>,
     ) -> Option<Choice> {
         let bytes = *self.sizes.get(class)?;
         let mut measured: Vec<(&str, f64)> = self
@@ -118,11 +123,26 @@ impl Calibration {
         measured.sort_by(|a, b| a.1.total_cmp(&b.1));
         let gbps = |s: f64| bytes as f64 / s / 1e9;
         let (path, best) = *measured.first()?;
-        Some(Choice {
-            path: path.to_string(),
-            gbps: gbps(best),
-            runner_up: measured.get(1).map(|(p, s)| (p.to_string(), gbps(*s))),
-            bytes,
+        let kept = prefer.and_then(|(preferred, margin)| {
+            measured
+                .iter()
+                .find(|(p, s)| *p == preferred && *p != path && *s <= best * (1.0 + margin))
+        });
+        Some(match kept {
+            Some(&(preferred, t)) => Choice {
+                path: preferred.to_string(),
+                gbps: gbps(t),
+                runner_up: Some((path.to_string(), gbps(best))),
+                bytes,
+                kept_within_margin: true,
+            },
+            None => Choice {
+                path: path.to_string(),
+                gbps: gbps(best),
+                runner_up: measured.get(1).map(|(p, s)| (p.to_string(), gbps(*s))),
+                bytes,
+                kept_within_margin: false,
+            },
         })
     }
 
@@ -136,34 +156,6 @@ impl Calibration {
     ) -> Option<f64> {
         let cost = self.pair(src, dst)?.paths.iter().find(|p| p.path == path)?;
         (*cost.seconds.get(class)?).filter(|s| s.is_finite() && *s > 0.0)
-    }
-
-    /// The estimated seconds for `bytes` on `path` between the two: latency plus bytes
-    /// over bandwidth, both fitted to the two measured sizes around `bytes` (the last
-    /// segment's bandwidth beyond the largest size; the smallest size's time below it).
-    pub fn estimate(&self, src: Location, dst: Location, path: &str, bytes: u64) -> Option<f64> {
-        let cost = self.pair(src, dst)?.paths.iter().find(|p| p.path == path)?;
-        let points: Vec<(f64, f64)> = self
-            .sizes
-            .iter()
-            .zip(&cost.seconds)
-            .filter_map(|(&n, s)| Some((n as f64, (*s)?)))
-            .collect();
-        let x = bytes as f64;
-        match points.as_slice() {
-            [] => None,
-            [(_, t)] => Some(*t),
-            _ if x <= points[0].0 => Some(points[0].1),
-            _ => {
-                let i = points
-                    .windows(2)
-                    .position(|w| x <= w[1].0)
-                    .unwrap_or(points.len() - 2);
-                let ((x0, t0), (x1, t1)) = (points[i], points[i + 1]);
-                let per_byte = ((t1 - t0) / (x1 - x0)).max(0.0);
-                Some(t0 + (x - x0) * per_byte)
-            }
-        }
     }
 
     /// The file this calibration is kept in.
@@ -271,14 +263,14 @@ pub fn load(facts: &[String]) -> (Option<Calibration>, String) {
     }
 }
 
-/// A size in the largest binary unit it is a whole multiple of (`4 KiB`, `32 MiB`).
-pub fn size_text(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
-        b => format!("{b} B"),
+/// Formats a byte count with a binary unit (`4 KiB`, `256 MiB`).
+pub fn format_size(bytes: u64) -> String {
+    for (unit, scale) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
+            return format!("{} {unit}", bytes / scale);
+        }
     }
+    format!("{bytes} B")
 }
 
 /// The file a machine's calibration is kept in: `<cache dir>/calibration-<key>.json`.
@@ -333,28 +325,15 @@ mod tests {
         assert_eq!(c.class_of(60_000), 0);
         assert_eq!(c.class_of(70_000), 1);
         assert_eq!(c.class_of(usize::MAX), 1);
-        let small = c.choose(s, d, 0, &all).unwrap();
+        let small = c.choose(s, d, 0, &all, None).unwrap();
         assert_eq!(small.path, "a");
         assert_eq!(small.runner_up.as_ref().unwrap().0, "b");
-        let large = c.choose(s, d, 1, &all).unwrap();
+        let large = c.choose(s, d, 1, &all, None).unwrap();
         assert_eq!(large.path, "b");
         assert!((large.gbps - (1 << 20) as f64 / 1e-4 / 1e9).abs() < 1e-9);
         // Only paths that apply are chosen; an unmeasured pair has no choice.
-        assert_eq!(c.choose(s, d, 1, &|p| p == "a").unwrap().path, "a");
-        assert!(c.choose(d, s, 0, &all).is_none());
-    }
-
-    #[test]
-    fn estimates_are_latency_plus_bytes_over_bandwidth() {
-        let c = calibration();
-        let (s, d) = (Location::OpenCl(0), Location::OpenMp(0));
-        let at = |n| c.estimate(s, d, "b", n).unwrap();
-        assert_eq!(at(16), 2e-6);
-        assert!((at(1 << 20) - 1e-4).abs() < 1e-12);
-        // Beyond the largest size: the last segment's bandwidth.
-        let per_byte = (1e-4 - 2e-6) / ((1 << 20) - 4096) as f64;
-        assert!((at(2 << 20) - (1e-4 + (1 << 20) as f64 * per_byte)).abs() < 1e-12);
-        assert!(c.estimate(s, d, "nope", 1).is_none());
+        assert_eq!(c.choose(s, d, 1, &|p| p == "a", None).unwrap().path, "a");
+        assert!(c.choose(d, s, 0, &all, None).is_none());
     }
 
     #[test]

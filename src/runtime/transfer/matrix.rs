@@ -38,14 +38,20 @@ struct Cached {
     plan: Plan,
 }
 
+/// What the planner knows, behind one lock (a copy takes one read lock to find its
+/// plan): the costs in use, where they came from, and the plans made with them.
+struct Planner {
+    costs: Option<Arc<Calibration>>,
+    status: String,
+    plans: HashMap<PlanKey, Cached>,
+}
+
 /// The registry of copy paths, filled by the backends at discovery, and the planner
 /// that chooses among them.
 pub struct TransferMatrix {
     registered: BTreeMap<(Technology, Technology), Vec<Arc<dyn CopyPath>>>,
     generic: Vec<Arc<dyn CopyPath>>,
-    costs: RwLock<Option<Arc<Calibration>>>,
-    status: RwLock<String>,
-    plans: RwLock<HashMap<PlanKey, Cached>>,
+    planner: RwLock<Planner>,
 }
 
 impl Default for TransferMatrix {
@@ -53,11 +59,11 @@ impl Default for TransferMatrix {
         TransferMatrix {
             registered: BTreeMap::new(),
             generic: paths::generic(),
-            costs: RwLock::new(None),
-            status: RwLock::new(
-                "not calibrated: routes by fixed order (run `locus calibrate`)".into(),
-            ),
-            plans: RwLock::new(HashMap::new()),
+            planner: RwLock::new(Planner {
+                costs: None,
+                status: "not calibrated: routes by fixed order (run `locus calibrate`)".into(),
+                plans: HashMap::new(),
+            }),
         }
     }
 }
@@ -85,25 +91,23 @@ impl TransferMatrix {
     /// Uses `calibration` to choose routes from now on (`None`: the fixed order again);
     /// `status` says where it came from, for `locus info`.
     pub fn install(&self, calibration: Option<Calibration>, status: String) {
-        *self.costs.write().unwrap_or_else(|e| e.into_inner()) = calibration.map(Arc::new);
-        *self.status.write().unwrap_or_else(|e| e.into_inner()) = status;
-        self.plans
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        *self.planner.write().unwrap_or_else(|e| e.into_inner()) = Planner {
+            costs: calibration.map(Arc::new),
+            status,
+            plans: HashMap::new(),
+        };
     }
 
     /// The calibration in use, if any.
     pub fn calibration(&self) -> Option<Arc<Calibration>> {
-        self.costs.read().unwrap_or_else(|e| e.into_inner()).clone()
+        let planner = self.planner.read().unwrap_or_else(|e| e.into_inner());
+        planner.costs.clone()
     }
 
     /// Where the planner's costs come from, in one line.
     pub fn status(&self) -> String {
-        self.status
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        let planner = self.planner.read().unwrap_or_else(|e| e.into_inner());
+        planner.status.clone()
     }
 
     /// Every route that applies between the two, with its path: the registered paths
@@ -162,24 +166,14 @@ impl TransferMatrix {
         let candidates = self.candidates(src, dst);
         let (s, d) = (src.device.location(), dst.device.location());
         let applies = |name: &str| candidates.iter().any(|(_, p)| p.name() == name);
-        let mut choice = costs.choose(s, d, class, &applies)?;
         let default = self.by_order(src, dst).1.name();
-        if let Some(t) = costs.seconds_of(s, d, class, default) {
-            let fastest = choice.bytes as f64 / choice.gbps / 1e9;
-            if default != choice.path && t <= fastest * (1.0 + MARGIN) {
-                let gbps = choice.bytes as f64 / t / 1e9;
-                let winner = (std::mem::take(&mut choice.path), choice.gbps);
-                choice.runner_up = Some(winner);
-                choice.path = default.to_string();
-                choice.gbps = gbps;
-            }
-        }
+        let choice = costs.choose(s, d, class, &applies, Some((default, MARGIN)))?;
         let (mut route, path) = candidates
             .into_iter()
             .find(|(_, p)| p.name() == choice.path)?;
-        let size = super::cost::size_text(choice.bytes);
+        let size = super::cost::format_size(choice.bytes);
         route.reason = match &choice.runner_up {
-            Some((other, gbps)) if *gbps > choice.gbps => format!(
+            Some((other, gbps)) if choice.kept_within_margin => format!(
                 "{}; measured at {size}: {} vs {} for {other} (within {:.0}%: the fixed order's choice stays)",
                 route.reason,
                 gbps_text(choice.gbps),
@@ -204,36 +198,44 @@ impl TransferMatrix {
     /// The route for a copy of `bytes` between the two endpoints and the path that
     /// takes it (see the module's text for how it is chosen).
     pub fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>, bytes: usize) -> Plan {
-        let costs = self.calibration();
-        let class = costs.as_ref().map_or(0, |c| c.class_of(bytes));
-        let key = PlanKey {
+        let key = |class| PlanKey {
             src: src.device.location(),
             dst: dst.device.location(),
             src_host: src.host,
             dst_host: dst.host,
             class,
         };
-        {
-            let plans = self.plans.read().unwrap_or_else(|e| e.into_inner());
-            if let Some(c) = plans.get(&key) {
+        let (costs, class) = {
+            let planner = self.planner.read().unwrap_or_else(|e| e.into_inner());
+            let class = planner.costs.as_ref().map_or(0, |c| c.class_of(bytes));
+            if let Some(c) = planner.plans.get(&key(class)) {
                 if Arc::ptr_eq(&c.src, src.device) && Arc::ptr_eq(&c.dst, dst.device) {
                     return (c.plan.0.clone(), Arc::clone(&c.plan.1));
                 }
             }
-        }
+            (planner.costs.clone(), class)
+        };
         let plan = costs
             .as_deref()
             .and_then(|c| self.by_cost(c, src, dst, class))
             .unwrap_or_else(|| self.by_order(src, dst));
-        let mut plans = self.plans.write().unwrap_or_else(|e| e.into_inner());
-        plans.insert(
-            key,
-            Cached {
-                src: Arc::clone(src.device),
-                dst: Arc::clone(dst.device),
-                plan: (plan.0.clone(), Arc::clone(&plan.1)),
-            },
-        );
+        let mut planner = self.planner.write().unwrap_or_else(|e| e.into_inner());
+        // Kept only if made with the costs still in use (not ones replaced meanwhile).
+        let current = match (&planner.costs, &costs) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if current {
+            planner.plans.insert(
+                key(class),
+                Cached {
+                    src: Arc::clone(src.device),
+                    dst: Arc::clone(dst.device),
+                    plan: (plan.0.clone(), Arc::clone(&plan.1)),
+                },
+            );
+        }
         plan
     }
 

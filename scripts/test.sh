@@ -198,6 +198,16 @@ else
 fi
 cargo test --doc --all-features
 
+step "WebGPU through staging buffers (as on a discrete GPU)"
+# lavapipe is unified memory, so the run above maps WebGPU storage buffers in place; the
+# staging engine that discrete GPUs use is covered here with the mapping turned off.
+if cargo nextest --version >/dev/null 2>&1; then
+  LOCUS_WEBGPU_MAPPABLE=0 cargo nextest run --all-features --no-fail-fast \
+    -E 'test(/webgpu/) | binary(webgpu) | binary(asynchrony) | binary(kernels)'
+else
+  LOCUS_WEBGPU_MAPPABLE=0 cargo test --all-features --no-fail-fast --test webgpu --test asynchrony --test kernels
+fi
+
 step "stress (three runs) and fuzz, release builds"
 # Every location, 2x cores and 16 threads of random operations each checked against a
 # per-thread model; the WebGPU concurrency tests; then each parser fuzzed for 15 s.

@@ -82,12 +82,16 @@ fn device_copies_are_native_where_the_technology_has_a_queue() {
         assert_eq!(within.is_native(), native, "{l}: a copy within the device");
         // SYCL and OpenCL copy to and from host memory on their own queues too (the
         // upload above, and this download after the device copy's event); WebGPU
-        // uploads of up to 1 MiB (`Queue::write_buffer`).
+        // uploads of up to 1 MiB (`Queue::write_buffer`), except on unified memory,
+        // where its buffers are mapped in place and an upload is one memcpy (the
+        // synchronous write, on a worker thread).
         let host_native = matches!(
             l.technology(),
             locus::Technology::OpenCl | locus::Technology::Sycl
         );
-        let upload_native = host_native || l.technology() == locus::Technology::WebGpu;
+        let upload_native = host_native
+            || (l.technology() == locus::Technology::WebGpu
+                && a.host_access() == locus::HostAccess::None);
         assert_eq!(up.is_native(), upload_native, "{l}: the upload");
         let back_host = Arc::new(Memory::new(Location::Host, n).unwrap());
         let down = b

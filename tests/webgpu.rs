@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use locus::backends::webgpu::WebGpuDevice;
-use locus::{Location, Memory, Native};
+use locus::{Buffer, LaunchArg, LaunchSpec, Location, Memory, Native};
 
 fn round_trip(at: Location, n: usize, seed: u32) -> locus::Result<()> {
     let data: Vec<u8> = (0..n).map(|i| (i as u32 ^ seed) as u8).collect();
@@ -99,4 +99,90 @@ fn a_refused_transfer_does_not_poison_the_next_ones() {
             round_trip(at, n, 3).expect("transfers after a refused one");
         }
     }
+}
+
+const DOUBLE: &str = "
+@group(0) @binding(0) var<storage, read_write> data: array<f32>;
+@compute @workgroup_size(64)
+fn double(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x < arrayLength(&data)) { data[id.x] = data[id.x] * 2.0; }
+}";
+
+/// On unified memory (lavapipe, llvmpipe, integrated GPUs) a WebGPU buffer is the host's
+/// memory: the host maps it in place (two views of one buffer share one mapping and one
+/// address), a buffer's host access is served from the WebGPU memory itself (no replica,
+/// nothing copied), what the host writes there a kernel reads, and a kernel on a buffer
+/// whose host view is alive on another thread waits for the view to end (WebGPU runs no
+/// GPU work on a mapped buffer) instead of failing: the view, read last thing before it
+/// ends, still holds the values from before the kernel. Before, the host access was a
+/// copy through a staging buffer and `Memory::map` failed with "not host-accessible".
+#[test]
+fn unified_memory_is_host_accessible_in_place() {
+    let Some(at) = common::location("webgpu:0") else {
+        return;
+    };
+    let n = 4099;
+    let memory = Arc::new(Memory::new(at, n * 4).unwrap());
+    if memory.host_access() == locus::HostAccess::None {
+        eprintln!("{at}: not unified memory here (a discrete GPU); nothing to check");
+        return;
+    }
+    let values: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    {
+        let mut view = memory.map(0..n * 4, true).unwrap();
+        view.as_mut_slice()
+            .unwrap()
+            .copy_from_slice(bytemuck::cast_slice(&values));
+        let second = memory.map(8..16, false).unwrap();
+        assert_eq!(
+            second.as_ptr(),
+            view.as_ptr().wrapping_add(8),
+            "one mapping"
+        );
+        assert_eq!(
+            second.as_slice(),
+            bytemuck::cast_slice::<f32, u8>(&values[2..4])
+        );
+    }
+    let device = locus::registry().device(at).unwrap();
+    let spec = LaunchSpec {
+        source: DOUBLE,
+        entry: "double",
+        workgroup: [64, 1, 1],
+        global: [n, 1],
+        dims: 1,
+    };
+    let held = memory.map(0..n * 4, false).unwrap();
+    let seen = std::thread::scope(|s| {
+        let holder = s.spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let seen: Vec<f32> = bytemuck::cast_slice(held.as_slice()).to_vec();
+            drop(held);
+            seen
+        });
+        device
+            .launch(&spec, &[LaunchArg::Memory(&memory)])
+            .and_then(|done| done.wait())
+            .expect("the kernel runs once the host view ends");
+        holder.join().unwrap()
+    });
+    assert!(
+        seen == values,
+        "the kernel ran while the host view was alive"
+    );
+    let mut doubled = vec![0f32; n];
+    memory
+        .read(0, bytemuck::cast_slice_mut(&mut doubled))
+        .unwrap();
+    for (i, v) in doubled.iter().enumerate() {
+        assert_eq!(*v, 2.0 * i as f32, "element {i}");
+    }
+
+    let buffer = Buffer::from_slice(at, &values).unwrap();
+    let copies = buffer.stats().copies();
+    let host = buffer.access(Location::Host).unwrap();
+    assert!(host.is_in_place(), "{:?}", host.route());
+    assert_eq!(host.memory_location(), at, "served from the WebGPU memory");
+    assert_eq!(host.as_slice().unwrap(), values.as_slice());
+    assert_eq!(buffer.stats().copies(), copies, "nothing copied");
 }

@@ -19,6 +19,8 @@ pub fn write_api(memory: &Memory) -> &'static str {
         #[cfg(feature = "sycl")]
         Native::Sycl { .. } => "DPCTLQueue_Memcpy",
         #[cfg(feature = "webgpu")]
+        Native::WebGpu { buffer, .. } if wgpu_mappable(buffer) => "map_async + memcpy",
+        #[cfg(feature = "webgpu")]
         Native::WebGpu { .. } => "queue.write_buffer",
         #[cfg(feature = "cuda")]
         Native::Cuda { .. } => "cuMemcpyHtoDAsync",
@@ -35,6 +37,8 @@ pub fn read_api(memory: &Memory) -> &'static str {
     match memory.native() {
         #[cfg(feature = "opencl")]
         Native::OpenCl { .. } => "clEnqueueReadBuffer",
+        #[cfg(feature = "webgpu")]
+        Native::WebGpu { buffer, .. } if wgpu_mappable(buffer) => "map_async + memcpy",
         #[cfg(feature = "webgpu")]
         Native::WebGpu { .. } => "copy_buffer_to_buffer + map_async readback",
         _ => write_api(memory),
@@ -116,6 +120,21 @@ pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
         #[cfg(feature = "sycl")]
         Native::Sycl { ptr, .. } => sycl_memcpy(dst, *ptr, src.as_ptr(), src.len()),
         #[cfg(feature = "webgpu")]
+        Native::WebGpu { buffer, offset } if wgpu_mappable(buffer) => {
+            wgpu_mapped(
+                dst,
+                buffer,
+                *offset,
+                src.len(),
+                wgpu::MapMode::Write,
+                |at| {
+                    // SAFETY: `at` is the mapped host address of `src.len()` bytes of the
+                    // buffer, valid until the closure returns.
+                    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), at, src.len()) }
+                },
+            )
+        }
+        #[cfg(feature = "webgpu")]
         Native::WebGpu { buffer, offset } => {
             let dev = device_of::<crate::backends::webgpu::WebGpuDevice>(dst)?;
             dev.queue().write_buffer(buffer, *offset, src);
@@ -175,6 +194,14 @@ pub fn read(src: &Memory, dst: &mut [u8]) -> Result<()> {
         }
         #[cfg(feature = "sycl")]
         Native::Sycl { ptr, .. } => sycl_memcpy(src, dst.as_mut_ptr(), *ptr, dst.len()),
+        #[cfg(feature = "webgpu")]
+        Native::WebGpu { buffer, offset } if wgpu_mappable(buffer) => {
+            let len = dst.len();
+            wgpu_mapped(src, buffer, *offset, len, wgpu::MapMode::Read, |at| {
+                // SAFETY: as in `write`, the other way.
+                unsafe { std::ptr::copy_nonoverlapping(at, dst.as_mut_ptr(), len) }
+            })
+        }
         #[cfg(feature = "webgpu")]
         Native::WebGpu { buffer, offset } => wgpu_readback(src, buffer, *offset, dst),
         #[allow(unreachable_patterns)]
@@ -336,5 +363,63 @@ fn wgpu_readback(
         dst.copy_from_slice(&view[..dst.len()]);
     }
     staging.unmap();
+    Ok(())
+}
+
+/// True for a storage buffer made mappable (WebGPU on unified memory): its raw transfer
+/// is what a wgpu user writes there, a mapping and one memcpy.
+#[cfg(feature = "webgpu")]
+fn wgpu_mappable(buffer: &wgpu::Buffer) -> bool {
+    buffer
+        .usage()
+        .contains(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::MAP_WRITE)
+}
+
+/// Maps `len` bytes at `offset` of a mappable storage buffer in `mode`, runs `f` on the
+/// host address of byte `offset`, and unmaps.
+#[cfg(feature = "webgpu")]
+fn wgpu_mapped(
+    memory: &Memory,
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    len: usize,
+    mode: wgpu::MapMode,
+    f: impl FnOnce(*mut u8),
+) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let dev = device_of::<crate::backends::webgpu::WebGpuDevice>(memory)?;
+    let start = offset & !(wgpu::MAP_ALIGNMENT - 1);
+    let end = (offset + len as u64).div_ceil(4) * 4;
+    let slice = buffer.slice(start..end);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(mode, move |r| {
+        let _ = tx.send(r);
+    });
+    dev.device()
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Invalid(format!("device.poll: {e}")))?;
+    rx.recv()
+        .map_err(|e| Error::Invalid(format!("map_async: {e}")))?
+        .map_err(|e| Error::Invalid(format!("map_async: {e}")))?;
+    let skip = (offset - start) as usize;
+    match mode {
+        wgpu::MapMode::Write => {
+            let mut view = slice
+                .get_mapped_range_mut()
+                .map_err(|e| Error::Invalid(format!("get_mapped_range_mut: {e}")))?;
+            let base = view.slice(..).as_raw_ptr().as_ptr() as *mut u8;
+            f(base.wrapping_add(skip));
+        }
+        wgpu::MapMode::Read => {
+            let view = slice
+                .get_mapped_range()
+                .map_err(|e| Error::Invalid(format!("get_mapped_range: {e}")))?;
+            // Read from only (the read baseline's closure copies out of it).
+            f(view.as_ptr().wrapping_add(skip) as *mut u8);
+        }
+    }
+    buffer.unmap();
     Ok(())
 }

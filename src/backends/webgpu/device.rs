@@ -1,5 +1,5 @@
-//! The WebGPU device's [`Device`] implementation: storage buffers, uploads through
-//! `Queue::write_buffer`, downloads through the staging engine, fills and copies.
+//! The WebGPU device's [`Device`] implementation: storage buffers, transfers through the
+//! staging engine (or, on unified memory, through host views in place), fills and copies.
 
 use super::*;
 
@@ -43,9 +43,7 @@ impl Device for WebGpuDevice {
             let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("locus"),
                 size,
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST,
+                usage: self.storage_usage(),
                 mapped_at_creation: false,
             });
             match pollster::block_on(scope.pop()) {
@@ -68,12 +66,20 @@ impl Device for WebGpuDevice {
         self.live.fetch_sub(1, Ordering::Relaxed);
     }
 
-    fn host_access(&self, _native: &Native) -> HostAccess {
-        HostAccess::None
+    fn host_access(&self, native: &Native) -> HostAccess {
+        if self.mappable(native) {
+            HostAccess::Mapped
+        } else {
+            HostAccess::None
+        }
     }
 
     fn host_access_default(&self) -> HostAccess {
-        HostAccess::None
+        if self.unified.is_some() {
+            HostAccess::Mapped
+        } else {
+            HostAccess::None
+        }
     }
 
     fn executes_on_host(&self) -> bool {
@@ -88,6 +94,14 @@ impl Device for WebGpuDevice {
     }
 
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
+        if self.mappable(dst) {
+            return self.in_view(dst, offset, |at| {
+                // SAFETY: `at` is the host address of `src.len()` bytes of this buffer,
+                // bounds-checked by Memory and mapped until `in_view` returns; `src` is
+                // host memory outside any wgpu buffer's mapping of these bytes.
+                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), at, src.len()) }
+            });
+        }
         let (buffer, base) = buffer_of(dst);
         self.staged("write (staged upload)", &self.upload, |staging| {
             staging.upload(self, buffer, base + offset as u64, src)
@@ -95,6 +109,12 @@ impl Device for WebGpuDevice {
     }
 
     fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
+        if self.mappable(src) {
+            return self.in_view(src, offset, |at| {
+                // SAFETY: as in `write`, the other way.
+                unsafe { std::ptr::copy_nonoverlapping(at, dst.as_mut_ptr(), dst.len()) }
+            });
+        }
         let (buffer, base) = buffer_of(src);
         self.read_raw(buffer, base + offset as u64, dst)
     }
@@ -107,6 +127,16 @@ impl Device for WebGpuDevice {
         dst_offset: usize,
         len: usize,
     ) -> Result<()> {
+        if self.mappable(src) && self.mappable(dst) {
+            return self.in_view(src, src_offset, |from| {
+                self.in_view(dst, dst_offset, |to| {
+                    // SAFETY: both are host addresses of `len` bytes of live buffers,
+                    // mapped until the views end; `copy` allows the ranges to overlap
+                    // (two blocks of one pool chunk, or one range moved within itself).
+                    unsafe { std::ptr::copy(from, to, len) }
+                })
+            })?;
+        }
         // copy_buffer_to_buffer needs 4-byte alignment (the handles' own offsets are
         // multiples of the storage offset alignment, so only these can break it).
         if !(src_offset | dst_offset | len).is_multiple_of(4) {
@@ -122,12 +152,22 @@ impl Device for WebGpuDevice {
                 d,
                 d0 + dst_offset as u64,
                 len as u64,
-            );
+            )?;
             self.wait("copy_buffer_to_buffer", Some(index))
         })
     }
 
     fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        if self.mappable(dst) && !pattern.is_empty() {
+            return self.in_view(dst, offset, |at| {
+                // SAFETY: `at` is the host address of `len` bytes of this buffer, mapped
+                // until `in_view` returns, and nothing else refers to them meanwhile.
+                let bytes = unsafe { std::slice::from_raw_parts_mut(at, len) };
+                for chunk in bytes.chunks_mut(pattern.len()) {
+                    chunk.copy_from_slice(&pattern[..chunk.len()]);
+                }
+            });
+        }
         if pattern.iter().all(|&b| b == 0) && (offset | len).is_multiple_of(4) {
             let mut encoder = self
                 .device
@@ -137,21 +177,22 @@ impl Device for WebGpuDevice {
             let (buffer, base) = buffer_of(dst);
             return self.scoped("clear_buffer", || {
                 encoder.clear_buffer(buffer, base + offset as u64, Some(len as u64));
-                let index = self.queue.submit([encoder.finish()]);
+                let index = self.submit_on(&[buffer], || self.queue.submit([encoder.finish()]))?;
                 self.wait("clear_buffer", Some(index))
             });
         }
         fill_by_writes(self, dst, offset, len, pattern)
     }
 
-    fn map(&self, _native: &Native, _offset: usize, _len: usize, _write: bool) -> Result<*mut u8> {
-        Err(Error::NotHostAccessible {
-            location: self.location,
-        })
+    fn map(&self, native: &Native, offset: usize, _len: usize, _write: bool) -> Result<*mut u8> {
+        self.view(native, offset)
     }
 
-    unsafe fn unmap(&self, _native: &Native, _ptr: *mut u8) -> Result<()> {
-        Ok(())
+    unsafe fn unmap(&self, native: &Native, _ptr: *mut u8) -> Result<()> {
+        match &self.unified {
+            Some(unified) => unified.unmap(self, buffer_of(native).0),
+            None => Ok(()),
+        }
     }
 
     fn live_allocations(&self) -> usize {

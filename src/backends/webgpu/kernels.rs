@@ -133,8 +133,11 @@ impl WebGpuDevice {
                 pass.dispatch_workgroups(x as u32, y as u32, 1);
             }
         }
-        let index = self.queue.submit([encoder.finish()]);
-        if let Some(e) = pollster::block_on(scope.pop()) {
+        let storage: Vec<&wgpu::Buffer> = buffers.iter().map(|(b, _, _)| b.as_ref()).collect();
+        let submitted = self.submit_on(&storage, || self.queue.submit([encoder.finish()]));
+        let refused = pollster::block_on(scope.pop());
+        let index = submitted?;
+        if let Some(e) = refused {
             return Err(Error::Backend {
                 location: self.location,
                 call: "dispatch_workgroups",

@@ -2,16 +2,22 @@
 //!
 //! Memory is a storage buffer (STORAGE | COPY_SRC | COPY_DST) of up to the adapter's
 //! `max_buffer_size` (the device is opened with the adapter's real limits, not the
-//! defaults). Host data goes up through two reused MAP_WRITE staging buffers and comes
-//! down through two reused MAP_READ ones, alternating so that the host copy of one chunk
-//! overlaps the GPU copy of the other; `queue.write_buffer` (a new staging buffer per
-//! call) is not used. Buffers may be larger than the storage binding limit: kernels bind
-//! them in windows (see [`binding_windows`]).
+//! defaults). Buffers may be larger than the storage binding limit: kernels bind them in
+//! windows (see [`binding_windows`]).
+//!
+//! On unified memory (a CPU or integrated adapter offering `MAPPABLE_PRIMARY_BUFFERS`)
+//! storage buffers are also `MAP_READ | MAP_WRITE`: the host reaches them in place
+//! through a mapping ([`HostAccess::Mapped`]) and every transfer is one copy (see the
+//! `unified` module). Elsewhere host data goes up through two reused MAP_WRITE staging
+//! buffers and comes down through two reused MAP_READ ones, alternating so that the host
+//! copy of one chunk overlaps the GPU copy of the other; `queue.write_buffer` (a new
+//! staging buffer per call) is used only for small asynchronous uploads.
 //!
 //! wgpu panics on validation errors by default; locus installs an error handler that
 //! records them instead, and returns them as [`Error::Backend`].
 
 mod staging;
+mod unified;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,6 +32,7 @@ use crate::core::memory::Memory;
 use crate::core::native::Native;
 
 use staging::Staging;
+use unified::Unified;
 
 mod device;
 mod kernels;
@@ -50,6 +57,8 @@ pub struct WebGpuDevice {
     errors: Arc<Mutex<Vec<String>>>,
     live: AtomicUsize,
     pipelines: Mutex<HashMap<u64, wgpu::ComputePipeline>>,
+    /// Host views of mappable storage buffers: `Some` on unified memory.
+    unified: Option<Unified>,
 }
 
 impl std::fmt::Debug for WebGpuDevice {
@@ -105,9 +114,23 @@ impl WebGpuDevice {
     fn open(location: Location, adapter: wgpu::Adapter) -> Result<WebGpuDevice, String> {
         let adapter_info = adapter.get_info();
         let limits = adapter.limits();
+        let shares = matches!(
+            adapter_info.device_type,
+            wgpu::DeviceType::Cpu | wgpu::DeviceType::IntegratedGpu
+        );
+        let mappable = shares
+            && adapter
+                .features()
+                .contains(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS)
+            && unified::wanted();
         let descriptor = wgpu::DeviceDescriptor {
             label: Some("locus"),
             required_limits: limits.clone(),
+            required_features: if mappable {
+                wgpu::Features::MAPPABLE_PRIMARY_BUFFERS
+            } else {
+                wgpu::Features::empty()
+            },
             ..Default::default()
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&descriptor))
@@ -126,11 +149,7 @@ impl WebGpuDevice {
             wgpu::DeviceType::VirtualGpu => "virtual gpu",
             wgpu::DeviceType::Other => "other",
         };
-        let shares = matches!(
-            adapter_info.device_type,
-            wgpu::DeviceType::Cpu | wgpu::DeviceType::IntegratedGpu
-        );
-        let notes = vec![
+        let mut notes = vec![
             format!(
                 "driver: {} {}",
                 adapter_info.driver, adapter_info.driver_info
@@ -141,6 +160,13 @@ impl WebGpuDevice {
                 limits.max_storage_buffer_binding_size >> 20
             ),
         ];
+        notes.push(if mappable {
+            "storage buffers mapped in place for the host (MAPPABLE_PRIMARY_BUFFERS on unified memory): one copy per transfer".into()
+        } else if shares {
+            "unified memory, but storage buffers are not mappable here (no MAPPABLE_PRIMARY_BUFFERS, or LOCUS_WEBGPU_MAPPABLE=0): transfers go through staging buffers".into()
+        } else {
+            "transfers go through staging buffers".into()
+        });
         Ok(WebGpuDevice {
             location,
             info: DeviceInfo {
@@ -169,6 +195,7 @@ impl WebGpuDevice {
             errors,
             live: AtomicUsize::new(0),
             pipelines: Mutex::new(HashMap::new()),
+            unified: mappable.then(Unified::default),
         })
     }
 
@@ -310,14 +337,75 @@ impl WebGpuDevice {
         dst: &wgpu::Buffer,
         dst_offset: u64,
         len: u64,
-    ) -> wgpu::SubmissionIndex {
+    ) -> Result<wgpu::SubmissionIndex> {
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("locus copy"),
             });
         self.encode_copy(&mut encoder, src, src_offset, dst, dst_offset, len);
-        self.queue.submit([encoder.finish()])
+        self.submit_on(&[src, dst], || self.queue.submit([encoder.finish()]))
+    }
+
+    /// Runs `submit`, GPU work on `buffers`: on unified memory once no host view of them
+    /// is alive (WebGPU refuses work on a mapped buffer), elsewhere at once.
+    pub(crate) fn submit_on<R>(
+        &self,
+        buffers: &[&wgpu::Buffer],
+        submit: impl FnOnce() -> R,
+    ) -> Result<R> {
+        match &self.unified {
+            Some(unified) => unified.submit(self, buffers, submit),
+            None => Ok(submit()),
+        }
+    }
+
+    /// The usage of storage buffers: mappable too on unified memory.
+    fn storage_usage(&self) -> wgpu::BufferUsages {
+        let usage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST;
+        if self.unified.is_some() {
+            usage | wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::MAP_WRITE
+        } else {
+            usage
+        }
+    }
+
+    /// True when `native` is a buffer this device maps for the host: on unified memory,
+    /// a buffer made mappable (its own, or an adopted one with both map usages).
+    fn mappable(&self, native: &Native) -> bool {
+        let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::MAP_WRITE;
+        self.unified.is_some() && buffer_of(native).0.usage().contains(usage)
+    }
+
+    /// Runs `f` with the host address of `offset` bytes into `native` (a mappable
+    /// buffer), the view ended after it.
+    fn in_view<R>(
+        &self,
+        native: &Native,
+        offset: usize,
+        f: impl FnOnce(*mut u8) -> R,
+    ) -> Result<R> {
+        let at = self.view(native, offset)?;
+        let value = f(at);
+        // SAFETY: `at` came from `view` on this buffer and `f` is done with it.
+        unsafe { crate::core::device::Device::unmap(self, native, at) }?;
+        Ok(value)
+    }
+
+    /// The host address of `offset` bytes into a mappable storage buffer (unified memory
+    /// only); ended by [`Unified::unmap`].
+    fn view(&self, native: &Native, offset: usize) -> Result<*mut u8> {
+        let (buffer, base) = buffer_of(native);
+        match &self.unified {
+            Some(unified) if self.mappable(native) => {
+                unified.map(self, buffer, base + offset as u64)
+            }
+            _ => Err(Error::NotHostAccessible {
+                location: self.location,
+            }),
+        }
     }
 
     /// Records a copy of `len` bytes (offsets and length multiples of 4). Between two

@@ -75,35 +75,7 @@ impl Staging {
             },
             None => wgpu::PollType::Poll,
         };
-        dev.device
-            .poll(first)
-            .map_err(|e| dev.fail("device.poll", e.to_string()))?;
-        let deadline = Instant::now() + MAP_TIMEOUT;
-        loop {
-            match rx.recv_timeout(Duration::from_micros(200)) {
-                Ok(result) => return result.map_err(|e| dev.fail("map_async", e.to_string())),
-                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {
-                    dev.device
-                        .poll(wgpu::PollType::Poll)
-                        .map_err(|e| dev.fail("device.poll", e.to_string()))?;
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    return Err(dev.fail(
-                        "map_async",
-                        format!(
-                            "the mapping did not complete in {} s",
-                            MAP_TIMEOUT.as_secs()
-                        ),
-                    ))
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(dev.fail(
-                        "map_async",
-                        "wgpu dropped the mapping callback without an answer".into(),
-                    ))
-                }
-            }
-        }
+        await_mapping(dev, rx, first)
     }
 
     /// host -> `dst[offset..]`. Unaligned edges keep the bytes around them. After a
@@ -152,7 +124,7 @@ impl Staging {
                 }
             }
             self.buffers[slot].unmap();
-            let index = dev.copy_on_device(&self.buffers[slot], 0, dst, pos, n);
+            let index = dev.copy_on_device(&self.buffers[slot], 0, dst, pos, n)?;
             self.last_use[slot] = Some(index.clone());
             last = Some(index);
             pos += n;
@@ -183,14 +155,15 @@ impl Staging {
         let submit = |this: &mut Staging, k: usize| {
             let (pos, n) = chunk_at(k);
             let slot = k % 2;
-            this.last_use[slot] = Some(dev.copy_on_device(src, pos, &this.buffers[slot], 0, n));
+            this.last_use[slot] = Some(dev.copy_on_device(src, pos, &this.buffers[slot], 0, n)?);
+            Ok::<(), crate::core::error::Error>(())
         };
         if chunks > 0 {
-            submit(self, 0);
+            submit(self, 0)?;
         }
         for k in 0..chunks {
             if k + 1 < chunks {
-                submit(self, k + 1);
+                submit(self, k + 1)?;
             }
             let (pos, n) = chunk_at(k);
             let slot = k % 2;
@@ -207,5 +180,55 @@ impl Staging {
             self.buffers[slot].unmap();
         }
         Ok(())
+    }
+}
+
+/// Waits for the answer of a `map_async` whose callback sends on `rx`: one `first` poll
+/// (a wait for the buffer's last use, or a plain poll), then polls until the callback
+/// answers or [`MAP_TIMEOUT`] passes.
+pub(super) fn await_mapping(
+    dev: &WebGpuDevice,
+    rx: mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
+    first: wgpu::PollType,
+) -> Result<()> {
+    dev.device
+        .poll(first)
+        .map_err(|e| dev.fail("device.poll", e.to_string()))?;
+    // Mostly answered by the poll above: no clock read then.
+    match rx.try_recv() {
+        Ok(result) => return result.map_err(|e| dev.fail("map_async", e.to_string())),
+        Err(mpsc::TryRecvError::Empty) => {}
+        Err(mpsc::TryRecvError::Disconnected) => {
+            return Err(dev.fail(
+                "map_async",
+                "wgpu dropped the mapping callback without an answer".into(),
+            ))
+        }
+    }
+    let deadline = Instant::now() + MAP_TIMEOUT;
+    loop {
+        match rx.recv_timeout(Duration::from_micros(200)) {
+            Ok(result) => return result.map_err(|e| dev.fail("map_async", e.to_string())),
+            Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {
+                dev.device
+                    .poll(wgpu::PollType::Poll)
+                    .map_err(|e| dev.fail("device.poll", e.to_string()))?;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                return Err(dev.fail(
+                    "map_async",
+                    format!(
+                        "the mapping did not complete in {} s",
+                        MAP_TIMEOUT.as_secs()
+                    ),
+                ))
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(dev.fail(
+                    "map_async",
+                    "wgpu dropped the mapping callback without an answer".into(),
+                ))
+            }
+        }
     }
 }

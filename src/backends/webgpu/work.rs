@@ -77,8 +77,11 @@ impl WebGpuDevice {
             {
                 false
             }
+            // On unified memory an upload is one memcpy into the mapped buffer: the
+            // synchronous write, on a worker thread.
             (Native::Host { .. }, Native::WebGpu { .. })
                 if src.location() == Location::Host
+                    && !self.mappable(dst.native())
                     && mine(dst)
                     && len <= NATIVE_UPLOAD_MAX
                     && aligned(&[dst_offset, len]) =>
@@ -100,29 +103,28 @@ impl WebGpuDevice {
         // Only the submission is in a validation scope: copies that are not this
         // device's own returned above without one.
         let index = self.scoped("Queue::submit (async copy)", || {
-            Ok(if upload {
+            if upload {
                 src.with_host_slice(src_offset, len, false, |data| {
                     self.queue.write_buffer(d, d_base + dst_offset as u64, data);
                     Ok(())
                 })?;
-                self.queue.submit([])
-            } else {
-                let (s, s_base) = buffer_of(src.native());
-                let mut encoder =
-                    self.device
-                        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                            label: Some("locus async copy"),
-                        });
-                self.encode_copy(
-                    &mut encoder,
-                    s,
-                    s_base + src_offset as u64,
-                    d,
-                    d_base + dst_offset as u64,
-                    len as u64,
-                );
-                self.queue.submit([encoder.finish()])
-            })
+                return Ok(self.queue.submit([]));
+            }
+            let (s, s_base) = buffer_of(src.native());
+            let mut encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("locus async copy"),
+                });
+            self.encode_copy(
+                &mut encoder,
+                s,
+                s_base + src_offset as u64,
+                d,
+                d_base + dst_offset as u64,
+                len as u64,
+            );
+            self.submit_on(&[s, d], || self.queue.submit([encoder.finish()]))
         })?;
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = Arc::clone(&done);

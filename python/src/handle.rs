@@ -116,12 +116,13 @@ impl Handle {
     /// WebGPU memory cannot be handed to another WebGPU library (wgpu-py, a browser's
     /// WebGPU): a `wgpu::Buffer` belongs to the device of the instance that made it, and
     /// WebGPU has no way to share one across instances. Always an error saying so, with
-    /// the documented path: a host access (`access("host")`, a copy the host reads in
-    /// place), which the other library then uploads itself.
+    /// the documented path: a host access (`access("host")`: on unified memory, such as
+    /// lavapipe or an integrated GPU, the WebGPU buffer itself mapped in place; elsewhere
+    /// a host copy), which the other library then uploads itself.
     #[getter]
     fn webgpu(&self) -> PyResult<()> {
         Err(PyAttributeError::new_err(format!(
-            "a WebGPU buffer cannot be shared with another WebGPU instance (wgpu-py's, a browser's): WebGPU has no cross-instance sharing; take access(\"host\") of the buffer (a host copy, zero-copy to numpy) and upload that with the other library (memory here is at {})",
+            "a WebGPU buffer cannot be shared with another WebGPU instance (wgpu-py's, a browser's): WebGPU has no cross-instance sharing; take access(\"host\") of the buffer (the WebGPU memory mapped in place on unified memory, such as lavapipe or an integrated GPU, a host copy elsewhere; zero-copy to numpy either way) and upload that with the other library (memory here is at {})",
             self.view.memory.location()
         )))
     }

@@ -15,8 +15,9 @@ def test_host_access_is_zero_copy_where_in_place(location):
     h = b.access_mut("host")
     a = np.asarray(h)
     if not h.in_place:
-        # Not host-addressable (WebGPU): a host replica serves the handle, and the
-        # replica tests below show its writes coming back.
+        # Not host-addressable (WebGPU on a discrete GPU; on unified memory such as
+        # lavapipe its buffers are mapped in place): a host replica serves the handle,
+        # and the replica tests below show its writes coming back.
         assert h.memory_location == "host" and np.all(a == 1.0)
         return
     # numpy sees the buffer's own memory...

@@ -1,5 +1,6 @@
 """Each technology's own handle on an access: OpenMP's device pointer and device number,
-and WebGPU's honest answer (no cross-instance sharing; the path is a host copy)."""
+and WebGPU's honest answer (no cross-instance sharing; the path is a host access: the
+buffer mapped in place on unified memory, a host copy elsewhere)."""
 
 import numpy as np
 import pytest
@@ -26,5 +27,8 @@ def test_webgpu_says_why_it_cannot_share_and_what_to_do(location):
     with b.access(location) as h:
         with pytest.raises(AttributeError, match="cannot be shared with another WebGPU instance"):
             h.webgpu
-    with b.access("host") as h:  # the documented path: a host copy, zero-copy to numpy
+    with b.access("host") as h:  # the documented path: a host access, zero-copy to numpy
         np.testing.assert_array_equal(np.asarray(h), np.full(16, 1.5, dtype=np.float32))
+        if location.startswith("webgpu") and h.in_place:
+            # Unified memory (lavapipe here): numpy reads the WebGPU buffer itself.
+            assert h.memory_location == location and b.bytes_moved == 0

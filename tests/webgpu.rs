@@ -186,3 +186,54 @@ fn unified_memory_is_host_accessible_in_place() {
     assert_eq!(host.as_slice().unwrap(), values.as_slice());
     assert_eq!(buffer.stats().copies(), copies, "nothing copied");
 }
+
+/// A mapping WebGPU refuses (a destroyed buffer, adopted from the user's own wgpu code)
+/// is that operation's error, every time, and leaves nothing behind: the buffer is not
+/// left with a mapping pending, no stray validation error reaches the next operation,
+/// and transfers to other buffers work. Unified memory only (elsewhere such a buffer is
+/// not mappable at all). Before the mapping ran in a validation scope, wgpu's "has been
+/// destroyed" stayed recorded and the next `synchronize` failed with it.
+#[test]
+fn a_refused_mapping_is_reported_and_leaves_nothing_behind() {
+    let Some(at) = common::location("webgpu:0") else {
+        return;
+    };
+    let device = locus::device_as::<WebGpuDevice>(at).unwrap();
+    if Memory::new(at, 4).unwrap().host_access() == locus::HostAccess::None {
+        return;
+    }
+    let foreign = device.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some("foreign, mappable, destroyed"),
+        size: 4096,
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::MAP_READ
+            | wgpu::BufferUsages::MAP_WRITE,
+        mapped_at_creation: false,
+    });
+    foreign.destroy();
+    let native = Native::WebGpu {
+        buffer: Arc::new(foreign),
+        offset: 0,
+    };
+    // SAFETY: the handle keeps the (destroyed) buffer object alive as long as the
+    // memory; nothing is freed by locus.
+    let memory = unsafe { Memory::adopt(at, native, 4096, |_| {}) }.unwrap();
+    assert_eq!(memory.host_access(), locus::HostAccess::Mapped);
+    for _ in 0..3 {
+        let refused = memory.write(0, &[1u8; 4096]).unwrap_err().to_string();
+        assert!(
+            refused.contains("webgpu:0") && refused.contains("map"),
+            "names the location and the mapping: {refused}"
+        );
+        locus::registry()
+            .device(at)
+            .unwrap()
+            .synchronize()
+            .expect("no error left behind for the next operation to report");
+        for n in [4, 1000, (4 << 20) + 12] {
+            round_trip(at, n, 5).expect("transfers after a refused mapping");
+        }
+    }
+}

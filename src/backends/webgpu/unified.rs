@@ -83,19 +83,36 @@ impl Unified {
             view.count += 1;
             return Ok((view.base + offset as usize) as *mut u8);
         }
-        let (tx, rx) = mpsc::channel();
-        buffer.map_async(wgpu::MapMode::Write, .., move |r| {
-            let _ = tx.send(r);
+        // In a validation scope: a refused mapping (a destroyed buffer) is this call's
+        // error, not one left for whichever operation checks the device next.
+        let mapped = dev.scoped("Buffer::map_async", || {
+            let (tx, rx) = mpsc::channel();
+            buffer.map_async(wgpu::MapMode::Write, .., move |r| {
+                let _ = tx.send(r);
+            });
+            // Every submission so far: those on this buffer among them.
+            let all = wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: None,
+            };
+            await_mapping(dev, rx, all)?;
+            buffer
+                .get_mapped_range_mut(..)
+                .map_err(|e| dev.fail("get_mapped_range_mut", e.to_string()))
         });
-        // Every submission so far: those on this buffer among them.
-        let all = wgpu::PollType::Wait {
-            submission_index: None,
-            timeout: None,
+        let mut range = match mapped {
+            Ok(range) => range,
+            Err(e) => {
+                // Not left mapped (or a mapping pending) with no view to end it, or the
+                // next view would find the buffer busy for good. (Unmapping a buffer
+                // that is not mapped is a validation error this scope swallows.)
+                let _ = dev.scoped("Buffer::unmap", || {
+                    buffer.unmap();
+                    Ok(())
+                });
+                return Err(e);
+            }
         };
-        await_mapping(dev, rx, all)?;
-        let mut range = buffer
-            .get_mapped_range_mut(..)
-            .map_err(|e| dev.fail("get_mapped_range_mut", e.to_string()))?;
         let base = range.slice(..).as_raw_ptr().as_ptr() as *mut u8 as usize;
         views.mapped.push(View {
             buffer: buffer.clone(),

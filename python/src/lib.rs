@@ -90,7 +90,7 @@ fn route<'py>(py: Python<'py>, src: &str, dst: &str) -> PyResult<Bound<'py, PyDi
         let r = locus::transfer::access_route(locus::registry(), s, d).map_err(py_err)?;
         let out = PyDict::new(py);
         out.set_item("kind", r.kind.to_string())?;
-        out.set_item("reason", r.reason)?;
+        out.set_item("reason", &*r.reason)?;
         Ok(out)
     })
 }

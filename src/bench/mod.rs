@@ -418,7 +418,7 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
                     dst: dst_loc.to_string(),
                     bytes: size,
                     route: route.kind.to_string(),
-                    reason: route.reason.clone(),
+                    reason: route.reason.to_string(),
                     legs: legs(route.kind, *src_loc, *dst_loc, size),
                     counters,
                     latency_us: stats.median_s * 1e6,

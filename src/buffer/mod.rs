@@ -395,7 +395,7 @@ impl<T: Pod> Buffer<T> {
             src: location,
             dst: location,
             kind: RouteKind::InPlace,
-            reason: reason.to_string(),
+            reason: reason.into(),
         };
         let usable = match exact {
             true => current_at(replicas, location),

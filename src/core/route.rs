@@ -62,8 +62,9 @@ pub struct Route {
     pub dst: Location,
     /// How it gets there.
     pub kind: RouteKind,
-    /// Why, in one line.
-    pub reason: String,
+    /// Why, in one line. Shared (`Arc<str>`): every copy returns its route, and a
+    /// cached plan's route is handed out without copying the text.
+    pub reason: std::sync::Arc<str>,
 }
 
 impl fmt::Display for Route {

@@ -561,7 +561,8 @@ pub(crate) fn plan_between<A: GpuApi>(
             reason: format!(
                 "no peer access: staged through pinned host memory in {} MiB chunks",
                 STAGING >> 20
-            ),
+            )
+            .into(),
         }
     })
 }
@@ -585,7 +586,8 @@ impl<A: GpuApi> CopyPath for ThroughPinned<A> {
                 "staged through pinned host memory of {} in {} MiB chunks",
                 gpu.location,
                 STAGING >> 20
-            ),
+            )
+            .into(),
         })
     }
 

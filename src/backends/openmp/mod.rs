@@ -228,7 +228,8 @@ impl CopyPath for BetweenDevices {
             reason: format!(
                 "omp_target_memcpy from OpenMP device {} to device {}",
                 a.device_number, b.device_number
-            ),
+            )
+            .into(),
         })
     }
 

@@ -48,7 +48,7 @@ pub fn access_route(registry: &Registry, src: Location, dst: Location) -> Result
             src,
             dst,
             kind: RouteKind::InPlace,
-            reason,
+            reason: reason.into(),
         });
     }
     copy_route(registry, src, dst)

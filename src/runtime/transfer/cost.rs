@@ -83,14 +83,20 @@ impl Calibration {
     /// The size class of a copy of `bytes`: the measured size nearest to it on a
     /// logarithmic scale.
     pub fn class_of(&self, bytes: usize) -> usize {
-        let x = (bytes.max(1) as f64).ln();
-        (0..self.sizes.len())
-            .min_by(|&a, &b| {
-                let da = (x - (self.sizes[a] as f64).ln()).abs();
-                let db = (x - (self.sizes[b] as f64).ln()).abs();
-                da.total_cmp(&db)
-            })
-            .unwrap_or(0)
+        // The distance on a log scale between x and s is ln(max / min); ratios compare
+        // by cross-multiplying in integers (no logarithms on every copy's path).
+        let ratio = |s: u64| {
+            let (x, s) = (bytes.max(1) as u128, s.max(1) as u128);
+            (x.max(s), x.min(s))
+        };
+        let mut best = 0;
+        for i in 1..self.sizes.len() {
+            let ((hi, lo), (best_hi, best_lo)) = (ratio(self.sizes[i]), ratio(self.sizes[best]));
+            if hi * best_lo < best_hi * lo {
+                best = i;
+            }
+        }
+        best
     }
 
     /// The measured costs of one pair.
@@ -313,6 +319,34 @@ mod tests {
                 dst: "openmp:0".into(),
                 paths: vec![cost("a", [1e-6, 1e-3]), cost("b", [2e-6, 1e-4])],
             }],
+        }
+    }
+
+    /// The integer comparison picks the size nearest on a log scale, as the logarithms
+    /// say, for sizes on both sides of every class boundary (unsorted sizes too).
+    #[test]
+    fn size_classes_are_nearest_on_a_log_scale() {
+        let mut c = calibration();
+        for sizes in [SIZES.to_vec(), vec![1 << 20, 4096, 128 << 20, 65536]] {
+            c.sizes = sizes;
+            let by_logs = |bytes: usize| {
+                let x = (bytes.max(1) as f64).ln();
+                (0..c.sizes.len())
+                    .min_by(|&a, &b| {
+                        let da = (x - (c.sizes[a] as f64).ln()).abs();
+                        let db = (x - (c.sizes[b] as f64).ln()).abs();
+                        da.total_cmp(&db)
+                    })
+                    .unwrap()
+            };
+            let mut bytes = 1usize;
+            while bytes < 1 << 40 {
+                for b in [bytes, bytes + 1, bytes * 3 / 2, bytes * 5 / 3] {
+                    assert_eq!(c.class_of(b), by_logs(b), "{b} bytes, sizes {:?}", c.sizes);
+                }
+                bytes *= 2;
+            }
+            assert_eq!(c.class_of(0), by_logs(0));
         }
     }
 

@@ -10,8 +10,10 @@
 //! Plans are cached per (pair, host access of each side, size class), so that a small
 //! copy pays a lookup, not a search.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
+
+use rustc_hash::FxHashMap;
 
 use super::cost::Calibration;
 use super::paths;
@@ -43,7 +45,9 @@ struct Cached {
 struct Planner {
     costs: Option<Arc<Calibration>>,
     status: String,
-    plans: HashMap<PlanKey, Cached>,
+    /// FxHash: a copy looks its plan up every time, and SipHash's resistance to chosen
+    /// keys buys nothing for keys made of locations and size classes.
+    plans: FxHashMap<PlanKey, Cached>,
 }
 
 /// The registry of copy paths, filled by the backends at discovery, and the planner
@@ -62,7 +66,7 @@ impl Default for TransferMatrix {
             planner: RwLock::new(Planner {
                 costs: None,
                 status: "not calibrated: routes by fixed order (run `locus calibrate`)".into(),
-                plans: HashMap::new(),
+                plans: FxHashMap::default(),
             }),
         }
     }
@@ -94,7 +98,7 @@ impl TransferMatrix {
         *self.planner.write().unwrap_or_else(|e| e.into_inner()) = Planner {
             costs: calibration.map(Arc::new),
             status,
-            plans: HashMap::new(),
+            plans: FxHashMap::default(),
         };
     }
 
@@ -172,7 +176,7 @@ impl TransferMatrix {
             .into_iter()
             .find(|(_, p)| p.name() == choice.path)?;
         let size = super::cost::format_size(choice.bytes);
-        route.reason = match &choice.runner_up {
+        let reason = match &choice.runner_up {
             Some((other, gbps)) if choice.kept_within_margin => format!(
                 "{}; measured at {size}: {} vs {} for {other} (within {:.0}%: the fixed order's choice stays)",
                 route.reason,
@@ -192,6 +196,7 @@ impl TransferMatrix {
                 gbps_text(choice.gbps)
             ),
         };
+        route.reason = reason.into();
         Some((route, path))
     }
 

@@ -27,7 +27,7 @@ fn route(src: Endpoint<'_>, dst: Endpoint<'_>, kind: RouteKind, reason: String) 
         src: src.device.location(),
         dst: dst.device.location(),
         kind,
-        reason,
+        reason: reason.into(),
     }
 }
 

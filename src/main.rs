@@ -150,6 +150,7 @@ fn read_text(path: &str, max: u64) -> Result<String, String> {
 }
 
 fn main() -> ExitCode {
+    default_sigpipe();
     quiet_mesa();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -195,6 +196,18 @@ fn quiet_mesa() {
         // SAFETY: called first thing in `main`, before any other thread exists, so no
         // other thread reads the environment concurrently.
         unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
+    }
+}
+
+/// Lets a closed stdout end the process quietly, as it does `cat` or `ls`
+/// (`locus info | head`), instead of Rust's ignored SIGPIPE turning the next print into
+/// a "failed printing to stdout: Broken pipe" panic.
+fn default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists; setting a
+    // signal's disposition to its default installs no handler code.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -238,3 +238,29 @@ fn a_misspelt_locus_backends_says_so() {
         "{stdout}"
     );
 }
+
+/// `locus info | head -0`: the reader goes away before the CLI prints (it spends its
+/// first second finding the backends), and the CLI ends quietly (by SIGPIPE, as `cat`
+/// does) instead of panicking with "failed printing to stdout: Broken pipe", which it
+/// did before it restored SIGPIPE's default.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_cli_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let mut child = locus()
+        .arg("info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+        "{:?}: {stderr}",
+        out.status
+    );
+}

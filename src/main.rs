@@ -264,12 +264,8 @@ fn info(args: InfoArgs) -> Result<ExitCode, String> {
     print!("{}", indent(&access::accessibility_table(registry)));
     println!("\nRoutes (data at the left, consumed at the right):");
     print!("{}", indent(&transfer::route_table(registry)));
-    println!("\nPlanner: {}", registry.matrix().status());
-    println!("Chosen copy route per pair and size class (where the choice changes):");
-    print!(
-        "{}",
-        bench::calibrate::choices(registry, &registry.locations())
-    );
+    println!();
+    print_planner(registry, &registry.locations());
     println!("\nCopy paths registered by backends (candidates besides the generic ones: same device, either side's runtime through the other's host view, memcpy between mappings, staged):");
     let mut any = false;
     for (src, dst, name) in registry.matrix().registered() {
@@ -371,6 +367,13 @@ fn progress_bar() -> impl FnMut(usize, usize, &str) {
     }
 }
 
+/// The planner's status and its chosen route per pair and size class among `locations`.
+fn print_planner(registry: &locus::Registry, locations: &[locus::Location]) {
+    println!("Planner: {}", registry.matrix().status());
+    println!("Chosen copy route per pair and size class (where the choice changes):");
+    print!("{}", bench::calibrate::choices(registry, locations));
+}
+
 fn calibrate(args: CalibrateArgs) -> Result<ExitCode, String> {
     let registry = locus::registry();
     let mut config = bench::calibrate::Config::default_for(registry);
@@ -400,10 +403,8 @@ fn calibrate(args: CalibrateArgs) -> Result<ExitCode, String> {
         calibration.pairs.len(),
         calibration.sizes.len()
     );
-    registry.matrix().install(Some(calibration), status.clone());
-    println!("Planner: {status}");
-    println!("Chosen copy route per pair and size class (where the choice changes):");
-    print!("{}", bench::calibrate::choices(registry, &config.locations));
+    registry.matrix().install(Some(calibration), status);
+    print_planner(registry, &config.locations);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -19,7 +19,7 @@ pub fn write_api(memory: &Memory) -> &'static str {
         #[cfg(feature = "sycl")]
         Native::Sycl { .. } => "DPCTLQueue_Memcpy",
         #[cfg(feature = "webgpu")]
-        Native::WebGpu { buffer, .. } if wgpu_mappable(buffer) => "map_async + memcpy",
+        Native::WebGpu { .. } if wgpu_mapped_in_place(memory) => "map_async + memcpy",
         #[cfg(feature = "webgpu")]
         Native::WebGpu { .. } => "queue.write_buffer",
         #[cfg(feature = "cuda")]
@@ -38,7 +38,7 @@ pub fn read_api(memory: &Memory) -> &'static str {
         #[cfg(feature = "opencl")]
         Native::OpenCl { .. } => "clEnqueueReadBuffer",
         #[cfg(feature = "webgpu")]
-        Native::WebGpu { buffer, .. } if wgpu_mappable(buffer) => "map_async + memcpy",
+        Native::WebGpu { .. } if wgpu_mapped_in_place(memory) => "map_async + memcpy",
         #[cfg(feature = "webgpu")]
         Native::WebGpu { .. } => "copy_buffer_to_buffer + map_async readback",
         _ => write_api(memory),
@@ -120,7 +120,7 @@ pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
         #[cfg(feature = "sycl")]
         Native::Sycl { ptr, .. } => sycl_memcpy(dst, *ptr, src.as_ptr(), src.len()),
         #[cfg(feature = "webgpu")]
-        Native::WebGpu { buffer, offset } if wgpu_mappable(buffer) => {
+        Native::WebGpu { buffer, offset } if wgpu_mapped_in_place(dst) => {
             wgpu_mapped(
                 dst,
                 buffer,
@@ -195,7 +195,7 @@ pub fn read(src: &Memory, dst: &mut [u8]) -> Result<()> {
         #[cfg(feature = "sycl")]
         Native::Sycl { ptr, .. } => sycl_memcpy(src, dst.as_mut_ptr(), *ptr, dst.len()),
         #[cfg(feature = "webgpu")]
-        Native::WebGpu { buffer, offset } if wgpu_mappable(buffer) => {
+        Native::WebGpu { buffer, offset } if wgpu_mapped_in_place(src) => {
             let len = dst.len();
             wgpu_mapped(src, buffer, *offset, len, wgpu::MapMode::Read, |at| {
                 // SAFETY: as in `write`, the other way.
@@ -346,16 +346,7 @@ fn wgpu_readback(
     let mut encoder = dev.device().create_command_encoder(&Default::default());
     encoder.copy_buffer_to_buffer(buffer, offset, staging, 0, size);
     dev.queue().submit([encoder.finish()]);
-    let (tx, rx) = std::sync::mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, 0..size, move |r| {
-        let _ = tx.send(r);
-    });
-    dev.device()
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Invalid(format!("device.poll: {e}")))?;
-    rx.recv()
-        .map_err(|e| Error::Invalid(format!("map_async: {e}")))?
-        .map_err(|e| Error::Invalid(format!("map_async: {e}")))?;
+    wgpu_map_and_wait(dev, &staging.slice(0..size), wgpu::MapMode::Read)?;
     {
         let view = staging
             .get_mapped_range(0..size)
@@ -366,13 +357,30 @@ fn wgpu_readback(
     Ok(())
 }
 
-/// True for a storage buffer made mappable (WebGPU on unified memory): its raw transfer
-/// is what a wgpu user writes there, a mapping and one memcpy.
+/// True for WebGPU memory the backend maps in place (a storage buffer on unified
+/// memory): its raw transfer is what a wgpu user writes there, a mapping and a memcpy.
 #[cfg(feature = "webgpu")]
-fn wgpu_mappable(buffer: &wgpu::Buffer) -> bool {
-    buffer
-        .usage()
-        .contains(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::MAP_WRITE)
+fn wgpu_mapped_in_place(memory: &Memory) -> bool {
+    memory.host_access() != crate::core::device::HostAccess::None
+}
+
+/// Maps `slice` in `mode` and waits for the mapping (the raw baselines' blocking wait).
+#[cfg(feature = "webgpu")]
+fn wgpu_map_and_wait(
+    dev: &crate::backends::webgpu::WebGpuDevice,
+    slice: &wgpu::BufferSlice<'_>,
+    mode: wgpu::MapMode,
+) -> Result<()> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(mode, move |r| {
+        let _ = tx.send(r);
+    });
+    dev.device()
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Invalid(format!("device.poll: {e}")))?;
+    rx.recv()
+        .map_err(|e| Error::Invalid(format!("map_async: {e}")))?
+        .map_err(|e| Error::Invalid(format!("map_async: {e}")))
 }
 
 /// Maps `len` bytes at `offset` of a mappable storage buffer in `mode`, runs `f` on the
@@ -393,16 +401,7 @@ fn wgpu_mapped(
     let start = offset & !(wgpu::MAP_ALIGNMENT - 1);
     let end = (offset + len as u64).div_ceil(4) * 4;
     let slice = buffer.slice(start..end);
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(mode, move |r| {
-        let _ = tx.send(r);
-    });
-    dev.device()
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Invalid(format!("device.poll: {e}")))?;
-    rx.recv()
-        .map_err(|e| Error::Invalid(format!("map_async: {e}")))?
-        .map_err(|e| Error::Invalid(format!("map_async: {e}")))?;
+    wgpu_map_and_wait(dev, &slice, mode)?;
     let skip = (offset - start) as usize;
     match mode {
         wgpu::MapMode::Write => {

@@ -58,17 +58,15 @@ pub fn run(
     for (src_loc, src, _) in &memories {
         for (dst_loc, _, dst) in &memories {
             progress(pairs.len(), total, &format!("{src_loc} -> {dst_loc}"));
-            let names: Vec<(&'static str, String)> = registry
+            let candidates = registry
                 .matrix()
-                .candidates(Endpoint::of(src), Endpoint::of(dst))
+                .candidates(Endpoint::of(src), Endpoint::of(dst));
+            let names: Vec<&'static str> = candidates.iter().map(|(_, p)| p.name()).collect();
+            let mut paths: Vec<PathCost> = candidates
                 .iter()
-                .map(|(r, p)| (p.name(), r.kind.to_string()))
-                .collect();
-            let mut paths: Vec<PathCost> = names
-                .iter()
-                .map(|(name, kind)| PathCost {
-                    path: name.to_string(),
-                    kind: kind.clone(),
+                .map(|(r, p)| PathCost {
+                    path: p.name().to_string(),
+                    kind: r.kind.to_string(),
                     seconds: vec![None; sizes.len()],
                 })
                 .collect();
@@ -79,7 +77,7 @@ pub fn run(
                 }
                 // Candidates that copy at all at this size, timed together.
                 let working: Vec<usize> = (0..names.len())
-                    .filter(|&c| src.copy_to_via_path(names[c].0, 0, dst, 0, n).is_ok())
+                    .filter(|&c| src.copy_to_via_path(names[c], 0, dst, 0, n).is_ok())
                     .collect();
                 if working.is_empty() {
                     continue;
@@ -87,7 +85,7 @@ pub fn run(
                 let mut copies: Vec<Box<dyn FnMut() -> Result<()> + '_>> = working
                     .iter()
                     .map(|&c| {
-                        let name = names[c].0;
+                        let name = names[c];
                         Box::new(move || src.copy_to_via_path(name, 0, dst, 0, n).map(|_| ()))
                             as Box<dyn FnMut() -> Result<()>>
                     })

@@ -191,28 +191,34 @@ pub(super) fn await_mapping(
     rx: mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
     first: wgpu::PollType,
 ) -> Result<()> {
-    dev.device
-        .poll(first)
-        .map_err(|e| dev.fail("device.poll", e.to_string()))?;
+    let poll = |kind| {
+        dev.device
+            .poll(kind)
+            .map(|_| ())
+            .map_err(|e| dev.fail("device.poll", e.to_string()))
+    };
+    let answer = |r: std::result::Result<(), wgpu::BufferAsyncError>| {
+        r.map_err(|e| dev.fail("map_async", e.to_string()))
+    };
+    let dropped = || {
+        dev.fail(
+            "map_async",
+            "wgpu dropped the mapping callback without an answer".into(),
+        )
+    };
+    poll(first)?;
     // Mostly answered by the poll above: no clock read then.
     match rx.try_recv() {
-        Ok(result) => return result.map_err(|e| dev.fail("map_async", e.to_string())),
+        Ok(result) => return answer(result),
         Err(mpsc::TryRecvError::Empty) => {}
-        Err(mpsc::TryRecvError::Disconnected) => {
-            return Err(dev.fail(
-                "map_async",
-                "wgpu dropped the mapping callback without an answer".into(),
-            ))
-        }
+        Err(mpsc::TryRecvError::Disconnected) => return Err(dropped()),
     }
     let deadline = Instant::now() + MAP_TIMEOUT;
     loop {
         match rx.recv_timeout(Duration::from_micros(200)) {
-            Ok(result) => return result.map_err(|e| dev.fail("map_async", e.to_string())),
+            Ok(result) => return answer(result),
             Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {
-                dev.device
-                    .poll(wgpu::PollType::Poll)
-                    .map_err(|e| dev.fail("device.poll", e.to_string()))?;
+                poll(wgpu::PollType::Poll)?;
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 return Err(dev.fail(
@@ -223,12 +229,7 @@ pub(super) fn await_mapping(
                     ),
                 ))
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(dev.fail(
-                    "map_async",
-                    "wgpu dropped the mapping callback without an answer".into(),
-                ))
-            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(dropped()),
         }
     }
 }

@@ -53,12 +53,6 @@ pub(super) struct Unified {
     ended: Condvar,
 }
 
-impl std::fmt::Debug for Unified {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Unified")
-    }
-}
-
 /// True when the feature may be used: asked for by default, off with
 /// `LOCUS_WEBGPU_MAPPABLE=0`.
 pub(super) fn wanted() -> bool {

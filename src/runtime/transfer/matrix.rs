@@ -215,7 +215,7 @@ impl TransferMatrix {
             let class = planner.costs.as_ref().map_or(0, |c| c.class_of(bytes));
             if let Some(c) = planner.plans.get(&key(class)) {
                 if Arc::ptr_eq(&c.src, src.device) && Arc::ptr_eq(&c.dst, dst.device) {
-                    return (c.plan.0.clone(), Arc::clone(&c.plan.1));
+                    return c.plan.clone();
                 }
             }
             (planner.costs.clone(), class)
@@ -237,15 +237,15 @@ impl TransferMatrix {
                 Cached {
                     src: Arc::clone(src.device),
                     dst: Arc::clone(dst.device),
-                    plan: (plan.0.clone(), Arc::clone(&plan.1)),
+                    plan: plan.clone(),
                 },
             );
         }
         plan
     }
 
-    /// A path that takes a route of `kind` between the two, if any does: the measured
-    /// fastest of that kind where calibrated, else the first.
+    /// A path that takes a route of `kind` between the two, if any does: the planner's
+    /// own choice when it is of that kind, else the first candidate of that kind.
     pub fn plan_kind(
         &self,
         kind: RouteKind,

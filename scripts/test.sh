@@ -12,9 +12,10 @@ step() { printf '\n==> %s\n' "$*"; }
 
 # 1. Runtimes (Debian/Ubuntu). Skipped when already installed.
 # libamdhip64-5 is the HIP runtime (it loads and answers "no device" here);
-# libamdhip64-dev has the headers the HIP bindings are checked against.
+# libamdhip64-dev has the headers the HIP bindings are checked against. Open MPI is for
+# the `mpi` feature (tests/mpi.rs starts its jobs with mpirun; loopback only).
 packages=(pocl-opencl-icd ocl-icd-opencl-dev clinfo mesa-vulkan-drivers libvulkan1 bindgen libclang-dev
-          libamdhip64-5 libamdhip64-dev valgrind)
+          libamdhip64-5 libamdhip64-dev valgrind openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

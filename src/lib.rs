@@ -50,6 +50,8 @@ pub mod bench;
 mod buffer;
 pub mod codelet;
 pub mod core;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod resource;
 mod runtime;
 

@@ -6,7 +6,7 @@
 //!   and the shared `backends::loading` helper (CUDA and HIP also `backends::cuda_hip`),
 //!   never another backend, the registry, the transfer matrix, resources or buffers;
 //! - every layer imports only layers below it (core < backends < runtime < resource <
-//!   buffer < codelet < bench);
+//!   buffer < codelet < mpi < bench);
 //! - the graph of imports between files has no circle (the core counts as one file: its
 //!   `Device` trait and the `Memory` it takes name each other).
 //!
@@ -228,8 +228,9 @@ fn layer(module: &str) -> (&str, usize) {
         "resource" => 3,
         "buffer" => 4,
         "codelet" => 5,
-        "bench" => 6,
-        _ => 7,
+        "mpi" => 6,
+        "bench" => 7,
+        _ => 8,
     };
     (top, rank)
 }

@@ -12,6 +12,9 @@
 //! with messages that say what was tried) and `cuda_hip` (what CUDA and HIP share; only
 //! those two import it).
 //!
+//! With the `mpi` feature, `mpi.rs` is MPI's result layer under [`locus::mpi`](crate::mpi):
+//! not a location, so a file beside `loading`, importing the core only.
+//!
 //! Everything `unsafe` that talks to a runtime lives below this module.
 
 use crate::core::device::{Discovery, Unavailable};
@@ -21,6 +24,8 @@ use crate::core::location::Technology;
 pub mod cuda_hip;
 pub mod host;
 pub mod loading;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 
 #[cfg(feature = "cuda")]
 pub mod cuda;

@@ -5,6 +5,8 @@
 
 mod convert;
 mod guard;
+#[cfg(feature = "mpi")]
+mod lend;
 mod pending;
 mod scalar;
 mod section;

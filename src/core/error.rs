@@ -101,6 +101,19 @@ pub enum Error {
         /// Where the memory lives.
         location: Location,
     },
+    /// An MPI call, or the agreement between ranks that `locus::mpi` checks before it
+    /// moves data (sizes, element types, a location missing on one rank), failed.
+    #[error("MPI rank {rank}: {call} failed: {message}; {hint}")]
+    Mpi {
+        /// The rank that reports it (-1 before the rank is known).
+        rank: i32,
+        /// The MPI call or locus step, e.g. `MPI_Irecv` or `recv (sizes)`.
+        call: &'static str,
+        /// What happened, with the other rank's side where it matters.
+        message: String,
+        /// What to do about it.
+        hint: String,
+    },
     /// Anything else the caller passed wrong.
     #[error("{0}")]
     Invalid(String),

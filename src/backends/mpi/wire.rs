@@ -1,0 +1,545 @@
+//! Moving the bytes of a [`Memory`] between ranks, by one of three [`Wire`]s, every wait
+//! bounded by a time limit.
+//!
+//! - [`Wire::Mapped`]: the memory is host-visible in place (host memory, a mappable
+//!   device buffer): MPI reads or writes it through a host mapping, no copy.
+//! - [`Wire::DeviceAware`]: the device address goes to MPI as it is (a CUDA- or
+//!   ROCm-aware MPI build).
+//! - [`Wire::Staged`]: through two reused host chunks: the device copy of chunk k+1
+//!   runs while chunk k is on the network (sending), and the device copy of chunk k
+//!   while chunk k+1 arrives (receiving).
+//!
+//! When a wait runs out of time, the requests still running are cancelled and freed, and
+//! the memory they use is never freed (it is kept in a process-wide list), so a late
+//! MPI write lands in memory nobody else owns.
+
+use std::any::Any;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::raw::{RawComm, Request, Status};
+use crate::core::element::DType;
+use crate::core::error::{Error, Result};
+use crate::core::memory::Memory;
+use crate::core::native::Native;
+
+/// How a rank's memory meets MPI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Wire {
+    /// MPI takes the device address itself (a device-aware MPI build).
+    DeviceAware,
+    /// The memory is host-visible in place: MPI uses it through a host mapping, no copy.
+    Mapped,
+    /// Through reused host chunks, the device copies overlapping the network.
+    Staged,
+}
+
+impl Wire {
+    /// Its name, as routes print it: `device-aware`, `mapped` or `staged`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Wire::DeviceAware => "device-aware",
+            Wire::Mapped => "mapped",
+            Wire::Staged => "staged",
+        }
+    }
+}
+
+impl std::fmt::Display for Wire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The device address of `memory`, where MPI could take one (CUDA and HIP memory).
+pub fn device_address(memory: &Memory) -> Option<u64> {
+    match memory.native() {
+        #[cfg(feature = "cuda")]
+        Native::Cuda { ptr, .. } => Some(*ptr),
+        #[cfg(feature = "hip")]
+        Native::Hip { ptr, .. } => Some(*ptr),
+        Native::Host { .. } => None,
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
+/// When a wait gives up.
+#[derive(Debug, Clone, Copy)]
+pub struct Limit {
+    /// How long a wait may take (`None`: forever).
+    pub limit: Option<Duration>,
+    /// The rank that waits (for messages).
+    pub rank: i32,
+}
+
+impl Limit {
+    fn deadline(&self) -> Option<Instant> {
+        self.limit.map(|l| Instant::now() + l)
+    }
+
+    fn expired(&self, call: &'static str, what: &str) -> Error {
+        let secs = self.limit.map_or(0.0, |l| l.as_secs_f64());
+        Error::Mpi {
+            rank: self.rank,
+            call,
+            message: format!("{what} did not finish within {secs:.1} s"),
+            hint: "the other rank may have died, or not made the matching call; raise the limit with \
+                   LOCUS_MPI_TIMEOUT_S (seconds, 0 = no limit) or Comm::set_timeout if it is only slow"
+                .into(),
+        }
+    }
+}
+
+/// Memory that MPI may still use after a wait gave up: kept for the life of the process.
+fn bury(keep: Vec<Box<dyn Any + Send>>) {
+    static GRAVEYARD: Mutex<Vec<Box<dyn Any + Send>>> = Mutex::new(Vec::new());
+    GRAVEYARD
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(keep);
+}
+
+/// Requests in flight and what they use. Dropped with requests still running (an error
+/// or a time limit), it cancels them and buries what they use.
+struct Flight {
+    slots: Vec<Option<Request>>,
+    keep: Vec<Box<dyn Any + Send>>,
+    limit: Limit,
+}
+
+impl Flight {
+    fn new(slots: usize, limit: Limit) -> Flight {
+        Flight {
+            slots: (0..slots).map(|_| None).collect(),
+            keep: Vec::new(),
+            limit,
+        }
+    }
+
+    fn keep(&mut self, thing: impl Any + Send) {
+        self.keep.push(Box::new(thing));
+    }
+
+    /// Waits for the request in `slot` (if any) within the limit.
+    fn wait(&mut self, slot: usize, what: &str) -> Result<Option<Status>> {
+        let Some(request) = self.slots[slot].as_mut() else {
+            return Ok(None);
+        };
+        let status = poll(request, self.limit, what)?;
+        self.slots[slot] = None;
+        Ok(Some(status))
+    }
+
+    fn wait_all(&mut self, what: &str) -> Result<()> {
+        for slot in 0..self.slots.len() {
+            self.wait(slot, what)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        let mut running = false;
+        for request in self.slots.iter_mut().filter_map(Option::take) {
+            request.abandon();
+            running = true;
+        }
+        if running {
+            bury(std::mem::take(&mut self.keep));
+        }
+    }
+}
+
+/// Polls `request` until it finishes or `limit` runs out: spins first, then yields the
+/// core (other ranks may share it).
+fn poll(request: &mut Request, limit: Limit, what: &str) -> Result<Status> {
+    let deadline = limit.deadline();
+    let mut spins = 0u32;
+    loop {
+        if let Some(status) = request.test()? {
+            return Ok(status);
+        }
+        spins = spins.saturating_add(1);
+        if spins > 64 {
+            std::thread::yield_now();
+        }
+        if spins.is_multiple_of(64) && deadline.is_some_and(|d| Instant::now() > d) {
+            return Err(limit.expired("MPI_Test", what));
+        }
+    }
+}
+
+/// The pieces of `bytes` in `piece`-byte steps: (offset, length).
+fn pieces(bytes: usize, piece: usize) -> impl Iterator<Item = (usize, usize)> {
+    let piece = piece.max(1);
+    (0..bytes.div_ceil(piece)).map(move |k| {
+        let at = k * piece;
+        (at, piece.min(bytes - at))
+    })
+}
+
+/// A host or device address of `bytes` of `memory` for MPI, and what keeps it valid.
+fn address(
+    memory: &Arc<Memory>,
+    bytes: usize,
+    wire: Wire,
+    write: bool,
+) -> Result<(*mut u8, Box<dyn Any + Send>)> {
+    match wire {
+        Wire::DeviceAware => {
+            let ptr = device_address(memory).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{}: its memory has no device address an MPI library could take; use the staged wire",
+                    memory.location()
+                ))
+            })?;
+            Ok((ptr as usize as *mut u8, Box::new(Arc::clone(memory))))
+        }
+        Wire::Mapped | Wire::Staged => {
+            let mut mapping = memory.map(0..bytes, write)?;
+            let ptr = match write {
+                true => mapping.as_mut_slice()?.as_mut_ptr(),
+                false => mapping.as_ptr().cast_mut(),
+            };
+            Ok((ptr, Box::new(mapping)))
+        }
+    }
+}
+
+/// Sends `bytes` of `memory` (from offset 0) to `dest` with `tag`, in pieces of
+/// `piece` bytes (the receiver posts the same pieces). `chunks` are the two host chunks
+/// of at least `piece` bytes a staged send goes through.
+#[allow(clippy::too_many_arguments)]
+pub fn send(
+    comm: &RawComm,
+    memory: &Arc<Memory>,
+    bytes: usize,
+    wire: Wire,
+    piece: usize,
+    chunks: Option<[Arc<Memory>; 2]>,
+    dest: i32,
+    tag: i32,
+    limit: Limit,
+) -> Result<()> {
+    let what = format!("sending {bytes} bytes to rank {dest}");
+    match (wire, chunks) {
+        (Wire::Staged, Some(chunks)) => {
+            let mut flight = Flight::new(2, limit);
+            let mut hosts = Vec::new();
+            for chunk in chunks {
+                let mut mapping = chunk.map(0..piece, true)?;
+                hosts.push(mapping.as_mut_slice()?.as_mut_ptr());
+                flight.keep(mapping);
+            }
+            for (k, (at, len)) in pieces(bytes, piece).enumerate() {
+                let slot = k % 2;
+                flight.wait(slot, &what)?;
+                // SAFETY: the chunk's mapping is kept in `flight` (valid, at least `piece`
+                // bytes, and `len <= piece`), and no request uses this slot any more.
+                let host = unsafe { std::slice::from_raw_parts_mut(hosts[slot], len) };
+                memory.read(at, host)?;
+                // SAFETY: the chunk stays valid and unwritten until the request finishes:
+                // the next write to this slot waits for it, and `flight` buries the chunk
+                // if it never does.
+                flight.slots[slot] = Some(unsafe { comm.isend(hosts[slot], len, dest, tag)? });
+            }
+            flight.wait_all(&what)
+        }
+        _ => {
+            let (ptr, keep) = address(memory, bytes, wire, false)?;
+            let all: Vec<_> = pieces(bytes, piece).collect();
+            let mut flight = Flight::new(all.len(), limit);
+            flight.keep.push(keep);
+            for (slot, (at, len)) in all.into_iter().enumerate() {
+                // SAFETY: `ptr` addresses `bytes` bytes kept valid by `flight` (buried if a
+                // request outlives it); the caller does not write the memory meanwhile.
+                flight.slots[slot] =
+                    Some(unsafe { comm.isend(ptr.wrapping_add(at), len, dest, tag)? });
+            }
+            flight.wait_all(&what)
+        }
+    }
+}
+
+/// Receives `bytes` into `memory` (from offset 0) from `source` with `tag`, in pieces
+/// of `piece` bytes, calling `ready` once the first pieces are posted (the clear-to-send
+/// the sender waits for).
+#[allow(clippy::too_many_arguments)]
+pub fn recv(
+    comm: &RawComm,
+    memory: &Arc<Memory>,
+    bytes: usize,
+    wire: Wire,
+    piece: usize,
+    chunks: Option<[Arc<Memory>; 2]>,
+    source: i32,
+    tag: i32,
+    limit: Limit,
+    ready: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    let what = format!("receiving {bytes} bytes from rank {source}");
+    let all: Vec<_> = pieces(bytes, piece).collect();
+    match (wire, chunks) {
+        (Wire::Staged, Some(chunks)) => {
+            let mut flight = Flight::new(2, limit);
+            let mut hosts = Vec::new();
+            for chunk in chunks {
+                let mut mapping = chunk.map(0..piece, true)?;
+                hosts.push(mapping.as_mut_slice()?.as_mut_ptr());
+                flight.keep(mapping);
+            }
+            for (k, &(_, len)) in all.iter().enumerate().take(2) {
+                // SAFETY: the chunk is kept valid by `flight` and used by no other request.
+                flight.slots[k] = Some(unsafe { comm.irecv(hosts[k], len, source, tag)? });
+            }
+            ready()?;
+            for (k, &(at, len)) in all.iter().enumerate() {
+                let slot = k % 2;
+                let got = flight.wait(slot, &what)?.map_or(0, |s| s.bytes);
+                short(got, len, source, limit.rank)?;
+                // SAFETY: the receive into this chunk finished, and nothing else uses it.
+                let host = unsafe { std::slice::from_raw_parts(hosts[slot], len) };
+                memory.write(at, host)?;
+                if let Some(&(_, next)) = all.get(k + 2) {
+                    // SAFETY: as above: the chunk is free again and kept valid by `flight`.
+                    flight.slots[slot] =
+                        Some(unsafe { comm.irecv(hosts[slot], next, source, tag)? });
+                }
+            }
+            Ok(())
+        }
+        _ => {
+            let (ptr, keep) = address(memory, bytes, wire, true)?;
+            let mut flight = Flight::new(all.len(), limit);
+            flight.keep.push(keep);
+            for (slot, &(at, len)) in all.iter().enumerate() {
+                // SAFETY: `ptr` addresses `bytes` writable bytes kept valid by `flight`; the
+                // caller holds the memory exclusively meanwhile.
+                flight.slots[slot] =
+                    Some(unsafe { comm.irecv(ptr.wrapping_add(at), len, source, tag)? });
+            }
+            ready()?;
+            for (slot, &(_, len)) in all.iter().enumerate() {
+                let got = flight.wait(slot, &what)?.map_or(0, |s| s.bytes);
+                short(got, len, source, limit.rank)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn short(got: usize, want: usize, source: i32, rank: i32) -> Result<()> {
+    if got == want {
+        return Ok(());
+    }
+    Err(Error::Mpi {
+        rank,
+        call: "MPI_Irecv",
+        message: format!("rank {source} sent a piece of {got} bytes where {want} were agreed"),
+        hint:
+            "the two ranks disagree on the message: a locus message and one of the program's own \
+               raw MPI messages share a communicator and tag?"
+                .into(),
+    })
+}
+
+/// A small control message posted, not yet finished.
+pub struct Small {
+    flight: Flight,
+    what: String,
+}
+
+impl Small {
+    /// Waits for it within its limit; the bytes received (empty for a send).
+    pub fn finish(mut self) -> Result<Vec<u8>> {
+        let got = self.flight.wait(0, &self.what)?.map_or(0, |s| s.bytes);
+        let data = self
+            .flight
+            .keep
+            .pop()
+            .and_then(|b| b.downcast::<Vec<u8>>().ok());
+        let mut data = data.map(|d| *d).unwrap_or_default();
+        data.truncate(got);
+        Ok(data)
+    }
+}
+
+/// Posts a small control message to `dest` (owned, so a late send reads nothing freed).
+pub fn post_small_send(
+    comm: &RawComm,
+    data: Vec<u8>,
+    dest: i32,
+    tag: i32,
+    limit: Limit,
+) -> Result<Small> {
+    let mut flight = Flight::new(1, limit);
+    let len = data.len();
+    // SAFETY: `data` is moved into `flight` (a Vec's heap block does not move), which
+    // keeps it until the send finishes or buries it.
+    flight.slots[0] = Some(unsafe { comm.isend(data.as_ptr(), len, dest, tag)? });
+    flight.keep(data);
+    Ok(Small {
+        flight,
+        what: format!("a {len}-byte control message to rank {dest} (tag {tag})"),
+    })
+}
+
+/// Posts the receive of a small control message of at most `max` bytes.
+pub fn post_small_recv(
+    comm: &RawComm,
+    max: usize,
+    source: i32,
+    tag: i32,
+    limit: Limit,
+) -> Result<Small> {
+    let mut data = vec![0u8; max];
+    let mut flight = Flight::new(1, limit);
+    // SAFETY: as in `post_small_send`: `data` lives in `flight` until the receive finishes.
+    flight.slots[0] = Some(unsafe { comm.irecv(data.as_mut_ptr(), max, source, tag)? });
+    flight.keep(data);
+    Ok(Small {
+        flight,
+        what: format!("a message from rank {source} (tag {tag})"),
+    })
+}
+
+/// Every rank's `mine` (all the same length), concatenated in rank order.
+pub fn allgather_small(comm: &RawComm, mine: Vec<u8>, limit: Limit, what: &str) -> Result<Vec<u8>> {
+    let n = comm.size() as usize;
+    let len = mine.len();
+    let counts = vec![len as i32; n];
+    let displs: Vec<i32> = (0..n).map(|i| (i * len) as i32).collect();
+    let mut all = vec![0u8; len * n];
+    let mut flight = Flight::new(1, limit);
+    // SAFETY: `mine`, `all`, `counts` and `displs` are moved into `flight` (their heap
+    // blocks stay put) and kept until the gather finishes or buried.
+    flight.slots[0] = Some(unsafe {
+        comm.igatherv(mine.as_ptr(), len, all.as_mut_ptr(), &counts, &displs, None)?
+    });
+    let all_ptr = all.as_ptr();
+    flight.keep((mine, counts, displs));
+    flight.keep(all);
+    flight.wait(0, what)?;
+    // SAFETY: the gather finished; `all` (kept in `flight`) holds len * n bytes.
+    Ok(unsafe { std::slice::from_raw_parts(all_ptr, len * n) }.to_vec())
+}
+
+/// Host bytes of `memory` for a collective: in place (mapped), at its device address,
+/// or a host copy (staged; `load` reads the memory into it first).
+fn collective_address(
+    memory: &Arc<Memory>,
+    bytes: usize,
+    wire: Wire,
+    write: bool,
+    load: bool,
+    flight: &mut Flight,
+) -> Result<*mut u8> {
+    if wire == Wire::Staged {
+        let mut host = vec![0u8; bytes];
+        if load {
+            memory.read(0, &mut host)?;
+        }
+        let ptr = host.as_mut_ptr();
+        flight.keep(host);
+        return Ok(ptr);
+    }
+    let (ptr, keep) = address(memory, bytes, wire, write)?;
+    flight.keep.push(keep);
+    Ok(ptr)
+}
+
+/// Writes a staged collective's result back into `memory`.
+fn store(memory: &Memory, ptr: *const u8, bytes: usize, wire: Wire) -> Result<()> {
+    if wire != Wire::Staged || bytes == 0 {
+        return Ok(());
+    }
+    // SAFETY: `ptr` is the staged host copy of `bytes` bytes, kept alive by the caller's
+    // flight, and the collective that wrote it finished.
+    memory.write(0, unsafe { std::slice::from_raw_parts(ptr, bytes) })
+}
+
+/// Broadcasts `bytes` of `memory` from `root` (read there, written elsewhere).
+pub fn bcast(
+    comm: &RawComm,
+    memory: &Arc<Memory>,
+    bytes: usize,
+    wire: Wire,
+    root: i32,
+    limit: Limit,
+) -> Result<()> {
+    let root_here = comm.rank() == root;
+    let mut flight = Flight::new(1, limit);
+    let ptr = collective_address(memory, bytes, wire, !root_here, root_here, &mut flight)?;
+    for (at, len) in pieces(bytes, 1 << 30) {
+        // SAFETY: `ptr` addresses `bytes` bytes kept valid by `flight`.
+        flight.slots[0] = Some(unsafe { comm.ibcast(ptr.wrapping_add(at), len, root)? });
+        flight.wait(0, &format!("broadcasting {bytes} bytes from rank {root}"))?;
+    }
+    if !root_here {
+        store(memory, ptr, bytes, wire)?;
+    }
+    Ok(())
+}
+
+/// Gathers every rank's `send_bytes` of `send` into `recv` (at `root`, or everywhere when
+/// `root` is `None`): rank i's bytes at `displs[i]`.
+#[allow(clippy::too_many_arguments)]
+pub fn gatherv(
+    comm: &RawComm,
+    send: (&Arc<Memory>, usize, Wire),
+    recv: Option<(&Arc<Memory>, Wire)>,
+    counts: Vec<i32>,
+    displs: Vec<i32>,
+    root: Option<i32>,
+    limit: Limit,
+) -> Result<()> {
+    let total: usize = counts.iter().map(|&c| c.max(0) as usize).sum();
+    let mut flight = Flight::new(1, limit);
+    let send_ptr = collective_address(send.0, send.1, send.2, false, true, &mut flight)?;
+    let recv_ptr = match recv {
+        Some((memory, wire)) => collective_address(memory, total, wire, true, false, &mut flight)?,
+        None => std::ptr::null_mut(),
+    };
+    // SAFETY: both addresses are kept valid by `flight`, as are `counts` and `displs`
+    // (moved into it below, their heap blocks unmoved).
+    flight.slots[0] =
+        Some(unsafe { comm.igatherv(send_ptr, send.1, recv_ptr, &counts, &displs, root)? });
+    flight.keep((counts, displs));
+    flight.wait(0, &format!("gathering {total} bytes"))?;
+    if let Some((memory, wire)) = recv {
+        store(memory, recv_ptr, total, wire)?;
+    }
+    Ok(())
+}
+
+/// Sums `count` elements of `dtype` in `memory` across ranks, into `memory` on every rank.
+pub fn allreduce_sum(
+    comm: &RawComm,
+    memory: &Arc<Memory>,
+    count: usize,
+    dtype: DType,
+    wire: Wire,
+    limit: Limit,
+) -> Result<()> {
+    let bytes = count * dtype.size();
+    let mut flight = Flight::new(1, limit);
+    // MPI_IN_PLACE is a different address in every MPI library, so the send side is a
+    // host copy of the data.
+    let mut mine = vec![0u8; bytes];
+    memory.read(0, &mut mine)?;
+    let mine_ptr = mine.as_ptr();
+    flight.keep(mine);
+    let recv = collective_address(memory, bytes, wire, true, false, &mut flight)?;
+    let step = (1usize << 30) / dtype.size();
+    for (at, n) in pieces(count, step) {
+        let off = at * dtype.size();
+        // SAFETY: `mine` (its heap block unmoved) and `recv` are kept valid by `flight`.
+        flight.slots[0] = Some(unsafe {
+            comm.iallreduce_sum(mine_ptr.wrapping_add(off), recv.wrapping_add(off), n, dtype)?
+        });
+        flight.wait(0, &format!("summing {count} {} elements", dtype.name()))?;
+    }
+    store(memory, recv, bytes, wire)
+}

@@ -1,0 +1,62 @@
+//! The buffer's memory lent whole to code that moves it outside the buffer (the MPI
+//! layer's sends and receives): the current data for reading, or the home allocation to
+//! overwrite, and the event of that work kept on the replica so that everything after it
+//! is ordered after it, as a buffer's own moves are (see `pending`).
+
+use super::*;
+use crate::runtime::event::Event;
+
+impl<T: Pod> Buffer<T> {
+    /// The allocation holding the current data, every move on it finished: a current
+    /// replica the host reaches in place if there is one (the home one first), else the
+    /// home one if current, else any current one.
+    pub(crate) fn lend_current(&self) -> Result<Arc<Memory>> {
+        let mut replicas = self.settled()?;
+        let home = self.home;
+        let rank = |r: &Replica| {
+            let host = r.memory.host_access() != HostAccess::None;
+            match (host, r.location() == home) {
+                (true, true) => 0,
+                (true, false) => 1,
+                (false, true) => 2,
+                (false, false) => 3,
+            }
+        };
+        let i = (0..replicas.len())
+            .filter(|&i| replicas[i].valid)
+            .min_by_key(|&i| rank(&replicas[i]))
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "a buffer of {} elements at {home} holds no current data (a move into it failed)",
+                    self.len
+                ))
+            })?;
+        replicas[i].prune();
+        Ok(Arc::clone(&replicas[i].memory))
+    }
+
+    /// The home allocation, made the only current copy, every move on the buffer
+    /// finished: for work that overwrites the whole data (nothing is copied there first).
+    pub(crate) fn lend_for_overwrite(&mut self) -> Result<Arc<Memory>> {
+        let home = self.home;
+        let mut replicas = self.settled()?;
+        let i = replicas
+            .iter()
+            .position(|r| r.location() == home)
+            .ok_or_else(|| {
+                Error::Invalid(format!("the buffer's home replica at {home} is gone"))
+            })?;
+        only_current(&mut replicas, i);
+        Ok(Arc::clone(&replicas[i].memory))
+    }
+
+    /// Keeps `event` on the replica in `memory` (one [`Buffer::lend_current`] or
+    /// [`Buffer::lend_for_overwrite`] gave): what touches it next waits for it, and if it
+    /// `writes` and fails, the replica is stale (nothing half-arrived is ever read).
+    pub(crate) fn keep_pending(&self, memory: &Arc<Memory>, event: Event, writes: bool) {
+        let mut replicas = self.lock();
+        if let Some(r) = replicas.iter_mut().find(|r| Arc::ptr_eq(&r.memory, memory)) {
+            r.pending.push(pending::Pending { event, writes });
+        }
+    }
+}

@@ -221,6 +221,19 @@ LOCUS_FUZZ_SECS=15 cargo test --release --all-features --test fuzz -- --nocaptur
   | grep -E "FUZZ|test result|panicked"
 
 
+step "MPI: locus bench --mpi between two ranks (loopback, Open MPI's shared-memory transport)"
+# The MPI suite itself (tests/mpi.rs: every location pair between two ranks, three-rank
+# collectives, mismatches, a silent peer, a missing location) ran with the tests above,
+# each test starting its own mpirun. Here: the bandwidth and latency matrix against MPI's
+# own host-to-host send / receive, then a staged device pair (WebGPU through staging
+# buffers, as on a discrete GPU) against the device-to-host copy and MPI host-to-host.
+cargo build --release --features mpi --bins
+mpirun_here=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 2)
+LOCUS_MPI_TIMEOUT_S=120 "${mpirun_here[@]}" target/release/locus bench --mpi \
+  --locations host,openmp:0,opencl:0,sycl:0,webgpu:0 --sizes 4KiB,64MiB,256MiB
+LOCUS_MPI_TIMEOUT_S=120 LOCUS_WEBGPU_MAPPABLE=0 "${mpirun_here[@]}" target/release/locus bench --mpi \
+  --locations host,webgpu:0 --sizes 64MiB,256MiB
+
 # On a GPU machine (LOCUS_REQUIRE names cuda or hip): the transfer matrix and the
 # bandwidthTest shape (pageable / pinned / device-to-device / peer), for the README.
 if [ ${#ignored[@]} -gt 0 ]; then

@@ -38,8 +38,8 @@
 //! each importing the core only), the run-time layer ([`registry`], [`Event`] and
 //! [`Queue`], [`access`], [`mirror`]s, the [`transfer`] matrix), then [`resource`]
 //! (RMM-style memory resources: pools, arenas, bins and adaptors, a default per
-//! location), [`Buffer`], [`codelet`] (one kernel per technology, OpenHMPP-style) and
-//! [`bench`](mod@bench). The `python/` folder of the repository builds the `locus`
+//! location), [`Buffer`], [`codelet`] (one kernel per technology, OpenHMPP-style), `mpi`
+//! (buffers between MPI ranks, with the `mpi` feature) and [`bench`](mod@bench). The `python/` folder of the repository builds the `locus`
 //! Python package on top (numpy, DLPack). `ARCHITECTURE.md` draws the layers and walks
 //! through adding a technology.
 #![warn(missing_docs)]

@@ -65,6 +65,11 @@ struct BenchArgs {
     /// An SVG heat map of the matrix with bandwidth-against-size curves.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<String>,
+    /// Between MPI ranks (run as `mpirun -np 2 locus bench --mpi`; needs a build with
+    /// the `mpi` feature): every pair of locations, rank 0's x rank 1's, against MPI's
+    /// own host-to-host send / receive in the same run (default sizes 4KiB,64KiB,1MiB,64MiB,256MiB).
+    #[arg(long)]
+    mpi: bool,
     /// Per-cell bandwidth ratios of two --json reports (runs nothing else).
     #[arg(long, num_args = 2, value_names = ["OLD.json", "NEW.json"])]
     compare: Option<Vec<String>>,
@@ -308,6 +313,9 @@ fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         print!("{}", bench::compare(&old, &new).map_err(|e| e.to_string())?);
         return Ok(ExitCode::SUCCESS);
     }
+    if args.mpi {
+        return bench_mpi(&args);
+    }
     let registry = locus::registry();
     let mut config = if args.quick {
         bench::Config::quick(registry)
@@ -346,6 +354,50 @@ fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(feature = "mpi")]
+fn bench_mpi(args: &BenchArgs) -> Result<ExitCode, String> {
+    let mpi = locus::mpi::Mpi::init().map_err(|e| e.to_string())?;
+    let world = mpi.world().map_err(|e| e.to_string())?;
+    let locations = match &args.locations {
+        Some(v) => locus::parse_locations(v).map_err(|e| e.to_string())?,
+        None => locus::available(),
+    };
+    let sizes = bench::parse_sizes(
+        args.sizes
+            .as_deref()
+            .unwrap_or("4KiB,64KiB,1MiB,64MiB,256MiB"),
+    )
+    .map_err(|e| e.to_string())?;
+    // A location one rank lacks stops both, each saying which.
+    world
+        .agree(
+            locations
+                .iter()
+                .try_for_each(|&l| locus::registry().device(l).map(drop)),
+        )
+        .map_err(|e| e.to_string())?;
+    let report =
+        bench::mpi::run(&world, &locations, &sizes, mpi.library()).map_err(|e| e.to_string())?;
+    let Some(report) = report else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    if args.json.as_deref() != Some("-") {
+        print!("{}", bench::mpi::table(&report));
+    }
+    if let Some(sink) = &args.json {
+        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        emit(sink, &format!("{text}\n"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn bench_mpi(_: &BenchArgs) -> Result<ExitCode, String> {
+    Err("this locus was built without the `mpi` feature: build it with \
+         `cargo build --release --features mpi`, then run `mpirun -np 2 target/release/locus bench --mpi`"
+        .into())
 }
 
 fn progress_bar() -> impl FnMut(usize, usize, &str) {

@@ -12,6 +12,8 @@
 pub mod bandwidth_test;
 pub mod baselines;
 pub mod calibrate;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod output;
 mod stats;
 mod svg;

@@ -164,11 +164,13 @@ pub(super) struct Posted {
 }
 
 impl Inner {
-    /// The piece size this rank wants for `memory`: its chunk when staged, else whole.
+    /// The piece size this rank wants on `wire`: its chunk when staged or mapped (pieces
+    /// of a few MiB, all posted at once, measured faster over shared memory than one
+    /// message of hundreds of MiB), whole messages for device pointers.
     fn piece_for(&self, wire: Wire) -> usize {
         match wire {
-            Wire::Staged => self.chunk,
-            _ => WHOLE,
+            Wire::Staged | Wire::Mapped => self.chunk,
+            Wire::DeviceAware => WHOLE,
         }
     }
 

@@ -227,8 +227,13 @@ step "MPI: locus bench --mpi between two ranks (loopback, Open MPI's shared-memo
 # each test starting its own mpirun. Here: the bandwidth and latency matrix against MPI's
 # own host-to-host send / receive, then a staged device pair (WebGPU through staging
 # buffers, as on a discrete GPU) against the device-to-host copy and MPI host-to-host.
-cargo build --release --features mpi --bins
+cargo build --release --features mpi --bins --example 16_mpi_jacobi
 mpirun_here=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 2)
+# The teaching example: a Jacobi solve split across ranks at different locations, checked
+# against one process (it fails if they differ).
+LOCUS_MPI_TIMEOUT_S=120 "${mpirun_here[@]}" target/release/examples/16_mpi_jacobi opencl:0 webgpu:0
+LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 3 \
+  target/release/examples/16_mpi_jacobi host openmp:0 sycl:0
 LOCUS_MPI_TIMEOUT_S=120 "${mpirun_here[@]}" target/release/locus bench --mpi \
   --locations host,openmp:0,opencl:0,sycl:0,webgpu:0 --sizes 4KiB,64MiB,256MiB
 LOCUS_MPI_TIMEOUT_S=120 LOCUS_WEBGPU_MAPPABLE=0 "${mpirun_here[@]}" target/release/locus bench --mpi \

@@ -68,50 +68,48 @@ fn gbps(bytes: f64, seconds: f64) -> f64 {
     bytes / seconds.max(1e-12) / 1e9
 }
 
-/// Runs the benchmark; rank 0 gets the report, the other ranks `None`. Collective over
-/// ranks 0 and 1 (others wait at the end).
+/// Runs the benchmark between the job's two ranks; rank 0 gets the report, rank 1 `None`.
 pub fn run(
     comm: &Comm,
     locations: &[Location],
     sizes: &[u64],
     library: String,
 ) -> Result<Option<MpiReport>> {
-    if comm.size() < 2 {
-        return Err(Error::Invalid(
-            "locus bench --mpi needs two ranks: run it as mpirun -np 2 locus bench --mpi".into(),
-        ));
+    if comm.size() != 2 {
+        return Err(Error::Invalid(format!(
+            "locus bench --mpi runs between exactly two ranks, and this job has {}: run it as mpirun -np 2 locus bench --mpi",
+            comm.size()
+        )));
     }
     let world = ::mpi::topology::SimpleCommunicator::world();
     let me = comm.rank();
     let mut cells = Vec::new();
     for &src in locations {
         for &dst in locations {
+            // Rank 1's wire, as rank 0 sees it for the same location (one machine's view).
+            let wire_dst = match me {
+                0 => Some(wire_of(comm, dst)?),
+                _ => None,
+            };
             for &bytes in sizes {
-                if me > 1 {
-                    continue;
-                }
                 let here = if me == 0 { src } else { dst };
                 let cell = measure(comm, &world, here, bytes as usize)?;
-                if me == 0 {
-                    let (d2h, wire_src) = device_to_host(comm, src, bytes as usize)?;
-                    let probe = Buffer::<u8>::zeroed(dst, 1)?;
-                    let memory = probe.memory_at(dst).ok_or_else(|| {
-                        Error::Invalid(format!("{dst}: the buffer has no memory there"))
-                    })?;
-                    let wire_dst = comm.route_of(&memory).wire;
-                    cells.push(MpiCell {
-                        src: src.to_string(),
-                        dst: dst.to_string(),
-                        wires: format!("{wire_src} -> {wire_dst}"),
-                        bytes,
-                        window: cell.window,
-                        locus_gbps: cell.locus_gbps,
-                        mpi_gbps: cell.mpi_gbps,
-                        d2h_gbps: d2h,
-                        locus_latency_us: cell.locus_latency_us,
-                        mpi_latency_us: cell.mpi_latency_us,
-                    });
-                }
+                let Some(wire_dst) = wire_dst else {
+                    continue;
+                };
+                let (d2h, wire_src) = device_to_host(comm, src, bytes as usize)?;
+                cells.push(MpiCell {
+                    src: src.to_string(),
+                    dst: dst.to_string(),
+                    wires: format!("{wire_src} -> {wire_dst}"),
+                    bytes,
+                    window: cell.window,
+                    locus_gbps: cell.locus_gbps,
+                    mpi_gbps: cell.mpi_gbps,
+                    d2h_gbps: d2h,
+                    locus_latency_us: cell.locus_latency_us,
+                    mpi_latency_us: cell.mpi_latency_us,
+                });
             }
         }
     }
@@ -260,9 +258,7 @@ fn latency(
 /// costs), GB/s, and the wire `at`'s memory takes.
 fn device_to_host(comm: &Comm, at: Location, bytes: usize) -> Result<(f64, crate::mpi::Wire)> {
     let b = Buffer::<u8>::filled(at, bytes, 3)?;
-    let memory = b
-        .memory_at(at)
-        .ok_or_else(|| Error::Invalid(format!("{at}: the buffer has no memory there")))?;
+    let memory = home_memory(&b)?;
     let wire = comm.route_of(&memory).wire;
     let mut host = vec![0u8; bytes];
     memory.read(0, &mut host)?;
@@ -275,6 +271,19 @@ fn device_to_host(comm: &Comm, at: Location, bytes: usize) -> Result<(f64, crate
         gbps((reps * bytes) as f64, start.elapsed().as_secs_f64()),
         wire,
     ))
+}
+
+/// The memory at a buffer's home location.
+fn home_memory(b: &Buffer<u8>) -> Result<std::sync::Arc<crate::core::memory::Memory>> {
+    let at = b.location();
+    b.memory_at(at)
+        .ok_or_else(|| Error::Invalid(format!("{at}: the buffer has no memory there")))
+}
+
+/// The wire memory at `at` takes from this rank.
+fn wire_of(comm: &Comm, at: Location) -> Result<crate::mpi::Wire> {
+    let memory = home_memory(&Buffer::<u8>::zeroed(at, 1)?)?;
+    Ok(comm.route_of(&memory).wire)
 }
 
 /// The report as a table.

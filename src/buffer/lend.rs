@@ -11,7 +11,7 @@ impl<T: Pod> Buffer<T> {
     /// replica the host reaches in place if there is one (the home one first), else the
     /// home one if current, else any current one.
     pub(crate) fn lend_current(&self) -> Result<Arc<Memory>> {
-        let mut replicas = self.settled()?;
+        let replicas = self.settled()?;
         let home = self.home;
         let rank = |r: &Replica| {
             let host = r.memory.host_access() != HostAccess::None;
@@ -31,7 +31,6 @@ impl<T: Pod> Buffer<T> {
                     self.len
                 ))
             })?;
-        replicas[i].prune();
         Ok(Arc::clone(&replicas[i].memory))
     }
 
@@ -58,5 +57,13 @@ impl<T: Pod> Buffer<T> {
         if let Some(r) = replicas.iter_mut().find(|r| Arc::ptr_eq(&r.memory, memory)) {
             r.pending.push(pending::Pending { event, writes });
         }
+    }
+
+    /// Marks the replica in `memory` stale after work that wrote it failed with `why`
+    /// (its data did not all arrive): the buffer falls back to the newest retired copy.
+    pub(crate) fn mark_lost(&self, memory: &Arc<Memory>, why: &Error) {
+        let (event, trigger) = Event::user();
+        trigger.fail(why.to_string());
+        self.keep_pending(memory, event, true);
     }
 }

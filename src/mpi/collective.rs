@@ -3,10 +3,6 @@
 //! part at all), so a mismatch, or a rank that failed before the call, is an error on
 //! every rank instead of a hang or a truncated message.
 
-use std::sync::Arc;
-
-use bytemuck::Pod;
-
 use super::comm::Comm;
 use super::protocol::{dtype_code, dtype_name};
 use crate::backends::mpi::{raw, wire};
@@ -14,8 +10,6 @@ use crate::buffer::Buffer;
 use crate::core::element::Element;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
-use crate::core::memory::Memory;
-use crate::runtime::event::Event;
 
 /// One rank's part in a collective, as every rank sees it.
 #[derive(Debug, Clone, Copy)]
@@ -104,7 +98,7 @@ impl Comm {
         let route = self.inner.route_of(&memory);
         let result = wire::bcast(&self.inner.coll, &memory, bytes, route.wire, root, limit);
         if let Err(e) = &result {
-            lost(buffer, &memory, e);
+            buffer.mark_lost(&memory, e);
         }
         result
     }
@@ -142,13 +136,14 @@ impl Comm {
         };
         let receives = root.is_none_or(|r| r == self.rank());
         // Everything that can fail on one rank alone happens before the agreement.
-        let prepared = ready.and_then(|()| buffer.lend_current());
-        let parts = self.parts::<T>(
-            call,
-            buffer.len(),
-            prepared.as_ref().map(drop).map_err(clone_err),
-        )?;
-        let memory = prepared?;
+        let (local, memory) = match ready.and_then(|()| buffer.lend_current()) {
+            Ok(memory) => (Ok(()), Some(memory)),
+            Err(e) => (Err(e), None),
+        };
+        let parts = self.parts::<T>(call, buffer.len(), local)?;
+        // `parts` failed unless every rank, this one too, had its memory.
+        let memory = memory
+            .ok_or_else(|| Error::Invalid(format!("internal: {call} went on without memory")))?;
         let size = size_of::<T>();
         let mut counts = Vec::with_capacity(parts.len());
         let mut displs = Vec::with_capacity(parts.len());
@@ -225,15 +220,10 @@ impl Comm {
             self.inner.limit(),
         );
         if let Err(e) = &result {
-            lost(buffer, &memory, e);
+            buffer.mark_lost(&memory, e);
         }
         result
     }
-}
-
-/// An error again, for a second reader (errors do not clone).
-fn clone_err(e: &Error) -> Error {
-    Error::Invalid(e.to_string())
 }
 
 fn same_length(comm: &Comm, call: &'static str, parts: &[Part], len: usize) -> Result<()> {
@@ -248,11 +238,4 @@ fn same_length(comm: &Comm, call: &'static str, parts: &[Part], len: usize) -> R
         )),
         None => Ok(()),
     }
-}
-
-/// Marks the memory a failed collective wrote as stale.
-fn lost<T: Pod>(buffer: &Buffer<T>, memory: &Arc<Memory>, e: &Error) {
-    let (event, trigger) = Event::user();
-    trigger.fail(e.to_string());
-    buffer.keep_pending(memory, event, true);
 }

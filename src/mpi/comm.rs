@@ -235,7 +235,8 @@ impl Comm {
     fn new(session: Arc<Session>, base: RawComm) -> Result<Comm> {
         let chunk = std::env::var("LOCUS_MPI_CHUNK")
             .ok()
-            .and_then(|v| parse_bytes(&v))
+            .and_then(|v| crate::runtime::transfer::cost::parse_size(&v).ok())
+            .and_then(|c| usize::try_from(c).ok())
             .filter(|&c| c >= 4096)
             .map_or(DEFAULT_CHUNK, |c| c.min(WHOLE));
         Ok(Comm {
@@ -283,24 +284,7 @@ impl Comm {
 
     /// Waits until every rank has called it (`MPI_Ibarrier`, within the time limit).
     pub fn barrier(&self) -> Result<()> {
-        let mut request = self.inner.coll.ibarrier()?;
-        let limit = self.inner.limit();
-        let deadline = limit.limit.map(|l| std::time::Instant::now() + l);
-        loop {
-            if request.test()?.is_some() {
-                return Ok(());
-            }
-            if deadline.is_some_and(|d| std::time::Instant::now() > d) {
-                request.abandon();
-                return Err(Error::Mpi {
-                    rank: self.rank(),
-                    call: "MPI_Ibarrier",
-                    message: "not every rank reached the barrier in time".into(),
-                    hint: "a rank died or skipped the call; raise LOCUS_MPI_TIMEOUT_S if it is only slow".into(),
-                });
-            }
-            std::thread::yield_now();
-        }
+        wire::barrier(&self.inner.coll, self.inner.limit())
     }
 
     /// Makes every rank's outcome every rank's: `Ok` everywhere when every rank's
@@ -454,22 +438,4 @@ impl Inner {
 /// `bytes` in KiB / MiB words.
 fn size(bytes: usize) -> String {
     crate::runtime::transfer::cost::format_size(bytes as u64)
-}
-
-/// A byte count as `LOCUS_MPI_CHUNK` gives it: `4194304`, `4MiB`, `512KiB`.
-fn parse_bytes(text: &str) -> Option<usize> {
-    let text = text.trim();
-    let (digits, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => text.split_at(i),
-        None => (text, ""),
-    };
-    let n: usize = digits.parse().ok()?;
-    let scale = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kib" => 1 << 10,
-        "m" | "mib" => 1 << 20,
-        "g" | "gib" => 1 << 30,
-        _ => return None,
-    };
-    n.checked_mul(scale)
 }

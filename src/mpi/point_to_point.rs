@@ -9,8 +9,6 @@
 
 use std::sync::Arc;
 
-use bytemuck::Pod;
-
 use super::comm::{Comm, Inner, TAG_LIMIT, WHOLE};
 use super::protocol::{dtype_code, dtype_name, Answer, Header, HEADER_BYTES};
 use crate::backends::mpi::wire::{self, Small, Wire};
@@ -56,7 +54,7 @@ impl Comm {
             .inner
             .recv_body(&memory, buffer.len() * size_of::<T>(), source, header);
         if let Err(e) = &result {
-            lost(buffer, &memory, e);
+            buffer.mark_lost(&memory, e);
         }
         result
     }
@@ -147,13 +145,6 @@ fn spawn(call: &'static str, work: impl FnOnce() -> Result<()> + Send + 'static)
     Ok(event)
 }
 
-/// Marks the memory a failed receive wrote as stale (its data did not all arrive).
-fn lost<T: Pod>(buffer: &Buffer<T>, memory: &Arc<Memory>, e: &Error) {
-    let (event, trigger) = Event::user();
-    trigger.fail(e.to_string());
-    buffer.keep_pending(memory, event, true);
-}
-
 /// A header posted, waiting for its answer.
 pub(super) struct Posted {
     header: Small,
@@ -161,6 +152,8 @@ pub(super) struct Posted {
     seq: u32,
     dtype: DType,
     count: usize,
+    /// This rank's wire for the memory (chosen once, for the header's piece size).
+    wire: Wire,
 }
 
 impl Inner {
@@ -198,6 +191,7 @@ impl Inner {
             seq,
             dtype: T::DTYPE,
             count,
+            wire,
         })
     }
 
@@ -227,27 +221,38 @@ impl Inner {
             }
             None => return Err(garbled(self.head.rank(), dest, "answer")),
         };
-        let wire = self.route_of(memory).wire;
-        let chunks = match wire {
-            Wire::Staged => Some(self.take_chunks(memory.location())?),
-            _ => None,
-        };
         let piece = piece.clamp(1, WHOLE);
-        let result = wire::send(
-            &self.data,
-            memory,
-            bytes,
-            wire,
-            piece,
-            chunks.clone().filter(|_| piece <= self.chunk),
-            dest,
-            posted.seq as i32,
-            self.limit(),
-        );
-        if let (Ok(()), Some(chunks)) = (&result, chunks) {
-            self.return_chunks(memory.location(), chunks);
+        self.with_chunks(memory, posted.wire, |chunks| {
+            wire::send(
+                &self.data,
+                memory,
+                bytes,
+                posted.wire,
+                piece,
+                chunks,
+                dest,
+                posted.seq as i32,
+                self.limit(),
+            )
+        })
+    }
+
+    /// Runs `work` with two staging chunks for `memory` when `wire` is staged, and keeps
+    /// them for the next message after it succeeds (after a failure MPI may still use
+    /// them; `wire` keeps them for the life of the process).
+    fn with_chunks(
+        &self,
+        memory: &Memory,
+        wire: Wire,
+        work: impl FnOnce(Option<[Arc<Memory>; 2]>) -> Result<()>,
+    ) -> Result<()> {
+        if wire != Wire::Staged {
+            return work(None);
         }
-        result
+        let chunks = self.take_chunks(memory.location())?;
+        work(Some(chunks.clone()))?;
+        self.return_chunks(memory.location(), chunks);
+        Ok(())
     }
 
     /// Waits for a header and checks it against this rank's buffer: a mismatch is
@@ -301,36 +306,30 @@ impl Inner {
         let piece = (header.piece as usize)
             .min(self.piece_for(wire))
             .clamp(1, WHOLE);
-        let chunks = match wire {
-            Wire::Staged => Some(self.take_chunks(memory.location())?),
-            _ => None,
-        };
         let limit = self.limit();
         let answer = Answer::Go {
             piece: piece as u64,
         }
         .encode();
         let seq = header.seq as i32;
-        let result = wire::recv(
-            &self.data,
-            memory,
-            bytes,
-            wire,
-            piece,
-            chunks.clone(),
-            source,
-            seq,
-            limit,
-            || {
-                wire::post_small_send(&self.answer, answer, source, seq, limit)?
-                    .finish()
-                    .map(drop)
-            },
-        );
-        if let (Ok(()), Some(chunks)) = (&result, chunks) {
-            self.return_chunks(memory.location(), chunks);
-        }
-        result
+        self.with_chunks(memory, wire, |chunks| {
+            wire::recv(
+                &self.data,
+                memory,
+                bytes,
+                wire,
+                piece,
+                chunks,
+                source,
+                seq,
+                limit,
+                || {
+                    wire::post_small_send(&self.answer, answer, source, seq, limit)?
+                        .finish()
+                        .map(drop)
+                },
+            )
+        })
     }
 }
 

@@ -208,6 +208,18 @@ fn address(
     }
 }
 
+/// The host addresses of the two staging chunks' first `piece` bytes, their mappings
+/// kept in `flight`.
+fn map_chunks(chunks: [Arc<Memory>; 2], piece: usize, flight: &mut Flight) -> Result<Vec<*mut u8>> {
+    let mut hosts = Vec::with_capacity(2);
+    for chunk in chunks {
+        let mut mapping = chunk.map(0..piece, true)?;
+        hosts.push(mapping.as_mut_slice()?.as_mut_ptr());
+        flight.keep(mapping);
+    }
+    Ok(hosts)
+}
+
 /// Sends `bytes` of `memory` (from offset 0) to `dest` with `tag`, in pieces of
 /// `piece` bytes (the receiver posts the same pieces). `chunks` are the two host chunks
 /// of at least `piece` bytes a staged send goes through.
@@ -227,12 +239,7 @@ pub fn send(
     match (wire, chunks) {
         (Wire::Staged, Some(chunks)) => {
             let mut flight = Flight::new(2, limit);
-            let mut hosts = Vec::new();
-            for chunk in chunks {
-                let mut mapping = chunk.map(0..piece, true)?;
-                hosts.push(mapping.as_mut_slice()?.as_mut_ptr());
-                flight.keep(mapping);
-            }
+            let hosts = map_chunks(chunks, piece, &mut flight)?;
             for (k, (at, len)) in pieces(bytes, piece).enumerate() {
                 let slot = k % 2;
                 flight.wait(slot, &what)?;
@@ -284,12 +291,7 @@ pub fn recv(
     match (wire, chunks) {
         (Wire::Staged, Some(chunks)) => {
             let mut flight = Flight::new(2, limit);
-            let mut hosts = Vec::new();
-            for chunk in chunks {
-                let mut mapping = chunk.map(0..piece, true)?;
-                hosts.push(mapping.as_mut_slice()?.as_mut_ptr());
-                flight.keep(mapping);
-            }
+            let hosts = map_chunks(chunks, piece, &mut flight)?;
             for (k, &(_, len)) in all.iter().enumerate().take(2) {
                 // SAFETY: the chunk is kept valid by `flight` and used by no other request.
                 flight.slots[k] = Some(unsafe { comm.irecv(hosts[k], len, source, tag)? });
@@ -403,6 +405,13 @@ pub fn post_small_recv(
         flight,
         what: format!("a message from rank {source} (tag {tag})"),
     })
+}
+
+/// Waits until every rank has reached it (`MPI_Ibarrier`), within the limit.
+pub fn barrier(comm: &RawComm, limit: Limit) -> Result<()> {
+    let mut flight = Flight::new(1, limit);
+    flight.slots[0] = Some(comm.ibarrier()?);
+    flight.wait_all("a barrier (a rank died or skipped the call?)")
 }
 
 /// Every rank's `mine` (all the same length), concatenated in rank order.

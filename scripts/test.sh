@@ -128,8 +128,10 @@ step "python: the wheel (pip install ./python builds it with maturin), then pyte
 # when it collects nothing) on any error, and when LOCUS_REQUIRE names a missing location.
 # pyopencl is a client nobody here wrote: python/tests/test_pyopencl.py runs its kernels
 # on locus buffers in place at every OpenCL location; JAX (CPU) takes and gives DLPack
-# zero-copy at every location (python/tests/test_jax.py).
-"$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "numpy>=2.1" pytest pyopencl jax ./python
+# zero-copy at every location (python/tests/test_jax.py). mpi4py (a binary wheel that
+# loads the Open MPI installed above) carries locus buffers between ranks:
+# python/tests/test_mpi.py starts its own mpirun jobs.
+"$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "numpy>=2.1" pytest pyopencl jax mpi4py ./python
 # On a GPU machine: CuPy, a client nobody here wrote, for python/tests/test_gpu_clients.py
 # (its tests skip, saying why, where it is missing).
 case ",$LOCUS_REQUIRE," in
@@ -157,6 +159,13 @@ for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   echo "--- python/examples/codelet.py $loc"
   "$LOCUS_SYCL_VENV/bin/python" python/examples/codelet.py "$loc"
 done
+# The MPI teaching example in Python (mpi4py + locus.mpi), checked against numpy.
+echo "--- mpirun -np 2 python/examples/16_mpi_jacobi.py opencl:0 webgpu:0"
+LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 2 \
+  "$LOCUS_SYCL_VENV/bin/python" python/examples/16_mpi_jacobi.py opencl:0 webgpu:0
+echo "--- mpirun -np 3 python/examples/16_mpi_jacobi.py host openmp:0 sycl:0"
+LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 3 \
+  "$LOCUS_SYCL_VENV/bin/python" python/examples/16_mpi_jacobi.py host openmp:0 sycl:0
 
 step "leaks: the host pool and asynchrony tests under valgrind (no memory definitely lost)"
 exe=$(cargo test --all-features --test resources --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\))/\1/p' | tail -1)

@@ -26,11 +26,27 @@ pub(super) fn map(bytes: usize) -> std::result::Result<*mut u8, String> {
         )
     };
     if ptr == libc::MAP_FAILED {
-        Err(std::io::Error::last_os_error().to_string())
-    } else {
-        Ok(ptr.cast())
+        return Err(std::io::Error::last_os_error().to_string());
     }
+    advise_huge_pages(ptr, bytes);
+    Ok(ptr.cast())
 }
+
+/// Asks Linux to back the mapping with transparent huge pages where it can (the 2 MiB
+/// aligned spans inside it), as numpy does for its large arrays: where the system's
+/// policy is `madvise` (the common default) plain pages are used otherwise. Fewer TLB
+/// misses make large copies faster, and the kernel's cross-process copy (MPI's shared
+/// memory transport reads the sender's pages with `process_vm_readv`) twice as fast on
+/// the CI machine (64 MiB: 9.6 against 19 GB/s). Advice only: a refusal changes nothing.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(ptr: *mut libc::c_void, bytes: usize) {
+    // SAFETY: `ptr..ptr + bytes` is the mapping `map` just made; MADV_HUGEPAGE changes
+    // how it is backed, never its contents.
+    unsafe { libc::madvise(ptr, bytes, libc::MADV_HUGEPAGE) };
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn advise_huge_pages(_ptr: *mut libc::c_void, _bytes: usize) {}
 
 /// Returns pages from [`map`].
 ///
@@ -65,5 +81,43 @@ pub(super) unsafe fn unmap(ptr: *mut u8, bytes: usize) {
     if let Ok(layout) = super::layout(bytes) {
         // SAFETY: `map` allocated `ptr` with this layout.
         unsafe { std::alloc::dealloc(ptr, layout) };
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    /// The VmFlags line of the mapping that holds `addr`, from /proc/self/smaps.
+    fn vm_flags(addr: usize) -> Option<String> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let mut inside = false;
+        for line in smaps.lines() {
+            let first = line.split_whitespace().next().unwrap_or("");
+            if let Some((lo, hi)) = first.split_once('-') {
+                if let (Ok(lo), Ok(hi)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                {
+                    inside = lo <= addr && addr < hi;
+                    continue;
+                }
+            }
+            if inside && line.starts_with("VmFlags:") {
+                return Some(line.to_string());
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn large_allocations_ask_for_huge_pages() {
+        let bytes = 8 << 20;
+        let ptr = super::map(bytes).expect("map 8 MiB");
+        let flags = vm_flags(ptr as usize + (4 << 20));
+        // SAFETY: the mapping `map` just made, unused afterwards.
+        unsafe { super::unmap(ptr, bytes) };
+        let flags = flags.expect("the mapping is in /proc/self/smaps");
+        assert!(
+            flags.split_whitespace().any(|f| f == "hg"),
+            "no MADV_HUGEPAGE: {flags}"
+        );
     }
 }

@@ -1,0 +1,251 @@
+"""What each rank runs for test_mpi.py: ``mpirun -np N python mpi_ranks.py SCENARIO``.
+
+Every scenario asserts the data on every rank and ends by printing ``OK <scenario>``
+from each rank; test_mpi.py counts those lines.
+"""
+
+import sys
+import traceback
+
+import numpy as np
+
+import locus
+from locus.mpi import Comm, MpiError
+
+SIZES = (1, 1000, 262147)
+
+
+def at(location, values):
+    """A buffer at `location` whose current data is there (not a host replica)."""
+    values = np.ascontiguousarray(values)
+    b = locus.Buffer(location, values.size, dtype=str(values.dtype))
+    b.copy_from(locus.Buffer.from_array(values.copy()))
+    return b
+
+
+def pattern(n, seed, dtype="float32"):
+    return ((np.arange(n) * 7 + seed) % 1000).astype(dtype)
+
+
+def pairs(comm):
+    """Every ordered pair of locations between ranks 0 and 1, three sizes, and element
+    types beyond float32; each buffer's data current at its own location."""
+    locations = locus.available()
+    for src in locations:
+        for dst in locations:
+            for n in SIZES:
+                for dtype in ("float32",) if n != 1000 else ("float32", "float64", "int8", "float16"):
+                    expect = pattern(n, len(src) + 3 * len(dst), dtype)
+                    if comm.rank == 0:
+                        b = at(src, expect)
+                        comm.send(b, 1, tag=5)
+                        assert (b.to_numpy() == expect).all(), "the sender's data changed"
+                    else:
+                        b = at(dst, np.full(n, 99, dtype))
+                        comm.recv(b, 0, tag=5)
+                        got = b.to_numpy()
+                        assert b.location == dst
+                        assert (got == expect).all(), f"{src} -> {dst}, {n} {dtype}: {got[:5]} != {expect[:5]}"
+    # A buffer's data goes from where it is current: after a host write, from the host.
+    if comm.rank == 0:
+        b = at(locations[-1], pattern(10, 1))
+        with b.access_mut("host") as h:
+            np.asarray(h)[:] += 1
+        assert comm.route(b)["wire"] == ("staged" if comm.policy == "staged" else "mapped")
+        comm.send(b, 1)
+    else:
+        b = locus.Buffer(locations[-1], 10, dtype="float32")
+        comm.recv(b, 0)
+        assert (b.to_numpy() == pattern(10, 1) + 1).all()
+
+
+def routes(comm):
+    """Routes explain themselves: mapped where the host reaches the data in place."""
+    for location in locus.available():
+        r = comm.route(at(location, pattern(4, 0)))
+        assert r["wire"] in ("mapped", "staged", "device-aware"), r
+        assert r["reason"], r
+        assert r["location"] == location, r
+        if comm.policy == "staged":
+            assert r["wire"] == "staged", r
+        elif locus.route(location, "host")["kind"] == "in-place":
+            assert r["wire"] == "mapped", r
+        print(f"rank {comm.rank}: {location}: {r['wire']} ({r['reason']})")
+
+
+def mismatches(comm):
+    """A type and a length mismatch: an error on both ranks naming both sides, the
+    receiver's data untouched, and the next message goes through."""
+    location = locus.available()[-1]
+    for sent, held in (("float32", "int32"), (10, 11)):
+        if comm.rank == 0:
+            b = at(location, pattern(10, 2, sent if isinstance(sent, str) else "float32"))
+            try:
+                comm.send(b, 1, tag=9)
+            except MpiError as e:
+                assert "rank 1 expects" in str(e) and "nothing was moved" in str(e), e
+                assert e.rank == 0 and e.call == "send"
+            else:
+                raise AssertionError("the send was not refused")
+        else:
+            n = held if isinstance(held, int) else 10
+            dtype = held if isinstance(held, str) else "float32"
+            b = at(location, np.full(n, 42, dtype))
+            try:
+                comm.recv(b, 0, tag=9)
+            except MpiError as e:
+                assert "rank 0 sent" in str(e) and "this buffer holds" in str(e), e
+            else:
+                raise AssertionError("the receive took a mismatched message")
+            assert (b.to_numpy() == 42).all(), "a refused message wrote the buffer"
+    # The next message goes through.
+    if comm.rank == 0:
+        comm.send(at(location, pattern(5, 3)), 1, tag=9)
+    else:
+        b = locus.Buffer(location, 5, dtype="float32")
+        comm.recv(b, 0, tag=9)
+        assert (b.to_numpy() == pattern(5, 3)).all()
+    # Bad peers and tags are errors before anything is posted.
+    for peer, tag in ((comm.rank, 0), (comm.size, 0), (1 - comm.rank, 40000), (1 - comm.rank, -1)):
+        try:
+            comm.send(at("host", pattern(1, 0)), peer, tag)
+        except MpiError as e:
+            assert "rank" in e.message or "tag" in e.message, e
+        else:
+            raise AssertionError(f"send to {peer} tag {tag} was taken")
+
+
+def silent_peer(comm):
+    """Rank 1 never answers: rank 0's receive is an error within the time limit."""
+    if comm.rank == 0:
+        b = locus.Buffer("host", 8, dtype="float32", fill=1.0)
+        limit, comm.timeout = comm.timeout, 2.0
+        try:
+            comm.recv(b, 1, tag=11)
+        except MpiError as e:
+            assert "rank 1 did not answer within 2 s" in str(e) and "LOCUS_MPI_TIMEOUT_S" in str(e), e
+        else:
+            raise AssertionError("a receive from a silent rank returned")
+        finally:
+            comm.timeout = limit
+        assert (b.to_numpy() == 1.0).all()
+
+
+def missing_location(comm):
+    """A location missing on one rank: agree() stops every rank, naming it."""
+    error = None
+    if comm.rank == 1:
+        try:
+            locus.Buffer("cuda:7", 8)
+        except locus.LocusError as e:
+            error = e
+    try:
+        comm.agree(error)
+    except MpiError as e:
+        assert "rank 1:" in str(e) and "cuda:7" in str(e), e
+    else:
+        raise AssertionError("agree() let the ranks go on")
+    comm.agree(None)  # nobody failed: nothing raised
+
+
+def ring(comm):
+    """Non-blocking ring over three ranks, each at its own location: isend to the right,
+    irecv from the left, both posted before either is waited for."""
+    locations = locus.available()
+    mine = locations[(2 * comm.rank + 1) % len(locations)]
+    right, left = (comm.rank + 1) % comm.size, (comm.rank - 1) % comm.size
+    for n in SIZES:
+        out = at(mine, pattern(n, comm.rank))
+        into = at(mine, np.zeros(n, "float32"))
+        recv = comm.irecv(into, left, tag=2)
+        send = comm.isend(out, right, tag=2)
+        send.wait()
+        recv.wait()
+        assert recv.done and send.test()
+        assert (into.to_numpy() == pattern(n, left)).all(), f"rank {comm.rank} at {mine}, {n}"
+
+
+def collectives(comm):
+    """Broadcast, gather, all-gather and sum all-reduce over three ranks, each rank at
+    its own location; a float16 sum and a bad root are errors on every rank."""
+    locations = locus.available()
+    mine = locations[(3 * comm.rank + 2) % len(locations)]
+    for n in SIZES:
+        b = at(mine, pattern(n, 50) if comm.rank == 1 else np.zeros(n, "float32"))
+        comm.broadcast(b, root=1)
+        assert (b.to_numpy() == pattern(n, 50)).all(), f"broadcast at {mine}, {n}"
+
+        s = at(mine, pattern(n, comm.rank))
+        comm.all_reduce_sum(s)
+        want = sum(pattern(n, r) for r in range(comm.size))
+        assert (s.to_numpy() == want).all(), f"all_reduce_sum at {mine}, {n}"
+
+        i = at(mine, np.arange(n, dtype="int64") * (comm.rank + 1))
+        comm.all_reduce_sum(i)
+        assert (i.to_numpy() == np.arange(n, dtype="int64") * 6).all()
+
+    # Lengths differ per rank: rank r gives r + 2 elements.
+    part = at(mine, np.full(comm.rank + 2, comm.rank, "float32"))
+    want = np.concatenate([np.full(r + 2, r, "float32") for r in range(comm.size)])
+    got = comm.gather(part, root=2, at=locations[-1])
+    if comm.rank == 2:
+        assert got.location == locations[-1] and (got.to_numpy() == want).all(), got
+    else:
+        assert got is None
+    every = comm.all_gather(part, at=mine)
+    assert every.location == mine and (every.to_numpy() == want).all()
+
+    for bad in (lambda: comm.all_reduce_sum(locus.Buffer(mine, 4, dtype="float16")),
+                lambda: comm.broadcast(locus.Buffer(mine, 4), root=comm.size)):
+        try:
+            bad()
+        except MpiError as e:
+            assert "every rank stopped here" in str(e), e
+        else:
+            raise AssertionError("a collective every rank cannot take went on")
+    # One element type on every rank, or an error on every rank.
+    try:
+        comm.broadcast(locus.Buffer(mine, 4, dtype="int32" if comm.rank == 0 else "float32"), root=0)
+    except MpiError as e:
+        assert "nothing was moved" in str(e), e
+    else:
+        raise AssertionError("a broadcast of mixed element types went on")
+
+
+def plain_mpi4py(comm):
+    """A buffer through mpi4py's own calls, by a handle: in place where the host reaches
+    the data, through a host replica otherwise."""
+    from mpi4py import MPI
+
+    world = MPI.COMM_WORLD
+    for location in locus.available():
+        if world.rank == 0:
+            b = at(location, pattern(1000, 4))
+            with b.access("host") as h:
+                world.Send(h, dest=1, tag=1)
+        else:
+            b = at(location, np.zeros(1000, "float32"))
+            with b.access_mut("host") as h:
+                world.Recv(h, source=0, tag=1)
+            assert (b.to_numpy() == pattern(1000, 4)).all(), location
+
+
+def main():
+    scenario = sys.argv[1]
+    comm = Comm()
+    try:
+        globals()[scenario](comm)
+    except BaseException:
+        # One rank's failure ends the job at once (not after the others' time limit).
+        traceback.print_exc()
+        sys.stderr.flush()
+        from mpi4py import MPI
+
+        MPI.COMM_WORLD.Abort(1)
+    comm.barrier()
+    print(f"OK {scenario} rank {comm.rank}", flush=True)
+    comm.free()
+
+
+if __name__ == "__main__":
+    main()

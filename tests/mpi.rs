@@ -18,6 +18,11 @@ fn inside() -> bool {
 /// Runs this test's own binary under `mpirun -np ranks` (only the named test); its
 /// output, and whether it succeeded, within a time limit.
 fn launch(name: &str, ranks: usize, env: &[(&str, &str)]) -> (bool, String) {
+    launch_with(name, ranks, env, &[])
+}
+
+/// [`launch`] with more `mpirun` options.
+fn launch_with(name: &str, ranks: usize, env: &[(&str, &str)], options: &[&str]) -> (bool, String) {
     let exe = std::env::current_exe().expect("the test binary");
     let mut cmd = Command::new("mpirun");
     cmd.args([
@@ -26,8 +31,9 @@ fn launch(name: &str, ranks: usize, env: &[(&str, &str)]) -> (bool, String) {
         "--mca",
         "btl",
         "self,vader",
-        "-np",
     ])
+    .args(options)
+    .arg("-np")
     .arg(ranks.to_string())
     .arg(exe)
     .args(["--exact", name, "--nocapture", "--test-threads=1"])
@@ -217,6 +223,43 @@ mpi_test!(
         world.barrier().unwrap();
     }
 );
+
+// A rank that dies without a word: the survivor's wait ends within the time limit with an
+// error naming it. `--enable-recovery` keeps the survivor running (by default mpirun ends
+// the whole job when one rank dies, and no rank is left to report anything).
+#[test]
+fn a_rank_that_dies_is_an_error_on_the_survivor() {
+    if inside() {
+        let mpi = Mpi::init().expect("MPI");
+        let world = mpi.world().expect("world");
+        if world.rank() == 1 {
+            std::process::exit(0);
+        }
+        let mut b = Buffer::<f32>::filled(Location::Host, 10, 1.5).unwrap();
+        let start = Instant::now();
+        let e = world.recv(&mut b, 1, 3).unwrap_err().to_string();
+        assert!(start.elapsed() < Duration::from_secs(10), "{e}");
+        assert!(
+            e.contains("rank 1") && e.contains("LOCUS_MPI_TIMEOUT_S"),
+            "{e}"
+        );
+        assert_eq!(
+            b.to_vec().unwrap(),
+            vec![1.5; 10],
+            "the buffer kept its data"
+        );
+        println!("the survivor reported: {e}");
+        return;
+    }
+    let (_, out) = launch_with(
+        "a_rank_that_dies_is_an_error_on_the_survivor",
+        2,
+        &[("LOCUS_MPI_TIMEOUT_S", "2")],
+        &["--enable-recovery"],
+    );
+    println!("{out}");
+    assert!(out.contains("the survivor reported: MPI rank 0"), "{out}");
+}
 
 // A location one rank lacks stops every rank, each with the failing rank's reason.
 mpi_test!(

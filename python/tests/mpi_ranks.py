@@ -131,6 +131,25 @@ def silent_peer(comm):
         assert (b.to_numpy() == 1.0).all()
 
 
+def dead_rank(comm):
+    """Rank 1 dies without a word (mpirun --enable-recovery keeps rank 0 running): rank
+    0's receive is an error within the time limit, naming rank 1; its buffer keeps its data."""
+    import os
+
+    if comm.rank == 1:
+        os._exit(0)
+    comm.timeout = 2.0
+    b = locus.Buffer("host", 8, dtype="float32", fill=1.5)
+    try:
+        comm.recv(b, 1, tag=12)
+    except MpiError as e:
+        assert "rank 1 did not answer within 2 s" in str(e), e
+    else:
+        raise AssertionError("a receive from a dead rank returned")
+    assert (b.to_numpy() == 1.5).all()
+    return "alone"
+
+
 def missing_location(comm):
     """A location missing on one rank: agree() stops every rank, naming it."""
     error = None
@@ -234,7 +253,9 @@ def main():
     scenario = sys.argv[1]
     comm = Comm()
     try:
-        globals()[scenario](comm)
+        if globals()[scenario](comm) == "alone":  # the other ranks are gone
+            print(f"OK {scenario} rank {comm.rank}", flush=True)
+            return
     except BaseException:
         # One rank's failure ends the job at once (not after the others' time limit).
         traceback.print_exc()

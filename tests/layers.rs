@@ -3,7 +3,7 @@
 //!
 //! - a file of the core (`src/core/`) imports only the core;
 //! - a backend file (`src/backends/<technology>/`) imports only the core, its own folder
-//!   and the shared `backends::loading` helper (CUDA and HIP also `backends::cuda_hip`),
+//!   and the shared `backends::loading` and `backends::pages` helpers (CUDA and HIP also `backends::cuda_hip`),
 //!   never another backend, the registry, the transfer matrix, resources or buffers;
 //! - every layer imports only layers below it (core < backends < runtime < resource <
 //!   buffer < codelet < mpi < bench);
@@ -236,12 +236,12 @@ fn layer(module: &str) -> (&str, usize) {
 }
 
 /// What a backend file may import besides the core: its own folder and the shared
-/// helpers (`loading`; `cuda_hip` for CUDA and HIP).
+/// helpers (`loading`, `pages`; `cuda_hip` for CUDA and HIP).
 fn backend_may_import(from: &str, to: &str) -> bool {
     let parts: Vec<&str> = from.split("::").collect();
     let own = parts.get(1).copied().unwrap_or("");
     let target: Vec<&str> = to.split("::").collect();
-    if to.starts_with("core") || to == "backends::loading" {
+    if to.starts_with("core") || to == "backends::loading" || to == "backends::pages" {
         return true;
     }
     if target.first() != Some(&"backends") {
@@ -312,7 +312,7 @@ fn problems(krate: &Crate) -> Vec<String> {
                 ));
             } else if from_layer == "backends" && !backend_may_import(from, to) {
                 out.push(format!(
-                    "backend file {from} imports {to} (`{path}`): backends import only the core, their own folder and backends::loading"
+                    "backend file {from} imports {to} (`{path}`): backends import only the core, their own folder, backends::loading and backends::pages"
                 ));
             } else if to_rank > from_rank {
                 out.push(format!(

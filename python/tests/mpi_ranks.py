@@ -136,6 +136,7 @@ def dead_rank(comm):
     0's receive is an error within the time limit, naming rank 1; its buffer keeps its data."""
     import os
 
+    comm.barrier()  # both ranks past MPI's start-up, which nothing here bounds
     if comm.rank == 1:
         os._exit(0)
     comm.timeout = 2.0

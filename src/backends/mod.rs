@@ -8,9 +8,10 @@
 //!   (events, submissions), and the native asynchronous copies that make it;
 //! - `kernels.rs`: how it builds, caches and launches kernels.
 //!
-//! Two shared helpers sit beside them: [`loading`] (vendor libraries loaded at run time,
-//! with messages that say what was tried) and `cuda_hip` (what CUDA and HIP share; only
-//! those two import it).
+//! Three shared helpers sit beside them: [`loading`] (vendor libraries loaded at run time,
+//! with messages that say what was tried), `pages` (large host allocations as mapped
+//! pages, on huge pages where Linux gives them: the host's and OpenMP's on the initial
+//! device) and `cuda_hip` (what CUDA and HIP share; only those two import it).
 //!
 //! With the `mpi` feature, `mpi.rs` is MPI's result layer under [`locus::mpi`](crate::mpi):
 //! not a location, so a file beside `loading`, importing the core only.
@@ -26,6 +27,7 @@ pub mod host;
 pub mod loading;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub(crate) mod pages;
 
 #[cfg(feature = "cuda")]
 pub mod cuda;

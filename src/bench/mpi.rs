@@ -2,8 +2,10 @@
 //! and rank 1 for every pair of locations (rank 0's x rank 1's), through locus, against
 //! MPI's own host-to-host send / receive of the same sizes in the same run, in the shape
 //! of the OSU micro-benchmarks: `osu_bw` (a window of non-blocking sends, then a one-byte
-//! acknowledgement) and `osu_latency` (ping-pong, half the round trip). Rank 0 also times
-//! the device-to-host copy of its location at each size, the leg a staged send pays.
+//! acknowledgement) and `osu_latency` (ping-pong, half the round trip). locus's windows
+//! and MPI's alternate, and each side's bandwidth is that of its median window, so that a
+//! busy moment of a shared machine does not land on one side only. Rank 0 also times the
+//! device-to-host copy of its location at each size, the leg a staged send pays.
 
 use std::time::Instant;
 
@@ -59,9 +61,15 @@ fn window_for(bytes: u64) -> usize {
     ((64u64 << 20) / bytes.max(1)).clamp(1, 64) as usize
 }
 
-/// Windows timed for `bytes` (at least 3, about 1 GiB in all).
+/// Windows timed for `bytes` (at least 5, about 1 GiB in all).
 fn windows_for(bytes: u64, window: usize) -> usize {
-    ((1u64 << 30) / (bytes.max(1) * window as u64)).clamp(3, 50) as usize
+    ((1u64 << 30) / (bytes.max(1) * window as u64)).clamp(5, 50) as usize
+}
+
+/// The median of `samples` (0 when there are none).
+fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples.get(samples.len() / 2).copied().unwrap_or(0.0)
 }
 
 fn gbps(bytes: f64, seconds: f64) -> f64 {
@@ -144,8 +152,25 @@ fn measure(
         .map(|i| Buffer::filled(here, bytes, i as u8))
         .collect::<Result<_>>()?;
     let mut ack = Buffer::<u8>::zeroed(Location::Host, 1)?;
-    // locus: a window of isends / irecvs, then an acknowledgement; one window to warm up.
-    let mut locus_seconds = 0.0;
+    // MPI's own, on host memory: the same window and acknowledgement. The memory is a
+    // locus host buffer's, so both sides send from the same kind of pages (the host's
+    // large allocations ask for transparent huge pages, which the kernel's
+    // cross-process copy reads twice as fast as a plain `Vec`'s here).
+    let mut pages: Vec<Buffer<u8>> = (0..window)
+        .map(|_| Buffer::filled(Location::Host, bytes, 1))
+        .collect::<Result<_>>()?;
+    let mut guards = pages
+        .iter_mut()
+        .map(|b| b.access_mut(Location::Host))
+        .collect::<Result<Vec<_>>>()?;
+    let mut host: Vec<&mut [u8]> = guards
+        .iter_mut()
+        .map(|g| g.as_mut_slice())
+        .collect::<Result<_>>()?;
+    let other = world.process_at_rank(peer);
+    // locus's window and MPI's alternate (one of each to warm up), so that both see the
+    // same state of a shared machine; each side's time is the median window's.
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for w in 0..=windows {
         comm.barrier()?;
         let start = Instant::now();
@@ -164,28 +189,7 @@ fn measure(
             events.iter().try_for_each(Event::wait)?;
             comm.send(&ack, peer, 12)?;
         }
-        if w > 0 {
-            locus_seconds += start.elapsed().as_secs_f64();
-        }
-    }
-    // MPI's own, on host memory: the same window and acknowledgement. The memory is a
-    // locus host buffer's, so both sides send from the same kind of pages (the host's
-    // large allocations ask for transparent huge pages, which the kernel's
-    // cross-process copy reads twice as fast as a plain `Vec`'s here).
-    let mut pages: Vec<Buffer<u8>> = (0..window)
-        .map(|_| Buffer::filled(Location::Host, bytes, 1))
-        .collect::<Result<_>>()?;
-    let mut guards = pages
-        .iter_mut()
-        .map(|b| b.access_mut(Location::Host))
-        .collect::<Result<Vec<_>>>()?;
-    let mut host: Vec<&mut [u8]> = guards
-        .iter_mut()
-        .map(|g| g.as_mut_slice())
-        .collect::<Result<_>>()?;
-    let other = world.process_at_rank(peer);
-    let mut mpi_seconds = 0.0;
-    for w in 0..=windows {
+        let locus_window = start.elapsed().as_secs_f64();
         comm.barrier()?;
         let start = Instant::now();
         ::mpi::request::scope(|scope| {
@@ -210,10 +214,11 @@ fn measure(
             }
         });
         if w > 0 {
-            mpi_seconds += start.elapsed().as_secs_f64();
+            ours.push(locus_window);
+            theirs.push(start.elapsed().as_secs_f64());
         }
     }
-    let moved = (windows * window * bytes) as f64;
+    let per_window = (window * bytes) as f64;
     let (locus_latency_us, mpi_latency_us) = if bytes <= 1 << 20 {
         let (a, b) = latency(comm, world, &mut bufs[0], host[0], peer)?;
         (Some(a), Some(b))
@@ -222,8 +227,8 @@ fn measure(
     };
     Ok(Measured {
         window,
-        locus_gbps: gbps(moved, locus_seconds),
-        mpi_gbps: gbps(moved, mpi_seconds),
+        locus_gbps: gbps(per_window, median(&mut ours)),
+        mpi_gbps: gbps(per_window, median(&mut theirs)),
         locus_latency_us,
         mpi_latency_us,
     })

@@ -132,16 +132,14 @@ impl Comm {
     }
 }
 
-/// Runs `work` on a thread of its own; its event.
+/// Runs `work` at once on a worker thread of its own (kept for reuse); its event.
 fn spawn(call: &'static str, work: impl FnOnce() -> Result<()> + Send + 'static) -> Result<Event> {
     let (event, trigger) = Event::user();
-    std::thread::Builder::new()
-        .name(format!("locus-mpi-{call}"))
-        .spawn(move || match work() {
-            Ok(()) => trigger.complete(),
-            Err(e) => trigger.fail(e.to_string()),
-        })
-        .map_err(|e| Error::Invalid(format!("MPI {call}: could not start its thread: {e}")))?;
+    super::workers::run(Box::new(move || match work() {
+        Ok(()) => trigger.complete(),
+        Err(e) => trigger.fail(e.to_string()),
+    }))
+    .map_err(|e| Error::Invalid(format!("MPI {call}: could not start its thread: {e}")))?;
     Ok(event)
 }
 

@@ -14,7 +14,7 @@ use crate::core::native::Native;
 
 mod device;
 mod kernels;
-mod pages;
+use crate::backends::pages;
 mod work;
 
 /// The host device: there is exactly one.

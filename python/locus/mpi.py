@@ -473,13 +473,7 @@ class Comm:
             self._staged(call, buffer.dtype, pieces, piece, fill, post, None, dest)
             return
         with buffer.access(route["location"] if route["wire"] == "device-aware" else "host") as h:
-            if route["wire"] == "device-aware":
-                whole = self._device_bytes(h)
-                itemsize = np.dtype(buffer.dtype).itemsize
-                reqs = [self._data.Isend([whole(off * itemsize, n * itemsize), MPI.BYTE], dest, seq) for off, n in pieces]
-            else:
-                flat = np.asarray(h).reshape(-1)
-                reqs = [self._data.Isend([_bytes(flat[off : off + n]), MPI.BYTE], dest, seq) for off, n in pieces]
+            reqs = [self._data.Isend(part, dest, seq) for part in self._parts_of(h, route, buffer, pieces)]
             self._wait_all(reqs, f"{call} (data)", dest)
 
     def _recv_body(self, call, buffer, source, seq, piece, route):
@@ -495,24 +489,24 @@ class Comm:
             self._staged(call, buffer.dtype, pieces, piece, None, post, drain, source)
             return
         with buffer.access_mut(route["location"] if route["wire"] == "device-aware" else "host") as h:
-            if route["wire"] == "device-aware":
-                whole = self._device_bytes(h)
-                itemsize = np.dtype(buffer.dtype).itemsize
-                reqs = [self._data.Irecv([whole(off * itemsize, n * itemsize), MPI.BYTE], source, seq) for off, n in pieces]
-            else:
-                flat = np.asarray(h).reshape(-1)
-                reqs = [self._data.Irecv([_bytes(flat[off : off + n]), MPI.BYTE], source, seq) for off, n in pieces]
+            reqs = [self._data.Irecv(part, source, seq) for part in self._parts_of(h, route, buffer, pieces)]
             try:
                 self._wait_all(reqs, f"{call} (data)", source)
             except MpiError:
                 _buried.append(h)  # MPI may still write there
                 raise
 
-    def _device_bytes(self, handle):
-        """Byte ranges of a device handle, as MPI buffers at device addresses."""
+    def _parts_of(self, handle, route, buffer, pieces):
+        """Each piece of the data behind `handle` as an MPI byte buffer: a view of the host
+        mapping, or, device-aware, a range at the device address (the MPI library tells
+        device pointers from host ones itself)."""
         MPI = self._MPI
-        ptr = handle.__cuda_array_interface__["data"][0]
-        return lambda offset, nbytes: MPI.buffer.fromaddress(ptr + offset, nbytes)
+        if route["wire"] == "device-aware":
+            ptr = handle.__cuda_array_interface__["data"][0]
+            itemsize = np.dtype(buffer.dtype).itemsize
+            return [[MPI.buffer.fromaddress(ptr + off * itemsize, n * itemsize), MPI.BYTE] for off, n in pieces]
+        flat = np.asarray(handle).reshape(-1)
+        return [[_bytes(flat[off : off + n]), MPI.BYTE] for off, n in pieces]
 
     def _staged(self, call, dtype, pieces, piece, fill, post, drain, peer):
         """Moves `pieces` through two reused host chunks: `fill` (device to chunk) of piece

@@ -31,30 +31,18 @@ pub(crate) fn map(bytes: usize) -> std::result::Result<*mut u8, String> {
     if ptr == libc::MAP_FAILED {
         return Err(std::io::Error::last_os_error().to_string());
     }
-    advise_huge_pages(ptr, bytes);
+    advise_huge_pages_within(ptr.cast(), bytes);
     Ok(ptr.cast())
 }
 
-/// Asks Linux to back the mapping with transparent huge pages where it can (the 2 MiB
-/// aligned spans inside it), as numpy does for its large arrays: where the system's
-/// policy is `madvise` (the common default) plain pages are used otherwise. Fewer TLB
-/// misses make large copies faster, and the kernel's cross-process copy (MPI's shared
-/// memory transport reads the sender's pages with `process_vm_readv`) twice as fast on
-/// the CI machine (64 MiB: 9.6 against 19 GB/s). Advice only: a refusal changes nothing.
-#[cfg(target_os = "linux")]
-fn advise_huge_pages(ptr: *mut libc::c_void, bytes: usize) {
-    // SAFETY: `ptr..ptr + bytes` is the mapping `map` just made; MADV_HUGEPAGE changes
-    // how it is backed, never its contents.
-    unsafe { libc::madvise(ptr, bytes, libc::MADV_HUGEPAGE) };
-}
-
-#[cfg(all(unix, not(target_os = "linux")))]
-fn advise_huge_pages(_ptr: *mut libc::c_void, _bytes: usize) {}
-
-/// Asks for transparent huge pages on the 2 MiB aligned spans inside `ptr..ptr + bytes`,
-/// memory of the process that another allocator made for locus (OpenMP's
-/// `omp_target_alloc` on the initial device is `malloc`). Advice only: pages already
-/// touched keep their size, and nothing is read or written.
+/// Asks Linux for transparent huge pages on the 2 MiB aligned spans inside
+/// `ptr..ptr + bytes` (a mapping [`map`] made, or memory another allocator made for
+/// locus: OpenMP's `omp_target_alloc` on the initial device is `malloc`), as numpy does
+/// for its large arrays; where the system's policy is `madvise` (the common default)
+/// plain pages are used otherwise. Fewer TLB misses make large copies faster, and the
+/// kernel's cross-process copy (MPI's shared-memory transport reads the sender's pages
+/// with `process_vm_readv`) twice as fast on the CI machine (64 MiB: 9.6 against 19
+/// GB/s). Advice only: pages already touched keep their size, nothing is read or written.
 #[cfg(target_os = "linux")]
 pub(crate) fn advise_huge_pages_within(ptr: *mut u8, bytes: usize) {
     const HUGE: usize = 2 << 20;

@@ -39,13 +39,7 @@ impl Comm {
     /// and the buffer keeps its data.
     pub fn recv<T: Element>(&self, buffer: &mut Buffer<T>, source: i32, tag: i32) -> Result<()> {
         self.check_peer("recv", source, tag)?;
-        let head = wire::post_small_recv(
-            &self.inner.head,
-            HEADER_BYTES,
-            source,
-            tag,
-            self.inner.limit(),
-        )?;
+        let head = self.inner.post_header_recv(source, tag)?;
         let header = self
             .inner
             .check_header::<T>(head, buffer.len(), source, tag)?;
@@ -88,13 +82,7 @@ impl Comm {
         tag: i32,
     ) -> Result<Event> {
         self.check_peer("irecv", source, tag)?;
-        let head = wire::post_small_recv(
-            &self.inner.head,
-            HEADER_BYTES,
-            source,
-            tag,
-            self.inner.limit(),
-        )?;
+        let head = self.inner.post_header_recv(source, tag)?;
         let memory = buffer.lend_for_overwrite()?;
         let (len, bytes) = (buffer.len(), buffer.len() * size_of::<T>());
         let inner = Arc::clone(&self.inner);
@@ -251,6 +239,11 @@ impl Inner {
         work(Some(chunks.clone()))?;
         self.return_chunks(memory.location(), chunks);
         Ok(())
+    }
+
+    /// Posts the receive of the header `source` sends under `tag`.
+    fn post_header_recv(&self, source: i32, tag: i32) -> Result<Small> {
+        wire::post_small_recv(&self.head, HEADER_BYTES, source, tag, self.limit())
     }
 
     /// Waits for a header and checks it against this rank's buffer: a mismatch is

@@ -51,11 +51,8 @@ pub(super) fn run(job: Job) -> std::io::Result<()> {
 /// A worker: runs what it is given, offers itself again, ends after [`KEEP`] idle.
 fn work(number: u64, me: Sender<Job>, from: Receiver<Job>) {
     loop {
-        match from.recv_timeout(KEEP) {
-            Ok(job) => {
-                job();
-                idle().push((number, me.clone()));
-            }
+        let job = match from.recv_timeout(KEEP) {
+            Ok(job) => job,
             Err(RecvTimeoutError::Timeout) => {
                 let mut list = idle();
                 if let Some(at) = list.iter().position(|(n, _)| *n == number) {
@@ -65,15 +62,14 @@ fn work(number: u64, me: Sender<Job>, from: Receiver<Job>) {
                 // A caller took this worker off the list and is sending it a job.
                 drop(list);
                 match from.recv() {
-                    Ok(job) => {
-                        job();
-                        idle().push((number, me.clone()));
-                    }
+                    Ok(job) => job,
                     Err(_) => return,
                 }
             }
             Err(RecvTimeoutError::Disconnected) => return,
-        }
+        };
+        job();
+        idle().push((number, me.clone()));
     }
 }
 

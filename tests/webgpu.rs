@@ -237,3 +237,71 @@ fn a_refused_mapping_is_reported_and_leaves_nothing_behind() {
         }
     }
 }
+
+/// A device that transfers through staging buffers lends them in place
+/// (`Device::stage`): bytes copied out by the device are read where the buffer is mapped,
+/// bytes written there reach the storage buffer once the view is finished, and other
+/// data of the buffer is untouched. On unified memory (the host maps storage buffers
+/// itself) and for ranges `copy_buffer_to_buffer` cannot take, nothing is lent.
+#[test]
+fn staging_buffers_are_lent_in_place_off_unified_memory() {
+    use locus::core::device::StageWay;
+    let Some(at) = common::location("webgpu:0") else {
+        return;
+    };
+    let n = 1 << 16;
+    let data: Vec<u8> = (0..n).map(|i| (i * 7 + 3) as u8).collect();
+    let memory = Memory::new(at, n).unwrap();
+    memory.write(0, &data).unwrap();
+    let device = memory.device();
+    if device.host_access_default() != locus::HostAccess::None {
+        assert!(device
+            .stage(memory.native(), 0, 64, StageWay::Out)
+            .is_none());
+        return;
+    }
+    for (offset, len) in [(2, 64), (0, 6), (0, 0)] {
+        assert!(
+            device
+                .stage(memory.native(), offset, len, StageWay::Out)
+                .is_none(),
+            "lent for {len} bytes at {offset}"
+        );
+    }
+    for round in 0..3 {
+        let (offset, len) = (4096 * round + 8, 40_000);
+        let view = device
+            .stage(memory.native(), offset, len, StageWay::Out)
+            .expect("a staging view")
+            .unwrap();
+        // SAFETY: the view's mapping holds `len` readable bytes until it is finished.
+        let seen = unsafe { std::slice::from_raw_parts(view.host(), len) };
+        assert_eq!(seen, &data[offset..offset + len], "round {round}");
+        view.finish().unwrap();
+    }
+    let mut want = data.clone();
+    for round in 0..3u8 {
+        let (offset, len) = (1000 * round as usize + 12, 20_000);
+        let view = device
+            .stage(memory.native(), offset, len, StageWay::In)
+            .expect("a staging view")
+            .unwrap();
+        // SAFETY: the view's mapping holds `len` writable bytes until it is finished.
+        let put = unsafe { std::slice::from_raw_parts_mut(view.host(), len) };
+        put.fill(0xA0 + round);
+        want[offset..offset + len].fill(0xA0 + round);
+        view.finish().unwrap();
+    }
+    // A view dropped unfinished copies nothing.
+    let view = device
+        .stage(memory.native(), 0, 16, StageWay::In)
+        .expect("a staging view")
+        .unwrap();
+    // SAFETY: as above.
+    unsafe { std::slice::from_raw_parts_mut(view.host(), 16) }.fill(0xFF);
+    drop(view);
+    device.synchronize().unwrap();
+    let mut back = vec![0u8; n];
+    memory.read(0, &mut back).unwrap();
+    assert!(back == want, "the storage buffer after three lent writes");
+}

@@ -54,6 +54,31 @@ pub enum HostAccess {
     None,
 }
 
+/// Which way a [`StagedView`] moves bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StageWay {
+    /// Out of device memory to a host reader: the view holds the range's bytes.
+    Out,
+    /// From a host writer into device memory: the view's bytes go to the range when the
+    /// view is finished.
+    In,
+}
+
+/// A host view of a range of device memory held in the device's own staging memory (a
+/// mapped WebGPU staging buffer), for a host consumer that reads or writes it in place
+/// (MPI): one device copy between the view and the memory, none on the host. Made by
+/// [`Device::stage`].
+pub trait StagedView: Send {
+    /// The host address of the view's first byte; the view is as long as the range it
+    /// was made for. Readable for [`StageWay::Out`], writable for [`StageWay::In`].
+    fn host(&self) -> *mut u8;
+    /// Ends the view. For [`StageWay::In`] this queues the device copy of its bytes into
+    /// the range, ordered before later work on the device's queue
+    /// ([`Device::synchronize`] waits for it). Dropped without `finish`, an `In` view's
+    /// bytes are discarded.
+    fn finish(self: Box<Self>) -> Result<()>;
+}
+
 /// One device of one technology. Backends implement it; the rest of the crate uses it.
 ///
 /// Offsets and lengths are in bytes and have been bounds-checked by [`Memory`] before a
@@ -162,6 +187,26 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     /// # Safety
     /// `ptr` came from `map` on the same allocation and is not used afterwards.
     unsafe fn unmap(&self, native: &Native, ptr: *mut u8) -> Result<()>;
+    /// A host view of `len` bytes at `offset` of `native` through the device's own
+    /// staging memory ([`StagedView`]), for devices whose memory the host reaches only by
+    /// copies and whose staging memory is itself mapped (WebGPU's mappable staging
+    /// buffers). `None` where the device has no such memory, or not for this range (then
+    /// stage through host memory and [`Device::read`] / [`Device::write`]). The default:
+    /// `None`.
+    fn stage(
+        &self,
+        _native: &Native,
+        _offset: usize,
+        _len: usize,
+        _way: StageWay,
+    ) -> Option<Result<Box<dyn StagedView>>> {
+        None
+    }
+    /// True when [`Device::stage`] lends views of `native` (ranges of multiples of 4
+    /// bytes at least). The default: `false`.
+    fn lends_staging(&self, _native: &Native) -> bool {
+        false
+    }
     /// How many allocations of this device are alive (made by `allocate`, not freed).
     fn live_allocations(&self) -> usize;
     /// A handle to `len` bytes at `offset` inside `parent`, for sub-allocators (a

@@ -7,7 +7,11 @@
 //!   ROCm-aware MPI build).
 //! - [`Wire::Staged`]: through two reused host chunks: the device copy of chunk k+1
 //!   runs while chunk k is on the network (sending), and the device copy of chunk k
-//!   while chunk k+1 arrives (receiving).
+//!   while chunk k+1 arrives (receiving). Where the device lends its own mapped staging
+//!   buffers ([`Device::stage`]: WebGPU off unified memory), MPI sends from and receives
+//!   into those instead, so that no host copy is made.
+//!
+//! [`Device::stage`]: crate::core::device::Device::stage
 //!
 //! When a wait runs out of time, the requests still running are cancelled and freed, and
 //! the memory they use is never freed (it is kept in a process-wide list), so a late
@@ -18,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::raw::{RawComm, Request, Status};
+use crate::core::device::{StageWay, StagedView};
 use crate::core::element::DType;
 use crate::core::error::{Error, Result};
 use crate::core::memory::Memory;
@@ -105,6 +110,8 @@ fn bury(keep: Vec<Box<dyn Any + Send>>) {
 struct Flight {
     slots: Vec<Option<Request>>,
     keep: Vec<Box<dyn Any + Send>>,
+    /// The lent device staging view each slot's request uses, if any.
+    views: Vec<Option<Box<dyn StagedView>>>,
     limit: Limit,
 }
 
@@ -113,6 +120,7 @@ impl Flight {
         Flight {
             slots: (0..slots).map(|_| None).collect(),
             keep: Vec::new(),
+            views: (0..slots).map(|_| None).collect(),
             limit,
         }
     }
@@ -147,7 +155,14 @@ impl Drop for Flight {
             running = true;
         }
         if running {
-            bury(std::mem::take(&mut self.keep));
+            let mut keep = std::mem::take(&mut self.keep);
+            keep.extend(
+                self.views
+                    .iter_mut()
+                    .filter_map(Option::take)
+                    .map(|v| Box::new(v) as Box<dyn Any + Send>),
+            );
+            bury(keep);
         }
     }
 }
@@ -238,6 +253,9 @@ pub fn send(
     let what = format!("sending {bytes} bytes to rank {dest}");
     match (wire, chunks) {
         (Wire::Staged, Some(chunks)) => {
+            if let Some(first) = lent_view(memory, bytes, piece, StageWay::Out) {
+                return send_lent(comm, memory, bytes, piece, first?, dest, tag, limit, &what);
+            }
             let mut flight = Flight::new(2, limit);
             let hosts = map_chunks(chunks, piece, &mut flight)?;
             for (k, (at, len)) in pieces(bytes, piece).enumerate() {
@@ -290,6 +308,9 @@ pub fn recv(
     let all: Vec<_> = pieces(bytes, piece).collect();
     match (wire, chunks) {
         (Wire::Staged, Some(chunks)) => {
+            if let Some(first) = lent_view(memory, bytes, piece, StageWay::In) {
+                return recv_lent(comm, memory, &all, first?, source, tag, limit, ready, &what);
+            }
             let mut flight = Flight::new(2, limit);
             let hosts = map_chunks(chunks, piece, &mut flight)?;
             for (k, &(_, len)) in all.iter().enumerate().take(2) {
@@ -330,6 +351,124 @@ pub fn recv(
             Ok(())
         }
     }
+}
+
+/// The device's own staging view of the first piece, where the device lends its staging
+/// memory in place ([`Device::stage`](crate::core::device::Device::stage): WebGPU off
+/// unified memory) and every piece qualifies; `None`: stage through host chunks.
+fn lent_view(
+    memory: &Memory,
+    bytes: usize,
+    piece: usize,
+    way: StageWay,
+) -> Option<Result<Box<dyn StagedView>>> {
+    // Every piece must be lendable: offsets and lengths multiples of 4.
+    if bytes == 0 || !bytes.is_multiple_of(4) || !piece.is_multiple_of(4) {
+        return None;
+    }
+    memory
+        .device()
+        .stage(memory.native(), 0, piece.min(bytes), way)
+}
+
+/// [`send`] through the device's lent staging views: the device copies piece k+1 into
+/// one while MPI sends piece k from the other, and no host copy is made.
+#[allow(clippy::too_many_arguments)]
+fn send_lent(
+    comm: &RawComm,
+    memory: &Memory,
+    bytes: usize,
+    piece: usize,
+    first: Box<dyn StagedView>,
+    dest: i32,
+    tag: i32,
+    limit: Limit,
+    what: &str,
+) -> Result<()> {
+    let mut flight = Flight::new(2, limit);
+    let mut first = Some(first);
+    for (k, (at, len)) in pieces(bytes, piece).enumerate() {
+        let slot = k % 2;
+        flight.wait(slot, what)?;
+        if let Some(done) = flight.views[slot].take() {
+            done.finish()?;
+        }
+        let view = match first.take() {
+            Some(view) => view,
+            None => lent(memory, at, len, StageWay::Out)?,
+        };
+        // SAFETY: the view's mapping holds `len` readable bytes until it is finished,
+        // which waits for this request (or `flight` buries the view if it never ends).
+        flight.slots[slot] = Some(unsafe { comm.isend(view.host(), len, dest, tag)? });
+        flight.views[slot] = Some(view);
+    }
+    flight.wait_all(what)?;
+    flight
+        .views
+        .iter_mut()
+        .filter_map(Option::take)
+        .try_for_each(|v| v.finish())
+}
+
+/// [`recv`] through the device's lent staging views: MPI writes piece k+1 into one while
+/// the device copies piece k out of the other, and no host copy is made.
+#[allow(clippy::too_many_arguments)]
+fn recv_lent(
+    comm: &RawComm,
+    memory: &Memory,
+    all: &[(usize, usize)],
+    first: Box<dyn StagedView>,
+    source: i32,
+    tag: i32,
+    limit: Limit,
+    ready: impl FnOnce() -> Result<()>,
+    what: &str,
+) -> Result<()> {
+    let mut flight = Flight::new(2, limit);
+    let mut first = Some(first);
+    let mut post = |flight: &mut Flight, k: usize| -> Result<()> {
+        let (at, len) = all[k];
+        let view = match first.take() {
+            Some(view) => view,
+            None => lent(memory, at, len, StageWay::In)?,
+        };
+        // SAFETY: the view's mapping holds `len` writable bytes until it is finished,
+        // which happens only after this request (or `flight` buries the view).
+        flight.slots[k % 2] = Some(unsafe { comm.irecv(view.host(), len, source, tag)? });
+        flight.views[k % 2] = Some(view);
+        Ok(())
+    };
+    for k in 0..all.len().min(2) {
+        post(&mut flight, k)?;
+    }
+    ready()?;
+    for (k, &(_, len)) in all.iter().enumerate() {
+        let slot = k % 2;
+        let got = flight.wait(slot, what)?.map_or(0, |s| s.bytes);
+        short(got, len, source, limit.rank)?;
+        if let Some(done) = flight.views[slot].take() {
+            done.finish()?;
+        }
+        if k + 2 < all.len() {
+            post(&mut flight, k + 2)?;
+        }
+    }
+    // The device's copies out of the views are queued: the data is in place once they end.
+    memory.device().synchronize()
+}
+
+/// A lent staging view of `len` bytes at `at` (every piece after the first qualified
+/// with it).
+fn lent(memory: &Memory, at: usize, len: usize, way: StageWay) -> Result<Box<dyn StagedView>> {
+    memory
+        .device()
+        .stage(memory.native(), at, len, way)
+        .unwrap_or_else(|| {
+            Err(Error::Invalid(format!(
+                "{}: the device lent a staging view for the first piece of a message and not for a later one",
+                memory.location()
+            )))
+        })
 }
 
 fn short(got: usize, want: usize, source: i32, rank: i32) -> Result<()> {

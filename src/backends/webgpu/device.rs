@@ -82,6 +82,32 @@ impl Device for WebGpuDevice {
         }
     }
 
+    fn lends_staging(&self, _native: &Native) -> bool {
+        // On unified memory the host maps the storage buffer itself (one copy or none).
+        self.unified.is_none()
+    }
+
+    fn stage(
+        &self,
+        native: &Native,
+        offset: usize,
+        len: usize,
+        way: StageWay,
+    ) -> Option<Result<Box<dyn StagedView>>> {
+        if !self.lends_staging(native) {
+            return None;
+        }
+        let (buffer, base) = buffer_of(native);
+        let at = base + offset as u64;
+        // copy_buffer_to_buffer takes multiples of 4 only.
+        if !at.is_multiple_of(4) || !len.is_multiple_of(4) || len == 0 {
+            return None;
+        }
+        Some(self.scoped("stage (lent staging buffer)", || {
+            lent::open(self, buffer, at, len as u64, way)
+        }))
+    }
+
     fn executes_on_host(&self) -> bool {
         false
     }

@@ -16,6 +16,7 @@
 //! wgpu panics on validation errors by default; locus installs an error handler that
 //! records them instead, and returns them as [`Error::Backend`].
 
+mod lent;
 mod staging;
 mod unified;
 
@@ -24,13 +25,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
-use crate::core::device::{fill_by_writes, Device, DeviceInfo, Discovery, HostAccess};
+use crate::core::device::{
+    fill_by_writes, Device, DeviceInfo, Discovery, HostAccess, StageWay, StagedView,
+};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::native::Native;
 
+use lent::Lent;
 use staging::Staging;
 use unified::Unified;
 
@@ -59,6 +63,8 @@ pub struct WebGpuDevice {
     pipelines: Mutex<HashMap<u64, wgpu::ComputePipeline>>,
     /// Host views of mappable storage buffers: `Some` on unified memory.
     unified: Option<Unified>,
+    /// Idle staging buffers lent to host consumers in place ([`Device::stage`]).
+    lent: Arc<Lent>,
 }
 
 impl std::fmt::Debug for WebGpuDevice {
@@ -196,6 +202,7 @@ impl WebGpuDevice {
             live: AtomicUsize::new(0),
             pipelines: Mutex::new(HashMap::new()),
             unified: mappable.then(Unified::default),
+            lent: Arc::default(),
         })
     }
 

@@ -45,13 +45,20 @@ pub(crate) fn map(bytes: usize) -> std::result::Result<*mut u8, String> {
 /// GB/s). Advice only: pages already touched keep their size, nothing is read or written.
 #[cfg(target_os = "linux")]
 pub(crate) fn advise_huge_pages_within(ptr: *mut u8, bytes: usize) {
+    advise_interior(ptr, bytes, libc::MADV_HUGEPAGE);
+}
+
+/// `madvise(advice)` on the 2 MiB aligned spans inside `ptr..ptr + bytes`, if any.
+#[cfg(target_os = "linux")]
+fn advise_interior(ptr: *mut u8, bytes: usize, advice: libc::c_int) {
     const HUGE: usize = 2 << 20;
     let start = (ptr as usize).next_multiple_of(HUGE);
     let end = (ptr as usize).saturating_add(bytes) / HUGE * HUGE;
     if end > start {
         // SAFETY: start..end lies inside the caller's allocation and is page aligned;
-        // MADV_HUGEPAGE changes how it is backed, never its contents.
-        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        // the advice given here (huge pages, collapsing into them) changes how the
+        // memory is backed, never its contents.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, advice) };
     }
 }
 
@@ -67,15 +74,8 @@ pub(crate) fn advise_huge_pages_within(_ptr: *mut u8, _bytes: usize) {}
 pub(crate) fn collapse_huge_pages_within(ptr: *mut u8, bytes: usize) {
     /// `MADV_COLLAPSE` (linux/mman.h; not in the libc crate yet).
     const MADV_COLLAPSE: libc::c_int = 25;
-    const HUGE: usize = 2 << 20;
-    advise_huge_pages_within(ptr, bytes);
-    let start = (ptr as usize).next_multiple_of(HUGE);
-    let end = (ptr as usize).saturating_add(bytes) / HUGE * HUGE;
-    if end > start {
-        // SAFETY: as in `advise_huge_pages_within`: the range lies inside the caller's
-        // mapping; a collapse moves pages, never their contents.
-        unsafe { libc::madvise(start as *mut libc::c_void, end - start, MADV_COLLAPSE) };
-    }
+    advise_interior(ptr, bytes, libc::MADV_HUGEPAGE);
+    advise_interior(ptr, bytes, MADV_COLLAPSE);
 }
 
 /// Elsewhere there is nothing to ask.

@@ -202,8 +202,8 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     ) -> Option<Result<Box<dyn StagedView>>> {
         None
     }
-    /// True when [`Device::stage`] lends views of `native` (ranges of multiples of 4
-    /// bytes at least). The default: `false`.
+    /// True when [`Device::stage`] lends views of `native` for every range whose offset
+    /// and length are multiples of 4 bytes. The default: `false`.
     fn lends_staging(&self, _native: &Native) -> bool {
         false
     }

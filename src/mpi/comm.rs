@@ -331,18 +331,24 @@ impl Inner {
             wire,
             reason,
         };
-        let through = match memory.device().lends_staging(memory.native()) {
+        // What a staged message goes through (asked only when staged).
+        let through = || {
+            match memory.device().lends_staging(memory.native()) {
             true => format!(
                 "two {} staging buffers of the {} device lent in place (one device copy a side, no host copy)",
                 size(self.chunk),
                 location.technology()
             ),
             false => format!("two {} host chunks", size(self.chunk)),
+        }
         };
         if policy == Policy::Staged {
             return route(
                 Wire::Staged,
-                format!("staging asked for (LOCUS_MPI_ROUTE=staged or Comm::set_policy), through {through}"),
+                format!(
+                    "staging asked for (LOCUS_MPI_ROUTE=staged or Comm::set_policy), through {}",
+                    through()
+                ),
             );
         }
         let access = memory.host_access();
@@ -368,7 +374,8 @@ impl Inner {
         route(
             Wire::Staged,
             format!(
-                "{location} memory is not host-visible and {why}: staged through {through}, the device copy of one overlapping the network transfer of the other"
+                "{location} memory is not host-visible and {why}: staged through {}, the device copy of one overlapping the network transfer of the other",
+                through()
             ),
         )
     }

@@ -208,7 +208,7 @@ impl Inner {
             None => return Err(garbled(self.head.rank(), dest, "answer")),
         };
         let piece = piece.clamp(1, WHOLE);
-        self.with_chunks(memory, posted.wire, |chunks| {
+        self.with_chunks(memory, posted.wire, (bytes, piece), |chunks| {
             wire::send(
                 &self.data,
                 memory,
@@ -223,16 +223,18 @@ impl Inner {
         })
     }
 
-    /// Runs `work` with two staging chunks for `memory` when `wire` is staged, and keeps
-    /// them for the next message after it succeeds (after a failure MPI may still use
-    /// them; `wire` keeps them for the life of the process).
+    /// Runs `work` with two host staging chunks for `memory` when `wire` is staged and
+    /// the device lends no staging views of its own for these pieces, and keeps them for
+    /// the next message after it succeeds (after a failure MPI may still use them; `wire`
+    /// keeps them for the life of the process).
     fn with_chunks(
         &self,
         memory: &Memory,
         wire: Wire,
+        (bytes, piece): (usize, usize),
         work: impl FnOnce(Option<[Arc<Memory>; 2]>) -> Result<()>,
     ) -> Result<()> {
-        if wire != Wire::Staged {
+        if wire != Wire::Staged || wire::lends(memory, bytes, piece) {
             return work(None);
         }
         let chunks = self.take_chunks(memory.location())?;
@@ -303,7 +305,7 @@ impl Inner {
         }
         .encode();
         let seq = header.seq as i32;
-        self.with_chunks(memory, wire, |chunks| {
+        self.with_chunks(memory, wire, (bytes, piece), |chunks| {
             wire::recv(
                 &self.data,
                 memory,

@@ -252,10 +252,10 @@ pub fn send(
 ) -> Result<()> {
     let what = format!("sending {bytes} bytes to rank {dest}");
     match (wire, chunks) {
+        (Wire::Staged, _) if lends(memory, bytes, piece) => {
+            send_lent(comm, memory, bytes, piece, dest, tag, limit, &what)
+        }
         (Wire::Staged, Some(chunks)) => {
-            if let Some(first) = lent_view(memory, bytes, piece, StageWay::Out) {
-                return send_lent(comm, memory, bytes, piece, first?, dest, tag, limit, &what);
-            }
             let mut flight = Flight::new(2, limit);
             let hosts = map_chunks(chunks, piece, &mut flight)?;
             for (k, (at, len)) in pieces(bytes, piece).enumerate() {
@@ -307,10 +307,10 @@ pub fn recv(
     let what = format!("receiving {bytes} bytes from rank {source}");
     let all: Vec<_> = pieces(bytes, piece).collect();
     match (wire, chunks) {
+        (Wire::Staged, _) if lends(memory, bytes, piece) => {
+            recv_lent(comm, memory, &all, source, tag, limit, ready, &what)
+        }
         (Wire::Staged, Some(chunks)) => {
-            if let Some(first) = lent_view(memory, bytes, piece, StageWay::In) {
-                return recv_lent(comm, memory, &all, first?, source, tag, limit, ready, &what);
-            }
             let mut flight = Flight::new(2, limit);
             let hosts = map_chunks(chunks, piece, &mut flight)?;
             for (k, &(_, len)) in all.iter().enumerate().take(2) {
@@ -353,22 +353,15 @@ pub fn recv(
     }
 }
 
-/// The device's own staging view of the first piece, where the device lends its staging
-/// memory in place ([`Device::stage`](crate::core::device::Device::stage): WebGPU off
-/// unified memory) and every piece qualifies; `None`: stage through host chunks.
-fn lent_view(
-    memory: &Memory,
-    bytes: usize,
-    piece: usize,
-    way: StageWay,
-) -> Option<Result<Box<dyn StagedView>>> {
-    // Every piece must be lendable: offsets and lengths multiples of 4.
-    if bytes == 0 || !bytes.is_multiple_of(4) || !piece.is_multiple_of(4) {
-        return None;
-    }
-    memory
-        .device()
-        .stage(memory.native(), 0, piece.min(bytes), way)
+/// True when a staged message of `bytes` in `piece`-byte pieces goes through the
+/// device's own staging views ([`Device::stage`](crate::core::device::Device::stage):
+/// WebGPU off unified memory), not host chunks: the device lends them for this memory,
+/// and every piece's offset and length is a multiple of 4.
+pub fn lends(memory: &Memory, bytes: usize, piece: usize) -> bool {
+    bytes > 0
+        && bytes.is_multiple_of(4)
+        && piece.is_multiple_of(4)
+        && memory.device().lends_staging(memory.native())
 }
 
 /// [`send`] through the device's lent staging views: the device copies piece k+1 into
@@ -379,24 +372,19 @@ fn send_lent(
     memory: &Memory,
     bytes: usize,
     piece: usize,
-    first: Box<dyn StagedView>,
     dest: i32,
     tag: i32,
     limit: Limit,
     what: &str,
 ) -> Result<()> {
     let mut flight = Flight::new(2, limit);
-    let mut first = Some(first);
     for (k, (at, len)) in pieces(bytes, piece).enumerate() {
         let slot = k % 2;
         flight.wait(slot, what)?;
         if let Some(done) = flight.views[slot].take() {
             done.finish()?;
         }
-        let view = match first.take() {
-            Some(view) => view,
-            None => lent(memory, at, len, StageWay::Out)?,
-        };
+        let view = lent(memory, at, len, StageWay::Out)?;
         // SAFETY: the view's mapping holds `len` readable bytes until it is finished,
         // which waits for this request (or `flight` buries the view if it never ends).
         flight.slots[slot] = Some(unsafe { comm.isend(view.host(), len, dest, tag)? });
@@ -417,7 +405,6 @@ fn recv_lent(
     comm: &RawComm,
     memory: &Memory,
     all: &[(usize, usize)],
-    first: Box<dyn StagedView>,
     source: i32,
     tag: i32,
     limit: Limit,
@@ -425,13 +412,9 @@ fn recv_lent(
     what: &str,
 ) -> Result<()> {
     let mut flight = Flight::new(2, limit);
-    let mut first = Some(first);
-    let mut post = |flight: &mut Flight, k: usize| -> Result<()> {
+    let post = |flight: &mut Flight, k: usize| -> Result<()> {
         let (at, len) = all[k];
-        let view = match first.take() {
-            Some(view) => view,
-            None => lent(memory, at, len, StageWay::In)?,
-        };
+        let view = lent(memory, at, len, StageWay::In)?;
         // SAFETY: the view's mapping holds `len` writable bytes until it is finished,
         // which happens only after this request (or `flight` buries the view).
         flight.slots[k % 2] = Some(unsafe { comm.irecv(view.host(), len, source, tag)? });
@@ -457,15 +440,14 @@ fn recv_lent(
     memory.device().synchronize()
 }
 
-/// A lent staging view of `len` bytes at `at` (every piece after the first qualified
-/// with it).
+/// A lent staging view of `len` bytes at `at` (a piece [`lends`] said yes to).
 fn lent(memory: &Memory, at: usize, len: usize, way: StageWay) -> Result<Box<dyn StagedView>> {
     memory
         .device()
         .stage(memory.native(), at, len, way)
         .unwrap_or_else(|| {
             Err(Error::Invalid(format!(
-                "{}: the device lent a staging view for the first piece of a message and not for a later one",
+                "{}: the device said it lends staging views of this memory, then lent none for {len} bytes at {at}",
                 memory.location()
             )))
         })

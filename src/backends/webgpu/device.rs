@@ -82,9 +82,10 @@ impl Device for WebGpuDevice {
         }
     }
 
-    fn lends_staging(&self, _native: &Native) -> bool {
-        // On unified memory the host maps the storage buffer itself (one copy or none).
-        self.unified.is_none()
+    fn lends_staging(&self, native: &Native) -> bool {
+        // On unified memory the host maps the storage buffer itself (one copy or none);
+        // copy_buffer_to_buffer takes offsets that are multiples of 4 only.
+        self.unified.is_none() && buffer_of(native).1.is_multiple_of(4)
     }
 
     fn stage(

@@ -213,15 +213,15 @@ fn fresh(
         usage,
         mapped_at_creation: false,
     });
-    let (mapping, base) = map(dev, &buffer, 0, size, mode, None)?;
-    crate::backends::pages::collapse_huge_pages_within(base as *mut u8, size as usize);
-    drop(mapping);
-    buffer.unmap();
-    let skew = match size > len {
+    let mut skew = 0;
+    if len >= HUGE {
+        let (mapping, base) = map(dev, &buffer, 0, size, mode, None)?;
+        crate::backends::pages::collapse_huge_pages_within(base as *mut u8, size as usize);
+        drop(mapping);
+        buffer.unmap();
         // Mappings are page aligned: the skew keeps offsets multiples of 4.
-        true => (HUGE - base as u64 % HUGE) % HUGE,
-        false => 0,
-    };
+        skew = (HUGE - base as u64 % HUGE) % HUGE;
+    }
     Ok(Idle {
         buffer,
         skew,

@@ -244,6 +244,42 @@ fn threads_share_one_pool_and_balance_to_zero() {
     assert!(t.total_count > 1000);
 }
 
+/// The first thread to use a statistics adaptor counts with plain stores, the others
+/// with read-modify-writes: every reading still sums both, peaks included, and blocks
+/// freed on another thread than the one that made them are counted once.
+#[test]
+fn statistics_count_the_owning_thread_and_the_others_as_one() {
+    let _serial = common::serial();
+    let stats = Arc::new(Statistics::new(resource::upstream(Location::Host).unwrap()));
+    let first = stats.allocate(1000, 64).unwrap();
+    // Another thread allocates on top: the peak is the sum of both threads' blocks.
+    let second =
+        std::thread::scope(|s| s.spawn(|| stats.allocate(300, 64).unwrap()).join()).unwrap();
+    let third = stats.allocate(20, 64).unwrap();
+    let t = stats.totals();
+    assert_eq!(
+        (t.current_bytes, t.peak_bytes, t.current_count, t.peak_count),
+        (1320, 1320, 3, 3)
+    );
+    // Each frees a block the other made; then the other thread raises the peak.
+    stats.deallocate(second);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            stats.deallocate(first);
+            let big = stats.allocate(5000, 64).unwrap();
+            assert_eq!(stats.totals().peak_bytes, 5020);
+            stats.deallocate(big);
+        });
+    });
+    stats.deallocate(third);
+    let t = stats.totals();
+    assert_eq!(
+        (t.current_bytes, t.peak_bytes, t.total_bytes),
+        (0, 5020, 6320)
+    );
+    assert_eq!((t.current_count, t.peak_count, t.total_count), (0, 3, 4));
+}
+
 #[test]
 fn fixed_size_and_binning_hand_out_and_reuse_blocks() {
     let _serial = common::serial();

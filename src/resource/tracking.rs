@@ -3,11 +3,12 @@
 //!
 //! The allocation path takes no lock and looks nothing up: each live block gets a
 //! 16-byte slot (its size and the thread that made it) from the thread's own cache of
-//! free slot numbers (no atomic read-modify-write), else a lock-free free list, and
-//! carries the slot's number and the adaptor's tag in its `tracking` field while it is
-//! out, so that giving it back only stores to the slot (reads nothing from it: the
-//! slot of a block freed long after it was made is rarely in cache). Slots live in
-//! segments that double in size and are never moved, so a slot's address is stable.
+//! free slot numbers (no atomic read-modify-write; the cache trades numbers with the
+//! adaptor's shared free list [`BATCH`] at a time, under a lock), and carries the
+//! slot's number and the adaptor's tag in its `tracking` field while it is out, so
+//! that giving it back only stores to the slot (reads nothing from it: the slot of a
+//! block freed long after it was made is rarely in cache). Slots live in segments that
+//! double in size and are never moved, so a slot's address is stable.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -39,8 +40,7 @@ struct Slot {
     /// thread's number in [`thread_names`] in the high 16; 0 when the slot is free.
     live: AtomicU64,
     /// While the block is out, the `tracking` field an inner tracking adaptor had set
-    /// (one adaptor over another); while the slot is on the free list, the next free
-    /// slot + 1 (0: none).
+    /// (one adaptor over another).
     word: AtomicU64,
 }
 
@@ -63,9 +63,9 @@ struct Slots {
     segments: [OnceLock<Box<[Slot]>>; SEGMENTS],
     /// The next never-used slot number.
     fresh: AtomicU64,
-    /// The free list's head: the slot number + 1 in the low 32 bits (0: empty), a change
-    /// count in the high 32 (so that a head popped and pushed back meanwhile is seen).
-    head: AtomicU64,
+    /// Free slot numbers no thread's cache holds, the last given on top (a flat list:
+    /// a batch goes in or out with one copy, no walk through the slots).
+    free: Mutex<Vec<u32>>,
 }
 
 impl Slots {
@@ -73,7 +73,7 @@ impl Slots {
         Slots {
             segments: std::array::from_fn(|_| OnceLock::new()),
             fresh: AtomicU64::new(0),
-            head: AtomicU64::new(0),
+            free: Mutex::new(Vec::new()),
         }
     }
 
@@ -101,47 +101,34 @@ impl Slots {
         self.segments.get(segment)?.get().map(|s| &s[offset])
     }
 
-    /// A free slot number: the free list's head, or a fresh one (`None` past `u32`).
-    fn take(&self) -> Option<u32> {
-        let mut head = self.head.load(Ordering::Acquire);
-        loop {
-            let top = head as u32;
-            if top == 0 {
-                let n = self.fresh.fetch_add(1, Ordering::Relaxed);
-                return u32::try_from(n).ok().filter(|&n| n < u32::MAX);
-            }
-            let next = self.slot(top - 1).word.load(Ordering::Relaxed) as u32;
-            let new = ((head >> 32).wrapping_add(1) << 32) | u64::from(next);
-            match self
-                .head
-                .compare_exchange_weak(head, new, Ordering::Acquire, Ordering::Acquire)
-            {
-                Ok(_) => return Some(top - 1),
-                Err(now) => head = now,
+    /// Moves up to `count` free slot numbers into `into`: the last given, or fresh ones
+    /// when none is free (none past `u32`).
+    fn take(&self, count: usize, into: &mut Vec<u32>) {
+        {
+            let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+            let from = free.len().saturating_sub(count);
+            if from < free.len() {
+                into.extend(free.drain(from..));
+                return;
             }
         }
+        let n = self.fresh.fetch_add(count as u64, Ordering::Relaxed);
+        let end = n.saturating_add(count as u64).min(u64::from(u32::MAX));
+        into.extend((n..end).map(|n| n as u32));
     }
 
-    /// Puts slot `n` on the free list.
-    fn give(&self, n: u32) {
-        let slot = self.slot(n);
-        let mut head = self.head.load(Ordering::Relaxed);
-        loop {
-            slot.word.store(u64::from(head as u32), Ordering::Relaxed);
-            let new = ((head >> 32).wrapping_add(1) << 32) | u64::from(n + 1);
-            match self
-                .head
-                .compare_exchange_weak(head, new, Ordering::Release, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(now) => head = now,
-            }
+    /// Puts the slots `numbers` on the free list.
+    fn give(&self, numbers: &[u32]) {
+        if !numbers.is_empty() {
+            let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+            free.extend_from_slice(numbers);
         }
     }
 }
 
 /// Free slot numbers a thread keeps for one adaptor's slots (the last it used), so that
-/// taking and giving back a slot is a thread-local push and pop.
+/// taking and giving back a slot is a thread-local pop and push; the shared free list
+/// is touched once per [`BATCH`] numbers.
 struct Cache {
     owner: std::sync::Weak<Slots>,
     /// `owner`'s address, compared on every take and give.
@@ -149,16 +136,26 @@ struct Cache {
     numbers: Vec<u32>,
 }
 
-/// At most this many numbers in a thread's cache; more go to the shared free list.
-const CACHED: usize = 256;
+/// Numbers moved between a thread's cache and the shared free list at once.
+const BATCH: usize = 64;
+/// At most this many numbers in a thread's cache; past it, the [`BATCH`] kept longest
+/// go back to the shared free list.
+const CACHED: usize = 4 * BATCH;
 
 impl Cache {
+    /// Makes this the cache of `slots`, giving back the numbers of the adaptor it served
+    /// (when that one still exists).
+    #[cold]
+    fn serve(&mut self, slots: &Arc<Slots>) {
+        self.flush();
+        self.owner = Arc::downgrade(slots);
+        self.owner_address = Arc::as_ptr(slots) as usize;
+    }
+
     /// Gives the numbers back to their slots' free list (when those still exist).
     fn flush(&mut self) {
         if let Some(slots) = self.owner.upgrade() {
-            for n in self.numbers.drain(..) {
-                slots.give(n);
-            }
+            slots.give(&self.numbers);
         }
         self.numbers.clear();
     }
@@ -180,24 +177,33 @@ thread_local! {
     };
 }
 
-/// A free slot number of `slots`: from this thread's cache, else the shared free list.
+/// A free slot number of `slots` (`None` past `u32`): from this thread's cache, filled
+/// from the shared free list a batch at a time.
 #[inline]
 fn take(slots: &Arc<Slots>) -> Option<u32> {
-    let cached = CACHE
-        .try_with(|c| {
-            let mut c = c.try_borrow_mut().ok()?;
-            match c.owner_address == Arc::as_ptr(slots) as usize {
-                true => c.numbers.pop(),
-                false => None,
-            }
-        })
-        .ok()
-        .flatten();
-    cached.or_else(|| slots.take())
+    let cached = CACHE.try_with(|c| {
+        let mut c = c.try_borrow_mut().ok()?;
+        if c.owner_address != Arc::as_ptr(slots) as usize {
+            c.serve(slots);
+        }
+        if c.numbers.is_empty() {
+            slots.take(BATCH, &mut c.numbers);
+        }
+        c.numbers.pop()
+    });
+    match cached {
+        Ok(Some(n)) => Some(n),
+        // No cache on this thread (it is ending, or this is a reentrant call).
+        _ => {
+            let mut one = Vec::with_capacity(1);
+            slots.take(1, &mut one);
+            one.pop()
+        }
+    }
 }
 
 /// Puts slot `n` of `slots` in this thread's cache (made `slots`' if it held another
-/// adaptor's numbers, which go back to theirs), or on the shared free list when full.
+/// adaptor's numbers, which go back to theirs); a full cache gives a batch back.
 #[inline]
 fn give(slots: &Arc<Slots>, n: u32) {
     let kept = CACHE
@@ -206,19 +212,18 @@ fn give(slots: &Arc<Slots>, n: u32) {
                 return false;
             };
             if c.owner_address != Arc::as_ptr(slots) as usize {
-                c.flush();
-                c.owner = Arc::downgrade(slots);
-                c.owner_address = Arc::as_ptr(slots) as usize;
+                c.serve(slots);
             }
             if c.numbers.len() >= CACHED {
-                return false;
+                slots.give(&c.numbers[..BATCH]);
+                c.numbers.drain(..BATCH);
             }
             c.numbers.push(n);
             true
         })
         .unwrap_or(false);
     if !kept {
-        slots.give(n);
+        slots.give(&[n]);
     }
 }
 
@@ -305,68 +310,88 @@ impl Tracking {
             .collect()
     }
 
-    /// Gives the block a slot and marks it with the slot's number (in place: the block
-    /// is not moved).
-    fn record(&self, allocated: &mut Result<Block>) {
-        let Ok(block) = allocated else {
-            return;
-        };
+    /// Gives `block` a slot: the mark to carry in its `tracking` field while it is out
+    /// (`None`: no slot for it, the block must go back).
+    #[inline(always)]
+    fn record(&self, block: &Block) -> Option<u64> {
         let size = (block.bytes as u64).saturating_add(1);
-        match take(&self.slots) {
-            Some(n) if size <= SIZE_MASK => {
-                let record = self.slots.slot(n);
-                let nested = if block.tracking != 0 {
-                    record.word.store(block.tracking, Ordering::Relaxed);
-                    NESTED
-                } else {
-                    0
-                };
-                let thread = if self.threads { thread_number() } else { 0 };
-                record
-                    .live
-                    .store(size | thread << SIZE_BITS, Ordering::Release);
-                block.tracking = nested | self.tag | u64::from(n);
-            }
-            taken => {
-                if let Some(n) = taken {
-                    give(&self.slots, n);
-                }
-                let (location, bytes) = (block.location, block.bytes);
-                let refused = Err(Error::OutOfMemory {
-                    location,
-                    requested: bytes,
-                    by: "tracking adaptor".into(),
-                    reason: format!(
-                        "it records up to {} live blocks of under 256 TiB each",
-                        u32::MAX - 1
-                    ),
-                });
-                if let Ok(block) = std::mem::replace(allocated, refused) {
-                    self.inner.deallocate(block);
-                }
+        let n = take(&self.slots)?;
+        if size > SIZE_MASK {
+            give(&self.slots, n);
+            return None;
+        }
+        let record = self.slots.slot(n);
+        let nested = if block.tracking != 0 {
+            record.word.store(block.tracking, Ordering::Relaxed);
+            NESTED
+        } else {
+            0
+        };
+        let thread = if self.threads { thread_number() } else { 0 };
+        record
+            .live
+            .store(size | thread << SIZE_BITS, Ordering::Release);
+        Some(nested | self.tag | u64::from(n))
+    }
+
+    /// Marks the block `allocated` holds with a slot of its own, in place (the result
+    /// is not moved: a copy of it here, read whole right after the narrow store of the
+    /// mark, stalled the copy on store forwarding, which cost more than all the rest of
+    /// the bookkeeping), or gives the block back when it can have none.
+    #[inline(always)]
+    fn recorded(&self, allocated: &mut Result<Block>) {
+        if let Ok(block) = allocated {
+            match self.record(block) {
+                Some(tracking) => block.tracking = tracking,
+                None => self.refuse(allocated),
             }
         }
     }
 
+    /// Gives back the block `allocated` holds, which could not have a slot, and makes
+    /// the result the error saying why.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&self, allocated: &mut Result<Block>) {
+        let Ok(block) = allocated else {
+            return;
+        };
+        let refused = Err(Error::OutOfMemory {
+            location: block.location,
+            requested: block.bytes,
+            by: "tracking adaptor".into(),
+            reason: format!(
+                "it records up to {} live blocks of under 256 TiB each",
+                u32::MAX - 1
+            ),
+        });
+        if let Ok(block) = std::mem::replace(allocated, refused) {
+            self.inner.deallocate(block);
+        }
+    }
+
     /// Frees `block`'s slot (a store: the slot is not read unless it keeps an inner
-    /// adaptor's mark). A block this adaptor did not mark is passed on untouched (the
-    /// inner resource refuses what is not its own).
-    fn forget(&self, block: &mut Block) {
+    /// adaptor's mark) and returns the `tracking` field the block goes on with. A block
+    /// this adaptor did not mark is passed on untouched (the inner resource refuses
+    /// what is not its own).
+    #[inline]
+    fn forget(&self, block: &Block) -> u64 {
         let mark = block.tracking;
         if mark & TAG_BITS != self.tag {
-            return;
+            return mark;
         }
         let n = mark as u32;
         let Some(record) = self.slots.existing(n) else {
-            return;
+            return mark;
         };
-        block.tracking = if mark & NESTED != 0 {
+        let inner = if mark & NESTED != 0 {
             record.word.load(Ordering::Relaxed)
         } else {
             0
         };
         record.live.store(0, Ordering::Release);
         give(&self.slots, n);
+        inner
     }
 }
 
@@ -379,21 +404,22 @@ impl MemoryResource for Tracking {
     }
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block> {
         let mut allocated = self.inner.allocate(bytes, align);
-        self.record(&mut allocated);
+        self.recorded(&mut allocated);
         allocated
     }
     fn allocate_on(&self, bytes: usize, align: usize, queue: Queue) -> Result<Block> {
         let mut allocated = self.inner.allocate_on(bytes, align, queue);
-        self.record(&mut allocated);
+        self.recorded(&mut allocated);
         allocated
     }
-    fn deallocate(&self, mut block: Block) {
-        self.forget(&mut block);
-        self.inner.deallocate(block);
+    fn deallocate(&self, block: Block) {
+        let tracking = self.forget(&block);
+        self.inner.deallocate(Block { tracking, ..block });
     }
-    fn deallocate_after(&self, mut block: Block, queue: Queue, event: Event) {
-        self.forget(&mut block);
-        self.inner.deallocate_after(block, queue, event);
+    fn deallocate_after(&self, block: Block, queue: Queue, event: Event) {
+        let tracking = self.forget(&block);
+        self.inner
+            .deallocate_after(Block { tracking, ..block }, queue, event);
     }
 }
 
@@ -430,38 +456,96 @@ mod tests {
         assert!(segment < SEGMENTS && offset < FIRST << segment);
     }
 
+    /// One number from the shared list.
+    fn one(slots: &Slots) -> u32 {
+        let mut n = Vec::new();
+        slots.take(1, &mut n);
+        n[0]
+    }
+
     #[test]
     fn freed_slots_are_reused_last_in_first_out_across_threads() {
         let slots = Slots::new();
-        let taken: Vec<u32> = (0..100).map(|_| slots.take().unwrap()).collect();
+        let taken: Vec<u32> = (0..100).map(|_| one(&slots)).collect();
         assert_eq!(taken, (0..100).collect::<Vec<_>>());
-        slots.give(7);
-        slots.give(42);
-        assert_eq!((slots.take(), slots.take()), (Some(42), Some(7)));
-        assert_eq!(slots.take(), Some(100));
-        // Threads taking and giving at once never share a slot.
+        slots.give(&[7]);
+        slots.give(&[42]);
+        assert_eq!((one(&slots), one(&slots)), (42, 7));
+        assert_eq!(one(&slots), 100);
+        // Batches: the last given come back first (in the order given, so that a cache
+        // popping from its end reuses the last freed first), a short list is taken
+        // whole, fresh numbers when it is empty.
+        slots.give(&[3, 9, 5]);
+        slots.give(&[60]);
+        let mut batch = Vec::new();
+        slots.take(2, &mut batch);
+        assert_eq!(batch, [5, 60]);
+        slots.take(5, &mut batch);
+        assert_eq!(batch, [5, 60, 3, 9]);
+        slots.take(3, &mut batch);
+        assert_eq!(batch, [5, 60, 3, 9, 101, 102, 103]);
+        // Threads taking and giving at once, one by one and in batches, never share a
+        // slot.
         let slots = Arc::new(Slots::new());
         let owners: Arc<Vec<AtomicU32>> = Arc::new((0..4096).map(|_| AtomicU32::new(0)).collect());
         std::thread::scope(|s| {
             for t in 1..=4u32 {
                 let (slots, owners) = (Arc::clone(&slots), Arc::clone(&owners));
                 s.spawn(move || {
-                    for _ in 0..20_000 {
-                        let n = slots.take().unwrap();
-                        assert_eq!(
-                            owners[n as usize].swap(t, Ordering::SeqCst),
-                            0,
-                            "slot {n} shared"
-                        );
-                        owners[n as usize].store(0, Ordering::SeqCst);
-                        slots.give(n);
+                    let mut mine = Vec::new();
+                    for round in 0..20_000 {
+                        slots.take(1 + round % 5, &mut mine);
+                        for &n in &mine {
+                            let was = owners[n as usize].swap(t, Ordering::SeqCst);
+                            assert_eq!(was, 0, "slot {n} shared");
+                        }
+                        for &n in &mine {
+                            owners[n as usize].store(0, Ordering::SeqCst);
+                        }
+                        slots.give(&mine);
+                        mine.clear();
                     }
                 });
             }
         });
         assert!(
-            slots.fresh.load(Ordering::Relaxed) <= 4,
-            "only as many slots as threads"
+            slots.fresh.load(Ordering::Relaxed) <= 4 * 5,
+            "only as many slots as threads hold at once"
         );
+    }
+
+    #[test]
+    fn a_thread_cache_gives_batches_back_and_serves_one_adaptor_at_a_time() {
+        let (a, b) = (Arc::new(Slots::new()), Arc::new(Slots::new()));
+        // Fresh numbers come a batch at a time; freed ones are reused last in, first out.
+        let taken: Vec<u32> = (0..3).map(|_| take(&a).unwrap()).collect();
+        assert_eq!(a.fresh.load(Ordering::Relaxed), BATCH as u64);
+        give(&a, taken[1]);
+        assert_eq!(take(&a), Some(taken[1]));
+        // Past CACHED numbers, the BATCH kept longest go to the shared list.
+        let many: Vec<u32> = (0..CACHED).map(|_| take(&a).unwrap()).collect();
+        let cached = || CACHE.with(|c| c.borrow().numbers.clone());
+        let before = cached();
+        for &n in &many {
+            give(&a, n);
+        }
+        let now = cached();
+        let mut shared = Vec::new();
+        a.take(BATCH, &mut shared);
+        let mut expected = before.clone();
+        expected.extend(&many);
+        assert_eq!(now.len(), before.len() + CACHED - BATCH);
+        assert_eq!(shared, expected[..BATCH], "the oldest batch, in order");
+        assert_eq!(now, expected[BATCH..]);
+        a.give(&shared);
+        // Serving another adaptor gives every cached number back to its own list: every
+        // number ever taken from `a` is on its list again but the three still held.
+        assert_eq!(take(&b), Some(BATCH as u32 - 1));
+        let mut rest = Vec::new();
+        a.take(usize::MAX, &mut rest);
+        rest.extend(&taken);
+        rest.sort_unstable();
+        let fresh = a.fresh.load(Ordering::Relaxed) as u32;
+        assert_eq!(rest, (0..fresh).collect::<Vec<_>>());
     }
 }

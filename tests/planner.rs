@@ -77,6 +77,30 @@ fn calibrated_routes_are_the_measured_fastest_and_copy_exactly() {
     assert!(!route.reason.contains("measured"), "{route}");
 }
 
+/// A thread keeps its last plans (no lock on a small copy's path); installing or
+/// removing a calibration must still change the route of the very next copy on it.
+#[test]
+fn a_threads_recent_plans_follow_the_calibration_installed() {
+    let registry = locus::registry();
+    let (src, dst) = (
+        Memory::new(Location::Host, 4 << 10).unwrap(),
+        Memory::new(Location::Host, 4 << 10).unwrap(),
+    );
+    let copy = || src.copy_to(0, &dst, 0, 4 << 10).unwrap();
+    registry.matrix().install(None, "off".into());
+    let before = copy();
+    assert_eq!(copy(), before, "the kept plan");
+    assert!(!before.reason.contains("measured"), "{before}");
+    registry
+        .matrix()
+        .install(Some(quick_calibration()), "test calibration".into());
+    let calibrated = copy();
+    assert!(calibrated.reason.contains("measured at"), "{calibrated}");
+    registry.matrix().install(None, "off".into());
+    let after = copy();
+    assert!(!after.reason.contains("measured"), "{after}");
+}
+
 #[test]
 fn the_calibration_file_is_kept_per_machine_and_loaded() {
     let dir = std::env::temp_dir().join(format!("locus-planner-{}", std::process::id()));

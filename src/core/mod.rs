@@ -13,7 +13,8 @@
 //! - [`completion`]: queued work (each backend's own type behind one trait) and the
 //!   dependencies a backend is handed;
 //! - [`launch`]: kernel launch descriptions;
-//! - [`route`]: route kinds and the [`CopyPath`](route::CopyPath) trait of the transfer matrix.
+//! - [`route`]: route kinds and the [`CopyPath`](route::CopyPath) trait of the transfer matrix;
+//! - `tally`: counters the first thread to use them updates without atomic read-modify-writes.
 
 pub mod aligned;
 pub mod block;
@@ -29,3 +30,4 @@ pub mod mapping;
 pub mod memory;
 pub mod native;
 pub mod route;
+pub(crate) mod tally;

@@ -62,9 +62,98 @@ pub struct Route {
     pub dst: Location,
     /// How it gets there.
     pub kind: RouteKind,
-    /// Why, in one line. Shared (`Arc<str>`): every copy returns its route, and a
-    /// cached plan's route is handed out without copying the text.
-    pub reason: std::sync::Arc<str>,
+    /// Why, in one line.
+    pub reason: Reason,
+}
+
+/// Why a route was taken, in one line (a `str` by `Deref`). Every copy returns its
+/// route, so the text is shared, not copied: a route the planner keeps holds text made
+/// once for the process (cloning it is a copy of a pointer, no reference count to
+/// update on a small copy's path); any other holds it behind an `Arc`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Reason(Text);
+
+#[derive(Clone)]
+enum Text {
+    Kept(&'static str),
+    Made(Arc<str>),
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text {}
+
+impl Text {
+    fn as_str(&self) -> &str {
+        match self {
+            Text::Kept(text) => text,
+            Text::Made(text) => text,
+        }
+    }
+}
+
+impl Reason {
+    /// The same text, made to last the process: the planner's kept routes, whose texts
+    /// are few (one per pair, size class and calibration). The same text is stored
+    /// once, however often it is kept.
+    pub(crate) fn kept(&self) -> Reason {
+        if let Text::Kept(_) = self.0 {
+            return self.clone();
+        }
+        static KEPT: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+            std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        let text = match kept.get(&**self) {
+            Some(text) => *text,
+            None => {
+                let text: &'static str = Box::leak(self.to_string().into_boxed_str());
+                kept.insert(text);
+                text
+            }
+        };
+        Reason(Text::Kept(text))
+    }
+}
+
+impl std::ops::Deref for Reason {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl fmt::Debug for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl From<String> for Reason {
+    fn from(text: String) -> Reason {
+        Reason(Text::Made(text.into()))
+    }
+}
+
+impl From<&str> for Reason {
+    fn from(text: &str) -> Reason {
+        Reason(Text::Made(text.into()))
+    }
+}
+
+impl From<Arc<str>> for Reason {
+    fn from(text: Arc<str>) -> Reason {
+        Reason(Text::Made(text))
+    }
 }
 
 impl fmt::Display for Route {
@@ -120,4 +209,18 @@ pub trait CopyPath: Send + Sync {
         dst_offset: usize,
         len: usize,
     ) -> Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_reason_is_stored_once_and_reads_as_its_text() {
+        let made = Reason::from(format!("one copy of {} bytes", 4096));
+        let (a, b) = (made.kept(), Reason::from("one copy of 4096 bytes").kept());
+        assert!(matches!((&a.0, &b.0), (Text::Kept(x), Text::Kept(y)) if std::ptr::eq(*x, *y)));
+        assert_eq!((a.clone(), &*a), (made.clone(), "one copy of 4096 bytes"));
+        assert_eq!(format!("{a} {a:?}"), format!("{made} {made:?}"));
+    }
 }

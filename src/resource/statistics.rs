@@ -1,12 +1,11 @@
 //! [`Statistics`]: counts current, peak and total bytes and allocations (RMM's `statistics_resource_adaptor`).
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
 use super::{Block, MemoryResource};
 use crate::core::error::Result;
 use crate::core::location::Location;
+use crate::core::tally::Tally;
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
 
@@ -40,21 +39,10 @@ pub struct StatisticsTotals {
 /// may mix moments.
 pub struct Statistics {
     inner: Arc<dyn MemoryResource>,
-    /// The [`current_thread`] number of the thread that writes `owned` (0: none yet).
-    owner: AtomicU64,
-    /// Counts of the owning thread.
-    owned: Counts,
-    /// Counts of every other thread.
-    shared: Counts,
+    counts: Tally<6>,
 }
 
-/// One set of counts, on a cache line of its own (the owner's stores do not evict the
-/// shared set other threads write, and the other way round).
-#[derive(Default)]
-#[repr(align(64))]
-struct Counts([AtomicUsize; 6]);
-
-/// Indexes of [`Counts`].
+/// Indexes of [`Statistics::counts`].
 const ALLOCATED_BYTES: usize = 0;
 const FREED_BYTES: usize = 1;
 const PEAK_BYTES: usize = 2;
@@ -62,62 +50,28 @@ const ALLOCATED_COUNT: usize = 3;
 const FREED_COUNT: usize = 4;
 const PEAK_COUNT: usize = 5;
 
-/// A number for the calling thread, never 0 and never given to another thread (a
-/// thread-local read after the first call).
-fn current_thread() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    thread_local! {
-        static NUMBER: Cell<u64> = const { Cell::new(0) };
-    }
-    NUMBER.with(|n| match n.get() {
-        0 => {
-            let number = NEXT.fetch_add(1, Relaxed);
-            n.set(number);
-            number
-        }
-        number => number,
-    })
-}
-
 impl Statistics {
     /// Wraps `inner`.
     pub fn new(inner: Arc<dyn MemoryResource>) -> Statistics {
         Statistics {
             inner,
-            owner: AtomicU64::new(0),
-            owned: Counts::default(),
-            shared: Counts::default(),
+            counts: Tally::default(),
         }
     }
 
     /// The counts so far.
     pub fn totals(&self) -> StatisticsTotals {
-        let c = |i: usize| self.owned.0[i].load(Relaxed) + self.shared.0[i].load(Relaxed);
+        let c = |i: usize| self.counts.sum(i) as usize;
         // Freed first: a free counted after it cannot make the current count negative.
         let (freed_bytes, freed_count) = (c(FREED_BYTES), c(FREED_COUNT));
         let (total_bytes, total_count) = (c(ALLOCATED_BYTES), c(ALLOCATED_COUNT));
-        let peak = |i: usize| {
-            self.owned.0[i]
-                .load(Relaxed)
-                .max(self.shared.0[i].load(Relaxed))
-        };
         StatisticsTotals {
             current_bytes: total_bytes.saturating_sub(freed_bytes),
-            peak_bytes: peak(PEAK_BYTES),
+            peak_bytes: self.counts.max(PEAK_BYTES) as usize,
             total_bytes,
             current_count: total_count.saturating_sub(freed_count),
-            peak_count: peak(PEAK_COUNT),
+            peak_count: self.counts.max(PEAK_COUNT) as usize,
             total_count,
-        }
-    }
-
-    /// Whether the calling thread owns `owned` (made its owner if there is none yet).
-    #[inline(always)]
-    fn owns(&self) -> bool {
-        let me = current_thread();
-        match self.owner.load(Relaxed) {
-            0 => self.owner.compare_exchange(0, me, Relaxed, Relaxed).is_ok(),
-            owner => owner == me,
         }
     }
 
@@ -127,59 +81,23 @@ impl Statistics {
         let Ok(block) = allocated else {
             return;
         };
-        let owns = self.owns();
-        let (mine, theirs) = match owns {
-            true => (&self.owned.0, &self.shared.0),
-            false => (&self.shared.0, &self.owned.0),
-        };
+        let (c, writer) = (&self.counts, self.counts.writer());
         // Adds `n` to `allocated`, then raises the peak to `allocated - freed` (both
         // sets) when passed (a free racing with this may not be in it yet).
-        let count = |allocated: usize, freed: usize, peak: usize, n: usize| {
-            let added = match owns {
-                true => {
-                    let added = mine[allocated].load(Relaxed).wrapping_add(n);
-                    mine[allocated].store(added, Relaxed);
-                    added
-                }
-                false => mine[allocated].fetch_add(n, Relaxed).wrapping_add(n),
-            };
-            let now = added
-                .wrapping_add(theirs[allocated].load(Relaxed))
-                .saturating_sub(
-                    mine[freed]
-                        .load(Relaxed)
-                        .wrapping_add(theirs[freed].load(Relaxed)),
-                );
-            if now > mine[peak].load(Relaxed) {
-                match owns {
-                    true => mine[peak].store(now, Relaxed),
-                    false => {
-                        mine[peak].fetch_max(now, Relaxed);
-                    }
-                }
-            }
+        let count = |allocated: usize, freed: usize, peak: usize, n: u64| {
+            c.add(writer, allocated, n);
+            c.raise(writer, peak, c.sum(allocated).saturating_sub(c.sum(freed)));
         };
-        count(ALLOCATED_BYTES, FREED_BYTES, PEAK_BYTES, block.bytes);
+        count(ALLOCATED_BYTES, FREED_BYTES, PEAK_BYTES, block.bytes as u64);
         count(ALLOCATED_COUNT, FREED_COUNT, PEAK_COUNT, 1);
     }
 
     /// Counts `block` as freed.
     #[inline(always)]
     fn uncount(&self, block: &Block) {
-        match self.owns() {
-            true => {
-                let add = |i: usize, n: usize| {
-                    let counts = &self.owned.0;
-                    counts[i].store(counts[i].load(Relaxed).wrapping_add(n), Relaxed);
-                };
-                add(FREED_BYTES, block.bytes);
-                add(FREED_COUNT, 1);
-            }
-            false => {
-                self.shared.0[FREED_BYTES].fetch_add(block.bytes, Relaxed);
-                self.shared.0[FREED_COUNT].fetch_add(1, Relaxed);
-            }
-        }
+        let writer = self.counts.writer();
+        self.counts.add(writer, FREED_BYTES, block.bytes as u64);
+        self.counts.add(writer, FREED_COUNT, 1);
     }
 }
 

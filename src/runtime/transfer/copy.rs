@@ -9,7 +9,7 @@ use crate::core::device::{Device, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
-use crate::core::route::{Endpoint, Route, RouteKind};
+use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 use crate::runtime::access::location_accessibility;
 use crate::runtime::registry::{registry, Registry};
 
@@ -110,11 +110,34 @@ pub(crate) fn copy(
             matrix.plan(a, b, len).0
         ))
     };
-    let (route, path) = match forced {
-        Forced::No => matrix.plan(a, b, len),
+    // Moves the data on `path`, counted as a route of `kind`.
+    let run = |kind: RouteKind, path: &dyn CopyPath| -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let same_allocation = std::ptr::eq(src, dst);
+        let overlapping =
+            same_allocation && src_offset < dst_offset + len && dst_offset < src_offset + len;
+        if overlapping {
+            // Backends' device copies reject overlap (clEnqueueCopyBuffer); go through a
+            // host copy of the range instead.
+            let mut tmp = vec![0u8; len];
+            src.read(src_offset, &mut tmp)?;
+            dst.write(dst_offset, &tmp)?;
+        } else {
+            path.copy(src, src_offset, dst, dst_offset, len)?;
+        }
+        stats::global().record(kind, len);
+        if let Some(local) = local {
+            local.record(kind, len);
+        }
+        Ok(())
+    };
+    let forced = match forced {
+        Forced::No => return matrix.with_plan(a, b, len, run),
         Forced::Kind(kind) => matrix
             .plan_kind(kind, a, b, len)
-            .ok_or_else(|| none(format!("{kind} route")))?,
+            .ok_or_else(|| none(format!("{kind} route"))),
         Forced::Path(name) => matrix.plan_path(name, a, b).ok_or_else(|| {
             let names: Vec<String> = matrix
                 .candidates(a, b)
@@ -125,27 +148,10 @@ pub(crate) fn copy(
                 "candidate path '{name}' (the candidates are {})",
                 names.join(", ")
             ))
-        })?,
+        }),
     };
-    if len == 0 {
-        return Ok(route);
-    }
-    let same_allocation = std::ptr::eq(src, dst);
-    let overlapping =
-        same_allocation && src_offset < dst_offset + len && dst_offset < src_offset + len;
-    if overlapping {
-        // Backends' device copies reject overlap (clEnqueueCopyBuffer); go through a
-        // host copy of the range instead.
-        let mut tmp = vec![0u8; len];
-        src.read(src_offset, &mut tmp)?;
-        dst.write(dst_offset, &tmp)?;
-    } else {
-        path.copy(src, src_offset, dst, dst_offset, len)?;
-    }
-    stats::global().record(route.kind, len);
-    if let Some(local) = local {
-        local.record(route.kind, len);
-    }
+    let (route, path) = forced?;
+    run(route.kind, &*path)?;
     Ok(route)
 }
 
@@ -222,7 +228,7 @@ impl Memory {
     }
 
     /// Like [`Memory::copy_to`] on the candidate path named `path` (a
-    /// [`CopyPath::name`](crate::core::route::CopyPath::name), as `locus info` lists
+    /// [`CopyPath::name`], as `locus info` lists
     /// them): what calibration measures, and how a test holds every candidate to the
     /// data. An error naming the candidates when that path does not apply.
     pub fn copy_to_via_path(

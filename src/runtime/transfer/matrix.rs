@@ -8,9 +8,13 @@
 //!   cheapest route kind among the generic paths, the first in their order on a tie.
 //!
 //! Plans are cached per (pair, host access of each side, size class), so that a small
-//! copy pays a lookup, not a search.
+//! copy pays a lookup, not a search; each thread also keeps its last few plans, so
+//! that a copy repeated on one thread takes no lock and updates no reference count
+//! (`TransferMatrix::with_plan`).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use rustc_hash::FxHashMap;
@@ -18,6 +22,7 @@ use rustc_hash::FxHashMap;
 use super::cost::Calibration;
 use super::paths;
 use crate::core::device::{Device, HostAccess};
+use crate::core::error::Result;
 use crate::core::location::{Location, Technology};
 use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 
@@ -60,6 +65,7 @@ pub struct TransferMatrix {
 
 impl Default for TransferMatrix {
     fn default() -> Self {
+        GENERATION.fetch_add(1, Ordering::Relaxed);
         TransferMatrix {
             registered: BTreeMap::new(),
             generic: paths::generic(),
@@ -70,6 +76,50 @@ impl Default for TransferMatrix {
             }),
         }
     }
+}
+
+/// Moved on whenever a matrix is made or changes what it would choose: the plans a
+/// thread kept before are not used after.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// What a thread's recent plan was made for: the matrix, both devices (by address), how
+/// the host reaches each side, and the copy's size.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct RecentKey {
+    matrix: usize,
+    src: usize,
+    dst: usize,
+    src_host: HostAccess,
+    dst_host: HostAccess,
+    bytes: usize,
+}
+
+impl RecentKey {
+    fn of(matrix: &TransferMatrix, src: Endpoint<'_>, dst: Endpoint<'_>, bytes: usize) -> Self {
+        RecentKey {
+            matrix: matrix as *const TransferMatrix as usize,
+            src: Arc::as_ptr(src.device) as *const () as usize,
+            dst: Arc::as_ptr(dst.device) as *const () as usize,
+            src_host: src.host,
+            dst_host: dst.host,
+            bytes,
+        }
+    }
+}
+
+/// A thread's last few plans, made in `generation`.
+struct Recent {
+    generation: u64,
+    plans: Vec<(RecentKey, Plan)>,
+}
+
+/// How many plans a thread keeps.
+const RECENT: usize = 8;
+
+thread_local! {
+    static RECENT_PLANS: RefCell<Recent> = const {
+        RefCell::new(Recent { generation: u64::MAX, plans: Vec::new() })
+    };
 }
 
 /// How much faster than the fixed order's choice a measured candidate must be to
@@ -89,6 +139,7 @@ impl TransferMatrix {
     /// Adds a path for copies from `src` to `dst` technology; registered paths are tried
     /// before the generic ones, in registration order.
     pub fn register(&mut self, src: Technology, dst: Technology, path: Arc<dyn CopyPath>) {
+        GENERATION.fetch_add(1, Ordering::Relaxed);
         self.registered.entry((src, dst)).or_default().push(path);
     }
 
@@ -100,6 +151,7 @@ impl TransferMatrix {
             status,
             plans: FxHashMap::default(),
         };
+        GENERATION.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The calibration in use, if any.
@@ -220,7 +272,7 @@ impl TransferMatrix {
             }
             (planner.costs.clone(), class)
         };
-        let plan = costs
+        let mut plan = costs
             .as_deref()
             .and_then(|c| self.by_cost(c, src, dst, class))
             .unwrap_or_else(|| self.by_order(src, dst));
@@ -232,6 +284,7 @@ impl TransferMatrix {
             _ => false,
         };
         if current {
+            plan.0.reason = plan.0.reason.kept();
             planner.plans.insert(
                 key(class),
                 Cached {
@@ -242,6 +295,51 @@ impl TransferMatrix {
             );
         }
         plan
+    }
+
+    /// Calls `f` with the route's kind for a copy of `bytes` between the two endpoints
+    /// and the path that takes it, as [`TransferMatrix::plan`] chooses them; returns the
+    /// route once `f` succeeded. A plan this thread used lately is taken from its own
+    /// list: no lock, no reference count (what a 4 KiB copy would otherwise pay several
+    /// times over).
+    pub(crate) fn with_plan(
+        &self,
+        src: Endpoint<'_>,
+        dst: Endpoint<'_>,
+        bytes: usize,
+        mut f: impl FnMut(RouteKind, &dyn CopyPath) -> Result<()>,
+    ) -> Result<Route> {
+        let key = RecentKey::of(self, src, dst, bytes);
+        let generation = GENERATION.load(Ordering::Relaxed);
+        // A copy inside `f` (a staged path's legs) looks up again: the list is only
+        // read meanwhile, and a plan it misses is not kept.
+        let recent = RECENT_PLANS.try_with(|recent| {
+            let recent = recent.try_borrow().ok()?;
+            if recent.generation != generation {
+                return None;
+            }
+            let (_, (route, path)) = recent.plans.iter().find(|(k, _)| *k == key)?;
+            Some(f(route.kind, &**path).map(|()| route.clone()))
+        });
+        if let Ok(Some(done)) = recent {
+            return done;
+        }
+        let plan = self.plan(src, dst, bytes);
+        f(plan.0.kind, &*plan.1)?;
+        let route = plan.0.clone();
+        let _ = RECENT_PLANS.try_with(|recent| {
+            if let Ok(mut recent) = recent.try_borrow_mut() {
+                if recent.generation != generation {
+                    recent.generation = generation;
+                    recent.plans.clear();
+                }
+                if recent.plans.len() == RECENT {
+                    recent.plans.pop();
+                }
+                recent.plans.insert(0, (key, plan));
+            }
+        });
+        Ok(route)
     }
 
     /// A path that takes a route of `kind` between the two, if any does: the planner's

@@ -148,7 +148,7 @@ done
 echo "--- python/examples/01_locations.py"
 "$LOCUS_SYCL_VENV/bin/python" python/examples/01_locations.py
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
-  for ex in 02_buffers 03_declared_access 06_jacobi; do
+  for ex in 02_buffers 03_declared_access 06_jacobi 09_queues_and_events; do
     echo "--- python/examples/$ex.py $loc"
     "$LOCUS_SYCL_VENV/bin/python" python/examples/$ex.py "$loc"
   done

@@ -8,6 +8,7 @@
 mod buffer;
 mod dlpack;
 mod dtype;
+mod events;
 mod foreign;
 mod handle;
 mod kernels;
@@ -157,6 +158,9 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Handle>()?;
     m.add_class::<memory::PyMemory>()?;
     m.add_class::<memory::PyMirror>()?;
+    m.add_class::<events::PyEvent>()?;
+    m.add_class::<events::PyTrigger>()?;
+    m.add_class::<events::PyQueue>()?;
     m.add_class::<kernels::PyKernel>()?;
     m.add_class::<kernels::PyCodelet>()?;
     m.add_function(wrap_pyfunction!(available, m)?)?;

@@ -7,14 +7,22 @@ use locus::mirror::{self, Mirror};
 use pyo3::types::PyBytes;
 
 use super::*;
+use crate::events::{events_of, PyEvent, PyQueue};
+use crate::mr::PyResource;
 
 /// One untyped allocation at a location (umem's address in its context).
 #[pyclass(frozen, module = "locus", name = "Memory")]
 pub(crate) struct PyMemory {
-    pub(crate) inner: Arc<Memory>,
+    inner: Arc<Memory>,
     /// The host mapping numpy views, for memory the host reaches by mapping (an OpenCL
     /// buffer on a CPU device): made at the first view, kept while this object lives.
     mapping: Mutex<Option<HostMapping>>,
+    /// Given back with `release_after`: every use is refused from then on.
+    released: AtomicBool,
+    /// Reachable from elsewhere in Python (a numpy view, a connection, another
+    /// `Memory` object of the same allocation): `release_after` is refused, since the
+    /// memory could be used after the pool handed it out again.
+    shared: AtomicBool,
 }
 
 impl PyMemory {
@@ -22,6 +30,26 @@ impl PyMemory {
         PyMemory {
             inner,
             mapping: Mutex::new(None),
+            released: AtomicBool::new(false),
+            shared: AtomicBool::new(false),
+        }
+    }
+
+    /// A second Python object of an allocation another object also reaches.
+    fn wrap_shared(inner: Arc<Memory>) -> PyMemory {
+        let m = PyMemory::wrap(inner);
+        m.shared.store(true, Ordering::Relaxed);
+        m
+    }
+
+    /// The memory, unless it was given back.
+    pub(crate) fn mem(&self) -> PyResult<&Arc<Memory>> {
+        match self.released.load(Ordering::Acquire) {
+            false => Ok(&self.inner),
+            true => Err(PyValueError::new_err(format!(
+                "this memory at {} was given back (release_after); allocate again",
+                self.inner.location()
+            ))),
         }
     }
 }
@@ -74,15 +102,15 @@ impl PyMemory {
     /// Its address: the pointer, or the offset in its buffer object for OpenCL and
     /// WebGPU (umem's address).
     #[getter]
-    fn address(&self) -> u64 {
-        self.inner.native().address()
+    fn address(&self) -> PyResult<u64> {
+        Ok(self.mem()?.native().address())
     }
 
     /// The address of the allocation behind an over-aligned one (umem's
     /// `aligned_origin`; the address itself when no padding was needed).
     #[getter]
-    fn aligned_origin(&self) -> u64 {
-        self.inner.aligned_origin()
+    fn aligned_origin(&self) -> PyResult<u64> {
+        Ok(self.mem()?.aligned_origin())
     }
 
     /// How the host reaches it: `"pointer"` (numpy views it in place), `"mapped"` or
@@ -106,8 +134,8 @@ impl PyMemory {
                 .call1((data,))?
                 .cast_into()
                 .map_err(PyErr::from)?;
-            let src = bytes.as_bytes();
-            py.detach(|| self.inner.write(offset, src)).map_err(py_err)
+            let (src, m) = (bytes.as_bytes(), self.mem()?);
+            py.detach(|| m.write(offset, src)).map_err(py_err)
         })
     }
 
@@ -120,10 +148,10 @@ impl PyMemory {
         offset: usize,
     ) -> PyResult<Bound<'py, PyBytes>> {
         guarded(|| {
-            let n = nbytes.unwrap_or(self.inner.len().saturating_sub(offset));
+            let m = self.mem()?;
+            let n = nbytes.unwrap_or(m.len().saturating_sub(offset));
             let mut out = vec![0u8; n];
-            py.detach(|| self.inner.read(offset, &mut out))
-                .map_err(py_err)?;
+            py.detach(|| m.read(offset, &mut out)).map_err(py_err)?;
             Ok(PyBytes::new(py, &out))
         })
     }
@@ -132,17 +160,17 @@ impl PyMemory {
     #[pyo3(signature = (byte, nbytes = None, offset = 0))]
     fn set(&self, py: Python<'_>, byte: u8, nbytes: Option<usize>, offset: usize) -> PyResult<()> {
         guarded(|| {
+            let m = self.mem()?;
             let end = match nbytes {
                 Some(n) => offset.checked_add(n).ok_or_else(|| {
                     PyValueError::new_err(format!(
                         "{}: set of {n} bytes at {offset} overflows",
-                        self.inner.location()
+                        m.location()
                     ))
                 })?,
-                None => self.inner.len(),
+                None => m.len(),
             };
-            py.detach(|| self.inner.fill(offset..end, &[byte]))
-                .map_err(py_err)
+            py.detach(|| m.fill(offset..end, &[byte])).map_err(py_err)
         })
     }
 
@@ -158,10 +186,86 @@ impl PyMemory {
         dst_offset: usize,
     ) -> PyResult<String> {
         guarded(|| {
-            py.detach(|| self.inner.copy_to(offset, &dst.inner, dst_offset, nbytes))
+            let (src, dst) = (self.mem()?, dst.mem()?);
+            py.detach(|| src.copy_to(offset, dst, dst_offset, nbytes))
                 .map(|r| r.to_string())
                 .map_err(py_err)
         })
+    }
+
+    /// Starts copying `nbytes` from `self[offset..]` to `dst[dst_offset..]` and returns
+    /// its `Event` at once: after the events in `after`, and after everything submitted
+    /// on `queue` before it when one is given. Both memories stay alive until the copy
+    /// is done, whatever Python drops meanwhile.
+    #[pyo3(signature = (dst, nbytes, offset = 0, dst_offset = 0, after = None, queue = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn copy_to_async(
+        &self,
+        py: Python<'_>,
+        dst: &PyMemory,
+        nbytes: usize,
+        offset: usize,
+        dst_offset: usize,
+        after: Option<&Bound<'_, PyAny>>,
+        queue: Option<PyQueue>,
+    ) -> PyResult<PyEvent> {
+        guarded(|| {
+            let (src, dst, after) = (self.mem()?, dst.mem()?, events_of(after)?);
+            py.detach(|| match queue {
+                Some(q) => src.copy_to_async_on(q.inner, offset, dst, dst_offset, nbytes, &after),
+                None => src.copy_to_async(offset, dst, dst_offset, nbytes, &after),
+            })
+            .map(|inner| PyEvent { inner })
+            .map_err(py_err)
+        })
+    }
+
+    /// `nbytes` from the memory resource `mr` (a `locus.mr` class), aligned to
+    /// `alignment`; it goes back to `mr` when this object goes. With `queue`, the
+    /// allocation is stream-ordered (CUDA's `cudaMallocAsync`): a pool may hand out
+    /// memory given back on the same queue while that queue's earlier work still uses
+    /// it, so use it in work submitted on `queue`, or after `queue.wait()`.
+    #[staticmethod]
+    #[pyo3(signature = (mr, nbytes, alignment = 64, queue = None))]
+    fn from_resource(
+        py: Python<'_>,
+        mr: &Bound<'_, PyResource>,
+        nbytes: usize,
+        alignment: usize,
+        queue: Option<PyQueue>,
+    ) -> PyResult<PyMemory> {
+        guarded(|| {
+            let resource = Arc::clone(&mr.get().inner);
+            let made = py.detach(|| match queue {
+                Some(q) if alignment <= 64 => Memory::from_resource_on(&resource, nbytes, q.inner),
+                Some(_) => Err(locus::Error::Invalid(format!(
+                    "{}: a stream-ordered allocation is aligned to 64 bytes; alignment {alignment} needs one without a queue",
+                    resource.location()
+                ))),
+                None => Memory::from_resource_aligned(&resource, nbytes, alignment),
+            });
+            Ok(PyMemory::wrap(Arc::new(made.map_err(py_err)?)))
+        })
+    }
+
+    /// Gives the memory back to its resource once `event` (the last work using it) is
+    /// done, without waiting (CUDA's `cudaFreeAsync`): a pool hands the range out again
+    /// at once to an allocation on the same `queue`, to other queues only after the
+    /// event. This object is unusable afterwards. Refused when the memory is reachable
+    /// from elsewhere in Python (a numpy view, a connection), since that could use it
+    /// after the pool handed it out again; memory not from a resource is freed when
+    /// its last handle goes.
+    fn release_after(&self, queue: PyQueue, event: &PyEvent) -> PyResult<()> {
+        let m = self.mem()?;
+        if self.shared.load(Ordering::Relaxed) {
+            return Err(PyValueError::new_err(format!(
+                "{}: this memory is reachable from elsewhere in Python (a numpy view, a connection or another Memory object), so it cannot be given back early; let those go and drop it instead",
+                m.location()
+            )));
+        }
+        self.released.store(true, Ordering::Release);
+        m.release_after(queue.inner, event.inner.clone());
+        Ok(())
     }
 
     /// Copies `nbytes` from `src[src_offset..]` into `self[offset..]` (umem's
@@ -181,7 +285,7 @@ impl PyMemory {
     /// True when code at `location` uses this memory in place (umem's
     /// `is_accessible_from`).
     fn is_accessible_from(&self, location: &str) -> PyResult<bool> {
-        guarded(|| Ok(self.inner.is_accessible_from(parse_location(location)?)))
+        guarded(|| Ok(self.mem()?.is_accessible_from(parse_location(location)?)))
     }
 
     /// True when `other` lives in the same device context (umem's `is_same_context`).
@@ -202,10 +306,11 @@ impl PyMemory {
         alignment: usize,
     ) -> PyResult<PyMirror> {
         guarded(|| {
-            let at = parse_location(location)?;
+            let (at, source) = (parse_location(location)?, self.mem()?);
             let m = py
-                .detach(|| mirror::connect(&self.inner, nbytes, at, alignment))
+                .detach(|| mirror::connect(source, nbytes, at, alignment))
                 .map_err(py_err)?;
+            self.shared.store(true, Ordering::Relaxed);
             Ok(PyMirror {
                 inner: Mutex::new(Some(m)),
             })
@@ -220,13 +325,15 @@ impl PyMemory {
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
-            let address = match self.inner.host_access() {
-                HostAccess::Pointer => self.inner.native().address() as usize,
+            let m = self.mem()?;
+            self.shared.store(true, Ordering::Relaxed);
+            let address = match m.host_access() {
+                HostAccess::Pointer => m.native().address() as usize,
                 HostAccess::Mapped => {
                     let mut mapping = lock(&self.mapping);
                     if mapping.is_none() {
                         let made = py
-                            .detach(|| self.inner.map(0..self.inner.len(), true))
+                            .detach(|| m.map(0..m.len(), true))
                             .map_err(py_err)?;
                         *mapping = Some(made);
                     }
@@ -235,13 +342,13 @@ impl PyMemory {
                 HostAccess::None => {
                     return Err(PyAttributeError::new_err(format!(
                         "memory at {} is not reachable from the host in place; read() it, or connect() it to the host",
-                        self.inner.location()
+                        m.location()
                     )))
                 }
             };
             let d = PyDict::new(py);
             d.set_item("version", 3)?;
-            d.set_item("shape", (self.inner.len(),))?;
+            d.set_item("shape", (m.len(),))?;
             d.set_item("typestr", "|u1")?;
             d.set_item("data", (address, false))?;
             Ok(d)
@@ -249,12 +356,19 @@ impl PyMemory {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "<locus.Memory {} bytes at {}, address {:#x}>",
-            self.inner.len(),
-            self.inner.location(),
-            self.inner.native().address()
-        )
+        match self.released.load(Ordering::Acquire) {
+            true => format!(
+                "<locus.Memory {} bytes at {}, given back>",
+                self.inner.len(),
+                self.inner.location()
+            ),
+            false => format!(
+                "<locus.Memory {} bytes at {}, address {:#x}>",
+                self.inner.len(),
+                self.inner.location(),
+                self.inner.native().address()
+            ),
+        }
     }
 }
 
@@ -282,13 +396,13 @@ impl PyMirror {
     /// The paired memory (the source itself when in place).
     #[getter]
     fn memory(&self) -> PyResult<PyMemory> {
-        self.with(|m| Ok(PyMemory::wrap(Arc::clone(m.memory()))))
+        self.with(|m| Ok(PyMemory::wrap_shared(Arc::clone(m.memory()))))
     }
 
     /// The source allocation.
     #[getter]
     fn source(&self) -> PyResult<PyMemory> {
-        self.with(|m| Ok(PyMemory::wrap(Arc::clone(m.source()))))
+        self.with(|m| Ok(PyMemory::wrap_shared(Arc::clone(m.source()))))
     }
 
     /// Where the paired memory is used.

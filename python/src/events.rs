@@ -1,0 +1,161 @@
+//! `locus.Event`, `locus.EventTrigger` and `locus.Queue`: one event type for work at any
+//! location (CUDA's events, OpenCL's and SYCL's events, a wgpu submission, a locus
+//! worker), user events that hold work back until Python says go, and queues that run
+//! what is submitted on them in order (CUDA's streams). Every wait releases the GIL.
+
+use locus::{Event, EventTrigger, Queue};
+
+use super::*;
+
+/// Completion of asynchronous work (a copy started with `Memory.copy_to_async`, a user
+/// event). Any event is a dependency of any later work, whatever the technologies.
+#[pyclass(frozen, module = "locus", name = "Event")]
+pub(crate) struct PyEvent {
+    pub(crate) inner: Event,
+}
+
+#[pymethods]
+impl PyEvent {
+    /// An event that has already happened.
+    #[staticmethod]
+    fn done() -> PyEvent {
+        PyEvent {
+            inner: Event::done(),
+        }
+    }
+
+    /// An event and the trigger that completes it (OpenCL's user events): work that
+    /// depends on the event waits until `trigger.complete()` (or fails with
+    /// `trigger.fail(why)`; a trigger dropped unfired fails it, so nothing waits forever).
+    #[staticmethod]
+    fn user() -> (PyEvent, PyTrigger) {
+        let (inner, trigger) = Event::user();
+        (
+            PyEvent { inner },
+            PyTrigger {
+                inner: Mutex::new(Some(trigger)),
+            },
+        )
+    }
+
+    /// Blocks until the work is done (the GIL released); raises its error, if any, as
+    /// `LocusError` (the work failed: not a bad argument of this call).
+    fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        guarded(|| py.detach(|| self.inner.wait()).map_err(failed))
+    }
+
+    /// True once the work is known to be done (does not block).
+    fn is_complete(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.inner.is_complete())
+    }
+
+    /// True when the work went to a runtime's own queue (an OpenCL or SYCL event, a wgpu
+    /// submission), false when a locus worker thread runs it.
+    fn is_native(&self) -> bool {
+        self.inner.is_native()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<locus.Event complete: {}, native: {}>",
+            self.inner.is_complete(),
+            self.inner.is_native()
+        )
+    }
+}
+
+/// Completes the event `Event.user()` made with it; once.
+#[pyclass(frozen, module = "locus", name = "EventTrigger")]
+pub(crate) struct PyTrigger {
+    inner: Mutex<Option<EventTrigger>>,
+}
+
+impl PyTrigger {
+    fn take(&self) -> PyResult<EventTrigger> {
+        lock(&self.inner)
+            .take()
+            .ok_or_else(|| PyValueError::new_err("this trigger has already fired"))
+    }
+}
+
+#[pymethods]
+impl PyTrigger {
+    /// Completes the event: work waiting on it starts.
+    fn complete(&self) -> PyResult<()> {
+        self.take()?.complete();
+        Ok(())
+    }
+
+    /// Fails the event with `why`: every waiter gets the error.
+    fn fail(&self, why: &str) -> PyResult<()> {
+        self.take()?.fail(why);
+        Ok(())
+    }
+}
+
+/// A queue (CUDA's stream): work submitted on it runs in the order submitted, after
+/// whatever it is also given to wait for. Queues are numbers: cheap to make, equal when
+/// the same queue.
+#[pyclass(frozen, eq, hash, module = "locus", name = "Queue")]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct PyQueue {
+    pub(crate) inner: Queue,
+}
+
+#[pymethods]
+impl PyQueue {
+    /// A new, distinct queue.
+    #[new]
+    fn new() -> PyQueue {
+        PyQueue {
+            inner: Queue::new(),
+        }
+    }
+
+    /// The queue's number (unique in the process; the stream column of allocation logs).
+    #[getter]
+    fn id(&self) -> u64 {
+        self.inner.id()
+    }
+
+    /// Waits for everything submitted on the queue (the GIL released); a failure of
+    /// that work is a `LocusError`.
+    fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        guarded(|| py.detach(|| self.inner.wait()).map_err(failed))
+    }
+
+    /// The last work submitted on the queue while it may still run, else `None`.
+    fn last(&self, py: Python<'_>) -> Option<PyEvent> {
+        py.detach(|| self.inner.last())
+            .map(|inner| PyEvent { inner })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<locus.Queue {}>", self.inner.id())
+    }
+}
+
+/// A failure of asynchronous work, reported by a wait.
+fn failed(e: locus::Error) -> PyErr {
+    LocusError::new_err(e.to_string())
+}
+
+/// The events of `after` (a sequence of `Event`), as locus events.
+pub(crate) fn events_of(after: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Event>> {
+    let Some(after) = after else {
+        return Ok(Vec::new());
+    };
+    after
+        .try_iter()?
+        .map(|e| {
+            let e = e?;
+            let event = e.cast::<PyEvent>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "after: expected locus.Event items, got {}",
+                    e.get_type().name().map_or("?".into(), |n| n.to_string())
+                ))
+            })?;
+            Ok(event.get().inner.clone())
+        })
+        .collect()
+}

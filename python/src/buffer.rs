@@ -10,10 +10,26 @@ use super::*;
 pub(crate) struct PyBuffer {
     pub(crate) store: Mutex<Store>,
     pub(crate) dtype: DType,
-    pub(crate) shape: Vec<usize>,
+    /// Changed only with the store's lock held (`resize`, `assign`, `append`, `swap`).
+    pub(crate) shape: Mutex<Vec<usize>>,
     pub(crate) readonly: bool,
     /// Write handles handed out; while one is open, its location holds the newest data.
     pub(crate) writers: Mutex<Vec<Weak<View>>>,
+}
+
+/// The stores of two distinct buffers, locked in address order (so that two threads
+/// locking one pair never wait on each other), returned as `(a's, b's)`.
+fn locked_pair<'a>(
+    a: &'a PyBuffer,
+    b: &'a PyBuffer,
+) -> (MutexGuard<'a, Store>, MutexGuard<'a, Store>) {
+    if (a as *const PyBuffer) < (b as *const PyBuffer) {
+        let first = lock(&a.store);
+        (first, lock(&b.store))
+    } else {
+        let first = lock(&b.store);
+        (lock(&a.store), first)
+    }
 }
 
 pub(crate) fn shape_of(n: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
@@ -33,10 +49,87 @@ impl PyBuffer {
         PyBuffer {
             store: Mutex::new(store),
             dtype,
-            shape,
+            shape: Mutex::new(shape),
             readonly,
             writers: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The shape now.
+    pub(crate) fn dims(&self) -> Vec<usize> {
+        lock(&self.shape).clone()
+    }
+
+    /// Refuses a vector operation on a read-only or multi-dimensional buffer.
+    fn vector_checks(&self, what: &str) -> PyResult<()> {
+        if self.readonly {
+            return Err(PyValueError::new_err(format!(
+                "{what}: this buffer adopted read-only memory"
+            )));
+        }
+        let dims = self.dims();
+        if dims.len() != 1 {
+            return Err(PyValueError::new_err(format!(
+                "{what}: the buffer has shape {dims:?}; vector operations take 1-D buffers"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs `change` on the store of a 1-D, writable buffer with no write handle open
+    /// (a vector operation: the length may change), then sets the shape to the new
+    /// length.
+    fn reshaped(
+        &self,
+        py: Python<'_>,
+        what: &str,
+        change: impl FnOnce(&mut Store) -> locus::Result<()> + Send,
+    ) -> PyResult<()> {
+        self.vector_checks(what)?;
+        py.detach(|| {
+            let mut store = lock(&self.store);
+            if let Some(w) = self.sync_writers(&mut store)? {
+                return Err(locus::Error::Invalid(format!(
+                    "{what}: a write handle at {w} is still open: close it first"
+                )));
+            }
+            let changed = change(&mut store);
+            *lock(&self.shape) = vec![store.count()];
+            changed
+        })
+        .map_err(py_err)
+    }
+
+    /// `assign` / `append` of `src`.
+    fn take_in(&self, py: Python<'_>, src: &Bound<'_, PyBuffer>, append: bool) -> PyResult<()> {
+        let what = if append { "append" } else { "assign" };
+        let src: &PyBuffer = src.get();
+        if std::ptr::eq(src, self) {
+            return Err(PyValueError::new_err(format!(
+                "{what} of a buffer to itself: copy() it first"
+            )));
+        }
+        if src.dtype.name != self.dtype.name {
+            return Err(PyValueError::new_err(format!(
+                "{what} of a {} buffer to a {} one: the dtypes must match",
+                src.dtype.name, self.dtype.name
+            )));
+        }
+        self.vector_checks(what)?;
+        py.detach(|| {
+            let (mut store, mut source) = locked_pair(self, src);
+            if let Some(w) = self.sync_writers(&mut store)? {
+                return Err(locus::Error::Invalid(format!(
+                    "{what}: a write handle at {w} is still open: close it first"
+                )));
+            }
+            // The newest data of `src` is where its open write handles are.
+            src.sync_writers(&mut source)?;
+            let done = store.assign_or_append(&source, append);
+            *lock(&self.shape) = vec![store.count()];
+            done
+        })
+        .map_err(py_err)
     }
 
     /// Re-declares the write of the open write handles (their location holds the newest
@@ -75,7 +168,7 @@ impl PyBuffer {
                 } else {
                     store.access(location)?
                 };
-                View::new(served, location, self.dtype, self.shape.clone(), write)
+                View::new(served, location, self.dtype, self.dims(), write)
             })
             .map_err(py_err)?;
         let view = Arc::new(view);
@@ -195,13 +288,13 @@ impl PyBuffer {
     /// The shape.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        guarded(|| PyTuple::new(py, &self.shape))
+        guarded(|| PyTuple::new(py, self.dims()))
     }
 
     /// Number of elements.
     #[getter]
     fn size(&self) -> usize {
-        self.shape.iter().product()
+        self.dims().iter().product()
     }
 
     /// Size in bytes.
@@ -232,7 +325,7 @@ impl PyBuffer {
     }
 
     fn __len__(&self) -> usize {
-        self.shape.first().copied().unwrap_or(1)
+        self.dims().first().copied().unwrap_or(1)
     }
 
     /// Declares a read at `location`: in place when the data there is reachable from it,
@@ -309,7 +402,7 @@ impl PyBuffer {
                     store.to_location(target.unwrap_or(store.location()))
                 })
                 .map_err(py_err)?;
-            Ok(PyBuffer::wrap(store, self.dtype, self.shape.clone(), false))
+            Ok(PyBuffer::wrap(store, self.dtype, self.dims(), false))
         })
     }
 
@@ -364,7 +457,7 @@ impl PyBuffer {
                     "this buffer adopted read-only memory: it cannot be copied into",
                 ));
             }
-            let src_len = elements(&src.shape, 1)?;
+            let src_len = elements(&src.dims(), 1)?;
             let count = count.unwrap_or_else(|| src_len.saturating_sub(src_start));
             let end = src_start
                 .checked_add(count)
@@ -399,6 +492,75 @@ impl PyBuffer {
                 store.prefetch(location)
             })
             .map(|route| route.kind.to_string())
+            .map_err(py_err)
+        })
+    }
+
+    /// Elements the home allocation holds without reallocating.
+    #[getter]
+    fn capacity(&self) -> usize {
+        lock(&self.store).capacity()
+    }
+
+    /// Makes room at home for at least `capacity` elements (HAMR's `reserve`): later
+    /// appends up to it copy nothing that is already there.
+    fn reserve(&self, py: Python<'_>, capacity: usize) -> PyResult<()> {
+        guarded(|| self.reshaped(py, "reserve", |store| store.reserve(capacity)))
+    }
+
+    /// Changes the length of a 1-D buffer (HAMR's `resize`): replicas stay coherent;
+    /// new elements are `fill` (zero when `None`).
+    #[pyo3(signature = (n, fill = None))]
+    fn resize(&self, py: Python<'_>, n: usize, fill: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        guarded(|| {
+            let pattern = match fill {
+                Some(value) => self.dtype.encode(value)?,
+                None => vec![0u8; self.dtype.size],
+            };
+            self.reshaped(py, "resize", |store| store.resize(n, &pattern))
+        })
+    }
+
+    /// Replaces the contents with a copy of `src` (same dtype, any location; HAMR's
+    /// `assign`); the length becomes `src`'s.
+    fn assign(&self, py: Python<'_>, src: &Bound<'_, PyBuffer>) -> PyResult<()> {
+        guarded(|| self.take_in(py, src, false))
+    }
+
+    /// Appends a copy of `src` (same dtype, any location; HAMR's `append`): the
+    /// capacity doubles when it must, and the elements already here are not copied
+    /// when it suffices.
+    fn append(&self, py: Python<'_>, src: &Bound<'_, PyBuffer>) -> PyResult<()> {
+        guarded(|| self.take_in(py, src, true))
+    }
+
+    /// Exchanges the contents, locations, replicas, shapes and counters of two buffers of
+    /// one dtype (HAMR's `swap`): nothing is copied.
+    fn swap(&self, py: Python<'_>, other: &Bound<'_, PyBuffer>) -> PyResult<()> {
+        guarded(|| {
+            let other: &PyBuffer = other.get();
+            if std::ptr::eq(other, self) {
+                return Ok(());
+            }
+            if other.dtype.name != self.dtype.name || self.readonly || other.readonly {
+                return Err(PyValueError::new_err(format!(
+                    "swap of a {} buffer with a {} one: both must be writable and of one dtype",
+                    self.dtype.name, other.dtype.name
+                )));
+            }
+            py.detach(|| {
+                let (mut a, mut b) = locked_pair(self, other);
+                for (who, store) in [(self, &mut a), (other, &mut b)] {
+                    if let Some(w) = who.sync_writers(store)? {
+                        return Err(locus::Error::Invalid(format!(
+                            "swap: a write handle at {w} is still open: close it first"
+                        )));
+                    }
+                }
+                std::mem::swap(&mut *a, &mut *b);
+                std::mem::swap(&mut *lock(&self.shape), &mut *lock(&other.shape));
+                Ok(())
+            })
             .map_err(py_err)
         })
     }
@@ -615,7 +777,7 @@ impl PyBuffer {
         format!(
             "locus.Buffer({} {:?} at {}, replicas [{}])",
             self.dtype.name,
-            self.shape,
+            self.dims(),
             store.location(),
             store
                 .replicas()

@@ -184,6 +184,52 @@ impl Store {
         }
     }
 
+    /// Elements the home allocation holds without reallocating.
+    pub fn capacity(&self) -> usize {
+        on_store!(self, b => b.capacity())
+    }
+
+    /// Makes room at home for `capacity` elements (HAMR's `reserve`).
+    pub fn reserve(&mut self, capacity: usize) -> locus::Result<()> {
+        on_store!(self, b => b.reserve(capacity))
+    }
+
+    /// Changes the length to `len` (HAMR's `resize`); new elements are the bytes of
+    /// `pattern` (one element's width).
+    pub fn resize(&mut self, len: usize, pattern: &[u8]) -> locus::Result<()> {
+        on_store!(self, b => {
+            let mut value = Default::default();
+            bytemuck::bytes_of_mut(&mut value).copy_from_slice(pattern);
+            b.resize_with(len, value)
+        })
+    }
+
+    /// Replaces the contents with a copy of `src` (HAMR's `assign`), or appends one
+    /// (HAMR's `append`); both hold elements of one width (the caller checked the
+    /// dtypes).
+    pub fn assign_or_append(&mut self, src: &Store, append: bool) -> locus::Result<()> {
+        let op = |append: bool| if append { "append" } else { "assign" };
+        match (self, src) {
+            (Store::W1(d), Store::W1(s)) if append => d.append(s),
+            (Store::W2(d), Store::W2(s)) if append => d.append(s),
+            (Store::W4(d), Store::W4(s)) if append => d.append(s),
+            (Store::W8(d), Store::W8(s)) if append => d.append(s),
+            (Store::W1(d), Store::W1(s)) => d.assign(s),
+            (Store::W2(d), Store::W2(s)) => d.assign(s),
+            (Store::W4(d), Store::W4(s)) => d.assign(s),
+            (Store::W8(d), Store::W8(s)) => d.assign(s),
+            _ => Err(locus::Error::Invalid(format!(
+                "{} between buffers of different element sizes",
+                op(append)
+            ))),
+        }
+    }
+
+    /// The number of elements.
+    pub fn count(&self) -> usize {
+        on_store!(self, b => b.len())
+    }
+
     /// Makes the current data valid at `location` ahead of use there.
     pub fn prefetch(&self, location: Location) -> locus::Result<Route> {
         on_store!(self, b => {

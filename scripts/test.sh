@@ -145,6 +145,8 @@ for style in numpy_style pyopencl_style jax_style locus_style; do
   echo "--- python/examples/styles/$style.py (docs/python.md)"
   "$LOCUS_SYCL_VENV/bin/python" -W ignore python/examples/styles/$style.py
 done
+echo "--- python/examples/04_transfer_matrix.py"
+"$LOCUS_SYCL_VENV/bin/python" python/examples/04_transfer_matrix.py
 echo "--- python/examples/01_locations.py"
 "$LOCUS_SYCL_VENV/bin/python" python/examples/01_locations.py
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do

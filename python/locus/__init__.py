@@ -42,7 +42,10 @@ from ._locus import (  # noqa: E402, F401
     dtypes,
     info,
     memory_statistics,
+    registered_paths,
     route,
+    transfer_totals,
+    transfer_totals_text,
     use_pool,
     use_upstream,
 )

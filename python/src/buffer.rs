@@ -413,16 +413,7 @@ impl PyBuffer {
     fn transfers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
             let totals = lock(&self.store).totals();
-            let out = PyDict::new(py);
-            for kind in locus::RouteKind::ALL {
-                if totals.calls_of(kind) > 0 {
-                    let d = PyDict::new(py);
-                    d.set_item("calls", totals.calls_of(kind))?;
-                    d.set_item("bytes", totals.bytes_of(kind))?;
-                    out.set_item(kind.to_string(), d)?;
-                }
-            }
-            Ok(out)
+            crate::totals_dict(py, &totals)
         })
     }
 

@@ -96,6 +96,48 @@ fn route<'py>(py: Python<'py>, src: &str, dst: &str) -> PyResult<Bound<'py, PyDi
     })
 }
 
+/// Transfer counters as `{"direct": {"calls": 2, "bytes": 8192}, ...}` (kinds never
+/// taken left out).
+fn totals_dict<'py>(
+    py: Python<'py>,
+    totals: &locus::TransferTotals,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for kind in locus::RouteKind::ALL {
+        if totals.calls_of(kind) > 0 {
+            let d = PyDict::new(py);
+            d.set_item("calls", totals.calls_of(kind))?;
+            d.set_item("bytes", totals.bytes_of(kind))?;
+            out.set_item(kind.to_string(), d)?;
+        }
+    }
+    Ok(out)
+}
+
+/// Every copy the library made in this process, per route kind (`Buffer.transfers`'s
+/// form); `str` of the same: `transfer_totals_text()`.
+#[pyfunction]
+fn transfer_totals(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    guarded(|| totals_dict(py, &locus::transfer::global_stats().totals()))
+}
+
+/// The process-wide counters in one line (`moved 12 B in 1 copy (direct 1 x 12 B)`).
+#[pyfunction]
+fn transfer_totals_text() -> String {
+    locus::transfer::global_stats().totals().to_string()
+}
+
+/// The copy paths the backends registered, as `(src technology, dst technology, name)`
+/// (the generic paths every pair has are not listed).
+#[pyfunction]
+fn registered_paths() -> Vec<(String, String, &'static str)> {
+    locus::registry()
+        .matrix()
+        .registered()
+        .map(|(s, d, name)| (s.to_string(), d.to_string(), name))
+        .collect()
+}
+
 /// The locations this machine has, host first (`["host", "openmp:0", "opencl:0", ...]`).
 #[pyfunction]
 fn available() -> Vec<String> {
@@ -169,6 +211,9 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dtypes, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack_device, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_totals, m)?)?;
+    m.add_function(wrap_pyfunction!(transfer_totals_text, m)?)?;
+    m.add_function(wrap_pyfunction!(registered_paths, m)?)?;
     m.add_function(wrap_pyfunction!(resources::use_pool, m)?)?;
     m.add_function(wrap_pyfunction!(resources::use_upstream, m)?)?;
     m.add_function(wrap_pyfunction!(resources::memory_statistics, m)?)?;

@@ -54,6 +54,19 @@ impl PyMemory {
     }
 }
 
+/// A route kind by its name.
+fn route_kind(name: &str) -> PyResult<locus::RouteKind> {
+    locus::RouteKind::ALL
+        .into_iter()
+        .find(|k| k.name() == name)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "via: no route kind '{name}' (the kinds are {})",
+                locus::RouteKind::ALL.map(|k| k.name()).join(", ")
+            ))
+        })
+}
+
 fn route_text(route: Option<locus::Route>) -> Option<String> {
     route.map(|r| r.to_string())
 }
@@ -176,7 +189,10 @@ impl PyMemory {
 
     /// Copies `nbytes` from `self[offset..]` to `dst[dst_offset..]` on the route the
     /// transfer matrix picks (umem's `copy_to`); returns the route.
-    #[pyo3(signature = (dst, nbytes, offset = 0, dst_offset = 0))]
+    ///
+    /// `via` forces a route kind (`"direct"`, `"peer"`, `"mapped"`, `"staged"`: to
+    /// compare routes; an error when none of that kind applies).
+    #[pyo3(signature = (dst, nbytes, offset = 0, dst_offset = 0, via = None))]
     fn copy_to(
         &self,
         py: Python<'_>,
@@ -184,12 +200,17 @@ impl PyMemory {
         nbytes: usize,
         offset: usize,
         dst_offset: usize,
+        via: Option<&str>,
     ) -> PyResult<String> {
         guarded(|| {
             let (src, dst) = (self.mem()?, dst.mem()?);
-            py.detach(|| src.copy_to(offset, dst, dst_offset, nbytes))
-                .map(|r| r.to_string())
-                .map_err(py_err)
+            let via = via.map(route_kind).transpose()?;
+            py.detach(|| match via {
+                Some(kind) => src.copy_to_via(kind, offset, dst, dst_offset, nbytes),
+                None => src.copy_to(offset, dst, dst_offset, nbytes),
+            })
+            .map(|r| r.to_string())
+            .map_err(py_err)
         })
     }
 
@@ -279,7 +300,7 @@ impl PyMemory {
         offset: usize,
         src_offset: usize,
     ) -> PyResult<String> {
-        src.copy_to(py, self, nbytes, src_offset, offset)
+        src.copy_to(py, self, nbytes, src_offset, offset, None)
     }
 
     /// True when code at `location` uses this memory in place (umem's

@@ -88,3 +88,19 @@ def test_numpy_views_memory_the_host_reaches_in_place(location):
     view[:] = 5
     del view
     assert m.read() == bytes([5]) * 64
+
+
+def test_a_forced_route_and_the_process_counters(location):
+    n = 1 << 16
+    src, dst = locus.Memory(location, n), locus.Memory("host", n)
+    src.set(5)
+    before = locus.transfer_totals().get("staged", {"calls": 0, "bytes": 0})
+    route = src.copy_to(dst, n, via="staged")
+    assert "staged" in route, route
+    assert dst.read() == bytes([5]) * n
+    after = locus.transfer_totals()["staged"]
+    assert after["calls"] >= before["calls"] + 1 and after["bytes"] >= before["bytes"] + n
+    assert "moved" in locus.transfer_totals_text()
+    with pytest.raises(ValueError, match="the kinds are"):
+        src.copy_to(dst, n, via="teleport")
+    assert all(len(p) == 3 for p in locus.registered_paths())

@@ -33,8 +33,10 @@ pub struct Tracking {
     tag: u64,
 }
 
-/// One live block's record: 16 bytes, four to a cache line.
+/// One live block's record: 16 bytes, four to a cache line (aligned to 16, so that no
+/// slot straddles two lines).
 #[derive(Default)]
+#[repr(align(16))]
 struct Slot {
     /// While the block is out: its size + 1 in the low 48 bits and the allocating
     /// thread's number in [`thread_names`] in the high 16; 0 when the slot is free.

@@ -88,16 +88,23 @@ impl PyBuffer {
         self.vector_checks(what)?;
         py.detach(|| {
             let mut store = lock(&self.store);
-            if let Some(w) = self.sync_writers(&mut store)? {
-                return Err(locus::Error::Invalid(format!(
-                    "{what}: a write handle at {w} is still open: close it first"
-                )));
-            }
+            self.no_open_writer(&mut store, what)?;
             let changed = change(&mut store);
             *lock(&self.shape) = vec![store.count()];
             changed
         })
         .map_err(py_err)
+    }
+
+    /// Refuses `what` (an operation that may reallocate the store) while a write handle
+    /// of this buffer is open.
+    fn no_open_writer(&self, store: &mut Store, what: &str) -> locus::Result<()> {
+        match self.sync_writers(store)? {
+            Some(w) => Err(locus::Error::Invalid(format!(
+                "{what}: a write handle at {w} is still open: close it first"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// `assign` / `append` of `src`.
@@ -118,11 +125,7 @@ impl PyBuffer {
         self.vector_checks(what)?;
         py.detach(|| {
             let (mut store, mut source) = locked_pair(self, src);
-            if let Some(w) = self.sync_writers(&mut store)? {
-                return Err(locus::Error::Invalid(format!(
-                    "{what}: a write handle at {w} is still open: close it first"
-                )));
-            }
+            self.no_open_writer(&mut store, what)?;
             // The newest data of `src` is where its open write handles are.
             src.sync_writers(&mut source)?;
             let done = store.assign_or_append(&source, append);
@@ -541,13 +544,8 @@ impl PyBuffer {
             }
             py.detach(|| {
                 let (mut a, mut b) = locked_pair(self, other);
-                for (who, store) in [(self, &mut a), (other, &mut b)] {
-                    if let Some(w) = who.sync_writers(store)? {
-                        return Err(locus::Error::Invalid(format!(
-                            "swap: a write handle at {w} is still open: close it first"
-                        )));
-                    }
-                }
+                self.no_open_writer(&mut a, "swap")?;
+                other.no_open_writer(&mut b, "swap")?;
                 std::mem::swap(&mut *a, &mut *b);
                 std::mem::swap(&mut *lock(&self.shape), &mut *lock(&other.shape));
                 Ok(())

@@ -110,7 +110,7 @@ impl Reason {
         let text = match kept.get(&**self) {
             Some(text) => *text,
             None => {
-                let text: &'static str = Box::leak(self.to_string().into_boxed_str());
+                let text: &'static str = Box::leak(Box::<str>::from(&**self));
                 kept.insert(text);
                 text
             }

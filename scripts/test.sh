@@ -149,8 +149,10 @@ echo "--- python/examples/04_transfer_matrix.py"
 "$LOCUS_SYCL_VENV/bin/python" python/examples/04_transfer_matrix.py
 echo "--- python/examples/01_locations.py"
 "$LOCUS_SYCL_VENV/bin/python" python/examples/01_locations.py
+echo "--- python/examples/05_codelet_vec_add.py (every available target)"
+"$LOCUS_SYCL_VENV/bin/python" python/examples/05_codelet_vec_add.py
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
-  for ex in 02_buffers 03_declared_access 06_jacobi 09_queues_and_events; do
+  for ex in 02_buffers 03_declared_access 06_jacobi 07_async 08_memory_resources 09_queues_and_events; do
     echo "--- python/examples/$ex.py $loc"
     "$LOCUS_SYCL_VENV/bin/python" python/examples/$ex.py "$loc"
   done

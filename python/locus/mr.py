@@ -35,6 +35,7 @@ from ._locus import (  # noqa: F401
     available_device_memory,
     get_per_device_resource,
     percent_of_free_device_memory,
+    replay,
     set_current_device_resource,
     set_per_device_resource,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "get_current_device_resource",
     "get_per_device_resource",
     "percent_of_free_device_memory",
+    "replay",
     "set_current_device_resource",
     "set_per_device_resource",
 ]

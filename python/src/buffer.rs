@@ -55,6 +55,21 @@ impl PyBuffer {
         }
     }
 
+    /// The store, locked by a thread that holds the GIL: while another thread has it (an
+    /// asynchronous call in flight), the wait releases the GIL, so that a thread which
+    /// needs the GIL to finish (a Python failure callback of a memory resource) can.
+    pub(crate) fn held(&self, py: Python<'_>) -> MutexGuard<'_, Store> {
+        loop {
+            match self.store.try_lock() {
+                Ok(guard) => return guard,
+                Err(std::sync::TryLockError::Poisoned(e)) => return e.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    py.detach(|| drop(lock(&self.store)));
+                }
+            }
+        }
+    }
+
     /// The shape now.
     pub(crate) fn dims(&self) -> Vec<usize> {
         lock(&self.shape).clone()
@@ -178,7 +193,7 @@ impl PyBuffer {
         if write {
             lock(&self.writers).push(Arc::downgrade(&view));
         }
-        Ok(Handle { view })
+        Ok(Handle::new(view))
     }
 
     fn numpy<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyModule>> {
@@ -278,8 +293,8 @@ impl PyBuffer {
 
     /// The home location (where the buffer was made, or moved to).
     #[getter]
-    fn location(&self) -> String {
-        lock(&self.store).location().to_string()
+    fn location(&self, py: Python<'_>) -> String {
+        self.held(py).location().to_string()
     }
 
     /// The element type's name.
@@ -314,13 +329,13 @@ impl PyBuffer {
 
     /// Bytes copied between locations for this buffer so far.
     #[getter]
-    fn bytes_moved(&self) -> u64 {
-        lock(&self.store).bytes_moved()
+    fn bytes_moved(&self, py: Python<'_>) -> u64 {
+        self.held(py).bytes_moved()
     }
 
     /// Every copy the buffer holds: `[(location, valid), ...]`.
-    fn replicas(&self) -> Vec<(String, bool)> {
-        lock(&self.store)
+    fn replicas(&self, py: Python<'_>) -> Vec<(String, bool)> {
+        self.held(py)
             .replicas()
             .into_iter()
             .map(|(l, v)| (l.to_string(), v))
@@ -415,7 +430,7 @@ impl PyBuffer {
     #[getter]
     fn transfers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
-            let totals = lock(&self.store).totals();
+            let totals = self.held(py).totals();
             crate::totals_dict(py, &totals)
         })
     }
@@ -492,8 +507,8 @@ impl PyBuffer {
 
     /// Elements the home allocation holds without reallocating.
     #[getter]
-    fn capacity(&self) -> usize {
-        lock(&self.store).capacity()
+    fn capacity(&self, py: Python<'_>) -> usize {
+        self.held(py).capacity()
     }
 
     /// Makes room at home for at least `capacity` elements (HAMR's `reserve`): later
@@ -575,7 +590,7 @@ impl PyBuffer {
     /// `__dlpack_device__` of a read at the home location.
     fn __dlpack_device__(&self, py: Python<'_>) -> PyResult<(i32, i32)> {
         guarded(|| {
-            let home = self.location();
+            let home = self.location(py);
             Ok(self.handle(py, &home, false)?.__dlpack_device__())
         })
     }
@@ -591,7 +606,7 @@ impl PyBuffer {
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
         guarded(|| {
-            let home = self.location();
+            let home = self.location(py);
             self.handle(py, &home, false)?
                 .__dlpack__(py, stream, max_version, dl_device, copy)
         })
@@ -761,8 +776,8 @@ impl PyBuffer {
         })
     }
 
-    fn __repr__(&self) -> String {
-        let store = lock(&self.store);
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let store = self.held(py);
         format!(
             "locus.Buffer({} {:?} at {}, replicas [{}])",
             self.dtype.name,

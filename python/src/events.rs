@@ -136,7 +136,7 @@ impl PyQueue {
 }
 
 /// A failure of asynchronous work, reported by a wait.
-fn failed(e: locus::Error) -> PyErr {
+pub(crate) fn failed(e: locus::Error) -> PyErr {
     LocusError::new_err(e.to_string())
 }
 

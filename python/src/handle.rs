@@ -7,10 +7,76 @@ use super::*;
 /// without copying (`np.asarray(h)`, `np.from_dlpack(h)`) where code at its location
 /// runs on the host; every location exports it through DLPack. It keeps the data alive
 /// for as long as it (or any array made from it) lives, whichever of the buffer and the
-/// array goes first.
+/// array goes first. Its host view (a mapping, where there is one) is held until the
+/// handle is closed, and by each array and export made from it until that goes: a
+/// closed handle kept in a variable holds nothing back (WebGPU runs no GPU work on a
+/// mapped buffer).
 #[pyclass(frozen, module = "locus", name = "Handle")]
 pub(crate) struct Handle {
     pub(crate) view: Arc<View>,
+    closed: AtomicBool,
+}
+
+impl Handle {
+    pub(crate) fn new(view: Arc<View>) -> Handle {
+        Handle {
+            view,
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// The host mapping, or why there is none: no host view from this location, or the
+    /// handle is closed.
+    fn host_mapping(&self) -> PyResult<Arc<HostMapping>> {
+        if self.closed.load(Ordering::SeqCst) && self.view.host_mapped {
+            return Err(closed_handle());
+        }
+        self.view.mapping().ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "a handle at {} holds memory at {} that host code cannot address; \
+                 call buffer.access(\"host\") (or access_mut) for a numpy view, or use DLPack",
+                self.view.consumer,
+                self.view.memory.location()
+            ))
+        })
+    }
+}
+
+/// What a numpy array made from a handle holds (its `base`): the view's memory and its
+/// host mapping, for as long as the array lives, whatever becomes of the handle.
+#[pyclass(frozen, module = "locus", name = "_HostView")]
+pub(crate) struct HostView {
+    view: Arc<View>,
+    mapping: Arc<HostMapping>,
+}
+
+#[pymethods]
+impl HostView {
+    /// numpy's array interface (version 3) of the mapped data.
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let d = PyDict::new(py);
+            d.set_item("version", 3)?;
+            d.set_item("shape", PyTuple::new(py, &self.view.shape)?)?;
+            d.set_item("typestr", self.view.dtype.typestr())?;
+            d.set_item(
+                "data",
+                (self.mapping.as_ptr() as usize, !self.view.writable),
+            )?;
+            d.set_item("strides", py.None())?;
+            Ok(d)
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<locus host view of {} {:?}, memory at {}>",
+            self.view.dtype.name,
+            self.view.shape,
+            self.view.memory.location()
+        )
+    }
 }
 
 #[pymethods]
@@ -127,32 +193,15 @@ impl Handle {
         )))
     }
 
-    /// The host address of the first element, when code at this location runs on the host.
+    /// The host address of the first element, when code at this location runs on the
+    /// host (None elsewhere); a closed handle's host view is given up: `ValueError`.
     #[getter]
-    fn ptr(&self) -> Option<usize> {
-        self.view.mapping.as_ref().map(|m| m.as_ptr() as usize)
-    }
-
-    /// numpy's array interface (version 3), for handles whose location runs on the
-    /// host; other handles have none (use DLPack, or `access("host")`).
-    #[getter]
-    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        guarded(|| {
-            let Some(m) = &self.view.mapping else {
-                return Err(PyAttributeError::new_err(format!(
-                "memory at {} is not host-addressable from {}: call access(\"host\") for a host view, or use DLPack",
-                self.view.memory.location(),
-                self.view.consumer
-            )));
-            };
-            let d = PyDict::new(py);
-            d.set_item("version", 3)?;
-            d.set_item("shape", PyTuple::new(py, &self.view.shape)?)?;
-            d.set_item("typestr", self.view.dtype.typestr())?;
-            d.set_item("data", (m.as_ptr() as usize, !self.view.writable))?;
-            d.set_item("strides", py.None())?;
-            Ok(d)
-        })
+    fn ptr(&self) -> PyResult<Option<usize>> {
+        match self.host_mapping() {
+            Ok(m) => Ok(Some(m.as_ptr() as usize)),
+            Err(e) if self.view.host_mapped => Err(e),
+            Err(_) => Ok(None),
+        }
     }
 
     /// dpctl's `__sycl_usm_array_interface__` (version 1), for handles of SYCL USM
@@ -211,22 +260,39 @@ impl Handle {
         })
     }
 
-    /// numpy calls this when there is no array interface: a clear error instead of an
-    /// object array.
+    /// numpy's way in (`np.asarray(h)`): an array over the host view, without copying,
+    /// whose `base` holds the view until the array goes (the handle may be closed
+    /// before); `dtype` other than the handle's, or `copy=True`, converts or copies.
+    /// Memory host code cannot address, or a closed handle: a clear error.
     #[pyo3(signature = (dtype=None, copy=None))]
-    fn __array__(
+    fn __array__<'py>(
         &self,
-        dtype: Option<Bound<'_, PyAny>>,
+        py: Python<'py>,
+        dtype: Option<Bound<'py, PyAny>>,
         copy: Option<bool>,
-    ) -> PyResult<Py<PyAny>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         guarded(|| {
-            let _ = (dtype, copy);
-            Err(PyTypeError::new_err(format!(
-                "a handle at {} holds memory at {} that host code cannot address; \
-             call buffer.access(\"host\") (or access_mut) for a numpy view",
-                self.view.consumer,
-                self.view.memory.location()
-            )))
+            let mapping = self.host_mapping()?;
+            let keeper = Bound::new(
+                py,
+                HostView {
+                    view: Arc::clone(&self.view),
+                    mapping,
+                },
+            )?;
+            let numpy = py.import("numpy")?;
+            let mut array = numpy.call_method1("asarray", (keeper,))?;
+            if let Some(dtype) = dtype.filter(|d| !d.is_none()) {
+                if copy == Some(false) && !array.getattr("dtype")?.eq(&dtype)? {
+                    return Err(PyValueError::new_err(
+                        "copy=False, but the dtype asked for differs from the handle's: a conversion copies",
+                    ));
+                }
+                array = array.call_method1("astype", (dtype,))?;
+            } else if copy == Some(true) {
+                array = array.call_method0("copy")?;
+            }
+            Ok(array)
         })
     }
 
@@ -291,7 +357,7 @@ impl Handle {
                     }
                 }
             }
-            let (data, byte_offset) = view.dl_data();
+            let (data, byte_offset, mapping) = view.dl_data()?;
             if device.device_type == dlpack::DL_VULKAN {
                 remember_wgpu_export(data as usize, byte_offset, &view);
             }
@@ -308,16 +374,33 @@ impl Handle {
                 copied: view.copied,
             };
             let shape = view.shape.iter().map(|&s| s as i64).collect();
-            let export = dlpack::Export { keep: view, shape };
+            let export = dlpack::Export {
+                keep: (view, mapping),
+                shape,
+            };
             let versioned = max_version.is_some_and(|(major, _)| major >= 1);
             dlpack::capsule(py, description, export, versioned)
         })
     }
 
-    /// Ends the write this handle declared (arrays made from it keep the memory alive,
-    /// but later writes through them are no longer tracked). Read handles: no effect.
+    /// Ends the access: the write this handle declared ends (arrays made from it keep
+    /// the memory alive, but later writes through them are no longer tracked), and the
+    /// handle gives up its host view (a mapping ends with the last array or DLPack export
+    /// made from it). Called at the end of a `with` block.
+    ///
+    /// A WebGPU buffer mapped in place runs no GPU work while an array made from the
+    /// handle lives: GPU work on it waits for the array to go (`del` it when done, or
+    /// copy it with `np.array(h)`), and fails after 10 s with an error that says so.
     fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
         self.view.open.store(false, Ordering::SeqCst);
+        self.view.release_mapping();
+    }
+
+    /// True once `close()` ran (or the with-block ended).
+    #[getter]
+    fn closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -342,7 +425,7 @@ impl Handle {
             } else {
                 "replica"
             },
-            if self.view.mapping.is_some() {
+            if self.view.host_mapped {
                 ", host-addressable"
             } else {
                 ""

@@ -5,6 +5,9 @@
 use super::*;
 
 use locus::codelet::{self, Arg, Intent, Kernel, Launch, ParamKind};
+use locus::Event;
+
+use crate::events::{failed, PyEvent};
 
 /// Python dtype names and the kernel element types they are (`bool` is a byte; numpy
 /// has no bfloat16, so kernels with bfloat16 parameters are not available from Python).
@@ -223,10 +226,110 @@ fn launch_of(launch: &Bound<'_, PyAny>) -> PyResult<Launch> {
     ))
 }
 
-/// One argument after checking, before the buffers are locked.
-enum Given<'py> {
-    Buffer(&'py PyBuffer, bool),
+/// One argument after checking, before the buffers are locked: a buffer (and whether
+/// the kernel writes it) or a scalar's bytes.
+enum Given {
+    Buffer(Py<PyBuffer>, bool),
     Scalar(locus::DType, [u8; 8]),
+}
+
+/// What a call reports to Python: where it ran, the bytes its arguments moved, the
+/// targets it fell back past.
+#[derive(Clone)]
+struct Report {
+    target: String,
+    bytes_moved: u64,
+    fell_back: Vec<(String, String)>,
+}
+
+impl Report {
+    fn of(report: &codelet::CallReport) -> Report {
+        Report {
+            target: report.target.to_string(),
+            bytes_moved: report.moved.bytes_moved(),
+            fell_back: report
+                .fell_back
+                .iter()
+                .map(|(l, why)| (l.to_string(), why.clone()))
+                .collect(),
+        }
+    }
+
+    fn dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        out.set_item("target", &self.target)?;
+        out.set_item("bytes_moved", self.bytes_moved)?;
+        out.set_item("fell_back", self.fell_back.clone())?;
+        Ok(out)
+    }
+}
+
+/// Locks the buffers of `given` (in address order, so that two calls that share buffers
+/// cannot each hold one the other waits for), settles their open write handles, and
+/// runs `body` with the call's arguments in parameter order. `kernel` gives the element
+/// type each buffer is seen as.
+fn with_args<R>(
+    kernel: &Kernel,
+    given: &[Given],
+    body: impl FnOnce(Vec<Arg<'_>>) -> locus::Result<R>,
+) -> locus::Result<R> {
+    let buffers: Vec<(usize, &PyBuffer)> = given
+        .iter()
+        .enumerate()
+        .filter_map(|(i, g)| match g {
+            Given::Buffer(b, _) => Some((i, b.get())),
+            Given::Scalar(..) => None,
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..buffers.len()).collect();
+    order.sort_by_key(|&k| buffers[k].1 as *const PyBuffer as usize);
+    let mut guards: Vec<Option<MutexGuard<'_, Store>>> = (0..buffers.len()).map(|_| None).collect();
+    for k in order {
+        let b = buffers[k].1;
+        let mut store = lock(&b.store);
+        b.sync_writers(&mut store)?;
+        guards[k] = Some(store);
+    }
+    let params = kernel.params();
+    let mut typed: Vec<store::Typed<'_>> = Vec::with_capacity(guards.len());
+    for (guard, (i, _)) in guards.iter_mut().zip(&buffers) {
+        let store = guard.as_deref_mut().ok_or_else(|| {
+            locus::Error::Invalid("internal: a buffer argument not locked".into())
+        })?;
+        let dtype = match params.get(*i).map(|p| p.kind) {
+            Some(ParamKind::Buffer(t, _)) => t,
+            _ => return Err(locus::Error::Invalid("internal: argument order".into())),
+        };
+        typed.push(store::Typed { store, dtype });
+    }
+    let mut slots = typed.iter_mut();
+    let mut args: Vec<Arg<'_>> = Vec::with_capacity(given.len());
+    for g in given {
+        args.push(match g {
+            Given::Buffer(_, write) => {
+                let t = slots
+                    .next()
+                    .ok_or_else(|| locus::Error::Invalid("internal: argument count".into()))?;
+                if *write {
+                    Arg::BufMut(t)
+                } else {
+                    Arg::Buf(&*t)
+                }
+            }
+            Given::Scalar(t, b) => Arg::Scalar(*t, *b),
+        });
+    }
+    body(args)
+}
+
+/// A buffer argument of a load or store: a `locus.Buffer`, else a `TypeError`.
+fn buffer_arg<'a, 'py>(
+    what: &str,
+    buffer: &'a Bound<'py, PyAny>,
+) -> PyResult<&'a Bound<'py, PyBuffer>> {
+    buffer
+        .cast::<PyBuffer>()
+        .map_err(|_| PyTypeError::new_err(format!("{what}: expected a locus.Buffer")))
 }
 
 #[pymethods]
@@ -269,6 +372,18 @@ impl PyCodelet {
             .collect())
     }
 
+    /// The targets before [`target`] that are not available here, each with why.
+    #[getter]
+    fn skipped(&self) -> PyResult<Vec<(String, String)>> {
+        Ok(self
+            .codelet()
+            .map_err(py_err)?
+            .skipped()
+            .iter()
+            .map(|(l, why)| (l.to_string(), why.clone()))
+            .collect())
+    }
+
     /// Runs the kernel with `args` in parameter order (`locus.Buffer`s for buffer
     /// parameters, Python numbers for scalars) over `launch` work items; with `cond`
     /// false, on the host with the host implementation (OpenHMPP's `cond`). The GIL is
@@ -284,131 +399,162 @@ impl PyCodelet {
     ) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
             let launch = launch_of(launch)?;
-            let params = self.kernel.params();
-            if args.len() != params.len() {
-                return Err(PyValueError::new_err(format!(
-                    "kernel `{}` takes {} arguments ({}), got {}",
-                    self.kernel.name(),
-                    params.len(),
-                    params
-                        .iter()
-                        .map(|p| p.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    args.len()
-                )));
-            }
-            let mut given = Vec::with_capacity(args.len());
-            for (p, a) in params.iter().zip(&args) {
-                given.push(match p.kind {
-                    ParamKind::Buffer(t, intent) => {
-                        let b = a.cast::<PyBuffer>().map_err(|_| {
-                            PyTypeError::new_err(format!(
-                                "kernel `{}`: argument `{}` must be a locus.Buffer of {}",
-                                self.kernel.name(),
-                                p.name,
-                                python_dtype(t).map(|d| d.name).unwrap_or("?")
-                            ))
-                        })?;
-                        let b: &PyBuffer = b.get();
-                        if kernel_dtype(&b.dtype) != t {
-                            return Err(PyTypeError::new_err(format!(
-                                "kernel `{}`: argument `{}` must hold {}, this buffer holds {}",
-                                self.kernel.name(),
-                                p.name,
-                                python_dtype(t).map(|d| d.name).unwrap_or("?"),
-                                b.dtype.name
-                            )));
+            let given = self.checked(&args)?;
+            let report = py
+                .detach(|| {
+                    let c = self.codelet()?;
+                    with_args(&self.kernel, &given, |mut args| {
+                        c.call_if(cond, &mut args, launch).map(|r| Report::of(&r))
+                    })
+                })
+                .map_err(py_err)?;
+            report.dict(py)
+        })
+    }
+
+    /// Starts the kernel and returns once it is launched (OpenHMPP's `asynchronous`
+    /// callsite), with a `locus.PendingCall`: `synchronize()` waits and reports as `call`
+    /// does. The arguments stay with the call until it completes: any other use of them
+    /// (a read, a copy, another call) waits for it. A launch that fails at every target
+    /// raises here; a kernel that fails after its launch raises from `synchronize()`.
+    fn call_async(
+        &self,
+        py: Python<'_>,
+        args: Vec<Bound<'_, PyAny>>,
+        launch: &Bound<'_, PyAny>,
+    ) -> PyResult<PyPendingCall> {
+        guarded(|| {
+            let launch = launch_of(launch)?;
+            let given = self.checked(&args)?;
+            let (done, trigger) = Event::user();
+            let outcome: Arc<Mutex<Option<locus::Result<Report>>>> = Arc::new(Mutex::new(None));
+            let (started_tx, started_rx) = std::sync::mpsc::channel::<String>();
+            let kernel = self.kernel.clone();
+            let targets = self.targets.clone();
+            let noupdate = self.noupdate.clone();
+            let slot = Arc::clone(&outcome);
+            let spawned = std::thread::Builder::new()
+                .name("locus-call-async".into())
+                .spawn(move || {
+                    let mut started = Some(started_tx);
+                    let result = codelet_of(&kernel, &targets, &noupdate).and_then(|c| {
+                        with_args(&kernel, &given, |args| {
+                            let pending = c.call_async(args, launch)?;
+                            if let Some(tx) = started.take() {
+                                // The caller returns now; the arguments stay locked here.
+                                let _ = tx.send(pending.target().to_string());
+                            }
+                            pending.synchronize().map(|r| Report::of(&r))
+                        })
+                    });
+                    match result {
+                        Ok(report) => {
+                            *lock(&slot) = Some(Ok(report));
+                            trigger.complete();
                         }
-                        let write = intent != Intent::In;
-                        if write && b.readonly {
-                            return Err(PyValueError::new_err(format!(
-                                "kernel `{}`: argument `{}` is written, but this buffer adopted read-only memory",
-                                self.kernel.name(),
-                                p.name
-                            )));
+                        Err(e) => {
+                            let why = e.to_string();
+                            *lock(&slot) = Some(Err(e));
+                            trigger.fail(why);
                         }
-                        Given::Buffer(b, write)
                     }
-                    ParamKind::Scalar(t) => {
-                        let bytes = python_dtype(t)?.encode(a)?;
-                        let mut slot = [0u8; 8];
-                        slot[..bytes.len()].copy_from_slice(&bytes);
-                        Given::Scalar(t, slot)
-                    }
-                });
-            }
-            // One lock per buffer: the same buffer twice would be two arguments aliasing.
-            for (i, g) in given.iter().enumerate() {
-                if let Given::Buffer(b, _) = g {
-                    let again = given[..i]
-                        .iter()
-                        .any(|o| matches!(o, Given::Buffer(c, _) if std::ptr::eq(*c, *b)));
-                    if again {
-                        return Err(PyValueError::new_err(format!(
-                            "kernel `{}`: argument `{}` is a buffer already passed as another argument; pass a copy",
-                            self.kernel.name(),
-                            params[i].name
-                        )));
+                    // Unsent (no launch): the caller's receive ends and it raises the error.
+                    drop(started);
+                })
+                .map_err(|e| {
+                    LocusError::new_err(format!(
+                        "call_async: could not start a thread to run the call: {e}"
+                    ))
+                })?;
+            match py.detach(move || started_rx.recv()) {
+                Ok(target) => Ok(PyPendingCall {
+                    done,
+                    outcome,
+                    target,
+                }),
+                Err(_) => {
+                    // No launch anywhere: the thread has stored why and is ending.
+                    let _ = py.detach(|| spawned.join());
+                    match lock(&outcome).take() {
+                        Some(Err(e)) => Err(py_err(e)),
+                        _ => Err(LocusError::new_err(
+                            "call_async: the call ended before its launch without an error (a bug: please report it)",
+                        )),
                     }
                 }
             }
-            let report = py
+        })
+    }
+
+    /// Moves `buffer`'s current data to the target now, ahead of a call, and waits
+    /// (OpenHMPP's `advancedload`). The GIL is released.
+    fn advanced_load(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>) -> PyResult<()> {
+        guarded(|| {
+            let b = buffer_arg("advanced_load", buffer)?.get();
+            py.detach(|| {
+                let c = self.codelet()?;
+                let mut store = lock(&b.store);
+                b.sync_writers(&mut store)?;
+                let dtype = kernel_dtype(&b.dtype);
+                c.advanced_load(&store::Typed {
+                    store: &mut store,
+                    dtype,
+                })
+            })
+            .map_err(py_err)
+        })
+    }
+
+    /// Starts `advanced_load` and returns the moves' events at once (OpenHMPP's
+    /// `advancedload, asynchronous`); calls that use the buffer are ordered after them.
+    fn advanced_load_async(
+        &self,
+        py: Python<'_>,
+        buffer: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<PyEvent>> {
+        guarded(|| {
+            let b = buffer_arg("advanced_load_async", buffer)?.get();
+            let events = py
                 .detach(|| {
-                    let mut guards: Vec<MutexGuard<'_, Store>> = Vec::new();
-                    for g in &given {
-                        if let Given::Buffer(b, _) = g {
-                            let mut store = lock(&b.store);
-                            b.sync_writers(&mut store)?;
-                            guards.push(store);
-                        }
-                    }
-                    let mut typed: Vec<store::Typed<'_>> = guards
-                        .iter_mut()
-                        .zip(
-                            params
-                                .iter()
-                                .filter(|p| matches!(p.kind, ParamKind::Buffer(..))),
-                        )
-                        .map(|(g, p)| store::Typed {
-                            store: g,
-                            dtype: match p.kind {
-                                ParamKind::Buffer(t, _) => t,
-                                ParamKind::Scalar(t) => t,
-                            },
-                        })
-                        .collect();
-                    let mut slots = typed.iter_mut();
-                    let mut call_args: Vec<Arg<'_>> = Vec::with_capacity(given.len());
-                    for g in &given {
-                        call_args.push(match g {
-                            Given::Buffer(_, write) => {
-                                let t = slots.next().ok_or_else(|| {
-                                    locus::Error::Invalid("internal: argument count".into())
-                                })?;
-                                if *write {
-                                    Arg::BufMut(t)
-                                } else {
-                                    Arg::Buf(&*t)
-                                }
-                            }
-                            Given::Scalar(t, b) => Arg::Scalar(*t, *b),
-                        });
-                    }
                     let c = self.codelet()?;
-                    c.call_if(cond, &mut call_args, launch)
+                    let mut store = lock(&b.store);
+                    b.sync_writers(&mut store)?;
+                    let dtype = kernel_dtype(&b.dtype);
+                    c.advanced_load_async(
+                        &store::Typed {
+                            store: &mut store,
+                            dtype,
+                        },
+                        None,
+                    )
                 })
                 .map_err(py_err)?;
-            let out = PyDict::new(py);
-            out.set_item("target", report.target.to_string())?;
-            out.set_item("bytes_moved", report.moved.bytes_moved())?;
-            let fell: Vec<(String, String)> = report
-                .fell_back
-                .iter()
-                .map(|(l, why)| (l.to_string(), why.clone()))
-                .collect();
-            out.set_item("fell_back", fell)?;
-            Ok(out)
+            Ok(events.into_iter().map(|inner| PyEvent { inner }).collect())
+        })
+    }
+
+    /// Brings `buffer`'s current data to `to` (the host unless named) now, and waits
+    /// (OpenHMPP's `delegatedstore`); without it, a result comes back when it is read.
+    #[pyo3(signature = (buffer, to="host"))]
+    fn delegated_store(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>, to: &str) -> PyResult<()> {
+        guarded(|| {
+            let b = buffer_arg("delegated_store", buffer)?.get();
+            let to = parse_location(to)?;
+            py.detach(|| {
+                let c = self.codelet()?;
+                let mut store = lock(&b.store);
+                b.sync_writers(&mut store)?;
+                let dtype = kernel_dtype(&b.dtype);
+                c.delegated_store_to(
+                    &store::Typed {
+                        store: &mut store,
+                        dtype,
+                    },
+                    None,
+                    to,
+                )
+            })
+            .map_err(py_err)
         })
     }
 
@@ -427,10 +573,155 @@ impl PyCodelet {
 
 impl PyCodelet {
     fn codelet(&self) -> locus::Result<codelet::Codelet<'_>> {
-        let mut c = codelet::Codelet::new(&self.kernel, &self.targets)?;
-        for p in &self.noupdate {
-            c = c.noupdate(p)?;
+        codelet_of(&self.kernel, &self.targets, &self.noupdate)
+    }
+
+    /// `args` checked against the kernel's parameters: count, buffer element types,
+    /// written buffers not read-only, no buffer passed twice, scalars encoded.
+    fn checked(&self, args: &[Bound<'_, PyAny>]) -> PyResult<Vec<Given>> {
+        let params = self.kernel.params();
+        if args.len() != params.len() {
+            return Err(PyValueError::new_err(format!(
+                "kernel `{}` takes {} arguments ({}), got {}",
+                self.kernel.name(),
+                params.len(),
+                params
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                args.len()
+            )));
         }
-        Ok(c)
+        let mut given = Vec::with_capacity(args.len());
+        for (p, a) in params.iter().zip(args) {
+            given.push(match p.kind {
+                ParamKind::Buffer(t, intent) => {
+                    let b = a.cast::<PyBuffer>().map_err(|_| {
+                        PyTypeError::new_err(format!(
+                            "kernel `{}`: argument `{}` must be a locus.Buffer of {}",
+                            self.kernel.name(),
+                            p.name,
+                            python_dtype(t).map(|d| d.name).unwrap_or("?")
+                        ))
+                    })?;
+                    let inner: &PyBuffer = b.get();
+                    if kernel_dtype(&inner.dtype) != t {
+                        return Err(PyTypeError::new_err(format!(
+                            "kernel `{}`: argument `{}` must hold {}, this buffer holds {}",
+                            self.kernel.name(),
+                            p.name,
+                            python_dtype(t).map(|d| d.name).unwrap_or("?"),
+                            inner.dtype.name
+                        )));
+                    }
+                    let write = intent != Intent::In;
+                    if write && inner.readonly {
+                        return Err(PyValueError::new_err(format!(
+                            "kernel `{}`: argument `{}` is written, but this buffer adopted read-only memory",
+                            self.kernel.name(),
+                            p.name
+                        )));
+                    }
+                    let again = given
+                        .iter()
+                        .any(|o| matches!(o, Given::Buffer(c, _) if std::ptr::eq(c.get(), inner)));
+                    if again {
+                        // One lock per buffer: the same buffer twice would be two arguments aliasing.
+                        return Err(PyValueError::new_err(format!(
+                            "kernel `{}`: argument `{}` is a buffer already passed as another argument; pass a copy",
+                            self.kernel.name(),
+                            p.name
+                        )));
+                    }
+                    Given::Buffer(b.clone().unbind(), write)
+                }
+                ParamKind::Scalar(t) => {
+                    let bytes = python_dtype(t)?.encode(a)?;
+                    let mut slot = [0u8; 8];
+                    slot[..bytes.len()].copy_from_slice(&bytes);
+                    Given::Scalar(t, slot)
+                }
+            });
+        }
+        Ok(given)
+    }
+}
+
+/// The codelet of `kernel` over `targets`, with `noupdate` parameters.
+fn codelet_of<'k>(
+    kernel: &'k Kernel,
+    targets: &[Location],
+    noupdate: &[String],
+) -> locus::Result<codelet::Codelet<'k>> {
+    let mut c = codelet::Codelet::new(kernel, targets)?;
+    for p in noupdate {
+        c = c.noupdate(p)?;
+    }
+    Ok(c)
+}
+
+/// An asynchronous call in flight (`Codelet.call_async`): `synchronize()` waits for it and
+/// reports; `event` completes with it (a dependency for any later work).
+#[pyclass(frozen, module = "locus", name = "PendingCall")]
+pub(crate) struct PyPendingCall {
+    done: Event,
+    outcome: Arc<Mutex<Option<locus::Result<Report>>>>,
+    target: String,
+}
+
+#[pymethods]
+impl PyPendingCall {
+    /// Waits for the call (the GIL released) and returns its report, as `Codelet.call`
+    /// does; raises the kernel's error if it failed. Again after that: the same report.
+    fn synchronize<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let waited = py.detach(|| self.done.wait());
+            let mut slot = lock(&self.outcome);
+            match slot.take() {
+                Some(Ok(report)) => {
+                    let out = report.dict(py);
+                    *slot = Some(Ok(report));
+                    out
+                }
+                Some(Err(e)) => {
+                    let why = e.to_string();
+                    *slot = Some(Err(locus::Error::Invalid(why.clone())));
+                    Err(failed(e))
+                }
+                None => Err(failed(waited.err().unwrap_or_else(|| {
+                    locus::Error::Invalid(
+                        "the call ended without a report (a bug: please report it)".into(),
+                    )
+                }))),
+            }
+        })
+    }
+
+    /// True once the call is done (does not block).
+    fn is_complete(&self) -> bool {
+        self.done.is_complete()
+    }
+
+    /// The call's completion as a `locus.Event` (for `after=` of later work).
+    #[getter]
+    fn event(&self) -> PyEvent {
+        PyEvent {
+            inner: self.done.clone(),
+        }
+    }
+
+    /// Where the kernel was launched.
+    #[getter]
+    fn target(&self) -> String {
+        self.target.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<locus.PendingCall at {}, complete: {}>",
+            self.target,
+            self.done.is_complete()
+        )
     }
 }

@@ -35,7 +35,7 @@ use dtype::DType;
 use foreign::Foreign;
 use handle::Handle;
 use store::{Served, Store};
-use view::{copy_view, exported_wgpu_view, remember_wgpu_export, View};
+use view::{closed_handle, copy_view, exported_wgpu_view, remember_wgpu_export, View};
 
 pyo3::create_exception!(
     _locus,
@@ -198,6 +198,7 @@ fn dlpack_device(location: &str) -> PyResult<(i32, i32)> {
 fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyBuffer>()?;
     m.add_class::<Handle>()?;
+    m.add_class::<handle::HostView>()?;
     m.add_class::<memory::PyMemory>()?;
     m.add_class::<memory::PyMirror>()?;
     m.add_class::<events::PyEvent>()?;
@@ -205,6 +206,7 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::PyQueue>()?;
     m.add_class::<kernels::PyKernel>()?;
     m.add_class::<kernels::PyCodelet>()?;
+    m.add_class::<kernels::PyPendingCall>()?;
     m.add_function(wrap_pyfunction!(available, m)?)?;
     m.add_function(wrap_pyfunction!(route, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;

@@ -590,6 +590,39 @@ pub fn percent_of_free_device_memory(
     })
 }
 
+/// Replays the allocation log `log_file_name` (CSV, as `LoggingResourceAdaptor` writes
+/// it) against `mr`: every allocation and free in order, the GIL released (`locus replay`
+/// from Python). Returns `{"operations", "seconds", "peak_live_bytes",
+/// "peak_live_count", "end_live_bytes", "end_live_count"}`; blocks still live at the log's
+/// end are given back after.
+#[pyfunction]
+pub fn replay<'py>(
+    py: Python<'py>,
+    log_file_name: std::path::PathBuf,
+    mr: Py<PyResource>,
+) -> PyResult<Bound<'py, PyDict>> {
+    guarded(|| {
+        let text = std::fs::read_to_string(&log_file_name).map_err(|e| {
+            pyo3::exceptions::PyOSError::new_err(format!(
+                "replay: cannot read the log {}: {e}",
+                log_file_name.display()
+            ))
+        })?;
+        let inner = Arc::clone(&mr.get().inner);
+        let report = py
+            .detach(|| resource::replay(&text, inner.as_ref()))
+            .map_err(py_err)?;
+        let out = PyDict::new(py);
+        out.set_item("operations", report.operations)?;
+        out.set_item("seconds", report.seconds)?;
+        out.set_item("peak_live_bytes", report.peak_live_bytes)?;
+        out.set_item("peak_live_count", report.peak_live_count)?;
+        out.set_item("end_live_bytes", report.end_live_bytes)?;
+        out.set_item("end_live_count", report.end_live_count)?;
+        Ok(out)
+    })
+}
+
 /// Adds the classes and functions to `m` (the `locus.mr` names).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyResource>()?;
@@ -608,5 +641,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_current_device_resource, m)?)?;
     m.add_function(wrap_pyfunction!(available_device_memory, m)?)?;
     m.add_function(wrap_pyfunction!(percent_of_free_device_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
     Ok(())
 }

@@ -4,10 +4,15 @@
 use super::*;
 
 /// What a handle keeps alive: the serving memory and, where code at the consumer's
-/// location runs on the host, a host mapping of it.
+/// location runs on the host, a host mapping of it. The mapping is shared: the handle
+/// gives up its hold when it is closed, and the numpy arrays and DLPack exports made from
+/// it hold it for as long as they live (a WebGPU buffer runs no GPU work while mapped).
 pub(crate) struct View {
     pub(crate) memory: Arc<Memory>,
-    pub(crate) mapping: Option<HostMapping>,
+    mapping: Mutex<Option<Arc<HostMapping>>>,
+    /// Made with a host mapping (stays true once the handle's hold is given up: what the
+    /// view exports does not change).
+    pub(crate) host_mapped: bool,
     pub(crate) consumer: Location,
     pub(crate) dtype: DType,
     pub(crate) shape: Vec<usize>,
@@ -38,7 +43,8 @@ impl View {
         };
         Ok(View {
             memory: served.memory,
-            mapping,
+            host_mapped: mapping.is_some(),
+            mapping: Mutex::new(mapping.map(Arc::new)),
             consumer,
             dtype,
             shape,
@@ -48,6 +54,19 @@ impl View {
             route: served.route.to_string(),
             copied: false,
         })
+    }
+
+    /// The host mapping, while the handle holds it (or an array or export made from it
+    /// keeps it: then this is the same mapping).
+    pub(crate) fn mapping(&self) -> Option<Arc<HostMapping>> {
+        lock(&self.mapping).clone()
+    }
+
+    /// Gives up the handle's hold on the mapping: it ends with the last array or export
+    /// made from it.
+    pub(crate) fn release_mapping(&self) {
+        let released = lock(&self.mapping).take();
+        drop(released);
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -63,9 +82,9 @@ impl View {
         let own_technology = self.memory.location().technology() == self.consumer.technology();
         let host_address = match self.memory.native() {
             Native::Host { .. } => true,
-            _ if self.consumer == Location::Host => self.mapping.is_some(),
+            _ if self.consumer == Location::Host => self.host_mapped,
             _ if own_technology => own.device_type == dlpack::DL_CPU,
-            _ => self.mapping.is_some(),
+            _ => self.host_mapped,
         };
         if host_address {
             DLDevice {
@@ -77,13 +96,18 @@ impl View {
         }
     }
 
-    /// (data handle, byte offset) as DLPack wants them for this view.
-    pub(crate) fn dl_data(&self) -> (*mut std::ffi::c_void, u64) {
+    /// (data handle, byte offset) as DLPack wants them for this view, and the mapping
+    /// the consumer reads through (to keep alive with the export). A host address whose
+    /// mapping the closed handle gave up is an error.
+    pub(crate) fn dl_data(
+        &self,
+    ) -> PyResult<(*mut std::ffi::c_void, u64, Option<Arc<HostMapping>>)> {
         let host_address = self.dl_device().device_type == dlpack::DL_CPU;
-        if let (true, Some(m)) = (host_address, &self.mapping) {
-            return (m.as_ptr().cast_mut().cast(), 0);
+        if host_address && self.host_mapped {
+            let m = self.mapping().ok_or_else(closed_handle)?;
+            return Ok((m.as_ptr().cast_mut().cast(), 0, Some(m)));
         }
-        match self.memory.native() {
+        let (data, offset) = match self.memory.native() {
             Native::Host { ptr } => (ptr.cast(), 0),
             Native::OpenMp { ptr, .. } => (ptr.cast(), 0),
             Native::OpenCl { mem, offset } => (mem.cast(), *offset as u64),
@@ -97,8 +121,17 @@ impl View {
             }
             #[allow(unreachable_patterns)]
             _ => (std::ptr::null_mut(), 0),
-        }
+        };
+        Ok((data, offset, None))
     }
+}
+
+/// The error of a host view asked of a closed handle.
+pub(crate) fn closed_handle() -> PyErr {
+    PyValueError::new_err(
+        "this handle is closed (its with-block ended, or close() was called): its host view is \
+         given up; call access() / access_mut() again for a new one",
+    )
 }
 
 /// One WebGPU export: the opaque data handle (the `wgpu::Buffer`'s address, shared by

@@ -153,3 +153,46 @@ def test_device_round_trips_keep_memory_flat(location):
     gc.collect()
     grown = _rss_kib() - before
     assert grown < 8 * 1024, f"{location}: resident memory grew by {grown} KiB over 1000 round trips"
+
+
+def test_a_closed_handle_kept_in_a_variable_holds_nothing_back(location):
+    # The with-block pattern, the handle left bound after it. On WebGPU's unified memory
+    # (lavapipe) the handle's mapping used to live as long as the variable, and GPU work
+    # on the buffer waited 10 s for it and failed; a closed handle now gives it up.
+    n = 256
+    saxpy = locus.Codelet(locus.kernels.saxpy(), [location])
+    x = locus.Buffer(location, n, dtype="float32", fill=1.0)
+    y = locus.Buffer(location, n, dtype="float32", fill=2.0)
+    with y.access_mut("host") as h:
+        a = np.asarray(h)
+        a[:] = 3.0
+        assert not h.closed
+    del a
+    assert h.closed
+    with pytest.raises(ValueError, match="closed"):
+        np.asarray(h)
+    with pytest.raises(ValueError, match="closed"):
+        h.ptr
+    with pytest.raises(ValueError, match="closed"):
+        np.from_dlpack(h)
+    saxpy.call([1.0, x, y, n], launch=n)  # GPU work on y, h still bound
+    np.testing.assert_array_equal(y.to_numpy(), np.full(n, 4.0, dtype=np.float32))
+
+
+def test_an_array_outlives_its_closed_handle(location):
+    # The array holds the view (its numpy base), not the handle: reading it after the
+    # handle is closed and gone is safe and sees the data.
+    b = locus.Buffer(location, 100, dtype="float32", fill=1.5)
+    h = b.access("host")
+    a = np.asarray(h)
+    assert type(a.base).__name__ == "_HostView"
+    h.close()
+    del h
+    gc.collect()
+    assert a.sum() == 150.0
+    with b.access("host") as h2:
+        assert np.asarray(h2, dtype=np.float64).dtype == np.float64
+        copied = np.asarray(h2, copy=True)
+        assert copied.ctypes.data != np.asarray(h2).ctypes.data
+        with pytest.raises(ValueError, match="copy=False"):
+            np.asarray(h2, dtype=np.int32, copy=False)

@@ -138,3 +138,103 @@ def test_kernel_misuse_is_a_clear_error():
     with pytest.raises(ValueError, match="no target is available"):
         locus.Codelet(locus.kernels.saxpy(), ["cuda:7"])
     assert locus.kernels.saxpy().params[1] == ("x", "buffer", "float32", "in")
+
+
+def served_at(buffer, location):
+    """True when `buffer`'s current data is held at `location`, or code there reads a
+    valid copy in place (nothing to load)."""
+    valid = [l for l, ok in buffer.replicas() if ok]
+    return location in valid or any(locus.route(l, location)["kind"] == "in-place" for l in valid)
+
+
+def test_call_async_with_advanced_load_and_delegated_store(location):
+    # Example 07's sequence, checked: advancedload moves the inputs ahead of the call,
+    # the call moves nothing, delegatedstore brings the result home.
+    n = 1 << 16
+    saxpy = locus.Codelet(locus.kernels.saxpy(), [location, "host"])
+    x = locus.Buffer.from_array(np.arange(n, dtype=np.float32) % 11)
+    y = locus.Buffer.from_array(np.full(n, 2.0, dtype=np.float32))
+    saxpy.advanced_load(x)
+    saxpy.advanced_load(y)
+    assert served_at(x, location) and served_at(y, location)
+    pending = saxpy.call_async([3.0, x, y, n], launch=n)
+    assert pending.target == location
+    report = pending.synchronize()
+    assert report["target"] == location and report["bytes_moved"] == 0
+    assert pending.is_complete() and pending.event.is_complete()
+    assert pending.synchronize() == report  # again: the same report
+    saxpy.delegated_store(y)
+    assert served_at(y, "host")
+    want = 3.0 * (np.arange(n, dtype=np.float32) % 11) + 2.0
+    np.testing.assert_array_equal(y.to_numpy(), want)
+
+
+def test_calls_in_flight_order_every_use_of_their_arguments(location):
+    # Two calls on one buffer and a read, none waited for: each waits for the one before.
+    n = 4096
+    saxpy = locus.Codelet(locus.kernels.saxpy(), [location])
+    x = locus.Buffer(location, n, dtype="float32", fill=1.0)
+    y = locus.Buffer(location, n, dtype="float32", fill=2.0)
+    first = saxpy.call_async([3.0, x, y, n], launch=n)
+    second = saxpy.call_async([3.0, x, y, n], launch=n)
+    np.testing.assert_array_equal(y.to_numpy(), np.full(n, 8.0, dtype=np.float32))
+    assert first.synchronize()["target"] == location
+    assert second.synchronize()["target"] == location
+    # A pending call's event is a dependency of later asynchronous work.
+    third = saxpy.call_async([1.0, x, y, n], launch=n)
+    src = locus.Memory("host", 16)
+    dst = locus.Memory(location, 16)
+    src.copy_to_async(dst, 16, after=[third.event]).wait()
+    assert third.is_complete()
+    np.testing.assert_array_equal(y.to_numpy(), np.full(n, 9.0, dtype=np.float32))
+
+
+def test_advanced_load_async_returns_the_moves_events(location):
+    n = 1024
+    saxpy = locus.Codelet(locus.kernels.saxpy(), [location])
+    x = locus.Buffer.from_array(np.arange(n, dtype=np.float32))
+    events = saxpy.advanced_load_async(x)
+    for e in events:
+        e.wait()
+        assert e.is_complete()
+    assert served_at(x, location)
+    y = locus.Buffer(location, n, dtype="float32")
+    saxpy.call([1.0, x, y, n], launch=n)
+    saxpy.delegated_store(y, to="host")
+    np.testing.assert_array_equal(y.to_numpy(), np.arange(n, dtype=np.float32))
+
+
+def test_call_async_misuse_raises_at_the_call():
+    n = 8
+    saxpy = locus.Codelet(locus.kernels.saxpy(), ["host"])
+    x = locus.Buffer("host", n, dtype="float32")
+    y = locus.Buffer("host", n, dtype="float32")
+    with pytest.raises(ValueError, match="takes 4 arguments"):
+        saxpy.call_async([1.0, x, y], launch=n)
+    with pytest.raises(ValueError, match="larger than buffer"):
+        saxpy.call_async([1.0, x, y, n], launch=n + 1)
+    with pytest.raises(TypeError, match="expected a locus.Buffer"):
+        saxpy.advanced_load(np.ones(n))
+    with pytest.raises(ValueError, match="unknown location|not a location|location"):
+        saxpy.delegated_store(y, to="nowhere:0")
+    # Nothing was left locked by the refused calls.
+    saxpy.call([1.0, x, y, n], launch=n)
+
+
+@pytest.mark.skipif(
+    not [l for l in locus.available() if l.startswith("opencl")], reason="no OpenCL location here"
+)
+def test_a_launch_that_fails_everywhere_raises_from_call_async():
+    at = [l for l in locus.available() if l.startswith("opencl")][0]
+    broken = locus.Kernel("broken").buffer("x", "float32", "inout").opencl_c("this is not C", "broken")
+    x = locus.Buffer(at, 4, dtype="float32", fill=1.0)
+    with pytest.raises(locus.LocusError, match=at):
+        locus.Codelet(broken, [at]).call_async([x], launch=4)
+    np.testing.assert_array_equal(x.to_numpy(), np.ones(4, dtype=np.float32))
+
+
+def test_skipped_targets_say_why():
+    codelet = locus.Codelet(locus.kernels.vec_add(), ["cuda:0", "hip:0", "host"])
+    missing = [l for l in ("cuda:0", "hip:0") if l not in locus.available()]
+    assert [l for l, _ in codelet.skipped] == missing
+    assert all(why for _, why in codelet.skipped)

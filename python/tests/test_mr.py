@@ -218,3 +218,21 @@ def test_threads_allocate_through_one_composition(location, restore):
     gc.collect()
     counts = stats.allocation_counts
     assert counts["current_bytes"] == 0 and counts["total_count"] == 200
+
+
+def test_a_log_replays_against_another_resource(location, tmp_path):
+    log = tmp_path / "log.csv"
+    upstream = mr.UpstreamMemoryResource(location)
+    logging = mr.LoggingResourceAdaptor(upstream, log_file_name=str(log))
+    blocks = [(logging.allocate(1024 * (i + 1)), 1024 * (i + 1)) for i in range(8)]
+    for ptr, size in blocks[:6]:
+        logging.deallocate(ptr, size)
+    report = mr.replay(log, mr.PoolMemoryResource(upstream, initial_pool_size="1MiB"))
+    assert report["operations"] == 14
+    assert report["peak_live_bytes"] == 1024 * sum(range(1, 9))
+    assert report["peak_live_count"] == 8
+    assert report["end_live_count"] == 2 and report["end_live_bytes"] == 1024 * (7 + 8)
+    with pytest.raises(OSError, match="cannot read the log"):
+        mr.replay(tmp_path / "missing.csv", upstream)
+    for ptr, size in blocks[6:]:
+        logging.deallocate(ptr, size)

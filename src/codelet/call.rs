@@ -645,6 +645,11 @@ pub struct Pending<'a> {
 }
 
 impl Pending<'_> {
+    /// Where the kernel was launched (after any fallback).
+    pub fn target(&self) -> Location {
+        self.target
+    }
+
     /// Waits for the kernel (`synchronize`) and reports what the call moved.
     pub fn synchronize(mut self) -> Result<CallReport> {
         if let Some(c) = self.completion.take() {

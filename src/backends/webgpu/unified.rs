@@ -159,7 +159,7 @@ impl Unified {
                         "a host view of this buffer has been alive for {} s; WebGPU runs no GPU work on a mapped buffer",
                         VIEW_WAIT.as_secs()
                     ),
-                    hint: "drop the host view (an access guard or HostMapping of this memory, or of another pool block of the same chunk) before GPU work on it".into(),
+                    hint: "drop the host view (an access guard or HostMapping of this memory, or of another pool block of the same chunk; from Python, an open handle from access() or a numpy array made from one) before GPU work on it".into(),
                 });
             }
             views.waiting += 1;

@@ -6,6 +6,7 @@ use super::*;
 
 use locus::codelet::{self, Arg, Intent, Kernel, Launch, ParamKind};
 use locus::Event;
+use pyo3::types::{PyByteArray, PyBytes};
 
 use crate::events::{failed, PyEvent};
 
@@ -66,6 +67,8 @@ type ParamInfo = (String, &'static str, &'static str, Option<&'static str>);
 #[derive(Clone)]
 pub(crate) struct PyKernel {
     kernel: Kernel,
+    /// The host implementation given from Python (`Kernel.host(fn)`).
+    host: Option<Arc<Py<PyAny>>>,
 }
 
 #[pymethods]
@@ -74,6 +77,7 @@ impl PyKernel {
     fn new(name: &str) -> PyKernel {
         PyKernel {
             kernel: Kernel::new(name),
+            host: None,
         }
     }
 
@@ -94,7 +98,21 @@ impl PyKernel {
                 )))
             }
         };
-        Ok(PyKernel { kernel })
+        Ok(PyKernel { kernel, host: None })
+    }
+
+    /// The host implementation, a Python function: called as `fn(args, launch)` where
+    /// `args` are the arguments in parameter order (each buffer a 1-D numpy array of its
+    /// elements, read-only for `in` parameters; each scalar a Python number) and `launch`
+    /// the `(x, y)` global size. Arrays are copies made for the call (a function may keep
+    /// them): what the function leaves in `out` / `inout` arrays is written back when it
+    /// returns; an exception raised in it is the call's error, and nothing is written.
+    /// Replaces the shipped host implementation of a built-in kernel.
+    fn host(&self, function: Py<PyAny>) -> PyKernel {
+        PyKernel {
+            kernel: self.kernel.clone(),
+            host: Some(Arc::new(function)),
+        }
     }
 
     /// Adds a buffer parameter of `dtype` with `intent` ("in", "out", "inout").
@@ -198,6 +216,7 @@ impl PyKernel {
     fn with(&self, f: impl FnOnce(Kernel) -> Kernel) -> PyKernel {
         PyKernel {
             kernel: f(self.kernel.clone()),
+            host: self.host.clone(),
         }
     }
 }
@@ -211,6 +230,8 @@ pub(crate) struct PyCodelet {
     kernel: Kernel,
     targets: Vec<Location>,
     noupdate: Vec<String>,
+    /// The kernel's host implementation from Python, if it has one.
+    host: Option<Arc<Py<PyAny>>>,
 }
 
 /// A launch size: an int (1-D) or a pair (2-D, x fastest).
@@ -350,6 +371,7 @@ impl PyCodelet {
                 kernel: kernel.kernel.clone(),
                 targets,
                 noupdate,
+                host: kernel.host.clone(),
             })
         })
     }
@@ -400,14 +422,13 @@ impl PyCodelet {
         guarded(|| {
             let launch = launch_of(launch)?;
             let given = self.checked(&args)?;
-            let report = py
-                .detach(|| {
-                    let c = self.codelet()?;
-                    with_args(&self.kernel, &given, |mut args| {
-                        c.call_if(cond, &mut args, launch).map(|r| Report::of(&r))
-                    })
+            let lens = lengths(&given);
+            let report = py.detach(|| {
+                with_args(&self.kernel, &given, |mut args| {
+                    Ok(run(&self.parts(), cond, &mut args, launch, &lens))
                 })
-                .map_err(py_err)?;
+                .map_err(py_err)?
+            })?;
             report.dict(py)
         })
     }
@@ -427,26 +448,41 @@ impl PyCodelet {
             let launch = launch_of(launch)?;
             let given = self.checked(&args)?;
             let (done, trigger) = Event::user();
-            let outcome: Arc<Mutex<Option<locus::Result<Report>>>> = Arc::new(Mutex::new(None));
+            let outcome: Arc<Mutex<Option<PyResult<Report>>>> = Arc::new(Mutex::new(None));
             let (started_tx, started_rx) = std::sync::mpsc::channel::<String>();
-            let kernel = self.kernel.clone();
-            let targets = self.targets.clone();
-            let noupdate = self.noupdate.clone();
+            let parts = self.parts();
+            let lens = lengths(&given);
             let slot = Arc::clone(&outcome);
             let spawned = std::thread::Builder::new()
                 .name("locus-call-async".into())
                 .spawn(move || {
                     let mut started = Some(started_tx);
-                    let result = codelet_of(&kernel, &targets, &noupdate).and_then(|c| {
-                        with_args(&kernel, &given, |args| {
-                            let pending = c.call_async(args, launch)?;
+                    let result: PyResult<Report> = match &parts.host {
+                        // A Python host function: the call runs here, whole.
+                        Some(_) => with_args(&parts.kernel, &given, |mut args| {
+                            let target =
+                                codelet_of(&parts.kernel, &parts.targets, &parts.noupdate)?
+                                    .target();
                             if let Some(tx) = started.take() {
-                                // The caller returns now; the arguments stay locked here.
-                                let _ = tx.send(pending.target().to_string());
+                                let _ = tx.send(target.to_string());
                             }
-                            pending.synchronize().map(|r| Report::of(&r))
+                            Ok(run(&parts, true, &mut args, launch, &lens))
                         })
-                    });
+                        .map_err(py_err)
+                        .and_then(|r| r),
+                        None => codelet_of(&parts.kernel, &parts.targets, &parts.noupdate)
+                            .and_then(|c| {
+                                with_args(&parts.kernel, &given, |args| {
+                                    let pending = c.call_async(args, launch)?;
+                                    if let Some(tx) = started.take() {
+                                        // The caller returns now; the arguments stay locked here.
+                                        let _ = tx.send(pending.target().to_string());
+                                    }
+                                    pending.synchronize().map(|r| Report::of(&r))
+                                })
+                            })
+                            .map_err(py_err),
+                    };
                     match result {
                         Ok(report) => {
                             *lock(&slot) = Some(Ok(report));
@@ -476,7 +512,7 @@ impl PyCodelet {
                     // No launch anywhere: the thread has stored why and is ending.
                     let _ = py.detach(|| spawned.join());
                     match lock(&outcome).take() {
-                        Some(Err(e)) => Err(py_err(e)),
+                        Some(Err(e)) => Err(e),
                         _ => Err(LocusError::new_err(
                             "call_async: the call ended before its launch without an error (a bug: please report it)",
                         )),
@@ -572,6 +608,15 @@ impl PyCodelet {
 }
 
 impl PyCodelet {
+    fn parts(&self) -> Parts {
+        Parts {
+            kernel: self.kernel.clone(),
+            targets: self.targets.clone(),
+            noupdate: self.noupdate.clone(),
+            host: self.host.clone(),
+        }
+    }
+
     fn codelet(&self) -> locus::Result<codelet::Codelet<'_>> {
         codelet_of(&self.kernel, &self.targets, &self.noupdate)
     }
@@ -648,6 +693,129 @@ impl PyCodelet {
     }
 }
 
+/// What a call needs of its codelet, owned (a call in flight runs on another thread).
+#[derive(Clone)]
+struct Parts {
+    kernel: Kernel,
+    targets: Vec<Location>,
+    noupdate: Vec<String>,
+    host: Option<Arc<Py<PyAny>>>,
+}
+
+/// Elements of each buffer argument (None for scalars): a host function sees that many.
+fn lengths(given: &[Given]) -> Vec<Option<usize>> {
+    given
+        .iter()
+        .map(|g| match g {
+            Given::Buffer(b, _) => Some(b.get().dims().iter().product()),
+            Given::Scalar(..) => None,
+        })
+        .collect()
+}
+
+/// Runs one call: the codelet's, or with a Python host function, a region whose host
+/// block is that function. Python errors (the function's own) come back as they are.
+fn run(
+    parts: &Parts,
+    cond: bool,
+    args: &mut [Arg<'_>],
+    launch: Launch,
+    lens: &[Option<usize>],
+) -> PyResult<Report> {
+    let Some(function) = &parts.host else {
+        let c = codelet_of(&parts.kernel, &parts.targets, &parts.noupdate).map_err(py_err)?;
+        return c
+            .call_if(cond, args, launch)
+            .map(|r| Report::of(&r))
+            .map_err(py_err);
+    };
+    let mut region = codelet::Region::new(&parts.kernel, &parts.targets).map_err(py_err)?;
+    for p in &parts.noupdate {
+        region = region.noupdate(p).map_err(py_err)?;
+    }
+    let mut raised: Option<PyErr> = None;
+    let report = region
+        .run_if(cond, args, launch, |host_args, global| {
+            if raised.is_none() {
+                let outcome = Python::attach(|py| {
+                    call_host(py, function, &parts.kernel, host_args, global, lens)
+                });
+                raised = outcome.err();
+            }
+        })
+        .map_err(py_err)?;
+    match raised {
+        Some(e) => Err(e),
+        None => Ok(Report::of(&report)),
+    }
+}
+
+/// Calls a Python host function with copies of the arguments, and writes back what it
+/// left in the written ones (only when it returned without an exception).
+fn call_host(
+    py: Python<'_>,
+    function: &Py<PyAny>,
+    kernel: &Kernel,
+    host_args: &mut [codelet::HostArg<'_>],
+    global: [usize; 2],
+    lens: &[Option<usize>],
+) -> PyResult<()> {
+    let numpy = py.import("numpy")?;
+    let params = kernel.params();
+    let list = PyList::empty(py);
+    let mut written: Vec<(usize, Bound<'_, PyByteArray>, usize)> = Vec::new();
+    for (i, (a, p)) in host_args.iter().zip(params).enumerate() {
+        let t = match p.kind {
+            ParamKind::Buffer(t, _) | ParamKind::Scalar(t) => t,
+        };
+        let dtype = python_dtype(t)?;
+        let bytes: &[u8] = match a {
+            codelet::HostArg::Read(b) => b,
+            codelet::HostArg::Write(b) => b,
+            codelet::HostArg::Scalar(b) => {
+                let raw = PyBytes::new(py, &b[..dtype.size]);
+                let value = numpy
+                    .call_method1("frombuffer", (raw, dtype.name))?
+                    .get_item(0)?
+                    .call_method0("item")?;
+                list.append(value)?;
+                continue;
+            }
+        };
+        let n = lens
+            .get(i)
+            .copied()
+            .flatten()
+            .unwrap_or(usize::MAX)
+            .min(bytes.len() / dtype.size);
+        let copy = PyByteArray::new(py, &bytes[..n * dtype.size]);
+        let array = numpy.call_method1("frombuffer", (copy.clone(), dtype.name))?;
+        if matches!(a, codelet::HostArg::Write(_)) {
+            written.push((i, copy, n * dtype.size));
+        } else {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("write", false)?;
+            array.call_method("setflags", (), Some(&kwargs))?;
+        }
+        list.append(array)?;
+    }
+    function.call1(py, (list, (global[0], global[1])))?;
+    for (i, copy, len) in written {
+        let data = copy.to_vec();
+        if let Some(codelet::HostArg::Write(out)) = host_args.get_mut(i) {
+            if data.len() != len || out.len() < len {
+                return Err(PyValueError::new_err(format!(
+                    "kernel `{}`: the host function changed the size of argument `{}`",
+                    kernel.name(),
+                    params[i].name
+                )));
+            }
+            out[..len].copy_from_slice(&data);
+        }
+    }
+    Ok(())
+}
+
 /// The codelet of `kernel` over `targets`, with `noupdate` parameters.
 fn codelet_of<'k>(
     kernel: &'k Kernel,
@@ -666,7 +834,7 @@ fn codelet_of<'k>(
 #[pyclass(frozen, module = "locus", name = "PendingCall")]
 pub(crate) struct PyPendingCall {
     done: Event,
-    outcome: Arc<Mutex<Option<locus::Result<Report>>>>,
+    outcome: Arc<Mutex<Option<PyResult<Report>>>>,
     target: String,
 }
 
@@ -677,18 +845,10 @@ impl PyPendingCall {
     fn synchronize<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
             let waited = py.detach(|| self.done.wait());
-            let mut slot = lock(&self.outcome);
-            match slot.take() {
-                Some(Ok(report)) => {
-                    let out = report.dict(py);
-                    *slot = Some(Ok(report));
-                    out
-                }
-                Some(Err(e)) => {
-                    let why = e.to_string();
-                    *slot = Some(Err(locus::Error::Invalid(why.clone())));
-                    Err(failed(e))
-                }
+            let slot = lock(&self.outcome);
+            match slot.as_ref() {
+                Some(Ok(report)) => report.dict(py),
+                Some(Err(e)) => Err(e.clone_ref(py)),
                 None => Err(failed(waited.err().unwrap_or_else(|| {
                     locus::Error::Invalid(
                         "the call ended without a report (a bug: please report it)".into(),

@@ -238,3 +238,57 @@ def test_skipped_targets_say_why():
     missing = [l for l in ("cuda:0", "hip:0") if l not in locus.available()]
     assert [l for l, _ in codelet.skipped] == missing
     assert all(why for _, why in codelet.skipped)
+
+
+def test_a_python_function_is_a_kernels_host_implementation(location):
+    # OpenHMPP's host fallback in Python: the function runs where the target is the host
+    # (or cond is false), the device source elsewhere; same data either way.
+    seen = []
+
+    def scale_on_host(args, launch):
+        x, s, n = args
+        seen.append((x.dtype, x.shape, x.flags.writeable, s, n, launch))
+        x[:n] *= s
+
+    n = 1000
+    kernel = scale_kernel().host(scale_on_host)
+    x = locus.Buffer.from_array(np.arange(n, dtype=np.float32))
+    codelet = locus.Codelet(kernel, [location, "host"])
+    runs_python = codelet.target == "host"
+    codelet.call([x, 2.0, n], launch=n)
+    codelet.call([x, 3.0, n], launch=n, cond=False)  # on the host: the function
+    pending = codelet.call_async([x, 0.5, n], launch=n)
+    pending.synchronize()
+    np.testing.assert_array_equal(x.to_numpy(), np.arange(n, dtype=np.float32) * 3.0)
+    assert len(seen) == (3 if runs_python else 1)
+    assert seen[0] == (np.float32, (n,), True, 3.0 if not runs_python else 2.0, n, (n, 1))
+
+
+def test_a_python_host_function_s_arrays_are_copies_and_its_errors_write_nothing():
+    kept = []
+
+    def body(args, launch):
+        a, b, c, n = args
+        assert not a.flags.writeable and not b.flags.writeable and c.flags.writeable
+        c[:] = a + b
+        kept.append(c)
+
+    def fails(args, launch):
+        args[2][:] = -1.0
+        raise KeyError("the host function's own error")
+
+    n = 64
+    vec_add = locus.kernels.vec_add()
+    a = locus.Buffer("host", n, dtype="float32", fill=1.0)
+    b = locus.Buffer.from_array(np.arange(n, dtype=np.float32))
+    c = locus.Buffer("host", n, dtype="float32")
+    locus.Codelet(vec_add.host(body), ["host"]).call([a, b, c, n], launch=n)
+    want = np.arange(n, dtype=np.float32) + 1.0
+    np.testing.assert_array_equal(c.to_numpy(), want)
+    kept[0][:] = 7.0  # a copy made for the call: the buffer does not change
+    np.testing.assert_array_equal(c.to_numpy(), want)
+    with pytest.raises(KeyError, match="own error"):
+        locus.Codelet(vec_add.host(fails), ["host"]).call([a, b, c, n], launch=n)
+    with pytest.raises(KeyError, match="own error"):
+        locus.Codelet(vec_add.host(fails), ["host"]).call_async([a, b, c, n], launch=n).synchronize()
+    np.testing.assert_array_equal(c.to_numpy(), want)

@@ -110,6 +110,52 @@ fn device_copies_are_native_where_the_technology_has_a_queue() {
 }
 
 #[test]
+fn opencl_copies_with_memory_at_a_host_address_are_the_runtimes_own() {
+    // OpenMP initial-device memory and SYCL USM of a CPU device have host addresses: an
+    // OpenCL device reads and writes them on its own queue (non-blocking
+    // clEnqueueReadBuffer / clEnqueueWriteBuffer), as it does host memory, instead of a
+    // locus worker thread copying through a mapping (which ran at half speed beside the
+    // runtime's own threads on a 2-core machine).
+    let _serial = common::serial();
+    let all = locus::available();
+    let n = 3 * MIB + 12;
+    let data = common::pattern_u8(n, 9);
+    for cl in all
+        .iter()
+        .filter(|l| l.technology() == locus::Technology::OpenCl)
+    {
+        for other in all.iter().filter(|l| {
+            matches!(
+                l.technology(),
+                locus::Technology::OpenMp | locus::Technology::Sycl
+            )
+        }) {
+            let there = Arc::new(Memory::new(*other, n).unwrap());
+            if there.host_access() != locus::HostAccess::Pointer {
+                continue;
+            }
+            there.write(0, &data).unwrap();
+            let mine = Arc::new(Memory::new(*cl, n).unwrap());
+            let up = there.copy_to_async(0, &mine, 0, n, &[]).unwrap();
+            assert!(
+                up.is_native(),
+                "{other} -> {cl}: the OpenCL runtime's own write"
+            );
+            let back = Arc::new(Memory::new(*other, n).unwrap());
+            let down = mine.copy_to_async(0, &back, 0, n, &[up]).unwrap();
+            assert!(
+                down.is_native(),
+                "{cl} -> {other}: the OpenCL runtime's own read"
+            );
+            down.wait().unwrap();
+            let mut got = vec![0u8; n];
+            back.read(0, &mut got).unwrap();
+            assert!(got == data, "{other} -> {cl} -> {other}: the data arrived");
+        }
+    }
+}
+
+#[test]
 fn opencl_copies_are_native_and_ordered() {
     let _serial = common::serial();
     let Some(l) = locus::available()

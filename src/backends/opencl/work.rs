@@ -42,8 +42,9 @@ enum Enqueue {
 
 impl OpenClDevice {
     /// An asynchronous copy within one OpenCL device (`clEnqueueCopyBuffer`), or between
-    /// it and host memory (non-blocking `clEnqueueWriteBuffer` / `clEnqueueReadBuffer`
-    /// from or into the host allocation, which the event keeps alive), enqueued natively
+    /// it and memory at a host address (non-blocking `clEnqueueWriteBuffer` /
+    /// `clEnqueueReadBuffer` from or into the host allocation, an OpenMP initial-device
+    /// one or SYCL USM of a CPU device, which the event keeps alive), enqueued natively
     /// after `after` (OpenCL events of this context as the wait list). `None` for other
     /// pairs, overlapping ranges, and still-running dependencies OpenCL cannot wait for.
     pub(super) fn start_copy(
@@ -56,8 +57,17 @@ impl OpenClDevice {
         after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
         let mine = |m: &Memory| m.location() == self.location;
+        // Memory whose native handle is a host address: the host's, and any other whose
+        // host access is a plain pointer (OpenMP's initial device, SYCL USM of a CPU
+        // device). The runtime reads or writes it on its own queue, as its own copy
+        // would (on a CPU device with its own threads, not a locus worker's).
         let host = |m: &Memory| match m.native() {
             Native::Host { ptr } if m.location() == Location::Host => Some(*ptr),
+            Native::OpenMp { ptr, .. } | Native::Sycl { ptr, .. }
+                if m.host_access() == HostAccess::Pointer =>
+            {
+                Some(ptr.cast::<u8>())
+            }
             _ => None,
         };
         let (call, enqueue): (&'static str, Enqueue) = match (src.native(), dst.native()) {

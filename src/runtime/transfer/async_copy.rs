@@ -16,9 +16,10 @@ impl Memory {
     /// out-of-range copy is an error and starts nothing.
     ///
     /// Native where the technology has a queue for it:
-    /// - within one OpenCL device, or between it and host memory (`clEnqueueCopyBuffer`,
-    ///   non-blocking `clEnqueueWriteBuffer` / `clEnqueueReadBuffer`; OpenCL events of
-    ///   its context in `after` as the wait list);
+    /// - within one OpenCL device, or between it and memory at a host address: the
+    ///   host's, OpenMP initial-device memory, SYCL USM of a CPU device
+    ///   (`clEnqueueCopyBuffer`, non-blocking `clEnqueueWriteBuffer` /
+    ///   `clEnqueueReadBuffer`; OpenCL events of its context in `after` as the wait list);
     /// - SYCL USM to or from the same device or host memory (`queue.memcpy`, SYCL events
     ///   as dependencies);
     /// - within one WebGPU device (`copy_buffer_to_buffer` in one submission, after that

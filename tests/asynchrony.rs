@@ -110,26 +110,27 @@ fn device_copies_are_native_where_the_technology_has_a_queue() {
 }
 
 #[test]
-fn opencl_copies_with_memory_at_a_host_address_are_the_runtimes_own() {
+fn copies_with_memory_at_a_host_address_are_the_runtimes_own() {
     // OpenMP initial-device memory and SYCL USM of a CPU device have host addresses: an
     // OpenCL device reads and writes them on its own queue (non-blocking
-    // clEnqueueReadBuffer / clEnqueueWriteBuffer), as it does host memory, instead of a
-    // locus worker thread copying through a mapping (which ran at half speed beside the
-    // runtime's own threads on a 2-core machine).
+    // clEnqueueReadBuffer / clEnqueueWriteBuffer) and a SYCL queue reads and writes
+    // OpenMP's (queue.memcpy), as they do host memory, instead of a locus worker thread
+    // copying through a mapping (which ran at half speed beside the runtime's own
+    // threads on a 2-core machine).
+    use locus::Technology::{OpenCl, OpenMp, Sycl};
     let _serial = common::serial();
     let all = locus::available();
     let n = 3 * MIB + 12;
     let data = common::pattern_u8(n, 9);
-    for cl in all
-        .iter()
-        .filter(|l| l.technology() == locus::Technology::OpenCl)
-    {
-        for other in all.iter().filter(|l| {
-            matches!(
-                l.technology(),
-                locus::Technology::OpenMp | locus::Technology::Sycl
-            )
-        }) {
+    for cl in &all {
+        for other in &all {
+            let runtime_side = matches!(
+                (cl.technology(), other.technology()),
+                (OpenCl, OpenMp) | (OpenCl, Sycl) | (Sycl, OpenMp)
+            );
+            if !runtime_side {
+                continue;
+            }
             let there = Arc::new(Memory::new(*other, n).unwrap());
             if there.host_access() != locus::HostAccess::Pointer {
                 continue;
@@ -137,16 +138,10 @@ fn opencl_copies_with_memory_at_a_host_address_are_the_runtimes_own() {
             there.write(0, &data).unwrap();
             let mine = Arc::new(Memory::new(*cl, n).unwrap());
             let up = there.copy_to_async(0, &mine, 0, n, &[]).unwrap();
-            assert!(
-                up.is_native(),
-                "{other} -> {cl}: the OpenCL runtime's own write"
-            );
+            assert!(up.is_native(), "{other} -> {cl}: the runtime's own write");
             let back = Arc::new(Memory::new(*other, n).unwrap());
             let down = mine.copy_to_async(0, &back, 0, n, &[up]).unwrap();
-            assert!(
-                down.is_native(),
-                "{cl} -> {other}: the OpenCL runtime's own read"
-            );
+            assert!(down.is_native(), "{cl} -> {other}: the runtime's own read");
             down.wait().unwrap();
             let mut got = vec![0u8; n];
             back.read(0, &mut got).unwrap();

@@ -46,8 +46,8 @@ impl Drop for SyclWork {
 
 impl SyclDevice {
     /// Starts a copy natively on the SYCL queue when one side is SYCL USM of a device and the
-    /// other is USM of the same device or plain host memory (`sycl::queue::memcpy` takes
-    /// both); SYCL events among `after` become native dependencies, others are waited for
+    /// other is USM of the same device, plain host memory or OpenMP initial-device memory
+    /// (host memory too; `sycl::queue::memcpy` takes them all); SYCL events among `after` become native dependencies, others are waited for
     /// first. `None`: not a SYCL copy.
     pub(super) fn start_copy(
         &self,
@@ -64,6 +64,17 @@ impl SyclDevice {
             }
             (Native::Sycl { .. }, Native::Host { .. }) => src.location(),
             (Native::Host { .. }, Native::Sycl { .. }) => dst.location(),
+            // OpenMP initial-device memory is host memory: memcpy takes it as such.
+            (Native::Sycl { .. }, Native::OpenMp { .. })
+                if dst.host_access() == HostAccess::Pointer =>
+            {
+                src.location()
+            }
+            (Native::OpenMp { .. }, Native::Sycl { .. })
+                if src.host_access() == HostAccess::Pointer =>
+            {
+                dst.location()
+            }
             _ => return Ok(None),
         };
         if sycl_location != self.location || src.overlaps(src_offset, dst, dst_offset, len) {
@@ -73,6 +84,7 @@ impl SyclDevice {
             let base = match m.native() {
                 Native::Sycl { ptr, .. } => *ptr,
                 Native::Host { ptr } => *ptr,
+                Native::OpenMp { ptr, .. } => ptr.cast(),
                 #[allow(unreachable_patterns)]
                 _ => ptr::null_mut(),
             };

@@ -20,8 +20,8 @@ impl Memory {
     ///   host's, OpenMP initial-device memory, SYCL USM of a CPU device
     ///   (`clEnqueueCopyBuffer`, non-blocking `clEnqueueWriteBuffer` /
     ///   `clEnqueueReadBuffer`; OpenCL events of its context in `after` as the wait list);
-    /// - SYCL USM to or from the same device or host memory (`queue.memcpy`, SYCL events
-    ///   as dependencies);
+    /// - SYCL USM to or from the same device, host memory or OpenMP initial-device
+    ///   memory (`queue.memcpy`, SYCL events as dependencies);
     /// - within one WebGPU device (`copy_buffer_to_buffer` in one submission, after that
     ///   device's earlier submissions), and uploads of up to 1 MiB to it
     ///   (`Queue::write_buffer`);

@@ -200,6 +200,12 @@ pub trait CopyPath: Send + Sync {
     /// The route this path would take from `src` to `dst`, or `None` if it does not
     /// apply to these two.
     fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route>;
+    /// True when the copy is one call of a side's runtime (its own device copy, read or
+    /// write), which that runtime can also queue asynchronously; false when locus moves
+    /// the bytes itself (a memcpy between mappings, staging).
+    fn is_runtime_call(&self) -> bool {
+        false
+    }
     /// Copies `len` bytes (ranges already bounds-checked, not overlapping).
     fn copy(
         &self,

@@ -52,6 +52,10 @@ impl CopyPath for SameDevice {
         "copy within one device"
     }
 
+    fn is_runtime_call(&self) -> bool {
+        true
+    }
+
     fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route> {
         Arc::ptr_eq(src.device, dst.device).then(|| {
             let t = src.device.location().technology();
@@ -77,6 +81,10 @@ pub struct DstWrites;
 impl CopyPath for DstWrites {
     fn name(&self) -> &'static str {
         "destination's runtime writes from the source's host view"
+    }
+
+    fn is_runtime_call(&self) -> bool {
+        true
     }
 
     fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route> {
@@ -116,6 +124,10 @@ pub struct SrcReads;
 impl CopyPath for SrcReads {
     fn name(&self) -> &'static str {
         "source's runtime reads into the destination's host view"
+    }
+
+    fn is_runtime_call(&self) -> bool {
+        true
     }
 
     fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Option<Route> {

@@ -377,7 +377,12 @@ pub fn memory_kinds_on_buffers(l: Location) {
                 let host_reaches = home.is_accessible_from(Location::Host);
                 if matches!(
                     kind,
-                    MemoryKind::UsmShared | MemoryKind::UsmHost | MemoryKind::PinnedHost
+                    MemoryKind::UsmShared
+                        | MemoryKind::UsmHost
+                        | MemoryKind::PinnedHost
+                        | MemoryKind::HostVisible
+                        | MemoryKind::SvmCoarse
+                        | MemoryKind::SvmFine
                 ) {
                     assert!(host_reaches, "{l}: the host reaches {kind} memory in place");
                 }
@@ -391,6 +396,34 @@ pub fn memory_kinds_on_buffers(l: Location) {
                 let mut want = data.clone();
                 want.extend([7; 200]);
                 assert_eq!(b.to_vec().unwrap(), want, "{l} {kind}");
+                // A kernel at the location uses the kind's memory in place.
+                use locus::codelet::{kernels, Arg, Codelet, Launch};
+                let n = 300;
+                let x = Buffer::from_vec((0..n).map(|i| i as f32).collect());
+                let mut y = Buffer::<f32>::zeroed_kind(l, kind, n).unwrap();
+                y.set(0, &vec![1.0; n]).unwrap();
+                let saxpy = kernels::saxpy();
+                let report = Codelet::new(&saxpy, &[l])
+                    .unwrap()
+                    .call(
+                        &mut [
+                            Arg::f32(2.0),
+                            Arg::buf(&x),
+                            Arg::buf_mut(&mut y),
+                            Arg::u32(n as u32),
+                        ],
+                        Launch::d1(n),
+                    )
+                    .unwrap();
+                assert_eq!(report.target, l);
+                let got = y.to_vec().unwrap();
+                assert!(
+                    got.iter()
+                        .enumerate()
+                        .all(|(i, &v)| v == 2.0 * i as f32 + 1.0),
+                    "{l} {kind}: saxpy on the kind's memory"
+                );
+                assert_eq!(y.memory_kind(), kind);
             }
             Err(e) => {
                 assert!(

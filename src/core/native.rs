@@ -44,11 +44,20 @@ pub enum MemoryKind {
     /// `cuda_async_memory_resource`): `cuMemAllocAsync` / `hipMallocAsync` on the
     /// device's stream, where the driver has memory pools (CUDA 11.2+, ROCm 5.1+).
     StreamOrdered,
+    /// An OpenCL buffer the runtime places in host-accessible memory
+    /// (`CL_MEM_ALLOC_HOST_PTR`; pinned on a discrete GPU): the host maps it in place.
+    HostVisible,
+    /// OpenCL coarse-grained shared virtual memory (`clSVMAlloc`), as a buffer object
+    /// over it: one address for the host and the device; the host maps it in place.
+    SvmCoarse,
+    /// OpenCL fine-grained buffer SVM (`CL_MEM_SVM_FINE_GRAIN_BUFFER`), where the device
+    /// offers it: as [`MemoryKind::SvmCoarse`], and coherent while kernels run.
+    SvmFine,
 }
 
 impl MemoryKind {
     /// Every kind.
-    pub const ALL: [MemoryKind; 7] = [
+    pub const ALL: [MemoryKind; 10] = [
         MemoryKind::Default,
         MemoryKind::PinnedHost,
         MemoryKind::Managed,
@@ -56,6 +65,9 @@ impl MemoryKind {
         MemoryKind::UsmShared,
         MemoryKind::UsmHost,
         MemoryKind::StreamOrdered,
+        MemoryKind::HostVisible,
+        MemoryKind::SvmCoarse,
+        MemoryKind::SvmFine,
     ];
 
     /// Lower-case name (`pinned-host`, `usm-shared`, ...).
@@ -68,6 +80,9 @@ impl MemoryKind {
             MemoryKind::UsmShared => "usm-shared",
             MemoryKind::UsmHost => "usm-host",
             MemoryKind::StreamOrdered => "stream-ordered",
+            MemoryKind::HostVisible => "host-visible",
+            MemoryKind::SvmCoarse => "svm-coarse",
+            MemoryKind::SvmFine => "svm-fine",
         }
     }
 }

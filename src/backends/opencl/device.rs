@@ -42,9 +42,24 @@ impl Device for OpenClDevice {
         Ok(Native::OpenCl { mem, offset: 0 })
     }
 
+    fn memory_kinds(&self) -> Vec<MemoryKind> {
+        self.offered_kinds()
+    }
+
+    fn allocate_kind(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
+        match kind {
+            MemoryKind::Default => self.allocate(bytes),
+            other => self.allocate_made(bytes, other),
+        }
+    }
+
     unsafe fn free(&self, native: &Native, _bytes: usize) {
-        // SAFETY: the caller guarantees this buffer came from `allocate` and is unused.
-        let _ = unsafe { release_mem_object(mem_of(native).0) };
+        let mem = mem_of(native).0;
+        // SAFETY: the caller guarantees this buffer came from `allocate` (or
+        // `allocate_kind`) and is unused.
+        let _ = unsafe { release_mem_object(mem) };
+        // SAFETY: released just above; its SVM, if any, is used by nothing now.
+        unsafe { self.forget_made(mem) };
         self.live.fetch_sub(1, Ordering::Relaxed);
     }
 
@@ -52,6 +67,8 @@ impl Device for OpenClDevice {
         match native {
             #[allow(unreachable_patterns)]
             Native::OpenCl { .. } if self.host_unified => HostAccess::Mapped,
+            // Host-visible buffers and SVM map in place on any device.
+            Native::OpenCl { mem, .. } if self.made_as(*mem).is_some() => HostAccess::Mapped,
             _ => HostAccess::None,
         }
     }

@@ -36,10 +36,11 @@ use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
-use crate::core::native::Native;
+use crate::core::native::{MemoryKind, Native};
 
 mod device;
 mod kernels;
+mod kinds;
 mod work;
 
 pub use work::ClWork;
@@ -54,6 +55,8 @@ pub struct OpenClDevice {
     host_unified: bool,
     live: AtomicUsize,
     kernels: Mutex<HashMap<u64, Arc<Mutex<Kernel>>>>,
+    /// Buffers made as a kind other than the default, by `cl_mem` address.
+    made: Mutex<HashMap<usize, kinds::Made>>,
 }
 
 impl std::fmt::Debug for OpenClDevice {
@@ -160,6 +163,7 @@ impl OpenClDevice {
             host_unified,
             live: AtomicUsize::new(0),
             kernels: Mutex::new(HashMap::new()),
+            made: Mutex::new(HashMap::new()),
         })
     }
 

@@ -157,6 +157,11 @@ fn copies_with_memory_at_a_host_address_are_the_runtimes_own_where_planned() {
                 planned_call(&there, &mine),
                 "{other} -> {cl}: the runtime's own write where planned"
             );
+            // A dependency still running on a worker is one no runtime can take natively
+            // (the copy would go to a worker too): the upload is done before the download.
+            if !up.is_native() {
+                up.wait().unwrap();
+            }
             let back = Arc::new(Memory::new(*other, n).unwrap());
             let down = mine
                 .copy_to_async(0, &back, 0, n, std::slice::from_ref(&up))

@@ -227,11 +227,8 @@ impl PyKernel {
 /// `Codelet(kernel, ["opencl:0", "host"]).call([x, 2.0, y, n], launch=n)`
 #[pyclass(frozen, module = "locus", name = "Codelet")]
 pub(crate) struct PyCodelet {
-    kernel: Kernel,
-    targets: Vec<Location>,
-    noupdate: Vec<String>,
-    /// The kernel's host implementation from Python, if it has one.
-    host: Option<Arc<Py<PyAny>>>,
+    /// Kernel, targets, `noupdate` and host function: shared with calls in flight.
+    parts: Arc<Parts>,
 }
 
 /// A launch size: an int (1-D) or a pair (2-D, x fastest).
@@ -368,10 +365,12 @@ impl PyCodelet {
                 c = c.noupdate(p).map_err(py_err)?;
             }
             Ok(PyCodelet {
-                kernel: kernel.kernel.clone(),
-                targets,
-                noupdate,
-                host: kernel.host.clone(),
+                parts: Arc::new(Parts {
+                    kernel: kernel.kernel.clone(),
+                    targets,
+                    noupdate,
+                    host: kernel.host.clone(),
+                }),
             })
         })
     }
@@ -424,8 +423,8 @@ impl PyCodelet {
             let given = self.checked(&args)?;
             let lens = lengths(&given);
             let report = py.detach(|| {
-                with_args(&self.kernel, &given, |mut args| {
-                    Ok(run(&self.parts(), cond, &mut args, launch, &lens))
+                with_args(&self.parts.kernel, &given, |mut args| {
+                    Ok(run(&self.parts, cond, &mut args, launch, &lens))
                 })
                 .map_err(py_err)?
             })?;
@@ -450,7 +449,7 @@ impl PyCodelet {
             let (done, trigger) = Event::user();
             let outcome: Arc<Mutex<Option<PyResult<Report>>>> = Arc::new(Mutex::new(None));
             let (started_tx, started_rx) = std::sync::mpsc::channel::<String>();
-            let parts = self.parts();
+            let parts = Arc::clone(&self.parts);
             let lens = lengths(&given);
             let slot = Arc::clone(&outcome);
             let spawned = std::thread::Builder::new()
@@ -527,17 +526,8 @@ impl PyCodelet {
     fn advanced_load(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>) -> PyResult<()> {
         guarded(|| {
             let b = buffer_arg("advanced_load", buffer)?.get();
-            py.detach(|| {
-                let c = self.codelet()?;
-                let mut store = lock(&b.store);
-                b.sync_writers(&mut store)?;
-                let dtype = kernel_dtype(&b.dtype);
-                c.advanced_load(&store::Typed {
-                    store: &mut store,
-                    dtype,
-                })
-            })
-            .map_err(py_err)
+            py.detach(|| self.on_buffer(b, |c, typed| c.advanced_load(typed)))
+                .map_err(py_err)
         })
     }
 
@@ -551,19 +541,7 @@ impl PyCodelet {
         guarded(|| {
             let b = buffer_arg("advanced_load_async", buffer)?.get();
             let events = py
-                .detach(|| {
-                    let c = self.codelet()?;
-                    let mut store = lock(&b.store);
-                    b.sync_writers(&mut store)?;
-                    let dtype = kernel_dtype(&b.dtype);
-                    c.advanced_load_async(
-                        &store::Typed {
-                            store: &mut store,
-                            dtype,
-                        },
-                        None,
-                    )
-                })
+                .detach(|| self.on_buffer(b, |c, typed| c.advanced_load_async(typed, None)))
                 .map_err(py_err)?;
             Ok(events.into_iter().map(|inner| PyEvent { inner }).collect())
         })
@@ -576,29 +554,17 @@ impl PyCodelet {
         guarded(|| {
             let b = buffer_arg("delegated_store", buffer)?.get();
             let to = parse_location(to)?;
-            py.detach(|| {
-                let c = self.codelet()?;
-                let mut store = lock(&b.store);
-                b.sync_writers(&mut store)?;
-                let dtype = kernel_dtype(&b.dtype);
-                c.delegated_store_to(
-                    &store::Typed {
-                        store: &mut store,
-                        dtype,
-                    },
-                    None,
-                    to,
-                )
-            })
-            .map_err(py_err)
+            py.detach(|| self.on_buffer(b, |c, typed| c.delegated_store_to(typed, None, to)))
+                .map_err(py_err)
         })
     }
 
     fn __repr__(&self) -> String {
         format!(
             "Codelet({:?}, targets=[{}])",
-            self.kernel.name(),
-            self.targets
+            self.parts.kernel.name(),
+            self.parts
+                .targets
                 .iter()
                 .map(|t| t.to_string())
                 .collect::<Vec<_>>()
@@ -608,27 +574,42 @@ impl PyCodelet {
 }
 
 impl PyCodelet {
-    fn parts(&self) -> Parts {
-        Parts {
-            kernel: self.kernel.clone(),
-            targets: self.targets.clone(),
-            noupdate: self.noupdate.clone(),
-            host: self.host.clone(),
-        }
+    /// Runs `f` with the codelet and `b` locked, its open writers settled, as a kernel
+    /// argument of its element type (a load or store of one buffer).
+    fn on_buffer<R>(
+        &self,
+        b: &PyBuffer,
+        f: impl FnOnce(&codelet::Codelet<'_>, &store::Typed<'_>) -> locus::Result<R>,
+    ) -> locus::Result<R> {
+        let c = self.codelet()?;
+        let mut store = lock(&b.store);
+        b.sync_writers(&mut store)?;
+        let dtype = kernel_dtype(&b.dtype);
+        f(
+            &c,
+            &store::Typed {
+                store: &mut store,
+                dtype,
+            },
+        )
     }
 
     fn codelet(&self) -> locus::Result<codelet::Codelet<'_>> {
-        codelet_of(&self.kernel, &self.targets, &self.noupdate)
+        codelet_of(
+            &self.parts.kernel,
+            &self.parts.targets,
+            &self.parts.noupdate,
+        )
     }
 
     /// `args` checked against the kernel's parameters: count, buffer element types,
     /// written buffers not read-only, no buffer passed twice, scalars encoded.
     fn checked(&self, args: &[Bound<'_, PyAny>]) -> PyResult<Vec<Given>> {
-        let params = self.kernel.params();
+        let params = self.parts.kernel.params();
         if args.len() != params.len() {
             return Err(PyValueError::new_err(format!(
                 "kernel `{}` takes {} arguments ({}), got {}",
-                self.kernel.name(),
+                self.parts.kernel.name(),
                 params.len(),
                 params
                     .iter()
@@ -645,7 +626,7 @@ impl PyCodelet {
                     let b = a.cast::<PyBuffer>().map_err(|_| {
                         PyTypeError::new_err(format!(
                             "kernel `{}`: argument `{}` must be a locus.Buffer of {}",
-                            self.kernel.name(),
+                            self.parts.kernel.name(),
                             p.name,
                             python_dtype(t).map(|d| d.name).unwrap_or("?")
                         ))
@@ -654,7 +635,7 @@ impl PyCodelet {
                     if kernel_dtype(&inner.dtype) != t {
                         return Err(PyTypeError::new_err(format!(
                             "kernel `{}`: argument `{}` must hold {}, this buffer holds {}",
-                            self.kernel.name(),
+                            self.parts.kernel.name(),
                             p.name,
                             python_dtype(t).map(|d| d.name).unwrap_or("?"),
                             inner.dtype.name
@@ -664,7 +645,7 @@ impl PyCodelet {
                     if write && inner.readonly {
                         return Err(PyValueError::new_err(format!(
                             "kernel `{}`: argument `{}` is written, but this buffer adopted read-only memory",
-                            self.kernel.name(),
+                            self.parts.kernel.name(),
                             p.name
                         )));
                     }
@@ -675,7 +656,7 @@ impl PyCodelet {
                         // One lock per buffer: the same buffer twice would be two arguments aliasing.
                         return Err(PyValueError::new_err(format!(
                             "kernel `{}`: argument `{}` is a buffer already passed as another argument; pass a copy",
-                            self.kernel.name(),
+                            self.parts.kernel.name(),
                             p.name
                         )));
                     }
@@ -694,7 +675,6 @@ impl PyCodelet {
 }
 
 /// What a call needs of its codelet, owned (a call in flight runs on another thread).
-#[derive(Clone)]
 struct Parts {
     kernel: Kernel,
     targets: Vec<Location>,

@@ -38,25 +38,21 @@ impl OpenClDevice {
     /// A buffer of `kind` (not the default) of `bytes`.
     pub(super) fn allocate_made(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
         let bytes = bytes.max(1); // OpenCL rejects size 0
+        let offered = self.offered_kinds();
         let svm_flags = match kind {
             MemoryKind::HostVisible => None,
-            MemoryKind::SvmCoarse => Some(CL_MEM_READ_WRITE),
-            MemoryKind::SvmFine => Some(CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER),
+            MemoryKind::SvmCoarse if offered.contains(&kind) => Some(CL_MEM_READ_WRITE),
+            MemoryKind::SvmFine if offered.contains(&kind) => {
+                Some(CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER)
+            }
             other => {
                 return Err(crate::core::device::unsupported_kind(
                     self.location,
                     other,
-                    &self.offered_kinds(),
+                    &offered,
                 ))
             }
         };
-        if !self.offered_kinds().contains(&kind) {
-            return Err(crate::core::device::unsupported_kind(
-                self.location,
-                kind,
-                &self.offered_kinds(),
-            ));
-        }
         let (mem, svm) = match svm_flags {
             None => {
                 // SAFETY: a valid context, no host pointer, a non-zero size.

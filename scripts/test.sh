@@ -128,10 +128,11 @@ step "python: the wheel (pip install ./python builds it with maturin), then pyte
 # when it collects nothing) on any error, and when LOCUS_REQUIRE names a missing location.
 # pyopencl is a client nobody here wrote: python/tests/test_pyopencl.py runs its kernels
 # on locus buffers in place at every OpenCL location; JAX (CPU) takes and gives DLPack
-# zero-copy at every location (python/tests/test_jax.py). mpi4py (a binary wheel that
+# zero-copy at every location (python/tests/test_jax.py). dpnp (Intel's numpy on SYCL)
+# views locus's USM in place and locus adopts dpnp's (python/tests/test_dpnp.py). mpi4py (a binary wheel that
 # loads the Open MPI installed above) carries locus buffers between ranks:
 # python/tests/test_mpi.py starts its own mpirun jobs.
-"$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "numpy>=2.1" pytest pyopencl jax mpi4py ./python
+"$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "numpy>=2.1" pytest pyopencl jax dpnp mpi4py ./python
 # On a GPU machine: CuPy, a client nobody here wrote, for python/tests/test_gpu_clients.py
 # (its tests skip, saying why, where it is missing).
 case ",$LOCUS_REQUIRE," in
@@ -141,7 +142,7 @@ case ",$LOCUS_REQUIRE," in
 esac
 cargo clippy -p locus-python -- -D warnings
 (cd python && "$LOCUS_SYCL_VENV/bin/pytest" -q -rs -p no:cacheprovider)
-for style in numpy_style pyopencl_style jax_style locus_style; do
+for style in numpy_style pyopencl_style jax_style dpnp_style locus_style; do
   echo "--- python/examples/styles/$style.py (docs/python.md)"
   "$LOCUS_SYCL_VENV/bin/python" -W ignore python/examples/styles/$style.py
 done

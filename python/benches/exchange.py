@@ -10,8 +10,10 @@ Median of repeated runs, same process.
 
 Then, for 64 MiB, handing a locus buffer to the other clients in the same run: to
 pyopencl at every OpenCL location (`access(location)`, the handle's `cl_mem`, context and
-queue wrapped with `from_int_ptr`, no copy) and to JAX on the CPU (`jnp.from_dlpack` of a
-host access, no copy), next to numpy's `np.asarray` on the same buffer.
+queue wrapped with `from_int_ptr`, no copy), to dpnp at every SYCL location
+(`dpnp.from_dlpack` of an access there: DLPack's oneAPI device, no copy) and to JAX on the
+CPU (`jnp.from_dlpack` of a host access, no copy), next to numpy's `np.asarray` on the
+same buffer.
 """
 
 import statistics
@@ -64,11 +66,17 @@ def clients():
         cl = None
         print("pyopencl: not installed, not measured")
     try:
+        import dpnp
+    except ImportError:
+        dpnp = None
+        print("dpnp: not installed, not measured")
+    try:
         import jax.numpy as jnp
     except ImportError:
         jnp = None
         print("JAX: not installed, not measured")
-    print(f"\nhanding a {size >> 20} MiB buffer to a client (median us): numpy asarray, pyopencl, JAX")
+    print(f"\nhanding a {size >> 20} MiB buffer to a client (median us): numpy asarray, pyopencl, dpnp, JAX")
+    print(f"{'location':<10} {'numpy':>10} {'pyopencl':>10} {'dpnp':>10} {'JAX':>10}")
     for location in locus.available():
         b = locus.Buffer(location, n, dtype="float32", fill=1.0)
         host = b.access("host")
@@ -85,10 +93,13 @@ def clients():
                     cl.Buffer.from_int_ptr(o["mem"], retain=True)
 
             pyopencl_us = median_us(to_pyopencl, 200)
+        dpnp_us = float("nan")
+        if dpnp is not None and location.startswith("sycl:"):
+            dpnp_us = median_us(lambda: dpnp.from_dlpack(b.access(location)), 200)
         jax_us = float("nan")
         if jnp is not None and b.access("host").in_place:
             jax_us = median_us(lambda: jnp.from_dlpack(b.access("host")), 200)
-        print(f"{location:<10} {numpy_us:>10.1f} {pyopencl_us:>10.1f} {jax_us:>10.1f}")
+        print(f"{location:<10} {numpy_us:>10.1f} {pyopencl_us:>10.1f} {dpnp_us:>10.1f} {jax_us:>10.1f}")
 
 
 if __name__ == "__main__":

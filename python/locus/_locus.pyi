@@ -56,6 +56,12 @@ class Handle:
     @property
     def __sycl_usm_array_interface__(self) -> dict[str, object]: ...
     @property
+    def __usm_ndarray__(self) -> Any:
+        """A dpnp.tensor.usm_ndarray over SYCL USM memory (no copy; needs dpnp)."""
+    @property
+    def sycl_queue(self) -> Any:
+        """The dpctl.SyclQueue of `__usm_ndarray__`, on locus's queue (needs dpnp)."""
+    @property
     def openmp(self) -> dict[str, int]: ...
     @property
     def webgpu(self) -> None: ...

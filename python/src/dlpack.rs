@@ -423,9 +423,28 @@ pub fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<Imported> {
 pub struct Export<K: Send + 'static> {
     /// Keeps the data alive until the consumer's deleter runs (held, never read).
     #[allow(dead_code)]
-    pub keep: K,
+    keep: K,
     /// Extents (the tensor points here).
-    pub shape: Vec<i64>,
+    shape: Vec<i64>,
+    /// Row-major strides in elements (the tensor points here).
+    strides: Vec<i64>,
+}
+
+impl<K: Send + 'static> Export<K> {
+    /// What keeps a compact row-major tensor of `shape` alive. The strides are spelled
+    /// out although DLPack allows null for this layout: dpnp / dpctl's importer reads
+    /// `strides[i]` without a null check (a null there crashed the interpreter).
+    pub fn new(keep: K, shape: Vec<i64>) -> Export<K> {
+        let mut strides = vec![1i64; shape.len()];
+        for i in (0..shape.len().saturating_sub(1)).rev() {
+            strides[i] = strides[i + 1].saturating_mul(shape[i + 1]);
+        }
+        Export {
+            keep,
+            shape,
+            strides,
+        }
+    }
 }
 
 /// A tensor description to export.
@@ -509,7 +528,8 @@ unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
     }
 }
 
-/// A new capsule for `description` (1-D or n-D compact), versioned when `versioned`.
+/// A new capsule for `description` (1-D or n-D compact, strides given), versioned when
+/// `versioned`.
 pub fn capsule<K: Send + 'static>(
     py: Python<'_>,
     description: Description,
@@ -522,7 +542,7 @@ pub fn capsule<K: Send + 'static>(
         ndim: export.shape.len() as i32,
         dtype: description.dtype,
         shape: export.shape.as_ptr().cast_mut(),
-        strides: std::ptr::null_mut(),
+        strides: export.strides.as_ptr().cast_mut(),
         byte_offset: description.byte_offset,
     };
     let (raw, name): (*mut c_void, &CStr) = if versioned {
@@ -543,8 +563,8 @@ pub fn capsule<K: Send + 'static>(
             },
             export,
         }));
-        // SAFETY: `boxed` is a live, uniquely owned allocation; the shape vector's heap
-        // buffer does not move when the Box is made.
+        // SAFETY: `boxed` is a live, uniquely owned allocation; the shape and strides
+        // vectors' heap buffers do not move when the Box is made.
         unsafe { (*boxed).managed.manager_ctx = boxed.cast() };
         (boxed.cast(), VERSIONED)
     } else {

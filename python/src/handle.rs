@@ -15,6 +15,7 @@ use super::*;
 pub(crate) struct Handle {
     pub(crate) view: Arc<View>,
     closed: AtomicBool,
+    usm: usm::UsmArray,
 }
 
 impl Handle {
@@ -22,6 +23,7 @@ impl Handle {
         Handle {
             view,
             closed: AtomicBool::new(false),
+            usm: usm::UsmArray::default(),
         }
     }
 
@@ -204,38 +206,35 @@ impl Handle {
         }
     }
 
+    /// For handles of SYCL USM memory: the `dpctl.SyclQueue` of the handle's
+    /// [`__usm_ndarray__`](Handle::__usm_ndarray__), a queue on locus's own (in-order)
+    /// queue of that device. dpnp's "compute follows data" takes it, so `dpnp.asarray(h)`
+    /// views the memory without a copy and dpnp's kernels on that array run on locus's
+    /// queue, ordered with locus's own work there. Needs dpnp; other handles have none.
+    #[getter]
+    fn sycl_queue<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        guarded(|| self.usm.get(py, &self.view)?.getattr("sycl_queue"))
+    }
+
+    /// For handles of SYCL USM memory: a `dpnp.tensor.usm_ndarray` over the memory (no
+    /// copy; read-only for `access`), the same object on every call. dpnp and dpctl's
+    /// `asarray` take it as the array itself. It keeps the memory alive as long as it
+    /// lives, like a DLPack export. Needs dpnp (or an older dpctl with `dpctl.tensor`);
+    /// other handles have none.
+    #[getter]
+    fn __usm_ndarray__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        guarded(|| self.usm.get(py, &self.view))
+    }
+
     /// dpctl's `__sycl_usm_array_interface__` (version 1), for handles of SYCL USM
     /// memory: the USM pointer, shape and type, and as `syclobj` a `dpctl.SyclQueue` on
-    /// locus's own queue of that device, so that the consumer looks the pointer up in
-    /// the context that owns it (`dpctl.memory.as_usm_memory(h)` wraps it, no copy).
-    /// Needs dpctl installed; other handles have none.
+    /// locus's own queue of that device (one object per device in the process), so that
+    /// the consumer looks the pointer up in the context that owns it
+    /// (`dpctl.memory.as_usm_memory(h)` wraps it, no copy). Needs dpctl installed; other
+    /// handles have none.
     #[getter]
     fn __sycl_usm_array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        guarded(|| {
-            let location = self.view.memory.location();
-            let Native::Sycl { ptr, .. } = self.view.memory.native() else {
-                return Err(PyAttributeError::new_err(format!(
-                    "memory at {location} is not SYCL USM: access the buffer at a SYCL location (e.g. access(\"sycl:0\"))"
-                )));
-            };
-            let dpctl = py.import("dpctl").map_err(|_| {
-                PyAttributeError::new_err(
-                    "__sycl_usm_array_interface__ names its queue as a dpctl.SyclQueue: install dpctl (pip install dpctl)",
-                )
-            })?;
-            let device =
-                locus::device_as::<locus::backends::sycl::SyclDevice>(location).map_err(py_err)?;
-            let queue = sycl_queue(py, &dpctl, &device)?;
-            let d = PyDict::new(py);
-            d.set_item("version", 1)?;
-            d.set_item("data", (*ptr as usize, !self.view.writable))?;
-            d.set_item("shape", PyTuple::new(py, &self.view.shape)?)?;
-            d.set_item("strides", py.None())?;
-            d.set_item("typestr", self.view.dtype.typestr())?;
-            d.set_item("offset", 0)?;
-            d.set_item("syclobj", queue)?;
-            Ok(d)
-        })
+        guarded(|| usm::interface(py, &self.view))
     }
 
     /// CUDA's array interface (version 3), for handles of CUDA device memory.
@@ -374,10 +373,7 @@ impl Handle {
                 copied: view.copied,
             };
             let shape = view.shape.iter().map(|&s| s as i64).collect();
-            let export = dlpack::Export {
-                keep: (view, mapping),
-                shape,
-            };
+            let export = dlpack::Export::new((view, mapping), shape);
             let versioned = max_version.is_some_and(|(major, _)| major >= 1);
             dlpack::capsule(py, description, export, versioned)
         })
@@ -432,68 +428,4 @@ impl Handle {
             }
         )
     }
-}
-
-/// The capsule name dpctl's `SyclQueue` takes a queue reference from (and renames to
-/// `used_SyclQueueRef` once it owns it).
-const QUEUE_CAPSULE: &std::ffi::CStr = c"SyclQueueRef";
-
-/// Deletes the queue reference of a `SyclQueueRef` capsule nobody took.
-///
-/// # Safety
-/// Called by Python only, as the destructor of a capsule `sycl_queue` made: its pointer
-/// an owned queue reference and its context the `DpctlApi` that made it, unless dpctl
-/// renamed it on taking the reference.
-unsafe extern "C" fn drop_queue_capsule(capsule: *mut pyo3::ffi::PyObject) {
-    // SAFETY: called by Python with the capsule being destroyed; its name and context
-    // are the ones `sycl_queue` set (or dpctl's rename when it took the reference).
-    unsafe {
-        let name = pyo3::ffi::PyCapsule_GetName(capsule);
-        if name.is_null() || std::ffi::CStr::from_ptr(name) != QUEUE_CAPSULE {
-            return; // dpctl took it: it owns the reference now
-        }
-        let queue = pyo3::ffi::PyCapsule_GetPointer(capsule, QUEUE_CAPSULE.as_ptr());
-        let api = pyo3::ffi::PyCapsule_GetContext(capsule)
-            as *const locus::backends::sycl::bindings::DpctlApi;
-        if !queue.is_null() && !api.is_null() {
-            locus::backends::sycl::SyclDevice::delete_queue_ref(&*api, queue.cast());
-        }
-    }
-}
-
-/// A `dpctl.SyclQueue` on `device`'s own queue (a new reference handed to dpctl in a
-/// `SyclQueueRef` capsule, as dpctl's `SyclQueue._get_capsule` makes one).
-fn sycl_queue<'py>(
-    py: Python<'py>,
-    dpctl: &Bound<'py, PyModule>,
-    device: &locus::backends::sycl::SyclDevice,
-) -> PyResult<Bound<'py, PyAny>> {
-    let queue = device.queue_ref_copy().map_err(py_err)?;
-    let api = device.api();
-    // SAFETY: a capsule over the owned queue reference, with the API as its context
-    // (static: the registry's devices live as long as the process) and a destructor
-    // that deletes the reference unless dpctl took it.
-    let capsule = unsafe {
-        let raw = pyo3::ffi::PyCapsule_New(
-            queue.cast(),
-            QUEUE_CAPSULE.as_ptr(),
-            Some(drop_queue_capsule),
-        );
-        if raw.is_null() {
-            locus::backends::sycl::SyclDevice::delete_queue_ref(api, queue);
-            return Err(PyErr::fetch(py));
-        }
-        if pyo3::ffi::PyCapsule_SetContext(
-            raw,
-            api as *const locus::backends::sycl::bindings::DpctlApi as *mut std::ffi::c_void,
-        ) != 0
-        {
-            // The destructor finds no context and leaves the reference: delete it here.
-            locus::backends::sycl::SyclDevice::delete_queue_ref(api, queue);
-            pyo3::ffi::Py_DecRef(raw);
-            return Err(PyErr::fetch(py));
-        }
-        Bound::from_owned_ptr(py, raw)
-    };
-    dpctl.getattr("SyclQueue")?.call1((capsule,))
 }

@@ -16,6 +16,7 @@ mod memory;
 mod mr;
 mod resources;
 mod store;
+mod usm;
 mod view;
 
 use std::sync::atomic::{AtomicBool, Ordering};

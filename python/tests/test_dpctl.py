@@ -2,7 +2,7 @@
 locus SYCL buffer in place through `__sycl_usm_array_interface__`: the handle's USM
 pointer, shape and type, and a `dpctl.SyclQueue` on locus's own queue (the context that
 owns the allocation). Zero-copy is proven by dpctl's pointer being the handle's.
-dpnp is not tested: see the README's clients table."""
+dpnp, built on dpctl, has its own tests (`test_dpnp.py`)."""
 
 import gc
 

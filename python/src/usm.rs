@@ -1,0 +1,196 @@
+//! dpctl and dpnp for handles of SYCL USM memory: the `dpctl.SyclQueue` on locus's own
+//! queue, `__sycl_usm_array_interface__`, and the `dpnp.tensor.usm_ndarray` that
+//! `dpnp.asarray` views without a copy.
+
+use std::sync::OnceLock;
+
+use pyo3::types::PyModule;
+
+use super::*;
+
+/// The interface dict of a view of SYCL USM memory, or `AttributeError` for any other
+/// memory (so `hasattr` reads False).
+pub(crate) fn interface<'py>(py: Python<'py>, view: &View) -> PyResult<Bound<'py, PyDict>> {
+    let location = view.memory.location();
+    let Native::Sycl { ptr, .. } = view.memory.native() else {
+        return Err(not_usm(location));
+    };
+    let queue = queue_of(py, location)?;
+    let d = PyDict::new(py);
+    d.set_item("version", 1)?;
+    d.set_item("data", (*ptr as usize, !view.writable))?;
+    d.set_item("shape", PyTuple::new(py, &view.shape)?)?;
+    d.set_item("strides", py.None())?;
+    d.set_item("typestr", view.dtype.typestr())?;
+    d.set_item("offset", 0)?;
+    d.set_item("syclobj", queue)?;
+    Ok(d)
+}
+
+fn not_usm(location: Location) -> PyErr {
+    PyAttributeError::new_err(format!(
+        "memory at {location} is not SYCL USM: access the buffer at a SYCL location (e.g. access(\"sycl:0\"))"
+    ))
+}
+
+/// A handle's `dpnp.tensor.usm_ndarray`, made once on first use.
+#[derive(Default)]
+pub(crate) struct UsmArray(OnceLock<Py<PyAny>>);
+
+impl UsmArray {
+    /// The array over `view`'s USM memory (no copy; read-only for a read access). Its
+    /// memory object holds a [`UsmOwner`] on the view, not the handle, so the handle
+    /// that caches the array and the array do not hold each other.
+    pub(crate) fn get<'py>(
+        &self,
+        py: Python<'py>,
+        view: &Arc<View>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(made) = self.0.get() {
+            return Ok(made.bind(py).clone());
+        }
+        let d = interface(py, view)?;
+        let tensor = py
+            .import("dpnp.tensor")
+            .or_else(|_| py.import("dpctl.tensor"))
+            .map_err(|_| {
+                PyAttributeError::new_err(format!(
+                    "a usm_ndarray over memory at {} needs dpnp.tensor (pip install dpnp) or dpctl.tensor",
+                    view.memory.location()
+                ))
+            })?;
+        let owner = Py::new(
+            py,
+            UsmOwner {
+                _view: view.clone(),
+                interface: d.clone().unbind(),
+            },
+        )?;
+        let memory = py
+            .import("dpctl.memory")?
+            .call_method1("as_usm_memory", (owner,))?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("dtype", view.dtype.typestr())?;
+        kwargs.set_item("buffer", memory)?;
+        let array = tensor
+            .getattr("usm_ndarray")?
+            .call((PyTuple::new(py, &view.shape)?,), Some(&kwargs))?;
+        if !view.writable {
+            array.getattr("flags")?.set_item("W", false)?;
+        }
+        // Another thread may have made one meanwhile: everyone gets the first.
+        let kept = self.0.get_or_init(|| array.unbind());
+        Ok(kept.bind(py).clone())
+    }
+}
+
+/// What a handle's `usm_ndarray` keeps alive: the view (so the memory outlives the
+/// handle while an array uses it), with the interface dpctl read it through.
+#[pyclass(frozen, module = "locus", name = "_UsmOwner")]
+pub(crate) struct UsmOwner {
+    _view: Arc<View>,
+    interface: Py<PyDict>,
+}
+
+#[pymethods]
+impl UsmOwner {
+    /// The interface of the view it keeps.
+    #[getter]
+    fn __sycl_usm_array_interface__(&self, py: Python<'_>) -> Py<PyDict> {
+        self.interface.clone_ref(py)
+    }
+}
+
+/// The capsule name dpctl's `SyclQueue` takes a queue reference from (and renames to
+/// `used_SyclQueueRef` once it owns it).
+const QUEUE_CAPSULE: &std::ffi::CStr = c"SyclQueueRef";
+
+/// Deletes the queue reference of a `SyclQueueRef` capsule nobody took.
+///
+/// # Safety
+/// Called by Python only, as the destructor of a capsule `sycl_queue` made: its pointer
+/// an owned queue reference and its context the `DpctlApi` that made it, unless dpctl
+/// renamed it on taking the reference.
+unsafe extern "C" fn drop_queue_capsule(capsule: *mut pyo3::ffi::PyObject) {
+    // SAFETY: called by Python with the capsule being destroyed; its name and context
+    // are the ones `sycl_queue` set (or dpctl's rename when it took the reference).
+    unsafe {
+        let name = pyo3::ffi::PyCapsule_GetName(capsule);
+        if name.is_null() || std::ffi::CStr::from_ptr(name) != QUEUE_CAPSULE {
+            return; // dpctl took it: it owns the reference now
+        }
+        let queue = pyo3::ffi::PyCapsule_GetPointer(capsule, QUEUE_CAPSULE.as_ptr());
+        let api = pyo3::ffi::PyCapsule_GetContext(capsule)
+            as *const locus::backends::sycl::bindings::DpctlApi;
+        if !queue.is_null() && !api.is_null() {
+            locus::backends::sycl::SyclDevice::delete_queue_ref(&*api, queue.cast());
+        }
+    }
+}
+
+/// The process's `dpctl.SyclQueue` on locus's queue of the SYCL device at `location`:
+/// made once per location and handed out again, because dpctl and dpnp compare queues
+/// by identity (`asarray` copies onto a queue that is not the very same object).
+pub(crate) fn queue_of(py: Python<'_>, location: Location) -> PyResult<Bound<'_, PyAny>> {
+    static QUEUES: Mutex<Vec<(Location, Py<PyAny>)>> = Mutex::new(Vec::new());
+    let known = |queues: &[(Location, Py<PyAny>)]| {
+        queues
+            .iter()
+            .find(|(l, _)| *l == location)
+            .map(|(_, q)| q.clone_ref(py).into_bound(py))
+    };
+    if let Some(q) = known(&lock(&QUEUES)) {
+        return Ok(q);
+    }
+    // Made outside the lock: making it runs Python code, which may switch threads.
+    let dpctl = py.import("dpctl").map_err(|_| {
+        PyAttributeError::new_err(
+            "a SYCL handle names its queue as a dpctl.SyclQueue: install dpctl (pip install dpctl)",
+        )
+    })?;
+    let device = locus::device_as::<locus::backends::sycl::SyclDevice>(location).map_err(py_err)?;
+    let made = sycl_queue(py, &dpctl, &device)?;
+    let mut queues = lock(&QUEUES);
+    if let Some(q) = known(&queues) {
+        return Ok(q); // another thread made it first: everyone gets the same object
+    }
+    queues.push((location, made.clone().unbind()));
+    Ok(made)
+}
+
+/// A `dpctl.SyclQueue` on `device`'s own queue (a new reference handed to dpctl in a
+/// `SyclQueueRef` capsule, as dpctl's `SyclQueue._get_capsule` makes one).
+fn sycl_queue<'py>(
+    py: Python<'py>,
+    dpctl: &Bound<'py, PyModule>,
+    device: &locus::backends::sycl::SyclDevice,
+) -> PyResult<Bound<'py, PyAny>> {
+    let queue = device.queue_ref_copy().map_err(py_err)?;
+    let api = device.api();
+    // SAFETY: a capsule over the owned queue reference, with the API as its context
+    // (static: the registry's devices live as long as the process) and a destructor
+    // that deletes the reference unless dpctl took it.
+    let capsule = unsafe {
+        let raw = pyo3::ffi::PyCapsule_New(
+            queue.cast(),
+            QUEUE_CAPSULE.as_ptr(),
+            Some(drop_queue_capsule),
+        );
+        if raw.is_null() {
+            locus::backends::sycl::SyclDevice::delete_queue_ref(api, queue);
+            return Err(PyErr::fetch(py));
+        }
+        if pyo3::ffi::PyCapsule_SetContext(
+            raw,
+            api as *const locus::backends::sycl::bindings::DpctlApi as *mut std::ffi::c_void,
+        ) != 0
+        {
+            // The destructor finds no context and leaves the reference: delete it here.
+            locus::backends::sycl::SyclDevice::delete_queue_ref(api, queue);
+            pyo3::ffi::Py_DecRef(raw);
+            return Err(PyErr::fetch(py));
+        }
+        Bound::from_owned_ptr(py, raw)
+    };
+    dpctl.getattr("SyclQueue")?.call1((capsule,))
+}

@@ -11,7 +11,8 @@ Median of repeated runs, same process.
 Then, for 64 MiB, handing a locus buffer to the other clients in the same run: to
 pyopencl at every OpenCL location (`access(location)`, the handle's `cl_mem`, context and
 queue wrapped with `from_int_ptr`, no copy), to dpnp at every SYCL location
-(`dpnp.from_dlpack` of an access there: DLPack's oneAPI device, no copy) and to JAX on the
+(`dpnp.asarray` and `dpnp.from_dlpack` of an access there, no copy; and the same two
+calls on dpnp's own array, for what dpnp itself costs) and to JAX on the
 CPU (`jnp.from_dlpack` of a host access, no copy), next to numpy's `np.asarray` on the
 same buffer.
 """
@@ -76,7 +77,7 @@ def clients():
         jnp = None
         print("JAX: not installed, not measured")
     print(f"\nhanding a {size >> 20} MiB buffer to a client (median us): numpy asarray, pyopencl, dpnp, JAX")
-    print(f"{'location':<10} {'numpy':>10} {'pyopencl':>10} {'dpnp':>10} {'JAX':>10}")
+    print(f"{'location':<10} {'numpy':>10} {'pyopencl':>10} {'dpnp asarray':>13} {'dpnp dlpack':>12} {'JAX':>10}")
     for location in locus.available():
         b = locus.Buffer(location, n, dtype="float32", fill=1.0)
         host = b.access("host")
@@ -93,13 +94,23 @@ def clients():
                     cl.Buffer.from_int_ptr(o["mem"], retain=True)
 
             pyopencl_us = median_us(to_pyopencl, 200)
-        dpnp_us = float("nan")
+        dpnp_asarray_us = dpnp_dlpack_us = float("nan")
         if dpnp is not None and location.startswith("sycl:"):
-            dpnp_us = median_us(lambda: dpnp.from_dlpack(b.access(location)), 200)
+            dpnp_asarray_us = median_us(lambda: dpnp.asarray(b.access(location)), 200)
+            dpnp_dlpack_us = median_us(lambda: dpnp.from_dlpack(b.access(location)), 200)
         jax_us = float("nan")
         if jnp is not None and b.access("host").in_place:
             jax_us = median_us(lambda: jnp.from_dlpack(b.access("host")), 200)
-        print(f"{location:<10} {numpy_us:>10.1f} {pyopencl_us:>10.1f} {dpnp_us:>10.1f} {jax_us:>10.1f}")
+        print(
+            f"{location:<10} {numpy_us:>10.1f} {pyopencl_us:>10.1f} {dpnp_asarray_us:>13.1f} "
+            f"{dpnp_dlpack_us:>12.1f} {jax_us:>10.1f}"
+        )
+    if dpnp is not None and any(l.startswith("sycl:") for l in locus.available()):
+        # The same two calls on dpnp's own 64 MiB array: what dpnp itself costs.
+        x = dpnp.ones(n, dtype=dpnp.float32)
+        own_asarray = median_us(lambda: dpnp.asarray(x), 200)
+        own_dlpack = median_us(lambda: dpnp.from_dlpack(x), 200)
+        print(f"{'dpnp own':<10} {'':>10} {'':>10} {own_asarray:>13.1f} {own_dlpack:>12.1f} {'':>10}")
 
 
 if __name__ == "__main__":

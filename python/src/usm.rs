@@ -4,6 +4,7 @@
 
 use std::sync::OnceLock;
 
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyModule;
 
 use super::*;
@@ -50,15 +51,7 @@ impl UsmArray {
             return Ok(made.bind(py).clone());
         }
         let d = interface(py, view)?;
-        let tensor = py
-            .import("dpnp.tensor")
-            .or_else(|_| py.import("dpctl.tensor"))
-            .map_err(|_| {
-                PyAttributeError::new_err(format!(
-                    "a usm_ndarray over memory at {} needs dpnp.tensor (pip install dpnp) or dpctl.tensor",
-                    view.memory.location()
-                ))
-            })?;
+        let (as_usm_memory, usm_ndarray) = dpctl_parts(py, view.memory.location())?;
         let owner = Py::new(
             py,
             UsmOwner {
@@ -66,14 +59,12 @@ impl UsmArray {
                 interface: d.clone().unbind(),
             },
         )?;
-        let memory = py
-            .import("dpctl.memory")?
-            .call_method1("as_usm_memory", (owner,))?;
+        let memory = as_usm_memory.bind(py).call1((owner,))?;
         let kwargs = PyDict::new(py);
         kwargs.set_item("dtype", view.dtype.typestr())?;
         kwargs.set_item("buffer", memory)?;
-        let array = tensor
-            .getattr("usm_ndarray")?
+        let array = usm_ndarray
+            .bind(py)
             .call((PyTuple::new(py, &view.shape)?,), Some(&kwargs))?;
         if !view.writable {
             array.getattr("flags")?.set_item("W", false)?;
@@ -82,6 +73,25 @@ impl UsmArray {
         let kept = self.0.get_or_init(|| array.unbind());
         Ok(kept.bind(py).clone())
     }
+}
+
+/// `dpctl.memory.as_usm_memory` and the `usm_ndarray` class (of `dpnp.tensor`, else of an
+/// older dpctl's `dpctl.tensor`), looked up once per process: an import per handle costs
+/// more than making the array.
+fn dpctl_parts(py: Python<'_>, location: Location) -> PyResult<&(Py<PyAny>, Py<PyAny>)> {
+    static PARTS: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+    PARTS.get_or_try_init(py, || {
+        let tensor = py
+            .import("dpnp.tensor")
+            .or_else(|_| py.import("dpctl.tensor"))
+            .map_err(|_| {
+                PyAttributeError::new_err(format!(
+                    "a usm_ndarray over memory at {location} needs dpnp.tensor (pip install dpnp) or dpctl.tensor"
+                ))
+            })?;
+        let as_usm_memory = py.import("dpctl.memory")?.getattr("as_usm_memory")?;
+        Ok((as_usm_memory.unbind(), tensor.getattr("usm_ndarray")?.unbind()))
+    })
 }
 
 /// What a handle's `usm_ndarray` keeps alive: the view (so the memory outlives the

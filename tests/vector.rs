@@ -32,17 +32,24 @@ fn converts<S: Element + CastTo<D>, D: Element + CastTo<S>>(
     let want: Vec<D> = reference(data);
     let made = Buffer::<D>::converted_at(to, &src).unwrap();
     assert_eq!(made.location(), to);
-    // One device that runs OpenCL C converts with a generated kernel (no host pass).
+    // One device that runs OpenCL C converts with a generated kernel (no host pass), and
+    // so does a WebGPU device the host cannot map, for the 32- and 64-bit types (WGSL).
     let device = locus::registry().device(to).unwrap();
+    let types = [S::DTYPE, D::DTYPE];
     let on_device = from == to
-        && matches!(
-            to.technology(),
-            locus::Technology::OpenCl | locus::Technology::Sycl
-        )
-        && ![S::DTYPE, D::DTYPE]
-            .iter()
-            .any(|t| matches!(t, locus::DType::F16 | locus::DType::BF16))
-        && !([S::DTYPE, D::DTYPE].contains(&locus::DType::F64) && device.lacks_f64().is_some());
+        && match to.technology() {
+            locus::Technology::OpenCl | locus::Technology::Sycl => {
+                let half = |t: &locus::DType| matches!(t, locus::DType::F16 | locus::DType::BF16);
+                let f64_missing =
+                    types.contains(&locus::DType::F64) && device.lacks_f64().is_some();
+                !types.iter().any(half) && !f64_missing
+            }
+            locus::Technology::WebGpu => {
+                device.host_access_default() == locus::HostAccess::None
+                    && types.iter().all(|t| t.size() >= 4)
+            }
+            _ => false,
+        };
     if on_device && !data.is_empty() {
         assert_eq!(
             made.stats().calls_of(RouteKind::Direct),
@@ -105,6 +112,15 @@ fn floats() -> Vec<f64> {
         4294967296.0,
         9.3e18,
         1.9e19,
+        // f32 subnormals (exact, and rounded), the least normal, ties to even, and the
+        // edge where f64 -> f32 rounds up to infinity.
+        1e-40,
+        -3e-45,
+        7e-46,
+        1.1754942e-38,
+        16777217.0,
+        3.4028235677973366e38,
+        3.4028235e38,
     ];
     v.extend((0..300).map(|i| (i as f64 - 150.0) * 1234.567));
     v

@@ -628,14 +628,26 @@ impl PyBuffer {
                 obj.clone()
             } else if obj.hasattr("__dlpack__")? {
                 // Where the producer's memory is decides the stream it must order its
-                // work before: locus's own stream on a CUDA or ROCm device.
-                let stream = match obj.call_method0("__dlpack_device__") {
+                // work before: locus's own stream on a CUDA or ROCm device; on a SYCL
+                // device (DLPack's oneAPI) locus's queue as a dpctl.SyclQueue, which
+                // dpctl's and dpnp's arrays make wait for their pending work (a barrier).
+                let mut sycl = false;
+                let stream: Option<Bound<'_, PyAny>> = match obj.call_method0("__dlpack_device__") {
                     Ok(d) => {
                         let (device_type, device_id) = d.extract::<(i32, i32)>()?;
-                        dlpack::consumer_stream(DLDevice {
+                        let device = DLDevice {
                             device_type,
                             device_id,
-                        })?
+                        };
+                        if device_type == dlpack::DL_ONEAPI {
+                            sycl = true;
+                            let location = dlpack::location_of_device(device)?;
+                            Some(crate::usm::queue_of(py, location)?)
+                        } else {
+                            dlpack::consumer_stream(device)?
+                                .map(|s| s.into_pyobject(py).map(|s| s.into_any()))
+                                .transpose()?
+                        }
                     }
                     Err(_) => None,
                 };
@@ -644,22 +656,28 @@ impl PyBuffer {
                 if let Some(c) = copy {
                     kwargs.set_item("copy", c)?;
                 }
-                if let Some(s) = stream {
+                if let Some(s) = &stream {
                     kwargs.set_item("stream", s)?;
                 }
-                match obj.call_method("__dlpack__", (), Some(&kwargs)) {
+                let capsule = match obj.call_method("__dlpack__", (), Some(&kwargs)) {
                     Ok(c) => c,
                     // A producer from before DLPack 1.0 takes no max_version or copy
                     // (it does take the stream).
                     Err(e) if e.is_instance_of::<PyTypeError>(py) => {
                         let kwargs = PyDict::new(py);
-                        if let Some(s) = stream {
+                        if let Some(s) = &stream {
                             kwargs.set_item("stream", s)?;
                         }
                         obj.call_method("__dlpack__", (), Some(&kwargs))?
                     }
                     Err(e) => return Err(e),
+                };
+                if let Some(queue) = stream.as_ref().filter(|_| sycl) {
+                    // The barrier is on locus's queue; host code may read the memory in
+                    // place too (shared USM): wait for it here.
+                    queue.call_method0("wait")?;
                 }
+                capsule
             } else if obj.hasattr("__array_interface__")?
                 || obj.hasattr("__cuda_array_interface__")?
             {

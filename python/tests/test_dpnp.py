@@ -139,3 +139,18 @@ def test_locus_adopts_a_dpnp_array_in_place(dtype):
     with b.access_mut("host") as h:
         np.asarray(h)[:] = 7
     np.testing.assert_array_equal(dpnp.asnumpy(x), np.full(100, 7, dtype=dtype))
+
+
+def test_adopting_a_dpnp_array_waits_for_its_pending_kernels():
+    """dpnp's kernels are asynchronous: `Buffer.from_dlpack` hands dpnp locus's queue as
+    DLPack's `stream`, dpnp makes it wait for them, and what locus reads is finished.
+    Failed on the code before (the CI run of 2026-11-25 read a dpnp.arange still being
+    written; here twenty queued in-place adds, read back half done)."""
+    if not SYCL:
+        pytest.skip("no SYCL location")
+    n = 1 << 22
+    x = dpnp.zeros(n, dtype=dpnp.float32)
+    for _ in range(20):
+        x += 1.0
+    b = locus.Buffer.from_dlpack(x)
+    np.testing.assert_array_equal(b.to_numpy(), np.full(n, 20.0, dtype=np.float32))

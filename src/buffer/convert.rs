@@ -4,9 +4,10 @@
 //! information, `f64 -> f32` or `i64 -> i32`, rounds, truncates or saturates as `as`
 //! does, silently).
 //!
-//! Where both sides are on one OpenCL or SYCL device, a kernel generated for the pair
-//! of types converts on the device (`as` semantics in OpenCL C; the half types and
-//! `f64` on a device without it go the host's way).
+//! Where both sides are on one OpenCL or SYCL device, or on one WebGPU device the host
+//! cannot map, a kernel generated for the pair of types converts on the device (`as`
+//! semantics in OpenCL C, and in u32 arithmetic in WGSL; the half types, `f64` on an
+//! OpenCL device without it, and 8- and 16-bit types on WebGPU go the host's way).
 //!
 //! Where the host reaches both sides in place (host memory, OpenMP on the initial
 //! device, OpenCL and SYCL on CPU devices) the conversion reads the source and writes
@@ -18,6 +19,8 @@ use super::*;
 use crate::core::element::{convert_bytes, DType, Element};
 use crate::core::launch::{LaunchArg, LaunchSpec};
 use crate::core::location::Technology;
+
+use super::convert_kernels::{opencl_c_conversion, wgsl_conversion};
 
 /// Elements converted per step: big enough to amortise a map or a transfer, small
 /// enough that staging stays in cache-sized pieces.
@@ -80,81 +83,69 @@ fn in_parallel(
     })
 }
 
-/// OpenCL C's name for an element type (none for the half types: `half` needs
-/// `cl_khr_fp16`, and OpenCL C has no bfloat16).
-fn opencl_c_type(t: DType) -> Option<&'static str> {
-    Some(match t {
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::I8 => "char",
-        DType::U8 => "uchar",
-        DType::I16 => "short",
-        DType::U16 => "ushort",
-        DType::I32 => "int",
-        DType::U32 => "uint",
-        DType::I64 => "long",
-        DType::U64 => "ulong",
-        DType::F16 | DType::BF16 => return None,
-    })
-}
-
-/// A conversion kernel in OpenCL C (for OpenCL and SYCL), generated for one pair of
-/// types with Rust's `as` semantics: float to integer `convert_<d>_sat_rtz` (toward
-/// zero, saturating) with NaN tested for (0), to a float `convert_<d>` (round to nearest
-/// even), integer to integer a C cast (two's complement wrap).
-fn opencl_c_conversion(from: DType, to: DType) -> Option<String> {
-    let (s, d) = (opencl_c_type(from)?, opencl_c_type(to)?);
-    let float = |t: DType| matches!(t, DType::F32 | DType::F64);
-    let convert = match (float(from), float(to)) {
-        // NaN is 0 in Rust and in the OpenCL spec, but Intel's CPU runtime saturates
-        // it to the maximum: test for it.
-        (true, false) => format!("x != x ? ({d})0 : convert_{d}_sat_rtz(x)"),
-        (_, true) => format!("convert_{d}(x)"),
-        (false, false) => format!("({d})x"),
-    };
-    let fp64 = if from == DType::F64 || to == DType::F64 {
-        "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-    } else {
-        ""
-    };
-    Some(format!(
-        "{fp64}__kernel void locus_convert(__global const {s} *src, __global {d} *dst, const ulong n, const ulong so, const ulong dof) {{\n    size_t i = get_global_id(0);\n    if (i < n) {{\n        {s} x = src[so + i];\n        dst[dof + i] = {convert};\n    }}\n}}\n"
-    ))
-}
-
 /// Converts with a kernel generated for the pair of types, where both sides are on one
-/// device whose technology runs OpenCL C (OpenCL, SYCL): no byte crosses to the host.
-/// `None` where that does not apply (another technology, two devices, half types, f64
-/// on a device without it), or the kernel could not be launched; the caller then
-/// converts through the host.
+/// device that runs one: OpenCL and SYCL (OpenCL C), and WebGPU (WGSL, for the 32- and
+/// 64-bit types) where the host cannot map the memory (a discrete GPU; where it can, as
+/// on lavapipe, converting through the mapping in place is as fast and needs no
+/// shader). No byte crosses to the host. `None` where that does not apply (another
+/// technology, two devices, half types, f64 on an OpenCL device without it), or the
+/// kernel could not be launched; the caller then converts through the host.
 fn on_the_device(src: &Side<'_>, dst: &Side<'_>, count: usize) -> Result<Option<RouteKind>> {
     let location = src.memory.location();
-    if location != dst.memory.location()
-        || !matches!(location.technology(), Technology::OpenCl | Technology::Sycl)
-    {
+    if location != dst.memory.location() {
         return Ok(None);
     }
     let device = src.memory.device();
-    let wide = src.dtype == DType::F64 || dst.dtype == DType::F64;
-    if wide && device.lacks_f64().is_some() {
-        return Ok(None);
-    }
-    let Some(source) = opencl_c_conversion(src.dtype, dst.dtype) else {
-        return Ok(None);
+    let (source, workgroup, scalars) = match location.technology() {
+        Technology::OpenCl | Technology::Sycl => {
+            let wide = src.dtype == DType::F64 || dst.dtype == DType::F64;
+            if wide && device.lacks_f64().is_some() {
+                return Ok(None);
+            }
+            let Some(source) = opencl_c_conversion(src.dtype, dst.dtype) else {
+                return Ok(None);
+            };
+            let scalars = [
+                LaunchArg::scalar(count as u64),
+                LaunchArg::scalar((src.offset / src.dtype.size()) as u64),
+                LaunchArg::scalar((dst.offset / dst.dtype.size()) as u64),
+            ];
+            (source, 1, scalars)
+        }
+        Technology::WebGpu => {
+            let mapped = src.memory.host_access() != HostAccess::None
+                && dst.memory.host_access() != HostAccess::None;
+            let (so, dof) = (src.offset / src.dtype.size(), dst.offset / dst.dtype.size());
+            let fits = |n: usize| u32::try_from(n).is_ok();
+            if mapped || !fits(count) || !fits(so) || !fits(dof) {
+                return Ok(None);
+            }
+            let Some(source) = wgsl_conversion(src.dtype, dst.dtype) else {
+                return Ok(None);
+            };
+            let scalars = [
+                LaunchArg::scalar(count as u32),
+                LaunchArg::scalar(so as u32),
+                LaunchArg::scalar(dof as u32),
+            ];
+            (source, 64, scalars)
+        }
+        _ => return Ok(None),
     };
     let spec = LaunchSpec {
         source: &source,
         entry: "locus_convert",
-        workgroup: [1, 1, 1],
+        workgroup: [workgroup, 1, 1],
         global: [count, 1],
         dims: 1,
     };
+    let [n, so, dof] = scalars;
     let args = [
         LaunchArg::Memory(src.memory),
         LaunchArg::Memory(dst.memory),
-        LaunchArg::scalar(count as u64),
-        LaunchArg::scalar((src.offset / src.dtype.size()) as u64),
-        LaunchArg::scalar((dst.offset / dst.dtype.size()) as u64),
+        n,
+        so,
+        dof,
     ];
     match device.launch(&spec, &args) {
         Ok(work) => work.wait().map(|()| Some(RouteKind::Direct)),

@@ -4,6 +4,7 @@
 //! nothing moves until someone reads elsewhere.
 
 mod convert;
+mod convert_kernels;
 mod guard;
 #[cfg(feature = "mpi")]
 mod lend;

@@ -222,6 +222,10 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   LOCUS_WEBGPU_MAPPABLE=0 cargo test --all-features --no-fail-fast --test webgpu --test asynchrony --test kernels
 fi
+# The WGSL conversion kernels (a GPU adapter's way through staging; on lavapipe the host
+# converts unless told): every pair of types checked byte for byte against `as`.
+LOCUS_WEBGPU_MAPPABLE=0 LOCUS_WEBGPU_CONVERT=device cargo test --all-features --no-fail-fast \
+  --test vector webgpu
 
 step "stress (three runs) and fuzz, release builds"
 # Every location, 2x cores and 16 threads of random operations each checked against a

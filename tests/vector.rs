@@ -45,8 +45,14 @@ fn converts<S: Element + CastTo<D>, D: Element + CastTo<S>>(
                 !types.iter().any(half) && !f64_missing
             }
             locus::Technology::WebGpu => {
-                device.host_access_default() == locus::HostAccess::None
-                    && types.iter().all(|t| t.size() >= 4)
+                // As `LOCUS_WEBGPU_CONVERT` decides (the default: staged on a GPU adapter).
+                let staged = device.host_access_default() == locus::HostAccess::None;
+                let kernel = match std::env::var("LOCUS_WEBGPU_CONVERT").as_deref() {
+                    Ok("device") => true,
+                    Ok("host") => false,
+                    _ => staged && device.info().kind != "cpu",
+                };
+                kernel && types.iter().all(|t| t.size() >= 4)
             }
             _ => false,
         };

@@ -223,9 +223,10 @@ else
   LOCUS_WEBGPU_MAPPABLE=0 cargo test --all-features --no-fail-fast --test webgpu --test asynchrony --test kernels
 fi
 # The WGSL conversion kernels (a GPU adapter's way through staging; on lavapipe the host
-# converts unless told): every pair of types checked byte for byte against `as`.
+# converts unless told): every pair of types on webgpu:0, and every location to and from
+# it (the narrower type crossing, converted on webgpu:0), checked byte for byte against `as`.
 LOCUS_WEBGPU_MAPPABLE=0 LOCUS_WEBGPU_CONVERT=device cargo test --all-features --no-fail-fast \
-  --test vector webgpu
+  --test vector
 
 step "stress (three runs) and fuzz, release builds"
 # Every location, 2x cores and 16 threads of random operations each checked against a

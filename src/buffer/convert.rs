@@ -9,6 +9,11 @@
 //! semantics in OpenCL C, and in u32 arithmetic in WGSL; the half types, `f64` on an
 //! OpenCL device without it, and 8- and 16-bit types on WebGPU go the host's way).
 //!
+//! Between a host-visible side and a side the host cannot map (a discrete GPU), where
+//! that device converts, the narrower type crosses: a widening conversion uploads the
+//! source unconverted and converts on the device, a narrowing one converts there first
+//! and downloads the result.
+//!
 //! Where the host reaches both sides in place (host memory, OpenMP on the initial
 //! device, OpenCL and SYCL on CPU devices) the conversion reads the source and writes
 //! the destination directly, on every core, with no copy besides. Where one side is not
@@ -83,71 +88,81 @@ fn in_parallel(
     })
 }
 
-/// Whether a WebGPU conversion between `src` and `dst` (one device) runs the WGSL
-/// kernel: `LOCUS_WEBGPU_CONVERT=device` always, `=host` never; by default where the
-/// host cannot map the memory (staging buffers, as on a discrete GPU) on a GPU adapter.
-/// Where the host maps it in place, converting through the mapping is as fast; on a CPU
+/// Whether a WebGPU conversion on one device runs the WGSL kernel:
+/// `LOCUS_WEBGPU_CONVERT=device` always, `=host` never; by default where a side is
+/// `staged` (the host cannot map it, as on a discrete GPU) on a GPU adapter. Where the
+/// host maps the memory in place, converting through the mapping is as fast; on a CPU
 /// adapter (lavapipe through staging) the shader ran at 1-2 GB/s, 70-110 ms for 64 MiB
 /// of `f32` to `f64`, against 48 ms through the host (a 13-18 ms plain copy).
-fn wgsl_converts(src: &Side<'_>, dst: &Side<'_>, cpu_adapter: bool) -> bool {
+fn wgsl_converts(staged: bool, cpu_adapter: bool) -> bool {
     match std::env::var("LOCUS_WEBGPU_CONVERT").as_deref() {
         Ok("device") => true,
         Ok("host") => false,
-        _ => {
-            let staged = src.memory.host_access() == HostAccess::None
-                || dst.memory.host_access() == HostAccess::None;
-            staged && !cpu_adapter
+        _ => staged && !cpu_adapter,
+    }
+}
+
+/// The conversion kernel `device` at `location` runs for `from -> to`, and its workgroup
+/// size; `None` where it runs none (see [`on_the_device`]). `staged`: a side is memory
+/// the host cannot map.
+fn kernel_source(
+    device: &dyn crate::core::device::Device,
+    location: Location,
+    from: DType,
+    to: DType,
+    staged: bool,
+) -> Option<(String, u32)> {
+    match location.technology() {
+        Technology::OpenCl | Technology::Sycl => {
+            let wide = from == DType::F64 || to == DType::F64;
+            if wide && device.lacks_f64().is_some() {
+                return None;
+            }
+            opencl_c_conversion(from, to).map(|s| (s, 1))
         }
+        Technology::WebGpu if wgsl_converts(staged, device.info().kind == "cpu") => {
+            wgsl_conversion(from, to).map(|s| (s, 64))
+        }
+        _ => None,
     }
 }
 
 /// Converts with a kernel generated for the pair of types, where both sides are on one
 /// device that runs one: OpenCL and SYCL (OpenCL C), and WebGPU (WGSL, for the 32- and
-/// 64-bit types; see [`wgsl_converts`] for where). No byte crosses to the host. `None` where that does not apply (another
-/// technology, two devices, half types, f64 on an OpenCL device without it), or the
-/// kernel could not be launched; the caller then converts through the host.
+/// 64-bit types; see [`wgsl_converts`] for where). No byte crosses to the host. `None`
+/// where that does not apply (another technology, two devices, half types, f64 on an
+/// OpenCL device without it), or the kernel could not be launched; the caller then
+/// converts through the host.
 fn on_the_device(src: &Side<'_>, dst: &Side<'_>, count: usize) -> Result<Option<RouteKind>> {
     let location = src.memory.location();
     if location != dst.memory.location() {
         return Ok(None);
     }
     let device = src.memory.device();
-    let (source, workgroup, scalars) = match location.technology() {
-        Technology::OpenCl | Technology::Sycl => {
-            let wide = src.dtype == DType::F64 || dst.dtype == DType::F64;
-            if wide && device.lacks_f64().is_some() {
-                return Ok(None);
-            }
-            let Some(source) = opencl_c_conversion(src.dtype, dst.dtype) else {
-                return Ok(None);
-            };
-            let scalars = [
-                LaunchArg::scalar(count as u64),
-                LaunchArg::scalar((src.offset / src.dtype.size()) as u64),
-                LaunchArg::scalar((dst.offset / dst.dtype.size()) as u64),
-            ];
-            (source, 1, scalars)
+    let staged = src.memory.host_access() == HostAccess::None
+        || dst.memory.host_access() == HostAccess::None;
+    let Some((source, workgroup)) =
+        kernel_source(device.as_ref(), location, src.dtype, dst.dtype, staged)
+    else {
+        return Ok(None);
+    };
+    let (so, dof) = (src.offset / src.dtype.size(), dst.offset / dst.dtype.size());
+    let scalars = if location.technology() == Technology::WebGpu {
+        // WGSL takes 32-bit scalars.
+        match (u32::try_from(count), u32::try_from(so), u32::try_from(dof)) {
+            (Ok(n), Ok(so), Ok(dof)) => [
+                LaunchArg::scalar(n),
+                LaunchArg::scalar(so),
+                LaunchArg::scalar(dof),
+            ],
+            _ => return Ok(None),
         }
-        Technology::WebGpu => {
-            if !wgsl_converts(src, dst, device.info().kind == "cpu") {
-                return Ok(None);
-            }
-            let (so, dof) = (src.offset / src.dtype.size(), dst.offset / dst.dtype.size());
-            let fits = |n: usize| u32::try_from(n).is_ok();
-            if !fits(count) || !fits(so) || !fits(dof) {
-                return Ok(None);
-            }
-            let Some(source) = wgsl_conversion(src.dtype, dst.dtype) else {
-                return Ok(None);
-            };
-            let scalars = [
-                LaunchArg::scalar(count as u32),
-                LaunchArg::scalar(so as u32),
-                LaunchArg::scalar(dof as u32),
-            ];
-            (source, 64, scalars)
-        }
-        _ => return Ok(None),
+    } else {
+        [
+            LaunchArg::scalar(count as u64),
+            LaunchArg::scalar(so as u64),
+            LaunchArg::scalar(dof as u64),
+        ]
     };
     let spec = LaunchSpec {
         source: &source,
@@ -168,6 +183,58 @@ fn on_the_device(src: &Side<'_>, dst: &Side<'_>, count: usize) -> Result<Option<
         Ok(work) => work.wait().map(|()| Some(RouteKind::Direct)),
         Err(_) => Ok(None),
     }
+}
+
+/// Converts between a host-visible side and a staged side of another location with the
+/// staged device's kernel, so that the narrower type crosses: a widening conversion
+/// uploads the source as it is into scratch memory at the destination and converts
+/// there (`f32 -> f64`: half the bytes of the plain copy cross), a narrowing one
+/// converts at the source into scratch and downloads the result. `None` where the staged
+/// side runs no kernel for the pair, the types are the same width the other way round,
+/// or the scratch or the kernel fails (the caller then converts through the host).
+fn through_device_scratch(
+    src: &Side<'_>,
+    dst: &Side<'_>,
+    count: usize,
+) -> Result<Option<RouteKind>> {
+    let host_side = |side: &Side<'_>| side.memory.host_access() != HostAccess::None;
+    if src.memory.location() == dst.memory.location() || src.dtype == dst.dtype {
+        return Ok(None);
+    }
+    let upload = host_side(src) && !host_side(dst) && src.dtype.size() <= dst.dtype.size();
+    let download = !host_side(src) && host_side(dst) && dst.dtype.size() < src.dtype.size();
+    let (device_side, scratch_type) = match (upload, download) {
+        (true, _) => (dst, src.dtype),
+        (_, true) => (src, dst.dtype),
+        _ => return Ok(None),
+    };
+    let (device, location) = (device_side.memory.device(), device_side.memory.location());
+    if kernel_source(device.as_ref(), location, src.dtype, dst.dtype, true).is_none() {
+        return Ok(None);
+    }
+    let Some(bytes) = count.checked_mul(scratch_type.size()) else {
+        return Ok(None);
+    };
+    let Ok(scratch) = Memory::on(device, bytes) else {
+        return Ok(None); // no room for scratch: the host's way needs none
+    };
+    let scratch_side = Side {
+        memory: &scratch,
+        offset: 0,
+        dtype: scratch_type,
+    };
+    if upload {
+        src.memory
+            .with_host_slice(src.offset, bytes, false, |s| scratch.write(0, s))?;
+        let converted = on_the_device(&scratch_side, dst, count)?;
+        return Ok(converted.map(|_| RouteKind::Staged));
+    }
+    if on_the_device(src, &scratch_side, count)?.is_none() {
+        return Ok(None);
+    }
+    dst.memory
+        .with_host_slice(dst.offset, bytes, true, |d| scratch.read(0, d))?;
+    Ok(Some(RouteKind::Staged))
 }
 
 /// One side of a conversion: an allocation, a byte offset and an element type.
@@ -212,6 +279,9 @@ pub(super) fn convert_between(src: Side<'_>, dst: Side<'_>, count: usize) -> Res
         return Ok(RouteKind::Staged);
     }
     if let Some(kind) = on_the_device(&src, &dst, count)? {
+        return Ok(kind);
+    }
+    if let Some(kind) = through_device_scratch(&src, &dst, count)? {
         return Ok(kind);
     }
     if from_host && to_host {

@@ -93,6 +93,22 @@ def test_asarray_computes_on_locus_queue(sycl_location):
 
 
 @pytest.mark.parametrize("sycl_location", SYCL)
+def test_dpnp_tensor_takes_the_handle_without_a_copy(sycl_location):
+    """dpnp.tensor, the array-API layer under dpnp (dpctl.tensor before dpctl 0.22):
+    `asarray` returns the handle's usm_ndarray itself, `from_dlpack` a view of it."""
+    import dpnp.tensor as dpt
+
+    b = locus.Buffer.from_array(np.arange(64, dtype=np.int64)).copy(sycl_location)
+    with b.access(sycl_location) as h:
+        address = h.__sycl_usm_array_interface__["data"][0]
+        assert dpt.asarray(h) is h.__usm_ndarray__
+        for t in (dpt.asarray(h), dpt.from_dlpack(h)):
+            assert t.usm_data._pointer + t._element_offset * t.itemsize == address
+            np.testing.assert_array_equal(dpt.asnumpy(t), np.arange(64, dtype=np.int64))
+            del t
+
+
+@pytest.mark.parametrize("sycl_location", SYCL)
 def test_a_usm_ndarray_keeps_the_memory_after_handle_and_buffer_go(sycl_location):
     b = locus.Buffer(sycl_location, 32, dtype="float32", fill=5.0)
     h = b.access(sycl_location)

@@ -180,6 +180,45 @@ pub fn conversions_to_every_location(l: Location) {
     }
 }
 
+/// `Memory::convert_to`, the untyped form bindings use: from this location to every
+/// location, at offsets, checked against `as`; out of range is an error and nothing is
+/// written.
+pub fn memory_convert_to(l: Location) {
+    let data: Vec<f64> = floats();
+    let want: Vec<i32> = reference(&data);
+    let n = data.len();
+    let src = locus::Memory::on(locus::registry().device(l).unwrap(), (n + 2) * 8).unwrap();
+    src.write(16, bytemuck::cast_slice(&data)).unwrap();
+    for to in locus::available() {
+        let dst = locus::Memory::on(locus::registry().device(to).unwrap(), (n + 1) * 4).unwrap();
+        dst.fill(0..dst.len(), &[0xab]).unwrap();
+        src.convert_to(16, locus::DType::F64, &dst, 4, locus::DType::I32, n)
+            .unwrap();
+        let mut got = vec![0u8; (n + 1) * 4];
+        dst.read(0, &mut got).unwrap();
+        assert_eq!(
+            &got[..4],
+            &[0xab; 4],
+            "{l} -> {to}: before the range untouched"
+        );
+        assert_eq!(
+            &got[4..],
+            bytes(&want),
+            "{l} -> {to}: converted as `as` does"
+        );
+        let err = src
+            .convert_to(16, locus::DType::F64, &dst, 8, locus::DType::I32, n)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("out of range"),
+            "{l} -> {to}: {err}"
+        );
+        let mut after = vec![0u8; (n + 1) * 4];
+        dst.read(0, &mut after).unwrap();
+        assert_eq!(after, got, "{l} -> {to}: nothing written on error");
+    }
+}
+
 /// Every pair of the twelve types, at this location.
 pub fn every_pair_of_types(l: Location) {
     let f = floats();
@@ -465,6 +504,7 @@ pub fn memory_kinds_on_buffers(l: Location) {
 macro_rules! suite {
     ($(#[$m:meta])*) => {
         $(#[$m])* #[test] fn conversions_to_every_location() { run(super::conversions_to_every_location) }
+        $(#[$m])* #[test] fn memory_convert_to() { run(super::memory_convert_to) }
         $(#[$m])* #[test] fn every_pair_of_types() { run(super::every_pair_of_types) }
         $(#[$m])* #[test] fn set_and_get_converted() { run(super::set_and_get_converted) }
         $(#[$m])* #[test] fn append_grows_amortised() { run(super::append_grows_amortised) }

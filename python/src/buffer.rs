@@ -408,6 +408,55 @@ impl PyBuffer {
         })
     }
 
+    /// A new buffer of `dtype` holding these elements converted (numpy's `astype`,
+    /// HAMR's converting copy), at `location` (default: this buffer's home), with Rust's
+    /// `as` semantics: float to integer rounds toward zero and saturates, NaN becomes 0;
+    /// integer to a narrower integer wraps; to a float rounds to nearest. Converted on the
+    /// device where it runs a conversion kernel (OpenCL, SYCL; WebGPU through staging on
+    /// a GPU), otherwise through host memory, never a full extra copy. `bool` converts as
+    /// no Rust type does: `ValueError` (compare instead: `b.to_numpy() != 0`).
+    ///
+    /// ```python
+    /// d = locus.Buffer("opencl:0", 4, dtype="float32", fill=2.5).astype("float64")
+    /// ```
+    #[pyo3(signature = (dtype, location=None))]
+    fn astype(&self, py: Python<'_>, dtype: &str, location: Option<&str>) -> PyResult<PyBuffer> {
+        guarded(|| {
+            let to = DType::from_name(dtype)?;
+            if to == self.dtype {
+                return self.copy(py, location);
+            }
+            let target = location.map(parse_location).transpose()?;
+            let (Some(from_element), Some(to_element)) = (self.dtype.element(), to.element())
+            else {
+                return Err(PyValueError::new_err(format!(
+                    "astype from {} to {}: bool converts as no Rust element type does; compare instead (b.to_numpy() != 0)",
+                    self.dtype.name, to.name
+                )));
+            };
+            let store = py
+                .detach(|| -> locus::Result<Store> {
+                    let mut store = lock(&self.store);
+                    // The source where the newest data is (an open write handle's
+                    // location, else the home): nothing moves first.
+                    let at = self.sync_writers(&mut store)?.unwrap_or(store.location());
+                    let target = target.unwrap_or(store.location());
+                    let count = store.count();
+                    let mut made = Store::zeroed(target, count, to.size)?;
+                    // Neither side stays mapped while the conversion maps what it needs.
+                    let mut src = store.access(at)?;
+                    drop(src.mapping.take());
+                    let mut dst = made.access_mut(target)?;
+                    drop(dst.mapping.take());
+                    src.memory
+                        .convert_to(0, from_element, &dst.memory, 0, to_element, count)?;
+                    Ok(made)
+                })
+                .map_err(py_err)?;
+            Ok(PyBuffer::wrap(store, to, self.dims(), false))
+        })
+    }
+
     /// A new buffer at `location` (default: this one's home) with a copy of the data.
     #[pyo3(signature = (location=None))]
     fn copy(&self, py: Python<'_>, location: Option<&str>) -> PyResult<PyBuffer> {

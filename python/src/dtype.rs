@@ -93,6 +93,26 @@ fn names() -> String {
 }
 
 impl DType {
+    /// locus's element type of the same name; `None` for bool, which converts as no Rust
+    /// element type does.
+    pub fn element(&self) -> Option<locus::DType> {
+        use locus::DType as E;
+        Some(match self.name {
+            "float16" => E::F16,
+            "float32" => E::F32,
+            "float64" => E::F64,
+            "int8" => E::I8,
+            "int16" => E::I16,
+            "int32" => E::I32,
+            "int64" => E::I64,
+            "uint8" => E::U8,
+            "uint16" => E::U16,
+            "uint32" => E::U32,
+            "uint64" => E::U64,
+            _ => return None,
+        })
+    }
+
     /// The type called `name` (numpy's spelling; `float`, `int`, `bool_`... aliases too).
     pub fn from_name(name: &str) -> PyResult<DType> {
         let canonical = match name {

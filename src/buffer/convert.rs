@@ -328,6 +328,43 @@ pub(super) fn convert_between(src: Side<'_>, dst: Side<'_>, count: usize) -> Res
     Ok(RouteKind::Staged)
 }
 
+impl Memory {
+    /// Converts `count` elements of type `from` at byte `offset` here into elements of
+    /// type `to` at byte `dst_offset` of `dst`, any two locations, with Rust's `as`
+    /// semantics: the untyped form of [`Buffer::copy_from_converted`], for bindings
+    /// whose element types are known at run time only. Same routes (a kernel on the
+    /// device where it converts, else through the host), counted in the process's
+    /// transfer counters. Both ranges are checked first: out of range is an error and
+    /// nothing is written. The caller orders it after pending work on either side.
+    pub fn convert_to(
+        &self,
+        offset: usize,
+        from: DType,
+        dst: &Memory,
+        dst_offset: usize,
+        to: DType,
+        count: usize,
+    ) -> Result<RouteKind> {
+        let kind = convert_between(
+            Side {
+                memory: self,
+                offset,
+                dtype: from,
+            },
+            Side {
+                memory: dst,
+                offset: dst_offset,
+                dtype: to,
+            },
+            count,
+        )?;
+        if count > 0 {
+            crate::runtime::transfer::global_stats().record(kind, count * to.size());
+        }
+        Ok(kind)
+    }
+}
+
 impl<T: Element> Buffer<T> {
     /// A new buffer of `T` at `src`'s home holding `src`'s elements converted (HAMR's
     /// converting copy constructor): `Buffer::<f64>::converted_from(&floats)`.

@@ -20,6 +20,8 @@
 //! host-visible, that side goes through a host staging chunk: one read or one write per
 //! chunk, never a full copy of the buffer first.
 
+use std::sync::OnceLock;
+
 use super::*;
 use crate::core::element::{convert_bytes, DType, Element};
 use crate::core::launch::{LaunchArg, LaunchSpec};
@@ -95,34 +97,55 @@ fn in_parallel(
 /// adapter (lavapipe through staging) the shader ran at 1-2 GB/s, 70-110 ms for 64 MiB
 /// of `f32` to `f64`, against 48 ms through the host (a 13-18 ms plain copy).
 fn wgsl_converts(staged: bool, cpu_adapter: bool) -> bool {
-    match std::env::var("LOCUS_WEBGPU_CONVERT").as_deref() {
-        Ok("device") => true,
-        Ok("host") => false,
-        _ => staged && !cpu_adapter,
+    static FORCED: OnceLock<Option<bool>> = OnceLock::new();
+    let forced = FORCED.get_or_init(|| match std::env::var("LOCUS_WEBGPU_CONVERT").as_deref() {
+        Ok("device") => Some(true),
+        Ok("host") => Some(false),
+        _ => None,
+    });
+    forced.unwrap_or(staged && !cpu_adapter)
+}
+
+/// The language of the conversion kernel a device runs for one pair of types.
+#[derive(Clone, Copy)]
+enum KernelLanguage {
+    /// OpenCL C (OpenCL and SYCL devices), one work-item per element.
+    OpenClC,
+    /// WGSL (WebGPU), 64 invocations per workgroup, 32-bit scalars.
+    Wgsl,
+}
+
+impl KernelLanguage {
+    /// The generated source and the workgroup size it is launched with.
+    fn source(self, from: DType, to: DType) -> Option<(String, u32)> {
+        match self {
+            KernelLanguage::OpenClC => opencl_c_conversion(from, to).map(|s| (s, 1)),
+            KernelLanguage::Wgsl => wgsl_conversion(from, to).map(|s| (s, 64)),
+        }
     }
 }
 
-/// The conversion kernel `device` at `location` runs for `from -> to`, and its workgroup
-/// size; `None` where it runs none (see [`on_the_device`]). `staged`: a side is memory
-/// the host cannot map.
-fn kernel_source(
+/// Whether `device` at `location` converts `from -> to` with a kernel, and in which
+/// language (`None` where it runs none; see [`on_the_device`]). Decided without
+/// generating the source. `staged`: a side is memory the host cannot map.
+fn kernel_language(
     device: &dyn crate::core::device::Device,
     location: Location,
     from: DType,
     to: DType,
     staged: bool,
-) -> Option<(String, u32)> {
+) -> Option<KernelLanguage> {
+    let sized = |t: DType| !matches!(t, DType::F16 | DType::BF16);
     match location.technology() {
         Technology::OpenCl | Technology::Sycl => {
             let wide = from == DType::F64 || to == DType::F64;
-            if wide && device.lacks_f64().is_some() {
-                return None;
-            }
-            opencl_c_conversion(from, to).map(|s| (s, 1))
+            (sized(from) && sized(to) && !(wide && device.lacks_f64().is_some()))
+                .then_some(KernelLanguage::OpenClC)
         }
-        Technology::WebGpu if wgsl_converts(staged, device.info().kind == "cpu") => {
-            wgsl_conversion(from, to).map(|s| (s, 64))
-        }
+        Technology::WebGpu => (from.size() >= 4
+            && to.size() >= 4
+            && wgsl_converts(staged, device.info().kind == "cpu"))
+        .then_some(KernelLanguage::Wgsl),
         _ => None,
     }
 }
@@ -142,7 +165,8 @@ fn on_the_device(src: &Side<'_>, dst: &Side<'_>, count: usize) -> Result<Option<
     let staged = src.memory.host_access() == HostAccess::None
         || dst.memory.host_access() == HostAccess::None;
     let Some((source, workgroup)) =
-        kernel_source(device.as_ref(), location, src.dtype, dst.dtype, staged)
+        kernel_language(device.as_ref(), location, src.dtype, dst.dtype, staged)
+            .and_then(|language| language.source(src.dtype, dst.dtype))
     else {
         return Ok(None);
     };
@@ -209,7 +233,7 @@ fn through_device_scratch(
         _ => return Ok(None),
     };
     let (device, location) = (device_side.memory.device(), device_side.memory.location());
-    if kernel_source(device.as_ref(), location, src.dtype, dst.dtype, true).is_none() {
+    if kernel_language(device.as_ref(), location, src.dtype, dst.dtype, true).is_none() {
         return Ok(None);
     }
     let Some(bytes) = count.checked_mul(scratch_type.size()) else {
@@ -409,22 +433,16 @@ impl<T: Element> Buffer<T> {
             return Ok(());
         }
         let source = Buffer::<U>::host_source(&src_replicas)?;
-        let kind = convert_between(
-            Side {
-                memory: &src_replicas[source].memory,
-                offset: range.start * from.size(),
-                dtype: from,
-            },
-            Side {
-                memory,
-                offset: start * to.size(),
-                dtype: to,
-            },
+        let kind = src_replicas[source].memory.convert_to(
+            range.start * from.size(),
+            from,
+            memory,
+            start * to.size(),
+            to,
             count,
         )?;
         if count > 0 {
             self.stats.record(kind, count * to.size());
-            crate::runtime::transfer::global_stats().record(kind, count * to.size());
         }
         Ok(())
     }

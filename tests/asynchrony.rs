@@ -661,3 +661,30 @@ fn a_zero_length_copy_completes_after_its_dependencies() {
         gated.wait().unwrap();
     }
 }
+
+/// A chain through host memory, `l -> host -> l`, the second copy after the first's
+/// event: the second reads host memory that the first is still filling. NVIDIA's
+/// OpenCL takes a non-blocking write's bytes when it is enqueued, before its wait list
+/// is done; written so, this test (and tests/stress.rs) received stale bytes at
+/// `opencl:1` (an H200) until such a write went to a worker that waits first.
+#[test]
+fn a_chain_through_host_memory_delivers_at_every_location() {
+    let _serial = common::serial();
+    let n = 32 * MIB + 4;
+    let data = common::pattern_u8(n, 23);
+    for l in locus::available() {
+        let src = Arc::new(Memory::new(l, n).unwrap());
+        src.write(0, &data).unwrap();
+        let mid = Arc::new(Memory::new(Location::Host, n).unwrap());
+        let dst = Arc::new(Memory::new(l, n).unwrap());
+        let first = src.copy_to_async(0, &mid, 0, n, &[]).unwrap();
+        let second = mid
+            .copy_to_async(0, &dst, 0, n, std::slice::from_ref(&first))
+            .unwrap();
+        second.wait().unwrap();
+        let mut got = vec![0u8; n];
+        dst.read(0, &mut got).unwrap();
+        let wrong = got.iter().zip(&data).position(|(a, b)| a != b);
+        assert_eq!(wrong, None, "{l} -> host -> {l}: first wrong byte");
+    }
+}

@@ -555,6 +555,69 @@ fn openmp_kernels_from_the_user_s_own_c() {
     let _ = std::fs::remove_dir_all(&cache);
 }
 
+/// An offloading GCC whose LTO link is broken (the CUDA image of an H200 machine: its
+/// `/opt/gcc/bin/gcc`, built for nvptx and amdgcn offload, failed every `target` region
+/// with "could not run lto-wrapper"): where libgomp has no offload device, locus builds
+/// the kernel again without LTO, and it runs. A stand-in compiler fails as that one did
+/// unless given `-fno-lto`, then hands over to the system's `cc`.
+#[test]
+fn an_offloading_gcc_with_a_broken_lto_link_still_builds_host_kernels() {
+    let _serial = common::serial();
+    let Some(omp) = common::location("openmp:0") else {
+        return;
+    };
+    if locus::available()
+        .iter()
+        .any(|l| *l == "openmp:1".parse().unwrap())
+    {
+        eprintln!(
+            "SKIPPED: libgomp has an offload device here; the retry is for host-only libgomp"
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("locus-omp-lto-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fake = dir.join("offload-gcc");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -fno-lto ] && exec cc \"$@\"; done\n\
+         echo '/usr/bin/ld: error: could not run lto-wrapper' >&2\n\
+         echo 'collect2: error: ld returned 1 exit status' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&fake)
+        .status()
+        .unwrap();
+    std::env::set_var("LOCUS_CACHE_DIR", dir.join("cache"));
+    std::env::set_var("LOCUS_OPENMP_CC", &fake);
+    let kernel = Kernel::new("triple")
+        .buffer("x", DType::F32, Intent::InOut)
+        .openmp_c(
+            r#"
+        #include <stddef.h>
+        int locus_omp_k_triple(void **args, size_t gx, size_t gy, int dev) {
+            float *x = (float *)args[0];
+            (void)gy;
+            #pragma omp target teams distribute parallel for device(dev) is_device_ptr(x)
+            for (size_t i = 0; i < gx; ++i) x[i] *= 3.0f;
+            return 0;
+        }
+        "#,
+            "triple",
+        );
+    let outcome = Codelet::new(&kernel, &[omp]).and_then(|c| {
+        let mut x = Buffer::from_slice(Location::Host, &data(500, 1.0))?;
+        c.call(&mut [Arg::buf_mut(&mut x)], Launch::d1(500))?;
+        x.to_vec()
+    });
+    std::env::remove_var("LOCUS_OPENMP_CC");
+    let _ = std::fs::remove_dir_all(&dir);
+    let want: Vec<f32> = data(500, 1.0).iter().map(|v| v * 3.0).collect();
+    assert_eq!(outcome.unwrap(), want);
+}
+
 /// A codelet call comes after the moves and the producer's work its arguments wait for
 /// (HAMR's stream order): the producer writes `y` behind a gate that opens 100 ms
 /// later; a kernel launched before it would read the old values.

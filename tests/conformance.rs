@@ -77,7 +77,7 @@ pub fn constructors_round_trip(l: Location) {
             let deleted = Arc::new(AtomicBool::new(false));
             let flag = Arc::clone(&deleted);
             let adopted = {
-                let handle = clone_native(keep.native());
+                let handle = keep.native().duplicate();
                 // SAFETY: the handle refers to `keep`'s allocation of 16 bytes at `l`,
                 // which the deleter keeps alive until the buffer drops it.
                 unsafe {
@@ -110,30 +110,6 @@ pub fn constructors_round_trip(l: Location) {
     assert_eq!(adopted.to_vec().unwrap(), vec![1, 2, 3, 4]);
     drop(adopted);
     assert!(deleted.load(Ordering::SeqCst));
-}
-
-/// A second handle to the same native allocation (for adoption tests only).
-fn clone_native(native: &locus::Native) -> locus::Native {
-    match native {
-        locus::Native::Host { ptr } => locus::Native::Host { ptr: *ptr },
-        locus::Native::OpenMp { ptr, device } => locus::Native::OpenMp {
-            ptr: *ptr,
-            device: *device,
-        },
-        locus::Native::OpenCl { mem, offset } => locus::Native::OpenCl {
-            mem: *mem,
-            offset: *offset,
-        },
-        locus::Native::Sycl { ptr, kind } => locus::Native::Sycl {
-            ptr: *ptr,
-            kind: *kind,
-        },
-        locus::Native::WebGpu { buffer, offset } => locus::Native::WebGpu {
-            buffer: buffer.clone(),
-            offset: *offset,
-        },
-        _ => panic!("no clone for {native:?}"),
-    }
 }
 
 pub fn copy_sub_ranges(l: Location) {

@@ -14,7 +14,9 @@ queue wrapped with `from_int_ptr`, no copy), to dpnp at every SYCL location
 (`dpnp.asarray` and `dpnp.from_dlpack` of an access there, no copy; and the same two
 calls on dpnp's own array, for what dpnp itself costs) and to JAX on the
 CPU (`jnp.from_dlpack` of a host access, no copy), next to numpy's `np.asarray` on the
-same buffer.
+same buffer. Where locus has a CUDA device: to CuPy (`cupy.asarray` through
+`__cuda_array_interface__`, `cupy.from_dlpack`) and to PyTorch (`torch.from_dlpack`) at
+each CUDA location, next to the same calls on CuPy's own array.
 """
 
 import statistics
@@ -113,6 +115,45 @@ def clients():
         print(f"{'dpnp own':<10} {'':>10} {'':>10} {own_asarray:>13.1f} {own_dlpack:>12.1f} {'':>10}")
 
 
+def gpu_clients():
+    size = 64 << 20
+    n = size // 4
+    gpus = [l for l in locus.available() if l.startswith("cuda:")]
+    if not gpus:
+        print("\nCuPy, PyTorch: locus has no CUDA device here, not measured")
+        return
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+        print("CuPy: not installed, not measured")
+    try:
+        import torch
+    except ImportError:
+        torch = None
+        print("PyTorch: not installed, not measured")
+    nan = float("nan")
+    print(f"\nhanding a {size >> 20} MiB CUDA buffer to a GPU client (median us)")
+    print(f"{'location':<10} {'cupy asarray':>13} {'cupy dlpack':>12} {'torch dlpack':>13}")
+    for location in gpus:
+        b = locus.Buffer(location, n, dtype="float32", fill=1.0)
+        cupy_cai = cupy_dl = torch_dl = nan
+        if cupy is not None:
+            cupy_cai = median_us(lambda: cupy.asarray(b.access(location)), 200)
+            cupy_dl = median_us(lambda: cupy.from_dlpack(b.access(location)), 200)
+        if torch is not None:
+            torch_dl = median_us(lambda: torch.from_dlpack(b.access(location)), 200)
+        print(f"{location:<10} {cupy_cai:>13.1f} {cupy_dl:>12.1f} {torch_dl:>13.1f}")
+    if cupy is not None:
+        # The same calls on CuPy's own 64 MiB array: what the client itself costs.
+        x = cupy.ones(n, dtype=cupy.float32)
+        own_cai = median_us(lambda: cupy.asarray(x), 200)
+        own_dl = median_us(lambda: cupy.from_dlpack(x), 200)
+        own_torch = median_us(lambda: torch.from_dlpack(x), 200) if torch is not None else nan
+        print(f"{'cupy own':<10} {own_cai:>13.1f} {own_dl:>12.1f} {own_torch:>13.1f}")
+
+
 if __name__ == "__main__":
     main()
     clients()
+    gpu_clients()

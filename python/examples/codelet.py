@@ -27,6 +27,17 @@ fn scale(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) 
     let i = id.x + id.y * g.x * 64u;
     if (i < params.n) { x[i] = x[i] * params.s; }
 }""",
+    "cuda": """
+extern "C" __global__ void scale(float *x, float s, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * s;
+}""",
+    "hip": """
+#include <hip/hip_runtime.h>
+extern "C" __global__ void scale(float *x, float s, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * s;
+}""",
     "openmp_c": """
 #include <stddef.h>
 int locus_omp_k_scale(void **args, size_t gx, size_t gy, int dev) {
@@ -60,6 +71,8 @@ def main():
         .opencl_c(SCALE["opencl_c"], "scale")
         .wgsl(SCALE["wgsl"], "scale")
         .openmp_c(SCALE["openmp_c"], "scale")
+        .cuda(SCALE["cuda"], "scale")
+        .hip(SCALE["hip"], "scale")
         .host(scale_on_host)
     )
     for target in targets:

@@ -52,3 +52,25 @@ def test_torch_tensor_in_and_out():
     np.testing.assert_array_equal(b.to_numpy(), np.arange(1000) * 3.0)
     back = torch.from_dlpack(b.access(b.location))
     assert back.data_ptr() == t.data_ptr()
+
+
+def test_jax_gpu_arrays_in_and_out_without_a_copy():
+    jax = pytest.importorskip("jax", reason="JAX is not installed")
+    jnp = pytest.importorskip("jax.numpy")
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpus or not _gpu_locations("cuda"):
+        pytest.skip("JAX or locus has no CUDA GPU here")
+    n = 1 << 16
+    want = np.arange(n, dtype=np.float32) * 2
+    x = jax.device_put(jnp.arange(n, dtype=jnp.float32), gpus[0]) * 2
+    b = locus.Buffer.from_dlpack(x)  # JAX's CUDA memory, adopted in place
+    assert b.location == f"cuda:{gpus[0].id}"
+    with b.access(b.location) as h:
+        assert h.__cuda_array_interface__["data"][0] == x.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(b.to_numpy(), want)
+    # And back: JAX views locus's CUDA memory.
+    c = locus.Buffer(b.location, n, dtype="float32", fill=3.0)
+    with c.access(c.location) as h:
+        y = jnp.from_dlpack(h)
+        assert y.unsafe_buffer_pointer() == h.__cuda_array_interface__["data"][0]
+        assert float(jnp.sum(y)) == 3.0 * n

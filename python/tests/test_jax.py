@@ -1,7 +1,8 @@
 """JAX on the CPU as a client nobody here wrote: DLPack both ways, zero-copy, on every
 location whose data the host can see (a host access serves it in place or from a host
 replica). JAX is installed by scripts/test.sh; where it is missing the tests skip,
-saying so (pytest -rs)."""
+saying so (pytest -rs). Arrays are made on JAX's CPU device even where JAX has a GPU
+(its default device there); test_gpu_clients.py covers JAX's CUDA arrays."""
 
 import gc
 
@@ -32,7 +33,8 @@ def test_jax_reads_a_locus_buffer_zero_copy(location):
 
 
 def test_locus_adopts_a_jax_array_zero_copy(location):
-    x = jnp.arange(1000, dtype=jnp.int32) * 3
+    with jax.default_device(jax.devices("cpu")[0]):
+        x = jnp.arange(1000, dtype=jnp.int32) * 3
     b = locus.Buffer.from_dlpack(x)
     assert b.location == "host" and b.dtype == "int32"
     with b.access("host") as h:

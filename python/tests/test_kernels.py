@@ -36,6 +36,20 @@ int locus_omp_k_scale(void **args, size_t gx, size_t gy, int dev) {
 }
 """
 
+SCALE_CU = """
+extern "C" __global__ void scale(float *x, float s, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * s;
+}
+"""
+SCALE_HIP = """
+#include <hip/hip_runtime.h>
+extern "C" __global__ void scale(float *x, float s, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * s;
+}
+"""
+
 
 def scale_kernel():
     return (
@@ -46,6 +60,8 @@ def scale_kernel():
         .opencl_c(SCALE_CL, "scale")
         .wgsl(SCALE_WGSL, "scale")
         .openmp_c(SCALE_OMP, "scale")
+        .cuda(SCALE_CU, "scale")
+        .hip(SCALE_HIP, "scale")
     )
 
 
@@ -234,9 +250,14 @@ def test_a_launch_that_fails_everywhere_raises_from_call_async():
 
 
 def test_skipped_targets_say_why():
-    codelet = locus.Codelet(locus.kernels.vec_add(), ["cuda:0", "hip:0", "host"])
-    missing = [l for l in ("cuda:0", "hip:0") if l not in locus.available()]
-    assert [l for l, _ in codelet.skipped] == missing
+    # OpenHMPP's target list: the first available target runs; the missing ones before
+    # it are the skipped ones, each with its reason (those after it are never tried).
+    targets = ["cuda:0", "hip:0", "host"]
+    codelet = locus.Codelet(locus.kernels.vec_add(), targets)
+    chosen = next(l for l in targets if l in locus.available())
+    assert codelet.target == chosen
+    before = targets[: targets.index(chosen)]
+    assert [l for l, _ in codelet.skipped] == [l for l in before if l not in locus.available()]
     assert all(why for _, why in codelet.skipped)
 
 

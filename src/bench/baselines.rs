@@ -23,7 +23,7 @@ pub fn write_api(memory: &Memory) -> &'static str {
         #[cfg(feature = "webgpu")]
         Native::WebGpu { .. } => "queue.write_buffer",
         #[cfg(feature = "cuda")]
-        Native::Cuda { .. } => "cuMemcpyHtoDAsync",
+        Native::Cuda { .. } => "cuMemcpyHtoD",
         #[cfg(feature = "hip")]
         Native::Hip { .. } => "hipMemcpyAsync",
         // A technology without a raw baseline: its own `Device::write`.
@@ -35,6 +35,8 @@ pub fn write_api(memory: &Memory) -> &'static str {
 /// The name of the native call used for device -> host reads at this memory.
 pub fn read_api(memory: &Memory) -> &'static str {
     match memory.native() {
+        #[cfg(feature = "cuda")]
+        Native::Cuda { .. } => "cuMemcpyDtoH",
         #[cfg(feature = "opencl")]
         Native::OpenCl { .. } => "clEnqueueReadBuffer",
         #[cfg(feature = "webgpu")]
@@ -48,6 +50,8 @@ pub fn read_api(memory: &Memory) -> &'static str {
 /// The name of the native call used for copies within one device.
 pub fn copy_api(memory: &Memory) -> &'static str {
     match memory.native() {
+        #[cfg(feature = "cuda")]
+        Native::Cuda { .. } => "cuMemcpyDtoD + cuCtxSynchronize",
         #[cfg(feature = "opencl")]
         Native::OpenCl { .. } => "clEnqueueCopyBuffer",
         #[cfg(feature = "webgpu")]
@@ -143,6 +147,19 @@ pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
         }
         // CUDA and HIP: the backend's own call is one vendor copy (through pinned
         // staging for pageable memory, as a careful hand-written loop would do).
+        #[cfg(feature = "cuda")]
+        Native::Cuda { ptr, .. } => {
+            let dev = device_of::<crate::backends::cuda::CudaDevice>(dst)?;
+            // SAFETY: `dst` holds `src.len()` bytes (checked above); `src` is a live slice.
+            unsafe {
+                dev.raw_memcpy(
+                    crate::backends::cuda::RawCopy::HostToDevice,
+                    *ptr,
+                    src.as_ptr() as u64,
+                    src.len(),
+                )
+            }
+        }
         #[allow(unreachable_patterns)]
         _ => dst.device().write(dst.native(), 0, src),
     }
@@ -204,6 +221,19 @@ pub fn read(src: &Memory, dst: &mut [u8]) -> Result<()> {
         }
         #[cfg(feature = "webgpu")]
         Native::WebGpu { buffer, offset } => wgpu_readback(src, buffer, *offset, dst),
+        #[cfg(feature = "cuda")]
+        Native::Cuda { ptr, .. } => {
+            let dev = device_of::<crate::backends::cuda::CudaDevice>(src)?;
+            // SAFETY: `src` holds `dst.len()` bytes (checked above); `dst` is a live slice.
+            unsafe {
+                dev.raw_memcpy(
+                    crate::backends::cuda::RawCopy::DeviceToHost,
+                    dst.as_mut_ptr() as u64,
+                    *ptr,
+                    dst.len(),
+                )
+            }
+        }
         #[allow(unreachable_patterns)]
         _ => src.device().read(src.native(), 0, dst),
     }
@@ -270,6 +300,15 @@ pub fn copy_within(src: &Memory, dst: &Memory, len: usize) -> Result<()> {
             dev.encode_copy(&mut encoder, s, *so, d, *d0, (len as u64).div_ceil(4) * 4);
             let index = dev.queue().submit([encoder.finish()]);
             wgpu_wait(dev, index)
+        }
+        #[cfg(feature = "cuda")]
+        (Native::Cuda { ptr: s, .. }, Native::Cuda { ptr: d, .. })
+            if src.location() == dst.location() =>
+        {
+            let dev = device_of::<crate::backends::cuda::CudaDevice>(src)?;
+            // SAFETY: both hold `len` bytes (checked above) on this device; distinct
+            // allocations do not overlap.
+            unsafe { dev.raw_memcpy(crate::backends::cuda::RawCopy::DeviceToDevice, *d, *s, len) }
         }
         #[allow(unreachable_patterns)]
         _ if src.location() == dst.location() => {

@@ -27,6 +27,7 @@ pub(super) fn err(call: &'static str) -> impl Fn(result::DriverError) -> GpuErro
 
 impl GpuApi for CudaApi {
     const TECHNOLOGY: Technology = Technology::Cuda;
+    const DRIVER_READS_PAGEABLE: bool = true;
 
     fn activate(&self, ordinal: u32) -> Result<(), GpuError> {
         let ctx = *self
@@ -96,6 +97,18 @@ impl GpuApi for CudaApi {
     }
 
     unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
+        if wait {
+            // Synchronous: the stream's earlier work, then the driver's synchronous
+            // `cuMemcpyDtoH` (the legacy stream does not wait for locus's non-blocking
+            // one), which into pageable memory is the fastest way on an H200
+            // (DRIVER_READS_PAGEABLE).
+            self.synchronize()?;
+            // SAFETY: per the caller's contract; the stream's work on `src` is done.
+            return unsafe {
+                result::memcpy_dtoh_sync(std::slice::from_raw_parts_mut(dst, n), src)
+            }
+            .map_err(err("cuMemcpyDtoH"));
+        }
         // SAFETY: per the caller's contract.
         unsafe {
             result::memcpy_dtoh_async(std::slice::from_raw_parts_mut(dst, n), src, self.stream())

@@ -22,7 +22,7 @@ mod device;
 mod kernels;
 mod work;
 
-pub use device::CudaDevice;
+pub use device::{CudaDevice, RawCopy};
 
 use calls::err;
 

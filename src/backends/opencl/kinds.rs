@@ -68,14 +68,24 @@ impl OpenClDevice {
                 (mem, 0)
             }
             Some(flags) => {
-                // SAFETY: a valid context and flags; a null result is an error.
-                let svm = unsafe { svm_alloc(self.context.get(), flags, bytes, SVM_ALIGNMENT) }
-                    .map_err(|_| Error::OutOfMemory {
-                        location: self.location,
-                        requested: bytes,
-                        by: "clSVMAlloc".into(),
-                        reason: format!("no {kind} memory of {bytes} bytes was returned"),
-                    })?;
+                let svm = {
+                    let _one_at_a_time = self.svm.lock().unwrap_or_else(|e| e.into_inner());
+                    // SAFETY: a valid context and flags; a null result is an error.
+                    let first =
+                        unsafe { svm_alloc(self.context.get(), flags, bytes, SVM_ALIGNMENT) };
+                    first.or_else(|_| {
+                        // Once more after the queue drains (frees wait on it).
+                        let _ = self.queue.finish();
+                        // SAFETY: as above.
+                        unsafe { svm_alloc(self.context.get(), flags, bytes, SVM_ALIGNMENT) }
+                    })
+                }
+                .map_err(|_| Error::OutOfMemory {
+                    location: self.location,
+                    requested: bytes,
+                    by: "clSVMAlloc".into(),
+                    reason: format!("no {kind} memory of {bytes} bytes was returned"),
+                })?;
                 // SAFETY: `svm` is `bytes` of SVM of this context, alive until freed after
                 // the buffer (OpenCL 2.0: a buffer over an SVM pointer uses that memory).
                 let made = unsafe {
@@ -127,6 +137,7 @@ impl OpenClDevice {
         if let Some(Made { svm, .. }) = made.filter(|m| m.svm != 0) {
             // The buffer over it may still have commands in flight: they finish first.
             let _ = self.queue.finish();
+            let _one_at_a_time = self.svm.lock().unwrap_or_else(|e| e.into_inner());
             // SAFETY: `svm` came from `clSVMAlloc` in this context and its buffer is
             // released with no command left (the caller's contract, and the finish).
             let _ = unsafe { svm_free(self.context.get(), svm as *mut c_void) };

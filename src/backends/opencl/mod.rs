@@ -57,6 +57,9 @@ pub struct OpenClDevice {
     kernels: Mutex<HashMap<u64, Arc<Mutex<Kernel>>>>,
     /// Buffers made as a kind other than the default, by `cl_mem` address.
     made: Mutex<HashMap<usize, kinds::Made>>,
+    /// Held around `clSVMAlloc` and `clSVMFree`: NVIDIA's OpenCL (an H200) returned no
+    /// memory to one of two threads allocating SVM at once.
+    svm: Mutex<()>,
 }
 
 impl std::fmt::Debug for OpenClDevice {
@@ -164,6 +167,7 @@ impl OpenClDevice {
             live: AtomicUsize::new(0),
             kernels: Mutex::new(HashMap::new()),
             made: Mutex::new(HashMap::new()),
+            svm: Mutex::new(()),
         })
     }
 

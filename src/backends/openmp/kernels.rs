@@ -52,7 +52,10 @@ impl OpenMpDevice {
         let symbol = format!("locus_omp_k_{}\0", spec.entry);
         let entry: KernelEntry = if !spec.source.is_empty() {
             // The user's own C, compiled and cached.
-            super::user_kernels::entry_of(self.location, spec.source, spec.entry)?
+            // On the initial device a `target` region runs on the host whatever was
+            // compiled for offload devices.
+            let host_only = self.device_number == self.initial_device;
+            super::user_kernels::entry_of(self.location, spec.source, spec.entry, host_only)?
         } else {
             // SAFETY: kernels built into the library follow the `KernelEntry`
             // convention (shaders/*_openmp.c).

@@ -35,9 +35,23 @@ fn cache_dir() -> PathBuf {
 
 const FLAGS: [&str; 5] = ["-shared", "-fPIC", "-O2", "-fopenmp", "-xc"];
 
+/// Flags tried in turn when an offloading GCC's link fails for a kernel of the initial
+/// device.
+/// On the CUDA image of an H200 machine (2026-11-26), `/opt/gcc/bin/gcc` (GCC 13.3
+/// configured for nvptx and amdgcn offload) linked a `target` region only with
+/// `-fno-lto` ("could not run lto-wrapper" plain and with `-foffload=disable`).
+const HOST_ONLY_RETRIES: [&[&str]; 2] = [&["-fno-lto"], &["-foffload=disable"]];
+
 /// The entry `locus_omp_k_<entry>` of `source`, compiled (once per source and compiler)
-/// and loaded. The compiler's diagnostics are the error when it fails.
-pub(super) fn entry_of(location: Location, source: &str, entry: &str) -> Result<KernelEntry> {
+/// and loaded. The compiler's diagnostics are the error when it fails. `host_only`: the
+/// kernel runs on the initial device, where `target` regions run on the host whatever was
+/// compiled for offload devices.
+pub(super) fn entry_of(
+    location: Location,
+    source: &str,
+    entry: &str,
+    host_only: bool,
+) -> Result<KernelEntry> {
     let cc = compiler();
     let key = crate::core::launch::cache_key(source, &format!("{cc} {}", FLAGS.join(" ")));
     let library = {
@@ -45,7 +59,7 @@ pub(super) fn entry_of(location: Location, source: &str, entry: &str) -> Result<
         match map.get(&key) {
             Some(lib) => Arc::clone(lib),
             None => {
-                let lib = Arc::new(build(location, &cc, key, source)?);
+                let lib = Arc::new(build(location, &cc, key, source, host_only)?);
                 map.insert(key, Arc::clone(&lib));
                 lib
             }
@@ -61,7 +75,20 @@ pub(super) fn entry_of(location: Location, source: &str, entry: &str) -> Result<
     })
 }
 
-fn build(location: Location, cc: &str, key: u64, source: &str) -> Result<libloading::Library> {
+/// True when a failed link is the offloading toolchain's (lto-wrapper, mkoffload), not
+/// the source's.
+fn offload_link_failed(stderr: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(stderr);
+    text.contains("lto-wrapper") || text.contains("mkoffload")
+}
+
+fn build(
+    location: Location,
+    cc: &str,
+    key: u64,
+    source: &str,
+    host_only: bool,
+) -> Result<libloading::Library> {
     let dir = cache_dir();
     let object = dir.join(format!("{key:016x}.so"));
     if !object.exists() {
@@ -81,18 +108,33 @@ fn build(location: Location, cc: &str, key: u64, source: &str) -> Result<libload
                 source_file.display()
             ))
         })?;
-        let output = std::process::Command::new(cc)
-            .args(FLAGS)
-            .arg(&source_file)
-            .arg("-o")
-            .arg(&partial)
-            .output()
-            .map_err(|e| Error::Backend {
-                location,
-                call: "the C compiler (-fopenmp)",
-                message: format!("cannot run `{cc}`: {e}"),
-                hint: "install a C compiler with OpenMP (gcc), or set LOCUS_OPENMP_CC".into(),
-            })?;
+        let compile = |extra: &[&str]| {
+            std::process::Command::new(cc)
+                .args(FLAGS)
+                .args(extra)
+                .arg(&source_file)
+                .arg("-o")
+                .arg(&partial)
+                .output()
+                .map_err(|e| Error::Backend {
+                    location,
+                    call: "the C compiler (-fopenmp)",
+                    message: format!("cannot run `{cc}`: {e}"),
+                    hint: "install a C compiler with OpenMP (gcc), or set LOCUS_OPENMP_CC".into(),
+                })
+        };
+        let mut output = compile(&[])?;
+        // A GCC built for offloading (nvptx, amdgcn) links `target` regions through
+        // lto-wrapper and mkoffload; where that toolchain is broken (a CUDA image's
+        // /opt/gcc: "could not run lto-wrapper") and the kernel is for the initial
+        // device (its target regions run on the host): build it without LTO (which
+        // carries the offload code), or without offload code.
+        for extra in HOST_ONLY_RETRIES {
+            if output.status.success() || !host_only || !offload_link_failed(&output.stderr) {
+                break;
+            }
+            output = compile(extra)?;
+        }
         if !output.status.success() {
             let _ = std::fs::remove_file(&partial);
             return Err(Error::Backend {

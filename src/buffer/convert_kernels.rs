@@ -1,6 +1,7 @@
 //! Conversion kernels generated for one pair of element types, with Rust's `as`
-//! semantics: OpenCL C (for OpenCL and SYCL devices) and WGSL (for WebGPU, in u32
-//! arithmetic on top of `shaders/convert_prelude.wgsl`).
+//! semantics: OpenCL C (for OpenCL and SYCL devices), CUDA C++ (for CUDA through NVRTC
+//! and HIP through hiprtc) and WGSL (for WebGPU, in u32 arithmetic on top of
+//! `shaders/convert_prelude.wgsl`).
 
 use crate::core::element::DType;
 
@@ -43,6 +44,80 @@ pub(super) fn opencl_c_conversion(from: DType, to: DType) -> Option<String> {
     };
     Some(format!(
         "{fp64}__kernel void locus_convert(__global const {s} *src, __global {d} *dst, const ulong n, const ulong so, const ulong dof) {{\n    size_t i = get_global_id(0);\n    if (i < n) {{\n        {s} x = src[so + i];\n        dst[dof + i] = {convert};\n    }}\n}}\n"
+    ))
+}
+
+/// CUDA C++'s (and HIP's) name for an element type and, for integers, (bits, signed)
+/// (none for the half types, which need `cuda_fp16.h` / `cuda_bf16.h`).
+fn cuda_type(t: DType) -> Option<(&'static str, Option<(u32, bool)>)> {
+    Some(match t {
+        DType::F32 => ("float", None),
+        DType::F64 => ("double", None),
+        DType::I8 => ("signed char", Some((8, true))),
+        DType::U8 => ("unsigned char", Some((8, false))),
+        DType::I16 => ("short", Some((16, true))),
+        DType::U16 => ("unsigned short", Some((16, false))),
+        DType::I32 => ("int", Some((32, true))),
+        DType::U32 => ("unsigned int", Some((32, false))),
+        DType::I64 => ("long long", Some((64, true))),
+        DType::U64 => ("unsigned long long", Some((64, false))),
+        DType::F16 | DType::BF16 => return None,
+    })
+}
+
+/// A conversion kernel in CUDA C++ (compiled by NVRTC; with `hip` the HIP header first,
+/// for hiprtc), generated for one pair of types with Rust's `as` semantics: float to
+/// integer tests NaN (0) and the destination's bounds (powers of two, exact in either
+/// float type) and otherwise truncates toward zero; to a float a C++ conversion (round to
+/// nearest even; NVRTC keeps subnormals unless told `-ftz`); integer to integer a cast
+/// (two's complement wrap). Entry `locus_convert(src, dst, n, so, dof)`, offsets in
+/// elements, one thread per element.
+pub(super) fn cuda_conversion(from: DType, to: DType, hip: bool) -> Option<String> {
+    let ((s, _), (d, bits)) = (cuda_type(from)?, cuda_type(to)?);
+    let float_source = matches!(from, DType::F32 | DType::F64);
+    let convert = match bits {
+        Some((bits, signed)) if float_source => {
+            // The bounds are powers of two, exact in f32 and f64; the extremes are
+            // written as integers.
+            let (low, high, min, max) = if signed {
+                let m = (1u128 << (bits - 1)) - 1;
+                (
+                    -(2f64.powi(bits as i32 - 1)),
+                    2f64.powi(bits as i32 - 1),
+                    format!("({d})(-{m}ll - 1)"),
+                    format!("({d}){m}ll"),
+                )
+            } else {
+                let m = (1u128 << bits) - 1;
+                (
+                    0.0,
+                    2f64.powi(bits as i32),
+                    format!("({d})0"),
+                    format!("({d}){m}ull"),
+                )
+            };
+            format!(
+                "x != x ? ({d})0 : x <= ({s}){low:.1} ? {min} : x >= ({s}){high:.1} ? {max} : ({d})x"
+            )
+        }
+        _ => format!("({d})x"),
+    };
+    let header = if hip {
+        "#include <hip/hip_runtime.h>
+"
+    } else {
+        ""
+    };
+    Some(format!(
+        "{header}// {from} -> {to}
+extern \"C\" __global__ void locus_convert(const {s} *src, {d} *dst, unsigned long long n, unsigned long long so, unsigned long long dof) {{
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {{
+        {s} x = src[so + i];
+        dst[dof + i] = {convert};
+    }}
+}}
+"
     ))
 }
 
@@ -129,4 +204,46 @@ pub(super) fn wgsl_conversion(from: DType, to: DType) -> Option<String> {
         prelude = include_str!("../../shaders/convert_prelude.wgsl"),
         convert = wgsl_convert(from, to),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_kernels_guard_nan_and_bounds_where_rust_saturates() {
+        let k = cuda_conversion(DType::F32, DType::I8, false).unwrap();
+        assert!(k.contains(
+            "extern \"C\" __global__ void locus_convert(const float *src, signed char *dst"
+        ));
+        assert!(k.contains("x != x ? (signed char)0"), "{k}");
+        assert!(
+            k.contains("x <= (float)-128.0 ? (signed char)(-127ll - 1)"),
+            "{k}"
+        );
+        assert!(k.contains("x >= (float)128.0 ? (signed char)127ll"), "{k}");
+        let k = cuda_conversion(DType::F64, DType::U64, false).unwrap();
+        assert!(
+            k.contains("x <= (double)0.0 ? (unsigned long long)0"),
+            "{k}"
+        );
+        assert!(
+            k.contains(
+                "x >= (double)18446744073709551616.0 ? (unsigned long long)18446744073709551615ull"
+            ),
+            "{k}"
+        );
+        // Integer and float destinations: a plain conversion.
+        assert!(cuda_conversion(DType::I64, DType::I16, false)
+            .unwrap()
+            .contains("dst[dof + i] = (short)x;"));
+        assert!(cuda_conversion(DType::U64, DType::F32, false)
+            .unwrap()
+            .contains("dst[dof + i] = (float)x;"));
+        // HIP: the same kernel after its header; half types have none.
+        assert!(cuda_conversion(DType::F32, DType::F64, true)
+            .unwrap()
+            .starts_with("#include <hip/hip_runtime.h>"));
+        assert!(cuda_conversion(DType::F16, DType::F32, false).is_none());
+    }
 }

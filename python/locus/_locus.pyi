@@ -1,7 +1,7 @@
 """Type stubs of the compiled part of the `locus` package."""
 
 import os
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Literal, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -70,8 +70,30 @@ class Buffer:
     """A typed array with a home location and coherent replicas."""
 
     def __init__(
-        self, location: str, n: _Shape, dtype: Optional[_DType] = None, fill: Any = None
+        self,
+        location: str,
+        n: _Shape,
+        dtype: Optional[_DType] = None,
+        fill: Any = None,
+        transfer: Literal["async", "sync_host", "sync"] = "async",
     ) -> None: ...
+    @property
+    def transfer(self) -> Literal["async", "sync_host", "sync"]:
+        """HAMR's transfer mode: "async" (moves start and the call returns; what uses the
+        data next waits), "sync_host" (moves into host memory complete first) or "sync"."""
+        ...
+    def set_transfer(self, mode: Literal["async", "sync_host", "sync"]) -> None:
+        """Sets the transfer mode; moves in flight continue (`synchronize` waits)."""
+        ...
+    def synchronize(self) -> None:
+        """Waits for every move in flight (the GIL released); a failed move is the error."""
+        ...
+    def pending(self) -> list["Event"]:
+        """The events of the moves still in flight."""
+        ...
+    def order_after(self, event: "Event") -> None:
+        """Orders every later use of this buffer after `event`."""
+        ...
     @property
     def location(self) -> str: ...
     @property
@@ -99,7 +121,10 @@ class Buffer:
     def copy_from(
         self, src: "Buffer", src_start: int = 0, count: int | None = None, dst_start: int = 0
     ) -> str: ...
-    def prefetch(self, location: str) -> str: ...
+    def prefetch(self, location: str) -> str:
+        """The data made valid at `location` ahead of use; returns the route's kind. In
+        "async" mode it returns once the move started."""
+        ...
     @property
     def transfers(self) -> dict[str, dict[str, int]]: ...
     def move_to(self, location: str) -> None: ...

@@ -32,6 +32,18 @@ fn locked_pair<'a>(
     }
 }
 
+/// A transfer mode by its Python name.
+fn transfer_mode(name: &str) -> PyResult<locus::Transfer> {
+    match name {
+        "async" => Ok(locus::Transfer::Async),
+        "sync_host" => Ok(locus::Transfer::SyncHost),
+        "sync" => Ok(locus::Transfer::Sync),
+        other => Err(PyValueError::new_err(format!(
+            "transfer mode {other:?}: expected \"async\", \"sync_host\" or \"sync\""
+        ))),
+    }
+}
+
 pub(crate) fn shape_of(n: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
     if let Ok(n) = n.extract::<usize>() {
         return Ok(vec![n]);
@@ -262,17 +274,20 @@ fn cuda_array_device(
 #[pymethods]
 impl PyBuffer {
     /// `n` elements (an int or a shape tuple) of `dtype` at `location` (`"host"`,
-    /// `"opencl:0"`, ...), zeroed or each equal to `fill`.
+    /// `"opencl:0"`, ...), zeroed or each equal to `fill`, in transfer mode `transfer`
+    /// (`"async"`, HAMR's default, `"sync_host"` or `"sync"`; see `set_transfer`).
     #[new]
-    #[pyo3(signature = (location, n, dtype=None, fill=None))]
+    #[pyo3(signature = (location, n, dtype=None, fill=None, transfer="async"))]
     fn new(
         py: Python<'_>,
         location: &str,
         n: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
         fill: Option<&Bound<'_, PyAny>>,
+        transfer: &str,
     ) -> PyResult<PyBuffer> {
         guarded(|| {
+            let mode = transfer_mode(transfer)?;
             let location = parse_location(location)?;
             let dtype = match dtype {
                 Some(d) => dtype::dtype_of(d)?,
@@ -287,8 +302,58 @@ impl PyBuffer {
                     None => Store::zeroed(location, len, dtype.size),
                 })
                 .map_err(py_err)?;
+            let mut store = store;
+            store.set_transfer(mode);
             Ok(PyBuffer::wrap(store, dtype, shape, false))
         })
+    }
+
+    /// The transfer mode (HAMR's `buffer_transfer`): `"async"` (the default: a move
+    /// this buffer makes, for `copy_from`, `prefetch`, `move_to` or an access elsewhere,
+    /// is started and the call returns; whatever uses the data next waits for it, and
+    /// nothing is handed to Python before it arrived), `"sync_host"` (moves into host
+    /// memory complete before the call returns, others do not) or `"sync"` (every move
+    /// completes before the call returns).
+    #[getter]
+    fn transfer(&self, py: Python<'_>) -> &'static str {
+        match self.held(py).transfer() {
+            locus::Transfer::Async => "async",
+            locus::Transfer::SyncHost => "sync_host",
+            locus::Transfer::Sync => "sync",
+        }
+    }
+
+    /// Sets the transfer mode (`"async"`, `"sync_host"` or `"sync"`; HAMR's
+    /// `set_transfer_asynchronous` and kin). Moves in flight continue:
+    /// `synchronize()` waits for them.
+    fn set_transfer(&self, py: Python<'_>, mode: &str) -> PyResult<()> {
+        let mode = transfer_mode(mode)?;
+        self.held(py).set_transfer(mode);
+        Ok(())
+    }
+
+    /// Waits for every move in flight (HAMR's `synchronize`), with the GIL released. A
+    /// failed move is the error, and the data is served from where it did arrive.
+    fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| lock(&self.store).synchronize())
+            .map_err(py_err)
+    }
+
+    /// The events of the moves still in flight (`locus.Event`s, for work of your own
+    /// that must come after them).
+    fn pending(&self, py: Python<'_>) -> Vec<events::PyEvent> {
+        self.held(py)
+            .pending()
+            .into_iter()
+            .map(|inner| events::PyEvent { inner })
+            .collect()
+    }
+
+    /// Orders every later use of this buffer after `event` (your own work that writes
+    /// or reads it, or a user event): moves wait for it without blocking, and host
+    /// access and reads wait for it.
+    fn order_after(&self, py: Python<'_>, event: &events::PyEvent) {
+        self.held(py).order_after(&event.inner);
     }
 
     /// The home location (where the buffer was made, or moved to).
@@ -540,7 +605,9 @@ impl PyBuffer {
     }
 
     /// Makes the current data valid at `location` ahead of use there (OpenHMPP's
-    /// `advancedload`); later reads there move nothing. Returns the route's kind.
+    /// `advancedload`); later reads there move nothing. Returns the route's kind. In
+    /// `"async"` mode (the default) it returns once the move started (`synchronize()`
+    /// waits; a use of the data waits by itself); in `"sync"` mode once it is done.
     fn prefetch(&self, py: Python<'_>, location: &str) -> PyResult<String> {
         guarded(|| {
             let location = parse_location(location)?;

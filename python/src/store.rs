@@ -230,13 +230,41 @@ impl Store {
         on_store!(self, b => b.len())
     }
 
-    /// Makes the current data valid at `location` ahead of use there.
+    /// Makes the current data valid at `location` ahead of use there: started, and
+    /// complete on return unless the buffer is in `Async` mode.
     pub fn prefetch(&self, location: Location) -> locus::Result<Route> {
         on_store!(self, b => {
             let route = b.prefetch(location)?;
-            b.synchronize()?;
+            if b.transfer() != locus::Transfer::Async {
+                b.synchronize()?;
+            }
             Ok(route)
         })
+    }
+
+    /// The transfer mode (HAMR's `buffer_transfer`).
+    pub fn transfer(&self) -> locus::Transfer {
+        on_store!(self, b => b.transfer())
+    }
+
+    /// Sets the transfer mode; moves in flight continue.
+    pub fn set_transfer(&mut self, mode: locus::Transfer) {
+        on_store!(self, b => b.set_transfer(mode))
+    }
+
+    /// Waits for every move in flight (HAMR's `synchronize`).
+    pub fn synchronize(&self) -> locus::Result<()> {
+        on_store!(self, b => b.synchronize())
+    }
+
+    /// The events of the moves still in flight.
+    pub fn pending(&self) -> Vec<locus::Event> {
+        on_store!(self, b => b.pending())
+    }
+
+    /// Orders every later use after `event`.
+    pub fn order_after(&self, event: &locus::Event) {
+        on_store!(self, b => b.order_after(event))
     }
 
     /// The transfer counters of this buffer, per route kind.

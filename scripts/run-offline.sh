@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Runs what scripts/pack-offline.sh built, on a machine without a Rust toolchain or
+# network: every packed test binary (GPU suites included: `--include-ignored`), the
+# examples at the first GPU location, the Python tests and examples (where python3 has
+# numpy and pytest; CuPy, PyTorch and JAX are used where installed), then `locus bench`
+# and `locus calibrate`. LOCUS_REQUIRE (default host,cuda) fails a test whose location
+# is missing. Logs go to $OUT (default /tmp/locus-offline); a summary is printed.
+#
+#   bash scripts/run-offline.sh                      # NVIDIA: host,cuda
+#   LOCUS_REQUIRE=host,hip bash scripts/run-offline.sh
+#   bash scripts/run-offline.sh tests python         # some phases only
+#
+# Found on an H200 (2026-11-26): the CUDA image's $CC (/opt/gcc, built for offload)
+# cannot link OpenMP target regions plainly; locus retries with -fno-lto by itself.
+set -u
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/locus-offline}
+logs=$out/logs
+mkdir -p "$logs"
+phases=${*:-tests examples python bench}
+export LOCUS_REQUIRE=${LOCUS_REQUIRE:-host,cuda}
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp} LOCUS_STRESS_MS=${LOCUS_STRESS_MS:-300}
+export LOCUS_FUZZ_SECS=${LOCUS_FUZZ_SECS:-1} RUST_BACKTRACE=1
+bin=$out/bin
+[ -x "$bin/locus" ] || { mkdir -p "$bin" && tar -xJf .dev/pack.tar.xz -C "$bin"; }
+cli=$(cat "$bin/cli-path" 2>/dev/null || true)
+if [ -n "$cli" ] && [ ! -e "$cli" ] && mkdir -p "$(dirname "$cli")" 2>/dev/null; then
+  cp "$bin/locus" "$cli"   # for tests/resources.rs, which runs the CLI at its build path
+fi
+gpu=$(echo "$LOCUS_REQUIRE" | tr ',' '\n' | grep -v '^host$' | head -1)
+case $gpu in *:*) ;; "") gpu=host ;; *) gpu=$gpu:0 ;; esac
+echo "LOCUS_REQUIRE=$LOCUS_REQUIRE; examples at $gpu; logs in $logs"
+"$bin/locus" info 2>&1 | head -40
+
+for phase in $phases; do case $phase in
+tests)
+  # One process per binary, in parallel; each binary's tests on 4 threads.
+  ls "$bin/tests" | xargs -P "$(nproc)" -I{} sh -c \
+    "timeout -k 5 300 '$bin/tests/{}' --include-ignored --test-threads=4 > '$logs/{}.log' 2>&1; echo \"{} rc=\$?\" >> '$logs/rc.txt'"
+  sort "$logs/rc.txt"
+  for f in "$logs"/*.log; do
+    grep -a -H '^test result' "$f" | tail -1
+    grep -a -E '^test .* FAILED$' "$f" | head -20
+  done
+  ;;
+examples)
+  for e in "$bin"/examples/*; do
+    name=$(basename "$e")
+    case $name in
+      hello_*) [[ $name == hello_${gpu%%:*} ]] || continue; timeout 60 "$e" ;;
+      02_*|05_*) timeout 60 "$e" > "$logs/ex_$name.log" 2>&1 ;;
+      *) timeout 60 "$e" "$gpu" > "$logs/ex_$name.log" 2>&1 ;;
+    esac
+    echo "$name rc=$?"
+  done
+  ;;
+python)
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$out/site" .dev/wheels/*.whl || continue
+  export PYTHONPATH=$out/site
+  rm -rf "$out/pt" && mkdir -p "$out/pt" && cp -r python/tests "$out/pt/"
+  (cd "$out/pt" && timeout -k 5 600 python3 -m pytest -q -rs -p no:cacheprovider tests -k "not mpi" > "$logs/pytest.log" 2>&1)
+  echo "pytest rc=$?"; tail -n 15 "$logs/pytest.log"
+  for ex in 02_buffers 03_declared_access 06_jacobi 07_async 08_memory_resources 09_queues_and_events hello umem codelet; do
+    timeout 60 python3 "python/examples/$ex.py" "$gpu" > "$logs/py_$ex.log" 2>&1; echo "python $ex rc=$?"
+  done
+  ;;
+bench)
+  timeout 300 "$bin/locus" bench --max-seconds 120 --json="$out/bench.json" 2>&1 | tee "$logs/bench.txt"
+  timeout 120 "$bin/locus" calibrate 2>&1 | tail -n 30
+  for b in "$bin"/benches/*; do
+    [ -x "$b" ] && LOCUS_BENCH_REPS=3 timeout 120 "$b" 2>&1 | tail -n 15
+  done
+  ;;
+esac; done

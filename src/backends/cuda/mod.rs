@@ -3,8 +3,10 @@
 //! missing, so every entry point first probes `is_culib_present()`, and discovery
 //! reports "libcuda.so not found" instead.
 //!
-//! Not run on a GPU where it was written (no NVIDIA GPU there): built, probed, and
-//! covered by the conformance suite wherever `LOCUS_REQUIRE` names cuda.
+//! Run on an NVIDIA H200 (2026-11-26, driver 580.159.04, NVRTC 13.0): the conformance
+//! suite and the rest wherever `LOCUS_REQUIRE` names cuda (`scripts/run-offline.sh` on
+//! a node without a toolchain); on machines without a GPU the shared logic runs against
+//! the strict simulated driver (`cuda_hip/simulated.rs`).
 
 use std::collections::HashMap;
 use std::ffi::c_void;

@@ -585,11 +585,10 @@ fn an_offloading_gcc_with_a_broken_lto_link_still_builds_host_kernels() {
          echo 'collect2: error: ld returned 1 exit status' >&2\nexit 1\n",
     )
     .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&fake)
-        .status()
-        .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     std::env::set_var("LOCUS_CACHE_DIR", dir.join("cache"));
     std::env::set_var("LOCUS_OPENMP_CC", &fake);
     let kernel = Kernel::new("triple")

@@ -296,13 +296,12 @@ impl PyBuffer {
             let shape = shape_of(n)?;
             let len = elements(&shape, dtype.size)?;
             let pattern = fill.map(|f| dtype.encode(f)).transpose()?;
-            let store = py
+            let mut store = py
                 .detach(|| match pattern {
                     Some(p) => Store::filled(location, len, &p),
                     None => Store::zeroed(location, len, dtype.size),
                 })
                 .map_err(py_err)?;
-            let mut store = store;
             store.set_transfer(mode);
             Ok(PyBuffer::wrap(store, dtype, shape, false))
         })

@@ -145,8 +145,9 @@ pub fn write(dst: &Memory, src: &[u8]) -> Result<()> {
             let index = dev.queue().submit([]);
             wgpu_wait(dev, index)
         }
-        // CUDA and HIP: the backend's own call is one vendor copy (through pinned
-        // staging for pageable memory, as a careful hand-written loop would do).
+        // CUDA: the driver's synchronous call (`CudaDevice::raw_memcpy`). HIP (below):
+        // the backend's own call, one vendor copy (through pinned staging for pageable
+        // memory, as a careful hand-written loop would do).
         #[cfg(feature = "cuda")]
         Native::Cuda { ptr, .. } => {
             let dev = device_of::<crate::backends::cuda::CudaDevice>(dst)?;

@@ -151,9 +151,9 @@ fn kernel_language(
             && to.size() >= 4
             && wgsl_converts(staged, device.info().kind == "cpu"))
         .then_some(KernelLanguage::Wgsl),
-        Technology::Cuda | Technology::Hip => {
+        t @ (Technology::Cuda | Technology::Hip) => {
             (sized(from) && sized(to)).then_some(KernelLanguage::CudaC {
-                hip: location.technology() == Technology::Hip,
+                hip: t == Technology::Hip,
             })
         }
         _ => None,

@@ -103,21 +103,19 @@ pub(super) fn cuda_conversion(from: DType, to: DType, hip: bool) -> Option<Strin
         _ => format!("({d})x"),
     };
     let header = if hip {
-        "#include <hip/hip_runtime.h>
-"
+        "#include <hip/hip_runtime.h>\n"
     } else {
         ""
     };
     Some(format!(
-        "{header}// {from} -> {to}
-extern \"C\" __global__ void locus_convert(const {s} *src, {d} *dst, unsigned long long n, unsigned long long so, unsigned long long dof) {{
-    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {{
-        {s} x = src[so + i];
-        dst[dof + i] = {convert};
-    }}
-}}
-"
+        "{header}// {from} -> {to}\n\
+         extern \"C\" __global__ void locus_convert(const {s} *src, {d} *dst, unsigned long long n, unsigned long long so, unsigned long long dof) {{\n    \
+         unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;\n    \
+         if (i < n) {{\n        \
+         {s} x = src[so + i];\n        \
+         dst[dof + i] = {convert};\n    \
+         }}\n\
+         }}\n"
     ))
 }
 

@@ -99,6 +99,7 @@ impl OpenClDevice {
                 match made {
                     Ok(mem) => (mem, svm as usize),
                     Err(code) => {
+                        let _one_at_a_time = self.svm.lock().unwrap_or_else(|e| e.into_inner());
                         // SAFETY: allocated above, used by nothing.
                         let _ = unsafe { svm_free(self.context.get(), svm) };
                         return Err(self.fail("clCreateBuffer (over SVM)", code));

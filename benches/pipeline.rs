@@ -9,7 +9,8 @@
 //! its own buffer; in sync mode every move completes before the next starts.
 //!
 //! Run: `cargo bench --bench pipeline` (LOCUS_BENCH_REPS, LOCUS_BENCH_LOCATIONS to pick
-//! the four, e.g. `host,opencl:1,sycl:0,webgpu:0`). Printed, never asserted.
+//! the four, e.g. `host,opencl:1,sycl:0,webgpu:0`; LOCUS_BENCH_TRACE=1 prints when each
+//! call of one run per mode returned). Printed, never asserted.
 
 use locus::bench::timing;
 use locus::codelet::{kernels, Arg, Codelet, Launch};
@@ -49,17 +50,52 @@ fn prepare(
     Ok((ys, x))
 }
 
+/// When each call of one pipeline returned (`LOCUS_BENCH_TRACE=1`): where the time goes.
+struct Trace {
+    start: std::time::Instant,
+    marks: Option<Vec<(String, f64)>>,
+}
+
+impl Trace {
+    fn new(on: bool) -> Trace {
+        Trace {
+            start: std::time::Instant::now(),
+            marks: on.then(Vec::new),
+        }
+    }
+
+    fn mark(&mut self, what: impl FnOnce() -> String) {
+        let t = self.start.elapsed().as_secs_f64();
+        if let Some(m) = self.marks.as_mut() {
+            m.push((what(), t));
+        }
+    }
+
+    fn print(&self, mode: Transfer) {
+        let Some(marks) = &self.marks else { return };
+        println!("  trace, {mode:?} mode (ms since start when each call returned):");
+        let mut last = 0.0;
+        for (what, t) in marks {
+            println!("    {:8.3} (+{:7.3})  {what}", t * 1e3, (t - last) * 1e3);
+            last = *t;
+        }
+    }
+}
+
 /// Two rounds of (four moves, four saxpy calls), then waits for everything.
 fn pipeline(
     locs: &[Location],
     ys: &mut [Buffer<f32>],
     x: &Buffer<f32>,
+    trace: &mut Trace,
 ) -> Result<(), locus::Error> {
     let saxpy = kernels::saxpy();
     let (k, n) = (locs.len(), x.len());
     for round in 1..=2 {
         for (i, y) in ys.iter().enumerate() {
-            y.prefetch(locs[(i + round) % k])?;
+            let to = locs[(i + round) % k];
+            y.prefetch(to)?;
+            trace.mark(|| format!("round {round}: prefetch y{i} -> {to}"));
         }
         for (i, y) in ys.iter_mut().enumerate() {
             let at = locs[(i + round) % k];
@@ -72,9 +108,14 @@ fn pipeline(
                 ],
                 Launch::d1(n),
             )?;
+            trace.mark(|| format!("round {round}: saxpy on y{i} at {at}"));
         }
     }
-    ys.iter().try_for_each(Buffer::synchronize)
+    for (i, y) in ys.iter().enumerate() {
+        y.synchronize()?;
+        trace.mark(|| format!("synchronize y{i}"));
+    }
+    Ok(())
 }
 
 /// The median time of the pipeline in `mode` over `reps` runs (each on fresh buffers),
@@ -87,11 +128,13 @@ fn timed(
 ) -> Result<(f64, Vec<f32>), locus::Error> {
     let mut times = Vec::new();
     let mut last = Vec::new();
-    for _ in 0..reps + 1 {
+    for rep in 0..reps + 1 {
         let (mut ys, x) = prepare(locs, n, mode)?;
         let t = std::time::Instant::now();
-        pipeline(locs, &mut ys, &x)?;
+        let mut trace = Trace::new(trace_wanted() && rep == reps);
+        pipeline(locs, &mut ys, &x, &mut trace)?;
         times.push(t.elapsed().as_secs_f64());
+        trace.print(mode);
         last = ys
             .iter()
             .map(|y| y.to_vec().map(|v| v[n - 1]))
@@ -100,6 +143,11 @@ fn timed(
     times.remove(0); // warm-up
     times.sort_by(f64::total_cmp);
     Ok((times[times.len() / 2], last))
+}
+
+/// `LOCUS_BENCH_TRACE=1`: the last run of each timed set prints when each call returned.
+fn trace_wanted() -> bool {
+    std::env::var("LOCUS_BENCH_TRACE").is_ok_and(|v| v == "1")
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

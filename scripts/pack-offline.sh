@@ -36,7 +36,7 @@ for e in "${examples[@]}"; do args+=(--example "$e"); done
 cargo build --release --bin locus "${args[@]}"
 cp target/release/locus "$stage/"
 for e in "${examples[@]}"; do cp "target/release/examples/$e" "$stage/examples/"; done
-cargo bench --no-run --bench conversions --bench pipeline 2>&1 | tee "$log" >/dev/null
+cargo bench --no-run --bench conversions --bench pipeline --bench cuda_copies 2>&1 | tee "$log" >/dev/null
 sed -n 's/.*Executable benches\/\([a-z_]*\)\.rs (\(.*\))/\1 \2/p' "$log" | while read -r name path; do
   cp "$path" "$stage/benches/$name"
 done

@@ -462,3 +462,38 @@ fn wgpu_mapped(
     buffer.unmap();
     Ok(())
 }
+
+/// One of the raw CUDA copies within a device ([`RawCopy`](crate::backends::cuda::RawCopy)),
+/// of the first `len` bytes of `src` into `dst` (both at the same `cuda:N`): for
+/// `benches/cuda_copies.rs`, which tells the driver's cost, the stream's and locus's
+/// apart.
+#[cfg(feature = "cuda")]
+pub fn cuda_within(
+    src: &Memory,
+    dst: &Memory,
+    len: usize,
+    how: crate::backends::cuda::RawCopy,
+) -> Result<()> {
+    use crate::backends::cuda::RawCopy;
+    src.check("raw copy source", 0, len)?;
+    dst.check("raw copy destination", 0, len)?;
+    match (how, src.native(), dst.native()) {
+        (
+            RawCopy::DeviceToDevice
+            | RawCopy::DeviceToDeviceOnStream
+            | RawCopy::DeviceToDeviceOnNullStream,
+            Native::Cuda { ptr: s, .. },
+            Native::Cuda { ptr: d, .. },
+        ) if src.location() == dst.location() && !std::ptr::eq(src, dst) => {
+            let dev = device_of::<crate::backends::cuda::CudaDevice>(src)?;
+            // SAFETY: both hold `len` bytes (checked above) on this device; two distinct
+            // allocations do not overlap.
+            unsafe { dev.raw_memcpy(how, *d, *s, len) }
+        }
+        _ => Err(Error::Invalid(format!(
+            "cuda_within: {how:?} needs two distinct memories at one cuda:N, not {} and {}",
+            src.location(),
+            dst.location()
+        ))),
+    }
+}

@@ -81,8 +81,12 @@ pub fn measure(budget: f64, min_runs: usize, mut f: impl FnMut() -> Result<()>) 
     Stats::of(&samples)
 }
 
-/// Times several closures in rotation (a, b, c, a, b, c, ...): one warm-up each, then
-/// rounds until the budget (per closure) is spent and `min_runs` rounds are done.
+/// Times several closures in rotation: one warm-up each, then rounds until the budget
+/// (per closure) is spent and `min_runs` rounds are done. Every other round runs them in
+/// reverse order (a, b, c, c, b, a, ...), so that no one closure always runs after the
+/// same other: on an H200 a GPU copy timed right after a 256 MiB host memcpy (the GPU
+/// idle meanwhile) took 15% longer than the same copy timed after another GPU copy, and
+/// `locus bench` charged that to locus.
 pub fn measure_together(
     budget: f64,
     min_runs: usize,
@@ -97,10 +101,12 @@ pub fn measure_together(
     while samples[0].len() < min_runs
         || (start.elapsed().as_secs_f64() < total && samples[0].len() < 10_000)
     {
-        for (f, s) in fns.iter_mut().zip(samples.iter_mut()) {
+        let round = samples[0].len();
+        for i in 0..fns.len() {
+            let k = if round % 2 == 0 { i } else { fns.len() - 1 - i };
             let t = Instant::now();
-            f()?;
-            s.push(t.elapsed());
+            fns[k]()?;
+            samples[k].push(t.elapsed());
         }
     }
     samples.iter().map(|s| Stats::of(s)).collect()
@@ -133,5 +139,35 @@ mod tests {
             |v| *v,
         );
         assert_eq!(mid, Ok(6.0), "passes 2..=6 give 8..=4: the median is 6");
+    }
+
+    #[test]
+    fn rotation_reverses_every_other_round() {
+        let order = std::cell::RefCell::new(Vec::new());
+        let (mut a, mut b, mut c) = (
+            || {
+                order.borrow_mut().push('a');
+                Ok(())
+            },
+            || {
+                order.borrow_mut().push('b');
+                Ok(())
+            },
+            || {
+                order.borrow_mut().push('c');
+                Ok(())
+            },
+        );
+        let stats = measure_together(0.0, 3, &mut [&mut a, &mut b, &mut c]).unwrap();
+        assert!(stats.iter().all(|s| s.runs == 3));
+        let seen: String = order.borrow().iter().collect();
+        assert_eq!(
+            seen,
+            "abc" /* warm-up */
+                .to_owned()
+                + "abc"
+                + "cba"
+                + "abc"
+        );
     }
 }

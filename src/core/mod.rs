@@ -30,4 +30,5 @@ pub mod mapping;
 pub mod memory;
 pub mod native;
 pub mod route;
+pub mod size;
 pub(crate) mod tally;

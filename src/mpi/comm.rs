@@ -235,7 +235,7 @@ impl Comm {
     fn new(session: Arc<Session>, base: RawComm) -> Result<Comm> {
         let chunk = std::env::var("LOCUS_MPI_CHUNK")
             .ok()
-            .and_then(|v| crate::runtime::transfer::cost::parse_size(&v).ok())
+            .and_then(|v| crate::core::size::parse_size(&v).ok())
             .and_then(|c| usize::try_from(c).ok())
             .filter(|&c| c >= 4096)
             .map_or(DEFAULT_CHUNK, |c| c.min(WHOLE));

@@ -28,6 +28,10 @@ pub(super) fn err(call: &'static str) -> impl Fn(result::DriverError) -> GpuErro
 impl GpuApi for CudaApi {
     const TECHNOLOGY: Technology = Technology::Cuda;
     const DRIVER_READS_PAGEABLE: bool = true;
+    /// Every size: on an H200 (2026-11-26, `benches/cuda_copies.rs`, a filled pageable
+    /// source) `cuMemcpyHtoD` waited for took 104 / 293 / 979 / 4676 / 27548 us at
+    /// 1 / 4 / 16 / 64 / 256 MiB, the two-chunk staging 125 / 441 / 1518 / 6947 / 29408.
+    const DRIVER_WRITES_PAGEABLE_UP_TO: usize = usize::MAX;
 
     fn activate(&self, ordinal: u32) -> Result<(), GpuError> {
         let ctx = *self
@@ -94,6 +98,26 @@ impl GpuApi for CudaApi {
                 .map_err(err("cuMemcpyHtoDAsync"))?;
         }
         self.finish(wait)
+    }
+
+    unsafe fn to_device_by_driver(
+        &self,
+        dst: u64,
+        src: *const u8,
+        n: usize,
+    ) -> Result<(), GpuError> {
+        // The stream's earlier work, then the driver's synchronous `cuMemcpyHtoD`. From
+        // pageable memory it may return once the bytes are in the driver's staging
+        // memory, before the DMA lands: a wait on the NULL stream, which carries that
+        // DMA, makes the copy complete for locus's own (non-blocking) stream too.
+        self.synchronize()?;
+        // SAFETY: per the caller's contract; the stream's work on `dst` is done.
+        unsafe {
+            result::memcpy_htod_sync(dst, std::slice::from_raw_parts(src, n))
+                .map_err(err("cuMemcpyHtoD"))?;
+            result::stream::synchronize(result::stream::null())
+        }
+        .map_err(err("cuStreamSynchronize"))
     }
 
     unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {

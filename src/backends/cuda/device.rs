@@ -15,6 +15,13 @@ pub enum RawCopy {
     DeviceToHost,
     /// Within this device (`cuMemcpyDtoD`, then `cuCtxSynchronize`).
     DeviceToDevice,
+    /// Within this device as locus's synchronous copy makes it, without locus around it:
+    /// `cuMemcpyDtoDAsync` on locus's non-blocking stream, then `cuStreamSynchronize`
+    /// (for `benches/cuda_copies.rs`, which tells the stream's cost from locus's).
+    DeviceToDeviceOnStream,
+    /// Within this device: `cuMemcpyDtoDAsync` on the legacy NULL stream, then
+    /// `cuStreamSynchronize` of it.
+    DeviceToDeviceOnNullStream,
 }
 
 impl CudaDevice {
@@ -49,6 +56,18 @@ impl CudaDevice {
             RawCopy::DeviceToDevice => ("cuMemcpyDtoD", unsafe {
                 result::memcpy_dtod_sync(dst, src, len)
                     .and_then(|()| sys::cuCtxSynchronize().result())
+            }),
+            // SAFETY: as above; the stream is this device's, alive as long as `self`.
+            RawCopy::DeviceToDeviceOnStream => ("cuMemcpyDtoDAsync", unsafe {
+                let stream = api.stream_handle(self.ordinal()) as sys::CUstream;
+                result::memcpy_dtod_async(dst, src, len, stream)
+                    .and_then(|()| result::stream::synchronize(stream))
+            }),
+            // SAFETY: as above; the NULL stream always exists.
+            RawCopy::DeviceToDeviceOnNullStream => ("cuMemcpyDtoDAsync", unsafe {
+                let stream = result::stream::null();
+                result::memcpy_dtod_async(dst, src, len, stream)
+                    .and_then(|()| result::stream::synchronize(stream))
             }),
         };
         outcome.map_err(|e| self.fail("raw copy", err(call)(e)))

@@ -80,9 +80,13 @@ pub trait GpuApi: Send + Sync + 'static {
     /// Whether a synchronous `to_host` into pageable memory beats staging it through two
     /// pinned chunks. CUDA's does: on an H200 (2026-11-26, 256 MiB) `cuMemcpyDtoH` into
     /// pageable memory ran at 16-17 GB/s, the staged download at 8.9 (bound by one CPU
-    /// thread's memcpy out of the chunks). Uploads stage either way (9.0 GB/s staged,
-    /// 8.5-9.1 for `cuMemcpyHtoD`).
+    /// thread's memcpy out of the chunks).
     const DRIVER_READS_PAGEABLE: bool = false;
+    /// Up to how many bytes a synchronous upload from pageable memory larger than 64 KiB
+    /// is the driver's own synchronous call ([`GpuApi::to_device_by_driver`]) rather than
+    /// staged through locus's two pinned chunks; none by default.
+    /// `LOCUS_GPU_DIRECT_UPLOAD_MAX` (a size: `4MiB`) overrides it.
+    const DRIVER_WRITES_PAGEABLE_UP_TO: usize = 0;
 
     /// Makes device `ordinal` current on this thread.
     fn activate(&self, ordinal: u32) -> Result<(), GpuError>;
@@ -112,6 +116,20 @@ pub trait GpuApi: Send + Sync + 'static {
     /// # Safety
     /// As for `to_device`.
     unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError>;
+    /// A complete host -> device copy by the driver's own synchronous call (CUDA's
+    /// `cuMemcpyHtoD`, after the stream's earlier work); by default `to_device` waited for.
+    ///
+    /// # Safety
+    /// As for `to_device`.
+    unsafe fn to_device_by_driver(
+        &self,
+        dst: u64,
+        src: *const u8,
+        n: usize,
+    ) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { self.to_device(dst, src, n, true) }
+    }
     /// Device -> device on one device, on its stream; `wait` synchronises it.
     ///
     /// # Safety
@@ -230,6 +248,24 @@ pub struct GpuDevice<A: GpuApi> {
     staging: Mutex<Vec<(u64, u64)>>,
     functions: Mutex<HashMap<u64, u64>>,
     live: AtomicUsize,
+    /// Pageable uploads up to this size are the driver's own call
+    /// ([`GpuApi::DRIVER_WRITES_PAGEABLE_UP_TO`]).
+    direct_upload_max: usize,
+}
+
+/// [`GpuApi::DRIVER_WRITES_PAGEABLE_UP_TO`], or `LOCUS_GPU_DIRECT_UPLOAD_MAX` where set
+/// (a size: `4MiB`, `65536`); a value that is not a size is reported and ignored.
+fn direct_upload_max<A: GpuApi>() -> usize {
+    let Ok(text) = std::env::var("LOCUS_GPU_DIRECT_UPLOAD_MAX") else {
+        return A::DRIVER_WRITES_PAGEABLE_UP_TO;
+    };
+    match crate::core::size::parse_size(&text) {
+        Ok(n) => usize::try_from(n).unwrap_or(usize::MAX),
+        Err(e) => {
+            eprintln!("locus: warning: LOCUS_GPU_DIRECT_UPLOAD_MAX ignored: {e}");
+            A::DRIVER_WRITES_PAGEABLE_UP_TO
+        }
+    }
 }
 
 impl<A: GpuApi> fmt::Debug for GpuDevice<A> {
@@ -275,6 +311,7 @@ impl<A: GpuApi> GpuDevice<A> {
             staging: Mutex::new(Vec::new()),
             functions: Mutex::new(HashMap::new()),
             live: AtomicUsize::new(0),
+            direct_upload_max: direct_upload_max::<A>(),
         }
     }
 
@@ -422,6 +459,11 @@ impl<A: GpuApi> GpuDevice<A> {
         if src_pinned || src.len() <= 64 << 10 {
             // SAFETY: `dst` holds `src.len()` bytes (bounds-checked by `Memory`).
             return unsafe { self.api.to_device(dst, src.as_ptr(), src.len(), true) }
+                .map_err(|e| self.fail("copy to device", e));
+        }
+        if src.len() <= self.direct_upload_max {
+            // SAFETY: as above.
+            return unsafe { self.api.to_device_by_driver(dst, src.as_ptr(), src.len()) }
                 .map_err(|e| self.fail("copy to device", e));
         }
         self.with_staging(|chunks, events| {

@@ -576,3 +576,44 @@ fn rmm_s_kinds_as_resources_and_the_driver_s_pool_in_stream_order() {
         .to_string();
     assert!(err.contains("no stream-ordered memory"), "{err}");
 }
+
+/// Work chained after a copy still queued on the same device's stream is queued behind
+/// it, with no host wait: the stream is in order. On the old code the second copy was
+/// refused as a stream copy (it went to a worker that waited), and a launch after it
+/// waited on the host first (`cuEventSynchronize` before `cuLaunchKernel`).
+#[test]
+fn work_after_this_stream_s_own_events_is_queued_without_a_host_wait() {
+    let sim = devices(vec![], true);
+    let d = dynamic(&sim[0]);
+    let n = 4096;
+    let data: Vec<u8> = (0..n).map(|i| (i % 241) as u8).collect();
+    let [a, b, c] = [0; 3].map(|_| Arc::new(Memory::on(&d, n).unwrap()));
+    a.write(0, &data).unwrap();
+    let first = d.copy_async(&a, 0, &b, 0, n, &NONE).unwrap().unwrap();
+    let first = [Event::native(first, vec![Arc::clone(&a), Arc::clone(&b)])];
+    assert!(
+        !first[0].is_complete(),
+        "the simulated stream holds the copy back"
+    );
+    let second = d
+        .copy_async(&b, 0, &c, 0, n, &first.as_slice())
+        .unwrap()
+        .expect("a copy after this stream's own event is a stream copy");
+    let spec = LaunchSpec {
+        source: "extern \"C\" __global__ void k() {}",
+        entry: "k",
+        workgroup: [256, 1, 1],
+        global: [256, 1],
+        dims: 1,
+    };
+    let launched = sim[0].launch_after(&spec, &[], &first.as_slice()).unwrap();
+    let calls = sim[0].api.calls();
+    assert!(
+        !calls.contains(&"cuEventSynchronize"),
+        "nothing waited on the host: {calls:?}"
+    );
+    launched.wait().unwrap();
+    second.wait().unwrap();
+    assert!(raw(&c) == data);
+    assert!(sim[0].api.violations().is_empty());
+}

@@ -54,6 +54,15 @@ impl<A: GpuApi> Drop for StreamEvent<A> {
 }
 
 impl<A: GpuApi> GpuDevice<A> {
+    /// `Some` when `work` is an event on this device's own stream: everything locus
+    /// queues on the device later runs after it with no wait (one in-order stream per
+    /// device carries every copy, memset, launch and event).
+    pub(super) fn stream_ordered(&self, work: &Completion) -> Option<()> {
+        work.work_as::<StreamEvent<A>>()
+            .filter(|e| e.ordinal == self.ordinal && Arc::ptr_eq(&e.api, &self.api))
+            .map(|_| ())
+    }
+
     /// Within this device: `cuMemcpyDtoDAsync` / `hipMemcpyAsync` on its stream and an
     /// event recorded after it (device, pinned and managed memory alike).
     pub(super) fn start_copy(
@@ -75,8 +84,9 @@ impl<A: GpuApi> GpuDevice<A> {
         {
             return Ok(None);
         }
-        // Every dependency is waited for (none is taken natively yet).
-        if native_deps(after, |_| None::<()>)?.is_none() {
+        // Work on this stream is ordered by it; any other dependency still running
+        // sends the copy to a worker that waits for it.
+        if native_deps(after, |c| self.stream_ordered(c))?.is_none() {
             return Ok(None);
         }
         self.activate()?;

@@ -15,6 +15,8 @@ pub(crate) struct PyBuffer {
     pub(crate) readonly: bool,
     /// Write handles handed out; while one is open, its location holds the newest data.
     pub(crate) writers: Mutex<Vec<Weak<View>>>,
+    /// dpctl's memory object over the SYCL replica read handles last exported.
+    pub(crate) usm_cache: Arc<crate::usm::UsmMemoryCache>,
 }
 
 /// The stores of two distinct buffers, locked in address order (so that two threads
@@ -64,6 +66,7 @@ impl PyBuffer {
             shape: Mutex::new(shape),
             readonly,
             writers: Mutex::new(Vec::new()),
+            usm_cache: Arc::default(),
         }
     }
 
@@ -113,6 +116,7 @@ impl PyBuffer {
         change: impl FnOnce(&mut Store) -> locus::Result<()> + Send,
     ) -> PyResult<()> {
         self.vector_checks(what)?;
+        self.usm_cache.forget();
         py.detach(|| {
             let mut store = lock(&self.store);
             self.no_open_writer(&mut store, what)?;
@@ -150,6 +154,7 @@ impl PyBuffer {
             )));
         }
         self.vector_checks(what)?;
+        self.usm_cache.forget();
         py.detach(|| {
             let (mut store, mut source) = locked_pair(self, src);
             self.no_open_writer(&mut store, what)?;
@@ -205,7 +210,8 @@ impl PyBuffer {
         if write {
             lock(&self.writers).push(Arc::downgrade(&view));
         }
-        Ok(Handle::new(view))
+        let cache = (!write).then(|| Arc::clone(&self.usm_cache));
+        Ok(Handle::new(view, cache))
     }
 
     fn numpy<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyModule>> {
@@ -672,6 +678,8 @@ impl PyBuffer {
                     self.dtype.name, other.dtype.name
                 )));
             }
+            self.usm_cache.forget();
+            other.usm_cache.forget();
             py.detach(|| {
                 let (mut a, mut b) = locked_pair(self, other);
                 self.no_open_writer(&mut a, "swap")?;
@@ -689,6 +697,7 @@ impl PyBuffer {
     fn move_to(&self, py: Python<'_>, location: &str) -> PyResult<()> {
         guarded(|| {
             let location = parse_location(location)?;
+            self.usm_cache.forget();
             py.detach(|| {
                 let mut store = lock(&self.store);
                 if let Some(w) = self.sync_writers(&mut store)? {

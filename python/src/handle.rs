@@ -16,14 +16,17 @@ pub(crate) struct Handle {
     pub(crate) view: Arc<View>,
     closed: AtomicBool,
     usm: usm::UsmArray,
+    /// The buffer's memory objects for dpctl, shared by its read handles.
+    usm_cache: Option<Arc<usm::UsmMemoryCache>>,
 }
 
 impl Handle {
-    pub(crate) fn new(view: Arc<View>) -> Handle {
+    pub(crate) fn new(view: Arc<View>, usm_cache: Option<Arc<usm::UsmMemoryCache>>) -> Handle {
         Handle {
             view,
             closed: AtomicBool::new(false),
             usm: usm::UsmArray::default(),
+            usm_cache,
         }
     }
 
@@ -213,7 +216,11 @@ impl Handle {
     /// queue, ordered with locus's own work there. Needs dpnp; other handles have none.
     #[getter]
     fn sycl_queue<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        guarded(|| self.usm.get(py, &self.view)?.getattr("sycl_queue"))
+        guarded(|| {
+            self.usm
+                .get(py, &self.view, self.usm_cache.as_deref())?
+                .getattr("sycl_queue")
+        })
     }
 
     /// For handles of SYCL USM memory: a `dpnp.tensor.usm_ndarray` over the memory (no
@@ -223,7 +230,7 @@ impl Handle {
     /// other handles have none.
     #[getter]
     fn __usm_ndarray__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        guarded(|| self.usm.get(py, &self.view))
+        guarded(|| self.usm.get(py, &self.view, self.usm_cache.as_deref()))
     }
 
     /// dpctl's `__sycl_usm_array_interface__` (version 1), for handles of SYCL USM

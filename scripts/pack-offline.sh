@@ -3,8 +3,10 @@
 # Rust toolchain and no network (an air-gapped GPU node; the GPU machines lent to this
 # project's sessions): the test binaries (debug, default features: no `mpi`), the
 # `locus` CLI, a few release examples and the bench binaries, stripped, in one
-# `.dev/pack.tar.xz`; and the Python wheel in `.dev/wheels/`. Copy `.dev/` (about 60 MB)
-# and the repository there, then `bash scripts/run-offline.sh`.
+# `.dev/pack.tar.xz`; the Python wheel in `.dev/wheels/`; the Vulkan loader's .debs in
+# `.dev/gl/`. Copy `.dev/` (about 63 MB with every test binary: the device tool carries
+# 64 MiB at most, so pass a list of test binaries when the wheel must go too) and the
+# repository there, then `bash scripts/run-offline.sh`.
 #
 #   scripts/pack-offline.sh                 # everything
 #   scripts/pack-offline.sh conformance vector   # only these test binaries (smaller)
@@ -46,6 +48,12 @@ echo "$(pwd)/target/debug/locus" > "$stage/cli-path"
 strip "$stage"/tests/* "$stage"/examples/* "$stage"/benches/* "$stage/locus"
 tar -C "$stage" -cf - . | xz -T0 -6 > "$out/pack.tar.xz"
 rm -rf "$stage" "$log"
+
+# WebGPU on an NVIDIA machine needs a Vulkan loader, which CUDA images often lack:
+# Debian's, and libglvnd for NVIDIA's ICD, unpacked there by run-offline.sh (0.4 MB).
+mkdir -p "$out/gl"
+(cd "$out/gl" && apt-get download -q libvulkan1 libglvnd0 libgl1 libegl1 libgles2 libglx0 libopengl0 \
+  >/dev/null 2>&1) || echo "note: apt-get download failed: no Vulkan loader packed (WebGPU may not start there)"
 
 rm -rf "$out/wheels"
 if command -v maturin >/dev/null 2>&1; then

@@ -3,12 +3,14 @@
 # network: every packed test binary (GPU suites included: `--include-ignored`), the
 # examples at the first GPU location, the Python tests and examples (where python3 has
 # numpy and pytest; CuPy, PyTorch and JAX are used where installed), then `locus bench`
-# and `locus calibrate`. LOCUS_REQUIRE (default host,cuda) fails a test whose location
+# and `locus calibrate`; the `probe` phase (not run by default) runs the benches that
+# explain a GPU's numbers. LOCUS_REQUIRE (default host,cuda) fails a test whose location
 # is missing. Logs go to $OUT (default /tmp/locus-offline); a summary is printed.
 #
 #   bash scripts/run-offline.sh                      # NVIDIA: host,cuda
 #   LOCUS_REQUIRE=host,hip bash scripts/run-offline.sh
 #   bash scripts/run-offline.sh tests python         # some phases only
+#   bash scripts/run-offline.sh probe                # cuda_copies, pipeline traces, conversions
 #
 # Found on an H200 (2026-11-26): the CUDA image's $CC (/opt/gcc, built for offload)
 # cannot link OpenMP target regions plainly; locus retries with -fno-lto by itself.
@@ -27,6 +29,35 @@ cli=$(cat "$bin/cli-path" 2>/dev/null || true)
 if [ -n "$cli" ] && [ ! -e "$cli" ] && mkdir -p "$(dirname "$cli")" 2>/dev/null; then
   cp "$bin/locus" "$cli"   # for tests/resources.rs, which runs the CLI at its build path
 fi
+# NVRTC: CUDA images may keep libnvrtc.so outside the loader's path (a Python wheel's
+# nvidia/ folder, a versioned name only): link one where locus's loader finds it.
+if ! python3 -c "import ctypes; ctypes.CDLL('libnvrtc.so')" 2>/dev/null; then
+  one=$(ls /usr/local/cuda*/lib64/libnvrtc.so* /usr/local/cuda*/targets/x86_64-linux/lib/libnvrtc.so* \
+        /usr/lib/x86_64-linux-gnu/libnvrtc.so* 2>/dev/null | grep -v builtins | head -1)
+  if [ -n "$one" ]; then
+    mkdir -p "$out/lib" && ln -sf "$one" "$out/lib/libnvrtc.so"
+    export LD_LIBRARY_PATH=$out/lib:${LD_LIBRARY_PATH:-}
+    echo "NVRTC: linked $out/lib/libnvrtc.so -> $one"
+  fi
+fi
+# A C compiler that links -fopenmp shared objects, for OpenMP user kernels (an H200
+# image's $CC, a GCC built for offloading, failed with "could not run lto-wrapper";
+# locus retries with -fno-lto by itself, this only picks a working one first).
+for c in "${CC:-}" /usr/bin/gcc /usr/bin/cc; do
+  [ -n "$c" ] && [ -x "$c" ] || continue
+  if printf 'int f(void){int s=0;\n#pragma omp parallel for reduction(+:s)\nfor(int i=0;i<4;i++)s+=i;return s;}\n' \
+      | "$c" -shared -fPIC -O2 -fopenmp -xc - -o "$out/omp_probe.so" 2>/dev/null; then
+    export LOCUS_OPENMP_CC=${LOCUS_OPENMP_CC:-$c}; break
+  fi
+done
+# WebGPU on an NVIDIA machine without a Vulkan loader: Debian's loader and libglvnd
+# unpacked from the .debs pack-offline.sh put in .dev/gl, NVIDIA's ICD from the driver.
+if ls .dev/gl/*.deb >/dev/null 2>&1 && ! ldconfig -p | grep -q libvulkan.so.1; then
+  for f in .dev/gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done; ldconfig 2>/dev/null
+fi
+icd=$(ls /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+      /etc/vulkan/icd.d/nvidia_icd.json 2>/dev/null | head -1)
+[ -n "$icd" ] && export VK_DRIVER_FILES=${VK_DRIVER_FILES:-$icd}
 gpu=$(echo "$LOCUS_REQUIRE" | tr ',' '\n' | grep -v '^host$' | head -1)
 case $gpu in *:*) ;; "") gpu=host ;; *) gpu=$gpu:0 ;; esac
 echo "LOCUS_REQUIRE=$LOCUS_REQUIRE; examples at $gpu; logs in $logs"
@@ -63,6 +94,19 @@ python)
   for ex in 02_buffers 03_declared_access 06_jacobi 07_async 08_memory_resources 09_queues_and_events hello umem codelet; do
     timeout 60 python3 "python/examples/$ex.py" "$gpu" > "$logs/py_$ex.log" 2>&1; echo "python $ex rc=$?"
   done
+  ;;
+probe)
+  # Where the time goes on a GPU: the driver's calls against locus's (cuda_copies), the
+  # pipeline in four sets of locations with a trace of each call, the conversions.
+  [ -x "$bin/benches/cuda_copies" ] && timeout 120 "$bin/benches/cuda_copies" 2>&1 | tee "$logs/cuda_copies.txt"
+  i=0
+  for set in default "host,$gpu,openmp:0,opencl:0" "$gpu,opencl:1,host,opencl:0" "host,$gpu"; do
+    i=$((i+1))
+    LOCUS_BENCH_LOCATIONS=$set LOCUS_BENCH_REPS=5 LOCUS_BENCH_TRACE=1 timeout 90 \
+      "$bin/benches/pipeline" > "$logs/pipeline_$i.txt" 2>&1
+    echo "pipeline $set: $(tail -n 1 "$logs/pipeline_$i.txt")"
+  done
+  LOCUS_BENCH_REPS=3 timeout 150 "$bin/benches/conversions" 2>&1 | tee "$logs/conversions.txt" | tail -n 25
   ;;
 bench)
   timeout 300 "$bin/locus" bench --max-seconds 120 --json="$out/bench.json" 2>&1 | tee "$logs/bench.txt"

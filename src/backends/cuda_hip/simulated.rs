@@ -20,7 +20,8 @@
 //! - **fault injection**: [`Strict::fail_once`] makes the next call of that name fail;
 //! - **stream-ordered allocation**: memory from the driver's pool (`cuMemAllocAsync`) is
 //!   given back by `cuMemFreeAsync` only when the stream reaches the free (work queued
-//!   before it still reads the memory), and counts as used until then.
+//!   before it still reads the memory), and counts as used until then; `cuMemFree` and
+//!   `cuMemFreeHost` synchronise implicitly, as the real calls do.
 //!
 //! Calls that return nothing (`free`, `event_destroy`) record a violation instead of
 //! failing; tests assert [`Strict::violations`] is empty.
@@ -308,7 +309,14 @@ impl GpuApi for Strict {
         match kind {
             // Given back when the stream reaches it.
             GpuMemory::StreamOrdered => self.queue(device, false, Box::new(release)),
-            _ => release(),
+            // `cuMemFree` / `cuMemFreeHost` synchronise implicitly: the work queued
+            // before them (a copy still reading the block) runs first. Freeing at once
+            // let such a copy read freed memory (the RMM-kinds test read zeros when
+            // libtest's output capture reused the block).
+            _ => {
+                self.lock().streams[device as usize].run_all();
+                release()
+            }
         }
     }
 

@@ -128,10 +128,11 @@ fn timed(
 ) -> Result<(f64, Vec<f32>), locus::Error> {
     let mut times = Vec::new();
     let mut last = Vec::new();
+    let trace_on = trace_wanted();
     for rep in 0..reps + 1 {
         let (mut ys, x) = prepare(locs, n, mode)?;
         let t = std::time::Instant::now();
-        let mut trace = Trace::new(trace_wanted() && rep == reps);
+        let mut trace = Trace::new(trace_on && rep == reps);
         pipeline(locs, &mut ys, &x, &mut trace)?;
         times.push(t.elapsed().as_secs_f64());
         trace.print(mode);

@@ -77,8 +77,7 @@ impl UsmArray {
                 let owner = Py::new(
                     py,
                     UsmOwner {
-                        _view: Some(view.clone()),
-                        _memory: None,
+                        _keeps: Keeps::View(view.clone()),
                         interface: interface(py, view)?.unbind(),
                     },
                 )?;
@@ -124,8 +123,7 @@ impl UsmMemoryCache {
         let owner = Py::new(
             py,
             UsmOwner {
-                _view: None,
-                _memory: Some(Arc::clone(memory)),
+                _keeps: Keeps::Memory(Arc::clone(memory)),
                 interface: interface_of(py, memory, &[memory.len()], "|u1", true)?.unbind(),
             },
         )?;
@@ -169,9 +167,17 @@ fn dpctl_parts(py: Python<'_>, location: Location) -> PyResult<&(Py<PyAny>, Py<P
 /// buffer's [`UsmMemoryCache`]), with the interface dpctl read it through.
 #[pyclass(frozen, module = "locus", name = "_UsmOwner")]
 pub(crate) struct UsmOwner {
-    _view: Option<Arc<View>>,
-    _memory: Option<Arc<Memory>>,
+    _keeps: Keeps,
     interface: Py<PyDict>,
+}
+
+/// What a [`UsmOwner`] holds on to (held for its lifetime, never read).
+#[allow(dead_code)]
+enum Keeps {
+    /// A write access's view: the write stays declared while an array uses it.
+    View(Arc<View>),
+    /// An allocation a buffer's read handles share ([`UsmMemoryCache`]).
+    Memory(Arc<Memory>),
 }
 
 #[pymethods]

@@ -324,39 +324,28 @@ mod tests {
             -9223372036854775808,
             18446744073709551615,
         ];
-        let mut out = Vec::new();
-        match t {
-            DType::F32 => floats
-                .iter()
-                .for_each(|&v| out.extend((v as f32).to_le_bytes())),
-            DType::F64 => floats.iter().for_each(|&v| out.extend(v.to_le_bytes())),
-            DType::I8 => ints
-                .iter()
-                .for_each(|&v| out.extend((v as i8).to_le_bytes())),
-            DType::U8 => ints
-                .iter()
-                .for_each(|&v| out.extend((v as u8).to_le_bytes())),
-            DType::I16 => ints
-                .iter()
-                .for_each(|&v| out.extend((v as i16).to_le_bytes())),
-            DType::U16 => ints
-                .iter()
-                .for_each(|&v| out.extend((v as u16).to_le_bytes())),
-            DType::I32 => ints
-                .iter()
-                .for_each(|&v| out.extend((v as i32).to_le_bytes())),
-            DType::U32 => ints
-                .iter()
-                .for_each(|&v| out.extend((v as u32).to_le_bytes())),
-            DType::I64 => ints
-                .iter()
-                .for_each(|&v| out.extend((v as i64).to_le_bytes())),
-            DType::U64 => ints
-                .iter()
-                .for_each(|&v| out.extend((v as u64).to_le_bytes())),
-            DType::F16 | DType::BF16 => {}
+        // Each value cast to the type with `as`, as little-endian bytes.
+        macro_rules! bytes {
+            ($values:expr, $t:ty) => {
+                $values
+                    .iter()
+                    .flat_map(|&v| (v as $t).to_le_bytes())
+                    .collect()
+            };
         }
-        out
+        match t {
+            DType::F32 => bytes!(floats, f32),
+            DType::F64 => bytes!(floats, f64),
+            DType::I8 => bytes!(ints, i8),
+            DType::U8 => bytes!(ints, u8),
+            DType::I16 => bytes!(ints, i16),
+            DType::U16 => bytes!(ints, u16),
+            DType::I32 => bytes!(ints, i32),
+            DType::U32 => bytes!(ints, u32),
+            DType::I64 => bytes!(ints, i64),
+            DType::U64 => bytes!(ints, u64),
+            DType::F16 | DType::BF16 => Vec::new(),
+        }
     }
 
     /// The CUDA kernels of every pair of the ten sized types, compiled as C++ for the host

@@ -250,9 +250,16 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     fn synchronize(&self) -> Result<()> {
         Ok(())
     }
+    /// True when everything this device queues later runs after `work` without a wait
+    /// (`work` is on the device's own in-order queue: a CUDA/HIP stream event). The
+    /// default: nothing is.
+    fn orders_after(&self, _work: &Completion) -> bool {
+        false
+    }
     /// Launches `spec` after `after` (the moves its arguments still wait for): ordered on
     /// the device's own queue where the backend can take them natively (OpenCL events
-    /// of its context), after a host wait otherwise. The default waits, then launches.
+    /// of its context), after a host wait otherwise. The default waits for every
+    /// dependency [`Device::orders_after`] does not already order, then launches.
     fn launch_after(
         &self,
         spec: &LaunchSpec<'_>,
@@ -260,7 +267,10 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
         after: &dyn Dependencies,
     ) -> Result<Completion> {
         for i in 0..after.count() {
-            after.at(i).wait()?;
+            let dep = after.at(i);
+            if !dep.completion().is_some_and(|c| self.orders_after(c)) {
+                dep.wait()?;
+            }
         }
         self.launch(spec, args)
     }

@@ -57,18 +57,19 @@ impl CudaDevice {
                 result::memcpy_dtod_sync(dst, src, len)
                     .and_then(|()| sys::cuCtxSynchronize().result())
             }),
-            // SAFETY: as above; the stream is this device's, alive as long as `self`.
-            RawCopy::DeviceToDeviceOnStream => ("cuMemcpyDtoDAsync", unsafe {
-                let stream = api.stream_handle(self.ordinal()) as sys::CUstream;
-                result::memcpy_dtod_async(dst, src, len, stream)
-                    .and_then(|()| result::stream::synchronize(stream))
-            }),
-            // SAFETY: as above; the NULL stream always exists.
-            RawCopy::DeviceToDeviceOnNullStream => ("cuMemcpyDtoDAsync", unsafe {
-                let stream = result::stream::null();
-                result::memcpy_dtod_async(dst, src, len, stream)
-                    .and_then(|()| result::stream::synchronize(stream))
-            }),
+            RawCopy::DeviceToDeviceOnStream | RawCopy::DeviceToDeviceOnNullStream => {
+                let stream = if direction == RawCopy::DeviceToDeviceOnStream {
+                    api.stream_handle(self.ordinal()) as sys::CUstream
+                } else {
+                    result::stream::null()
+                };
+                // SAFETY: as above; the stream is this device's (alive as long as `self`)
+                // or the NULL stream, which always exists.
+                ("cuMemcpyDtoDAsync", unsafe {
+                    result::memcpy_dtod_async(dst, src, len, stream)
+                        .and_then(|()| result::stream::synchronize(stream))
+                })
+            }
         };
         outcome.map_err(|e| self.fail("raw copy", err(call)(e)))
     }

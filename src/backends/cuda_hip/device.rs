@@ -183,24 +183,9 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         self.launch_kernel(spec, args)
     }
 
-    /// After work on this device's own stream without a host wait (the stream is in
-    /// order); after a host wait for anything else.
-    fn launch_after(
-        &self,
-        spec: &LaunchSpec<'_>,
-        args: &[LaunchArg<'_>],
-        after: &dyn Dependencies,
-    ) -> Result<Completion> {
-        for i in 0..after.count() {
-            let dep = after.at(i);
-            if dep
-                .completion()
-                .and_then(|c| self.stream_ordered(c))
-                .is_none()
-            {
-                dep.wait()?;
-            }
-        }
-        self.launch_kernel(spec, args)
+    /// Work on this device's own stream (the stream is in order): launches and copies
+    /// after it are queued behind it, with no host wait.
+    fn orders_after(&self, work: &Completion) -> bool {
+        self.stream_ordered(work)
     }
 }

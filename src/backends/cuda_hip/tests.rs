@@ -326,23 +326,31 @@ fn events_are_used_with_their_device_current() {
 
 /// A launch of zero work items launches nothing (drivers refuse a zero grid); on the old
 /// code it reached `cuLaunchKernel` with a zero grid dimension and failed.
-#[test]
-fn a_zero_item_launch_launches_nothing() {
-    let sim = devices(vec![], true);
-    let spec = LaunchSpec {
+/// A kernel that does nothing, over `items` work items in one dimension.
+fn empty_kernel(items: usize) -> LaunchSpec<'static> {
+    LaunchSpec {
         source: "extern \"C\" __global__ void k() {}",
         entry: "k",
         workgroup: [256, 1, 1],
-        global: [0, 1],
+        global: [items, 1],
         dims: 1,
-    };
-    sim[0].launch(&spec, &[]).unwrap().wait().unwrap();
+    }
+}
+
+#[test]
+fn a_zero_item_launch_launches_nothing() {
+    let sim = devices(vec![], true);
+    sim[0]
+        .launch(&empty_kernel(0), &[])
+        .unwrap()
+        .wait()
+        .unwrap();
     assert!(!sim[0].api.calls().contains(&"cuLaunchKernel"));
-    let spec = LaunchSpec {
-        global: [1000, 1],
-        ..spec
-    };
-    sim[0].launch(&spec, &[]).unwrap().wait().unwrap();
+    sim[0]
+        .launch(&empty_kernel(1000), &[])
+        .unwrap()
+        .wait()
+        .unwrap();
     assert!(sim[0].api.calls().contains(&"cuLaunchKernel"));
 }
 
@@ -599,14 +607,9 @@ fn work_after_this_stream_s_own_events_is_queued_without_a_host_wait() {
         .copy_async(&b, 0, &c, 0, n, &first.as_slice())
         .unwrap()
         .expect("a copy after this stream's own event is a stream copy");
-    let spec = LaunchSpec {
-        source: "extern \"C\" __global__ void k() {}",
-        entry: "k",
-        workgroup: [256, 1, 1],
-        global: [256, 1],
-        dims: 1,
-    };
-    let launched = sim[0].launch_after(&spec, &[], &first.as_slice()).unwrap();
+    let launched = sim[0]
+        .launch_after(&empty_kernel(256), &[], &first.as_slice())
+        .unwrap();
     let calls = sim[0].api.calls();
     assert!(
         !calls.contains(&"cuEventSynchronize"),

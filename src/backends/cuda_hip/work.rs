@@ -54,13 +54,12 @@ impl<A: GpuApi> Drop for StreamEvent<A> {
 }
 
 impl<A: GpuApi> GpuDevice<A> {
-    /// `Some` when `work` is an event on this device's own stream: everything locus
+    /// True when `work` is an event on this device's own stream: everything locus
     /// queues on the device later runs after it with no wait (one in-order stream per
     /// device carries every copy, memset, launch and event).
-    pub(super) fn stream_ordered(&self, work: &Completion) -> Option<()> {
+    pub(super) fn stream_ordered(&self, work: &Completion) -> bool {
         work.work_as::<StreamEvent<A>>()
-            .filter(|e| e.ordinal == self.ordinal && Arc::ptr_eq(&e.api, &self.api))
-            .map(|_| ())
+            .is_some_and(|e| e.ordinal == self.ordinal && Arc::ptr_eq(&e.api, &self.api))
     }
 
     /// Within this device: `cuMemcpyDtoDAsync` / `hipMemcpyAsync` on its stream and an
@@ -86,7 +85,7 @@ impl<A: GpuApi> GpuDevice<A> {
         }
         // Work on this stream is ordered by it; any other dependency still running
         // sends the copy to a worker that waits for it.
-        if native_deps(after, |c| self.stream_ordered(c))?.is_none() {
+        if native_deps(after, |c| self.stream_ordered(c).then_some(()))?.is_none() {
             return Ok(None);
         }
         self.activate()?;

@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let scratch = Arc::new(Memory::from_resource_on(&pool, n, queue)?);
     let uses = scratch.copy_to_async_on(queue, 0, &b, 0, n, &[])?;
     let first = where_it_is(scratch.native());
-    scratch.release_after(queue, uses);
+    scratch.release_after(queue, uses)?;
     let again = Memory::from_resource_on(&pool, n, queue)?;
     let reused = where_it_is(again.native()) == first;
     println!(

@@ -58,6 +58,14 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --all-targets --all-features -- -D warnings
 
+step "every backend feature on its own, and none: the library builds and passes clippy"
+# A user may depend on locus with one backend (`default-features = false, features =
+# ["opencl"]`); a backend never names another backend's types.
+for features in "" openmp opencl sycl webgpu cuda hip; do
+  echo "--- features: ${features:-none}"
+  cargo clippy --lib --no-default-features ${features:+--features "$features"} -- -D warnings
+done
+
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features
 
@@ -212,6 +220,10 @@ else
   cargo test --all-features --no-fail-fast -- ${ignored:+--include-ignored}
 fi
 cargo test --doc --all-features
+# The library's unit tests once more, all in one process as plain `cargo test` runs them
+# (nextest gives each test a process of its own, which hid a test that failed only when
+# others had run before it).
+cargo test --lib --all-features
 
 step "WebGPU through staging buffers (as on a discrete GPU)"
 # lavapipe is unified memory, so the run above maps WebGPU storage buffers in place; the

@@ -51,10 +51,10 @@ struct BenchArgs {
     #[arg(long, value_name = "S")]
     sizes: Option<String>,
     /// Time per measurement of one cell, in seconds (default 0.15, quick 0.01).
-    #[arg(long, value_name = "SEC")]
+    #[arg(long, value_name = "SEC", value_parser = seconds)]
     budget: Option<f64>,
     /// Start no new cell after N seconds (default 110).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = seconds)]
     max_seconds: Option<f64>,
     /// The whole report as JSON: `--json` to stdout, `--json=FILE` to a file.
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
@@ -84,7 +84,7 @@ struct CalibrateArgs {
     #[arg(long, value_name = "S")]
     sizes: Option<String>,
     /// Seconds per candidate and size (default 0.01).
-    #[arg(long, value_name = "SEC")]
+    #[arg(long, value_name = "SEC", value_parser = seconds)]
     budget: Option<f64>,
     /// Measure and print, but keep nothing (the cache stays as it is).
     #[arg(long)]
@@ -323,7 +323,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         bench::Config::default_for(registry)
     };
     if let Some(v) = &args.locations {
-        config.locations = locus::parse_locations(v).map_err(|e| e.to_string())?;
+        config.locations = location_list(v)?;
     }
     if let Some(v) = &args.sizes {
         config.sizes = bench::parse_sizes(v).map_err(|e| e.to_string())?;
@@ -361,7 +361,7 @@ fn bench_mpi(args: &BenchArgs) -> Result<ExitCode, String> {
     let mpi = locus::mpi::Mpi::init().map_err(|e| e.to_string())?;
     let world = mpi.world().map_err(|e| e.to_string())?;
     let locations = match &args.locations {
-        Some(v) => locus::parse_locations(v).map_err(|e| e.to_string())?,
+        Some(v) => location_list(v)?,
         None => locus::available(),
     };
     let sizes = bench::parse_sizes(
@@ -426,11 +426,35 @@ fn print_planner(registry: &locus::Registry, locations: &[locus::Location]) {
     print!("{}", bench::calibrate::choices(registry, locations));
 }
 
+/// A time option: a finite number of seconds above zero (`nan`, `inf`, `0` and
+/// negative numbers are refused, naming the value).
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "`{text}` is not a number of seconds above zero (e.g. 0.15)"
+        )),
+    }
+}
+
+/// `--locations`: one location or more (an empty list is refused, not run as an empty
+/// matrix).
+fn location_list(text: &str) -> Result<Vec<locus::Location>, String> {
+    let list = locus::parse_locations(text).map_err(|e| e.to_string())?;
+    if list.is_empty() {
+        return Err(format!(
+            "--locations `{text}` names no location; give one or more, e.g. host,opencl:0 \
+             (leave the option out for every location found)"
+        ));
+    }
+    Ok(list)
+}
+
 fn calibrate(args: CalibrateArgs) -> Result<ExitCode, String> {
     let registry = locus::registry();
     let mut config = bench::calibrate::Config::default_for(registry);
     if let Some(v) = &args.locations {
-        config.locations = locus::parse_locations(v).map_err(|e| e.to_string())?;
+        config.locations = location_list(v)?;
     }
     if let Some(v) = &args.sizes {
         config.sizes = bench::parse_sizes(v).map_err(|e| e.to_string())?;

@@ -238,7 +238,7 @@ fn pooled_memory_freed_on_one_queue_waits_for_its_work_before_another_queue_gets
         .unwrap();
     let work = x.copy_to_async(0, &y, 0, block, &[slow]).unwrap();
     // Free x now, while the copy out of it is still pending.
-    x.release_after(queue_a, work.clone());
+    x.release_after(queue_a, work.clone()).unwrap();
     // Queue B gets the other half at once, and x's range only after the work is done.
     let on_b = Memory::from_resource_on(&pool, block, queue_b).unwrap();
     assert_ne!(address(&on_b), x_address);
@@ -286,7 +286,7 @@ fn memory_freed_on_a_queue_is_reused_on_that_queue_at_once_and_stays_ordered() {
         .copy_to_async_on(queue, 0, &big_dst, 0, 512 * MIB, &[gate])
         .unwrap();
     let work = x.copy_to_async_on(queue, 0, &y, 0, block, &[]).unwrap();
-    x.release_after(queue, work.clone());
+    x.release_after(queue, work.clone()).unwrap();
     // The same queue gets x's range back at once, without waiting for the work...
     let again = Arc::new(Memory::from_resource_on(&pool, block, queue).unwrap());
     assert_eq!(address(&again), x_address, "same-queue reuse");
@@ -471,8 +471,7 @@ fn pooled_blocks_copy_between_each_other_and_come_back_through_events() {
         // pool checks that event, whose completion lets go of b, which comes back to
         // the same pool (a pool holding its lock meanwhile would deadlock).
         drop(b);
-        a.release_after(queue, event);
-        drop(a);
+        a.release_after(queue, event).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
         let (tx, rx) = std::sync::mpsc::channel();
         let p = Arc::clone(&pool);

@@ -199,6 +199,27 @@ fn bad_arguments_are_clear_errors() {
             vec!["bench", "--frobnicate"],
             "unexpected argument '--frobnicate'",
         ),
+        // Each of these was accepted on the code before: an empty matrix measured with
+        // exit 0, a NaN budget measured (issue: no silent input).
+        (vec!["bench", "--locations", ""], "names no location"),
+        (vec!["bench", "--locations", " , "], "names no location"),
+        (vec!["calibrate", "--locations", ""], "names no location"),
+        (vec!["bench", "--budget", "nan"], "not a number of seconds"),
+        (vec!["bench", "--budget=-1"], "not a number of seconds"),
+        (
+            vec!["bench", "--max-seconds", "inf"],
+            "not a number of seconds",
+        ),
+        (
+            vec!["calibrate", "--budget", "0"],
+            "not a number of seconds",
+        ),
+        // Beyond the host's memory: refused before anything is allocated (the code
+        // before was killed by the kernel, exit 137, with 24 GB resident).
+        (
+            vec!["bench", "--locations", "host", "--sizes", "4KiB,64TiB"],
+            "pass --sizes no larger than",
+        ),
         (
             vec![
                 "bench",

@@ -823,3 +823,28 @@ fn tracking_adaptors_nest_and_follow_blocks_across_threads() {
         assert!(inner.leaks().is_empty() && outer.leaks().is_empty(), "{l}");
     }
 }
+
+/// RMM's guarantee for device memory: every block 256-byte aligned, small blocks too, at
+/// every location locus runs (each named location is required where LOCUS_REQUIRE says
+/// so, else skipped with the reason). Fails on the code before: 100-byte pool blocks
+/// came at `address % 256 = [0, 128, 0, 128]` (64-byte sub-allocation).
+#[test]
+fn four_100_byte_pool_blocks_at_every_location_are_256_byte_aligned() {
+    let _serial = common::serial();
+    assert_eq!(locus::ALIGNMENT, 256);
+    let named = [
+        "host", "openmp:0", "opencl:0", "opencl:1", "sycl:0", "webgpu:0",
+    ];
+    for l in named.iter().filter_map(|t| common::location(t)) {
+        let pool = Pool::new(resource::upstream(l).unwrap(), MIB, 4 * MIB);
+        let blocks: Vec<_> = (0..4).map(|_| pool.allocate(100, 64).unwrap()).collect();
+        let offsets: Vec<u64> = blocks.iter().map(|b| b.native().address() % 256).collect();
+        assert_eq!(offsets, [0, 0, 0, 0], "{l}: pool blocks' address % 256");
+        // The default resource and a plain allocation too.
+        let memory = Memory::new(l, 100).unwrap();
+        assert_eq!(memory.native().address() % 256, 0, "{l}: Memory::new");
+        for b in blocks {
+            pool.deallocate(b);
+        }
+    }
+}

@@ -77,7 +77,7 @@ fn release_after_never_blocks_and_reuses_in_stream_order() {
             let key = m.native().key();
             let released = {
                 let (m, work) = (Arc::clone(&m), work.clone());
-                returns_promptly(move || m.release_after(queue, work))
+                returns_promptly(move || m.release_after(queue, work).unwrap())
             };
             assert!(released, "{what}: release_after waited for the work");
             assert!(!work.is_complete(), "{what}: the gate is still shut");
@@ -90,7 +90,7 @@ fn release_after_never_blocks_and_reuses_in_stream_order() {
                 assert_ne!(other.native().key(), key, "{what}: handed to another queue");
                 let released = {
                     let (again, work) = (Arc::new(again), work.clone());
-                    returns_promptly(move || again.release_after(queue, work))
+                    returns_promptly(move || again.release_after(queue, work).unwrap())
                 };
                 assert!(released, "{what}: the second release waited");
                 drop(other);
@@ -126,7 +126,7 @@ fn upstream_release_after_frees_once_the_work_is_done() {
     let before = device.live_allocations();
     let (work, gate) = Event::user();
     let m = Arc::new(Memory::from_resource(&up, 1024).unwrap());
-    m.release_after(Queue::new(), work);
+    m.release_after(Queue::new(), work).unwrap();
     assert_eq!(
         device.live_allocations(),
         before + 1,
@@ -138,4 +138,78 @@ fn upstream_release_after_frees_once_the_work_is_done() {
         std::thread::sleep(Duration::from_millis(5));
     }
     assert_eq!(device.live_allocations(), before);
+}
+
+/// A handle kept past `release_after` is refused, never used: on the code before,
+/// `a.write(..)` after the pool handed the same range to `b` returned `Ok` and `b` read
+/// `ee ee ee ee` (the use of a freed block from safe code). A second release is an
+/// error too, and `b`'s bytes stay its own. (The caller's own handle cannot be used at
+/// all: `release_after` takes it; the doctest on it is a compile-fail test.)
+#[test]
+fn a_handle_kept_past_release_is_refused_and_a_block_is_released_once() {
+    let _serial = common::serial();
+    for text in ["host", "openmp:0", "opencl:0", "sycl:0", "webgpu:0"] {
+        let Some(l) = common::location(text) else {
+            continue;
+        };
+        let pool: Arc<dyn MemoryResource> =
+            Arc::new(Pool::new(resource::upstream(l).unwrap(), MIB, 4 * MIB));
+        let queue = Queue::new();
+        let a = Arc::new(Memory::from_resource_on(&pool, 4096, queue).unwrap());
+        let kept = Arc::clone(&a);
+        a.release_after(queue, Event::done()).unwrap();
+        let b = Memory::from_resource_on(&pool, 4096, queue).unwrap();
+        assert_eq!(b.native().key(), kept.native().key(), "{l}: reused at once");
+        b.write(0, &[0x11; 4096]).unwrap();
+        let err = kept.write(0, &[0xee; 4]).unwrap_err().to_string();
+        assert!(
+            err.contains(&l.to_string()) && err.contains("given back to its resource"),
+            "{l}: {err}"
+        );
+        let mut seen = [0u8; 4];
+        assert!(kept.read(0, &mut seen).is_err(), "{l}: read after release");
+        let again = Arc::clone(&kept).release_after(queue, Event::done());
+        let err = again.unwrap_err().to_string();
+        assert!(err.contains("given back already"), "{l}: {err}");
+        b.read(0, &mut seen).unwrap();
+        assert_eq!(seen, [0x11; 4], "{l}: the new owner's bytes are its own");
+    }
+}
+
+/// A block handed out again on its queue while the queue's earlier work still reads it:
+/// a synchronous `write` by the new owner waits for that work (work on the queue needs
+/// no wait). On the code before, the write ran at once and the queued copy read the
+/// overwrite.
+#[test]
+fn a_synchronous_write_to_a_block_reused_on_its_queue_waits_for_the_queue_s_work() {
+    let _serial = common::serial();
+    let host = Location::Host;
+    let pool: Arc<dyn MemoryResource> =
+        Arc::new(Pool::new(resource::upstream(host).unwrap(), MIB, 4 * MIB));
+    let queue = Queue::new();
+    let x = Arc::new(Memory::from_resource_on(&pool, 4096, queue).unwrap());
+    x.write(0, &[7u8; 4096]).unwrap();
+    let y = Arc::new(Memory::new(host, 4096).unwrap());
+    let (gate, open) = Event::user();
+    let work = x.copy_to_async_on(queue, 0, &y, 0, 4096, &[gate]).unwrap();
+    let key = x.native().key();
+    x.release_after(queue, work.clone()).unwrap();
+    let again = Memory::from_resource_on(&pool, 4096, queue).unwrap();
+    assert_eq!(again.native().key(), key, "same-queue reuse at once");
+    let writer = std::thread::spawn(move || again.write(0, &[0xffu8; 4096]).map(|_| again));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !writer.is_finished(),
+        "the write waited for the queue's work"
+    );
+    open.complete();
+    let again = writer.join().unwrap().unwrap();
+    work.wait().unwrap();
+    let mut seen = vec![0u8; 4096];
+    y.read(0, &mut seen).unwrap();
+    assert!(
+        seen.iter().all(|&b| b == 7),
+        "the queued copy read the old bytes"
+    );
+    drop(again);
 }

@@ -13,10 +13,83 @@ pub(crate) struct PyBuffer {
     /// Changed only with the store's lock held (`resize`, `assign`, `append`, `swap`).
     pub(crate) shape: Mutex<Vec<usize>>,
     pub(crate) readonly: bool,
-    /// Write handles handed out; while one is open, its location holds the newest data.
-    pub(crate) writers: Mutex<Vec<Weak<View>>>,
+    /// Write handles handed out; while one is open, its memory holds the newest data.
+    pub(crate) writers: Mutex<Vec<Writer>>,
     /// dpctl's memory object over the SYCL replica read handles last exported.
     pub(crate) usm_cache: Arc<crate::usm::UsmMemoryCache>,
+}
+
+// Python's allocator aligns objects to 16 bytes: a pyclass that needs more would be
+// read through a misaligned pointer (undefined behaviour; a panic in debug builds).
+const _: () = assert!(std::mem::align_of::<PyBuffer>() <= 16);
+const _: () = assert!(std::mem::align_of::<Handle>() <= 16);
+
+/// A write handle handed out: the memory it writes stays the newest copy while the
+/// handle is open, and is declared written once more after it closes (or goes without
+/// being closed), so that writes made between a read elsewhere and the close are kept.
+pub(crate) struct Writer {
+    view: Weak<View>,
+    memory: Arc<Memory>,
+    consumer: Location,
+}
+
+impl Writer {
+    fn open(&self) -> bool {
+        self.view
+            .upgrade()
+            .is_some_and(|v| v.open.load(Ordering::SeqCst))
+    }
+}
+
+/// What a call holding a buffer's store recorded of it when it locked it (nothing else
+/// can change it until the call lets go): what a Python host function running on the
+/// same thread reads of its own arguments.
+#[derive(Clone)]
+pub(crate) struct HeldByCall {
+    buffer: usize,
+    location: Location,
+    replicas: Vec<(Location, bool)>,
+}
+
+thread_local! {
+    /// The buffers whose stores a call on this thread holds, while it runs (a Python host
+    /// function runs inside the call, on this thread, and may name its own arguments:
+    /// locking one of them again would wait for itself forever).
+    static HELD_BY_CALL: std::cell::RefCell<Vec<HeldByCall>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Records, for as long as it lives, that this thread's call holds the stores of some
+/// buffers.
+pub(crate) struct CallHold {
+    count: usize,
+}
+
+impl CallHold {
+    pub(crate) fn new() -> CallHold {
+        CallHold { count: 0 }
+    }
+
+    /// Records that the call holds `buffer`'s `store`.
+    pub(crate) fn hold(&mut self, buffer: &PyBuffer, store: &Store) {
+        let held = HeldByCall {
+            buffer: buffer as *const PyBuffer as usize,
+            location: store.location(),
+            replicas: store.replicas(),
+        };
+        HELD_BY_CALL.with(|h| h.borrow_mut().push(held));
+        self.count += 1;
+    }
+}
+
+impl Drop for CallHold {
+    fn drop(&mut self) {
+        HELD_BY_CALL.with(|h| {
+            let mut h = h.borrow_mut();
+            let keep = h.len().saturating_sub(self.count);
+            h.truncate(keep);
+        });
+    }
 }
 
 /// The stores of two distinct buffers, locked in address order (so that two threads
@@ -24,13 +97,13 @@ pub(crate) struct PyBuffer {
 fn locked_pair<'a>(
     a: &'a PyBuffer,
     b: &'a PyBuffer,
-) -> (MutexGuard<'a, Store>, MutexGuard<'a, Store>) {
+) -> locus::Result<(MutexGuard<'a, Store>, MutexGuard<'a, Store>)> {
     if (a as *const PyBuffer) < (b as *const PyBuffer) {
-        let first = lock(&a.store);
-        (first, lock(&b.store))
+        let first = a.store()?;
+        Ok((first, b.store()?))
     } else {
-        let first = lock(&b.store);
-        (lock(&a.store), first)
+        let first = b.store()?;
+        Ok((a.store()?, first))
     }
 }
 
@@ -73,15 +146,46 @@ impl PyBuffer {
     /// The store, locked by a thread that holds the GIL: while another thread has it (an
     /// asynchronous call in flight), the wait releases the GIL, so that a thread which
     /// needs the GIL to finish (a Python failure callback of a memory resource) can.
-    pub(crate) fn held(&self, py: Python<'_>) -> MutexGuard<'_, Store> {
+    pub(crate) fn held(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, Store>> {
+        self.refuse_if_held_by_call().map_err(py_err)?;
         loop {
             match self.store.try_lock() {
-                Ok(guard) => return guard,
-                Err(std::sync::TryLockError::Poisoned(e)) => return e.into_inner(),
+                Ok(guard) => return Ok(guard),
+                Err(std::sync::TryLockError::Poisoned(e)) => return Ok(e.into_inner()),
                 Err(std::sync::TryLockError::WouldBlock) => {
-                    py.detach(|| drop(lock(&self.store)));
+                    crate::detach(py, || drop(lock(&self.store)));
                 }
             }
+        }
+    }
+
+    /// The store, locked (a thread without the GIL, or one that released it).
+    pub(crate) fn store(&self) -> locus::Result<MutexGuard<'_, Store>> {
+        self.refuse_if_held_by_call()?;
+        Ok(lock(&self.store))
+    }
+
+    /// What a call on this thread recorded of this buffer, if one holds it now.
+    fn held_by_call(&self) -> Option<HeldByCall> {
+        let me = self as *const PyBuffer as usize;
+        HELD_BY_CALL.with(|h| h.borrow().iter().find(|b| b.buffer == me).cloned())
+    }
+
+    /// An error naming the buffer when a call on this thread holds it (a host function
+    /// using its own argument): waiting for the store would wait for itself.
+    fn refuse_if_held_by_call(&self) -> locus::Result<()> {
+        match self.held_by_call() {
+            None => Ok(()),
+            Some(held) => Err(locus::Error::Invalid(format!(
+                "the {} buffer {:?} at {} is an argument of the call running on this thread \
+                 (its host function's own argument): the call holds it until it ends, and this \
+                 operation would wait for itself; in the host function use the arrays it was \
+                 given, and use the buffer after the call (its location, shape, dtype, size \
+                 and repr can be read during it)",
+                self.dtype.name,
+                self.dims(),
+                held.location
+            ))),
         }
     }
 
@@ -117,8 +221,8 @@ impl PyBuffer {
     ) -> PyResult<()> {
         self.vector_checks(what)?;
         self.usm_cache.forget();
-        py.detach(|| {
-            let mut store = lock(&self.store);
+        crate::detach(py, || {
+            let mut store = self.store()?;
             self.no_open_writer(&mut store, what)?;
             let changed = change(&mut store);
             *lock(&self.shape) = vec![store.count()];
@@ -155,8 +259,8 @@ impl PyBuffer {
         }
         self.vector_checks(what)?;
         self.usm_cache.forget();
-        py.detach(|| {
-            let (mut store, mut source) = locked_pair(self, src);
+        crate::detach(py, || {
+            let (mut store, mut source) = locked_pair(self, src)?;
             self.no_open_writer(&mut store, what)?;
             // The newest data of `src` is where its open write handles are.
             src.sync_writers(&mut source)?;
@@ -167,16 +271,19 @@ impl PyBuffer {
         .map_err(py_err)
     }
 
-    /// Re-declares the write of the open write handles (their location holds the newest
-    /// data; they all share one location: a second one is refused) and returns it.
+    /// Re-declares the write of every write handle handed out since the last call (the
+    /// memory each wrote holds the newest data: open ones share one location, a second
+    /// one is refused), forgets those closed since, and returns the open ones' location.
+    /// Every operation on the buffer calls it first, so a read elsewhere while a handle
+    /// is open copies the handle's newest data, and writes made after such a read are
+    /// still the current data once the handle closes.
     pub(crate) fn sync_writers(&self, store: &mut Store) -> locus::Result<Option<Location>> {
         let mut writers = lock(&self.writers);
-        writers.retain(|w| w.upgrade().is_some_and(|v| v.open.load(Ordering::SeqCst)));
-        let at = writers.iter().find_map(|w| w.upgrade()).map(|v| v.consumer);
-        if let Some(location) = at {
-            store.declare_write(location)?;
+        for w in writers.iter() {
+            store.declare_written(&w.memory);
         }
-        Ok(at)
+        writers.retain(Writer::open);
+        Ok(writers.first().map(|w| w.consumer))
     }
 
     fn handle(&self, py: Python<'_>, location: &str, write: bool) -> PyResult<Handle> {
@@ -186,9 +293,9 @@ impl PyBuffer {
                 "this buffer adopted read-only memory (its producer said so): access_mut is refused; copy() it first",
             ));
         }
-        let view = py
-            .detach(|| -> locus::Result<View> {
-                let mut store = lock(&self.store);
+        let view = crate::detach(
+            py, || -> locus::Result<View> {
+                let mut store = self.store()?;
                 let writer = self.sync_writers(&mut store)?;
                 if write {
                     if let Some(w) = writer.filter(|&w| w != location) {
@@ -208,7 +315,11 @@ impl PyBuffer {
             .map_err(py_err)?;
         let view = Arc::new(view);
         if write {
-            lock(&self.writers).push(Arc::downgrade(&view));
+            lock(&self.writers).push(Writer {
+                view: Arc::downgrade(&view),
+                memory: Arc::clone(&view.memory),
+                consumer: location,
+            });
         }
         let cache = (!write).then(|| Arc::clone(&self.usm_cache));
         Ok(Handle::new(view, cache))
@@ -218,6 +329,17 @@ impl PyBuffer {
         py.import("numpy").map_err(|e| {
             PyRuntimeError::new_err(format!("this needs numpy (pip install numpy): {e}"))
         })
+    }
+}
+
+/// `obj.name`, or None when it has no such attribute: any other exception raised while
+/// getting it (a property raising `MemoryError`, `KeyboardInterrupt`) is the error, not
+/// a missing attribute.
+fn optional_attr<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    match obj.getattr(name) {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_instance_of::<PyAttributeError>(obj.py()) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -256,7 +378,7 @@ fn cuda_array_device(
         Some(l) => l,
         None => {
             let any = locus::device_as::<CudaDevice>(Location::Cuda(0)).map_err(py_err)?;
-            Location::Cuda(py.detach(|| any.device_of_pointer(ptr)).map_err(py_err)?)
+            Location::Cuda(crate::detach(py, || any.device_of_pointer(ptr)).map_err(py_err)?)
         }
     };
     match stream {
@@ -270,7 +392,7 @@ fn cuda_array_device(
             let device = locus::device_as::<CudaDevice>(location).map_err(py_err)?;
             // SAFETY: the producer vouches that its `stream` is a live stream of the
             // array's device (or the legacy / per-thread default stream, 1 or 2).
-            py.detach(|| unsafe { device.synchronize_foreign_stream(handle) })
+            crate::detach(py, || unsafe { device.synchronize_foreign_stream(handle) })
                 .map_err(py_err)?;
         }
     }
@@ -302,12 +424,11 @@ impl PyBuffer {
             let shape = shape_of(n)?;
             let len = elements(&shape, dtype.size)?;
             let pattern = fill.map(|f| dtype.encode(f)).transpose()?;
-            let mut store = py
-                .detach(|| match pattern {
-                    Some(p) => Store::filled(location, len, &p),
-                    None => Store::zeroed(location, len, dtype.size),
-                })
-                .map_err(py_err)?;
+            let mut store = crate::detach(py, || match pattern {
+                Some(p) => Store::filled(location, len, &p),
+                None => Store::zeroed(location, len, dtype.size),
+            })
+            .map_err(py_err)?;
             store.set_transfer(mode);
             Ok(PyBuffer::wrap(store, dtype, shape, false))
         })
@@ -320,12 +441,12 @@ impl PyBuffer {
     /// memory complete before the call returns, others do not) or `"sync"` (every move
     /// completes before the call returns).
     #[getter]
-    fn transfer(&self, py: Python<'_>) -> &'static str {
-        match self.held(py).transfer() {
+    fn transfer(&self, py: Python<'_>) -> PyResult<&'static str> {
+        Ok(match self.held(py)?.transfer() {
             locus::Transfer::Async => "async",
             locus::Transfer::SyncHost => "sync_host",
             locus::Transfer::Sync => "sync",
-        }
+        })
     }
 
     /// Sets the transfer mode (`"async"`, `"sync_host"` or `"sync"`; HAMR's
@@ -333,38 +454,42 @@ impl PyBuffer {
     /// `synchronize()` waits for them.
     fn set_transfer(&self, py: Python<'_>, mode: &str) -> PyResult<()> {
         let mode = transfer_mode(mode)?;
-        self.held(py).set_transfer(mode);
+        self.held(py)?.set_transfer(mode);
         Ok(())
     }
 
     /// Waits for every move in flight (HAMR's `synchronize`), with the GIL released. A
     /// failed move is the error, and the data is served from where it did arrive.
     fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| lock(&self.store).synchronize())
-            .map_err(py_err)
+        crate::detach(py, || self.store()?.synchronize()).map_err(py_err)
     }
 
     /// The events of the moves still in flight (`locus.Event`s, for work of your own
     /// that must come after them).
-    fn pending(&self, py: Python<'_>) -> Vec<events::PyEvent> {
-        self.held(py)
+    fn pending(&self, py: Python<'_>) -> PyResult<Vec<events::PyEvent>> {
+        Ok(self
+            .held(py)?
             .pending()
             .into_iter()
             .map(|inner| events::PyEvent { inner })
-            .collect()
+            .collect())
     }
 
     /// Orders every later use of this buffer after `event` (your own work that writes
     /// or reads it, or a user event): moves wait for it without blocking, and host
     /// access and reads wait for it.
-    fn order_after(&self, py: Python<'_>, event: &events::PyEvent) {
-        self.held(py).order_after(&event.inner);
+    fn order_after(&self, py: Python<'_>, event: &events::PyEvent) -> PyResult<()> {
+        self.held(py)?.order_after(&event.inner);
+        Ok(())
     }
 
     /// The home location (where the buffer was made, or moved to).
     #[getter]
-    fn location(&self, py: Python<'_>) -> String {
-        self.held(py).location().to_string()
+    fn location(&self, py: Python<'_>) -> PyResult<String> {
+        if let Some(held) = self.held_by_call() {
+            return Ok(held.location.to_string());
+        }
+        Ok(self.held(py)?.location().to_string())
     }
 
     /// The element type's name.
@@ -399,17 +524,20 @@ impl PyBuffer {
 
     /// Bytes copied between locations for this buffer so far.
     #[getter]
-    fn bytes_moved(&self, py: Python<'_>) -> u64 {
-        self.held(py).bytes_moved()
+    fn bytes_moved(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.held(py)?.bytes_moved())
     }
 
     /// Every copy the buffer holds: `[(location, valid), ...]`.
-    fn replicas(&self, py: Python<'_>) -> Vec<(String, bool)> {
-        self.held(py)
-            .replicas()
+    fn replicas(&self, py: Python<'_>) -> PyResult<Vec<(String, bool)>> {
+        let replicas = match self.held_by_call() {
+            Some(held) => held.replicas,
+            None => self.held(py)?.replicas(),
+        };
+        Ok(replicas
             .into_iter()
             .map(|(l, v)| (l.to_string(), v))
-            .collect()
+            .collect())
     }
 
     fn __len__(&self) -> usize {
@@ -442,18 +570,26 @@ impl PyBuffer {
     /// The elements as a Python list, read by locus itself (not through numpy).
     fn to_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         guarded(|| {
-            let bytes = py
-                .detach(|| {
-                    let mut store = lock(&self.store);
-                    self.sync_writers(&mut store)?;
-                    store.to_bytes()
-                })
-                .map_err(py_err)?;
-            let items = bytes
-                .bytes()
-                .chunks_exact(self.dtype.size)
-                .map(|b| self.dtype.decode(py, b))
-                .collect::<PyResult<Vec<_>>>()?;
+            let bytes = crate::detach(py, || {
+                let mut store = self.store()?;
+                self.sync_writers(&mut store)?;
+                store.to_bytes()
+            })
+            .map_err(py_err)?;
+            let elements = bytes.bytes().chunks_exact(self.dtype.size);
+            // The list's own storage may not fit where the elements did: a MemoryError,
+            // never an abort.
+            let mut items = Vec::new();
+            items.try_reserve_exact(elements.len()).map_err(|e| {
+                PyMemoryError::new_err(format!(
+                    "to_list: a list of {} elements does not fit in host memory ({e}); \
+                     use to_numpy() or read a range at a time",
+                    elements.len()
+                ))
+            })?;
+            for b in elements {
+                items.push(self.dtype.decode(py, b)?);
+            }
             PyList::new(py, items)
         })
     }
@@ -467,8 +603,8 @@ impl PyBuffer {
                 ));
             }
             let pattern = self.dtype.encode(value)?;
-            py.detach(|| {
-                let mut store = lock(&self.store);
+            crate::detach(py, || {
+                let mut store = self.store()?;
                 let at = self.sync_writers(&mut store)?.unwrap_or(store.location());
                 // The mapping (if any) ends here: the fill goes through the backend.
                 let Served { memory, .. } = store.access_mut(at)?;
@@ -504,25 +640,24 @@ impl PyBuffer {
                     self.dtype.name, to.name
                 )));
             };
-            let store = py
-                .detach(|| -> locus::Result<Store> {
-                    let mut store = lock(&self.store);
-                    // The source where the newest data is (an open write handle's
-                    // location, else the home): nothing moves first.
-                    let at = self.sync_writers(&mut store)?.unwrap_or(store.location());
-                    let target = target.unwrap_or(store.location());
-                    let count = store.count();
-                    let mut made = Store::zeroed(target, count, to.size)?;
-                    // Neither side stays mapped while the conversion maps what it needs.
-                    let mut src = store.access(at)?;
-                    drop(src.mapping.take());
-                    let mut dst = made.access_mut(target)?;
-                    drop(dst.mapping.take());
-                    src.memory
-                        .convert_to(0, from_element, &dst.memory, 0, to_element, count)?;
-                    Ok(made)
-                })
-                .map_err(py_err)?;
+            let store = crate::detach(py, || -> locus::Result<Store> {
+                let mut store = self.store()?;
+                // The source where the newest data is (an open write handle's
+                // location, else the home): nothing moves first.
+                let at = self.sync_writers(&mut store)?.unwrap_or(store.location());
+                let target = target.unwrap_or(store.location());
+                let count = store.count();
+                let mut made = Store::zeroed(target, count, to.size)?;
+                // Neither side stays mapped while the conversion maps what it needs.
+                let mut src = store.access(at)?;
+                drop(src.mapping.take());
+                let mut dst = made.access_mut(target)?;
+                drop(dst.mapping.take());
+                src.memory
+                    .convert_to(0, from_element, &dst.memory, 0, to_element, count)?;
+                Ok(made)
+            })
+            .map_err(py_err)?;
             Ok(PyBuffer::wrap(store, to, self.dims(), false))
         })
     }
@@ -532,13 +667,12 @@ impl PyBuffer {
     fn copy(&self, py: Python<'_>, location: Option<&str>) -> PyResult<PyBuffer> {
         guarded(|| {
             let target = location.map(parse_location).transpose()?;
-            let store = py
-                .detach(|| {
-                    let mut store = lock(&self.store);
-                    self.sync_writers(&mut store)?;
-                    store.to_location(target.unwrap_or(store.location()))
-                })
-                .map_err(py_err)?;
+            let store = crate::detach(py, || {
+                let mut store = self.store()?;
+                self.sync_writers(&mut store)?;
+                store.to_location(target.unwrap_or(store.location()))
+            })
+            .map_err(py_err)?;
             Ok(PyBuffer::wrap(store, self.dtype, self.dims(), false))
         })
     }
@@ -549,7 +683,7 @@ impl PyBuffer {
     #[getter]
     fn transfers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
-            let totals = self.held(py).totals();
+            let totals = self.held(py)?.totals();
             crate::totals_dict(py, &totals)
         })
     }
@@ -590,16 +724,16 @@ impl PyBuffer {
             let end = src_start
                 .checked_add(count)
                 .ok_or_else(|| PyValueError::new_err("copy_from: src_start + count overflows"))?;
-            py.detach(|| {
+            crate::detach(py, || {
                 // Two locks, always in address order: two threads copying each way
                 // between the same two buffers cannot deadlock.
                 let (mut dst_store, src_store) =
                     if std::ptr::from_ref(self) < std::ptr::from_ref(src) {
-                        let d = lock(&self.store);
-                        (d, lock(&src.store))
+                        let d = self.store()?;
+                        (d, src.store()?)
                     } else {
-                        let s = lock(&src.store);
-                        (lock(&self.store), s)
+                        let s = src.store()?;
+                        (self.store()?, s)
                     };
                 self.sync_writers(&mut dst_store)?;
                 dst_store.copy_from(dst_start, &src_store, src_start..end)
@@ -616,8 +750,8 @@ impl PyBuffer {
     fn prefetch(&self, py: Python<'_>, location: &str) -> PyResult<String> {
         guarded(|| {
             let location = parse_location(location)?;
-            py.detach(|| {
-                let mut store = lock(&self.store);
+            crate::detach(py, || {
+                let mut store = self.store()?;
                 self.sync_writers(&mut store)?;
                 store.prefetch(location)
             })
@@ -628,8 +762,8 @@ impl PyBuffer {
 
     /// Elements the home allocation holds without reallocating.
     #[getter]
-    fn capacity(&self, py: Python<'_>) -> usize {
-        self.held(py).capacity()
+    fn capacity(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.held(py)?.capacity())
     }
 
     /// Makes room at home for at least `capacity` elements (HAMR's `reserve`): later
@@ -680,8 +814,8 @@ impl PyBuffer {
             }
             self.usm_cache.forget();
             other.usm_cache.forget();
-            py.detach(|| {
-                let (mut a, mut b) = locked_pair(self, other);
+            crate::detach(py, || {
+                let (mut a, mut b) = locked_pair(self, other)?;
                 self.no_open_writer(&mut a, "swap")?;
                 other.no_open_writer(&mut b, "swap")?;
                 std::mem::swap(&mut *a, &mut *b);
@@ -698,8 +832,8 @@ impl PyBuffer {
         guarded(|| {
             let location = parse_location(location)?;
             self.usm_cache.forget();
-            py.detach(|| {
-                let mut store = lock(&self.store);
+            crate::detach(py, || {
+                let mut store = self.store()?;
                 if let Some(w) = self.sync_writers(&mut store)? {
                     return Err(locus::Error::Invalid(format!(
                         "a write handle at {w} is still open: close it before moving the buffer"
@@ -714,7 +848,7 @@ impl PyBuffer {
     /// `__dlpack_device__` of a read at the home location.
     fn __dlpack_device__(&self, py: Python<'_>) -> PyResult<(i32, i32)> {
         guarded(|| {
-            let home = self.location(py);
+            let home = self.location(py)?;
             Ok(self.handle(py, &home, false)?.__dlpack_device__())
         })
     }
@@ -730,7 +864,7 @@ impl PyBuffer {
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
         guarded(|| {
-            let home = self.location(py);
+            let home = self.location(py)?;
             self.handle(py, &home, false)?
                 .__dlpack__(py, stream, max_version, dl_device, copy)
         })
@@ -756,8 +890,12 @@ impl PyBuffer {
                 // device (DLPack's oneAPI) locus's queue as a dpctl.SyclQueue, which
                 // dpctl's and dpnp's arrays make wait for their pending work (a barrier).
                 let mut sycl = false;
-                let stream: Option<Bound<'_, PyAny>> = match obj.call_method0("__dlpack_device__") {
-                    Ok(d) => {
+                let device = match optional_attr(obj, "__dlpack_device__")? {
+                    Some(method) => Some(method.call0()?),
+                    None => None,
+                };
+                let stream: Option<Bound<'_, PyAny>> = match device {
+                    Some(d) => {
                         let (device_type, device_id) = d.extract::<(i32, i32)>()?;
                         let device = DLDevice {
                             device_type,
@@ -773,7 +911,7 @@ impl PyBuffer {
                                 .transpose()?
                         }
                     }
-                    Err(_) => None,
+                    None => None,
                 };
                 let kwargs = PyDict::new(py);
                 kwargs.set_item("max_version", (1, 0))?;
@@ -864,8 +1002,12 @@ impl PyBuffer {
         copy: Option<bool>,
     ) -> PyResult<PyBuffer> {
         guarded(|| {
-            let cuda = obj.getattr("__cuda_array_interface__").ok();
-            let (iface, location) = if let Ok(i) = obj.getattr("__array_interface__") {
+            let host = optional_attr(obj, "__array_interface__")?;
+            let cuda = match host {
+                Some(_) => None,
+                None => optional_attr(obj, "__cuda_array_interface__")?,
+            };
+            let (iface, location) = if let Some(i) = host {
                 (i, Location::Host)
             } else if let Some(i) = cuda.clone() {
                 (i, Location::Cuda(0)) // the device is settled below, from the pointer
@@ -918,19 +1060,24 @@ impl PyBuffer {
         })
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        let store = self.held(py);
-        format!(
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let (location, replicas) = match self.held_by_call() {
+            Some(held) => (held.location, held.replicas),
+            None => {
+                let store = self.held(py)?;
+                (store.location(), store.replicas())
+            }
+        };
+        Ok(format!(
             "locus.Buffer({} {:?} at {}, replicas [{}])",
             self.dtype.name,
             self.dims(),
-            store.location(),
-            store
-                .replicas()
+            location,
+            replicas
                 .iter()
                 .map(|(l, valid)| format!("{l}{}", if *valid { "" } else { " (stale)" }))
                 .collect::<Vec<_>>()
                 .join(", ")
-        )
+        ))
     }
 }

@@ -323,6 +323,61 @@ impl Drop for Owner {
     }
 }
 
+/// The most dimensions a tensor may have (DLPack sets no limit; numpy's is 64).
+const MAX_NDIM: i32 = 64;
+
+/// The shape and strides of `tensor`, read only once its header is known to be
+/// consistent: `ndim` within 0..=64, non-null `shape` (and `strides` when given) for
+/// `ndim > 0`, no negative extent, `data + byte_offset` not wrapping, a known element
+/// type. A forged capsule is a clean Python exception, not a read through a bad pointer.
+///
+/// # Safety
+/// `tensor.shape` and `tensor.strides`, when non-null, point to `ndim` readable `i64`s
+/// (the DLPack contract; nothing else about a capsule can be checked).
+unsafe fn checked_layout(tensor: &DLTensor) -> PyResult<(Vec<i64>, Option<Vec<i64>>)> {
+    if !(0..=MAX_NDIM).contains(&tensor.ndim) {
+        return Err(PyValueError::new_err(format!(
+            "DLPack tensor with ndim = {}: expected 0..={MAX_NDIM}",
+            tensor.ndim
+        )));
+    }
+    let ndim = tensor.ndim as usize;
+    if ndim > 0 && tensor.shape.is_null() {
+        return Err(PyValueError::new_err(format!(
+            "DLPack tensor with ndim = {ndim} and a null shape pointer: a malformed capsule"
+        )));
+    }
+    crate::dtype::DType::from_dlpack(tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes)?;
+    if (tensor.data as u64)
+        .checked_add(tensor.byte_offset)
+        .is_none()
+        || tensor.byte_offset > isize::MAX as u64
+    {
+        return Err(PyValueError::new_err(format!(
+            "DLPack tensor with data {:p} and byte_offset {}: the address wraps",
+            tensor.data, tensor.byte_offset
+        )));
+    }
+    let shape = if ndim == 0 {
+        Vec::new()
+    } else {
+        // SAFETY: non-null, `ndim` extents by the caller's contract.
+        unsafe { std::slice::from_raw_parts(tensor.shape, ndim) }.to_vec()
+    };
+    if let Some(bad) = shape.iter().find(|&&d| d < 0) {
+        return Err(PyValueError::new_err(format!(
+            "DLPack tensor with shape {shape:?}: extent {bad} is negative"
+        )));
+    }
+    let strides = if tensor.strides.is_null() || ndim == 0 {
+        None
+    } else {
+        // SAFETY: non-null, `ndim` strides by the caller's contract.
+        Some(unsafe { std::slice::from_raw_parts(tensor.strides, ndim) }.to_vec())
+    };
+    Ok((shape, strides))
+}
+
 /// Takes the tensor out of a DLPack capsule and marks the capsule used. Refuses a
 /// capsule that was already consumed, and a versioned tensor of an unknown major version.
 pub fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<Imported> {
@@ -384,16 +439,14 @@ pub fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<Imported> {
             (&(*t).dl_tensor as *const DLTensor, Owner::Legacy(t), false)
         };
         let tensor = &*tensor;
-        let ndim = usize::try_from(tensor.ndim).unwrap_or(0);
-        let shape = if ndim == 0 {
-            Vec::new()
-        } else {
-            std::slice::from_raw_parts(tensor.shape, ndim).to_vec()
-        };
-        let strides = if tensor.strides.is_null() || ndim == 0 {
-            None
-        } else {
-            Some(std::slice::from_raw_parts(tensor.strides, ndim).to_vec())
+        let (shape, strides) = match checked_layout(tensor) {
+            Ok(layout) => layout,
+            Err(e) => {
+                // Refused before anything it points to was read; the capsule stays the
+                // producer's (unconsumed), and its own destructor frees the tensor.
+                std::mem::forget(owner);
+                return Err(e);
+            }
         };
         let imported = Imported {
             device: tensor.device,

@@ -178,11 +178,23 @@ impl DType {
                 names()
             ))
         };
+        // numpy's grammar, exactly: a byte-order character (`<`, `>` or `|`), a kind
+        // letter, and the size in bytes as decimal digits with no sign and no leading
+        // zero. Multi-byte types must be little-endian; `|` (no byte order) only for
+        // one byte.
         let mut chars = typestr.chars();
         let order = chars.next().ok_or_else(wrong)?;
         let kind = chars.next().ok_or_else(wrong)?;
-        let size: usize = chars.as_str().parse().map_err(|_| wrong())?;
-        if order == '>' && size > 1 {
+        let digits = chars.as_str();
+        if !matches!(order, '<' | '>' | '|')
+            || digits.is_empty()
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+            || digits.starts_with('0')
+        {
+            return Err(wrong());
+        }
+        let size: usize = digits.parse().map_err(|_| wrong())?;
+        if order != '<' && size > 1 {
             return Err(wrong());
         }
         let code = match kind {

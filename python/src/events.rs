@@ -41,12 +41,12 @@ impl PyEvent {
     /// Blocks until the work is done (the GIL released); raises its error, if any, as
     /// `LocusError` (the work failed: not a bad argument of this call).
     fn wait(&self, py: Python<'_>) -> PyResult<()> {
-        guarded(|| py.detach(|| self.inner.wait()).map_err(failed))
+        guarded(|| crate::detach(py, || self.inner.wait()).map_err(failed))
     }
 
     /// True once the work is known to be done (does not block).
     fn is_complete(&self, py: Python<'_>) -> bool {
-        py.detach(|| self.inner.is_complete())
+        crate::detach(py, || self.inner.is_complete())
     }
 
     /// True when the work went to a runtime's own queue (an OpenCL or SYCL event, a wgpu
@@ -121,13 +121,12 @@ impl PyQueue {
     /// Waits for everything submitted on the queue (the GIL released); a failure of
     /// that work is a `LocusError`.
     fn wait(&self, py: Python<'_>) -> PyResult<()> {
-        guarded(|| py.detach(|| self.inner.wait()).map_err(failed))
+        guarded(|| crate::detach(py, || self.inner.wait()).map_err(failed))
     }
 
     /// The last work submitted on the queue while it may still run, else `None`.
     fn last(&self, py: Python<'_>) -> Option<PyEvent> {
-        py.detach(|| self.inner.last())
-            .map(|inner| PyEvent { inner })
+        crate::detach(py, || self.inner.last()).map(|inner| PyEvent { inner })
     }
 
     fn __repr__(&self) -> String {

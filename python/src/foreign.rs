@@ -74,14 +74,21 @@ impl Foreign {
         if len == 0 {
             // Nothing to adopt (the pointer of an empty array may be anything, null too).
             drop(keep);
-            let store = py
-                .detach(|| Store::zeroed(location, 0, dtype.size))
-                .map_err(py_err)?;
+            let store =
+                crate::detach(py, || Store::zeroed(location, 0, dtype.size)).map_err(py_err)?;
             return Ok(PyBuffer::wrap(store, dtype, shape, read_only));
         }
         if data.is_null() {
             return Err(PyBufferError::new_err(format!(
                 "the {location} array of shape {shape:?} has a null data pointer; there is no memory to adopt"
+            )));
+        }
+        if let Some(s) = strides.as_ref().filter(|s| s.len() != shape.len()) {
+            return Err(PyValueError::new_err(format!(
+                "the {location} array has {} strides {s:?} for its {} dimensions (shape {shape:?}): \
+                 a malformed array interface",
+                s.len(),
+                shape.len()
             )));
         }
         let compact = strides
@@ -121,8 +128,7 @@ impl Foreign {
             // which `keep` holds alive until after this copy.
             let bytes = unsafe { gather(first, &shape, &strides, dtype.size) };
             drop(keep);
-            let store = py
-                .detach(|| Store::from_bytes(Location::Host, &bytes, dtype.size))
+            let store = crate::detach(py, || Store::from_bytes(Location::Host, &bytes, dtype.size))
                 .map_err(py_err)?;
             return Ok(PyBuffer::wrap(store, dtype, shape, false));
         }
@@ -155,7 +161,16 @@ impl Foreign {
             Location::OpenCl(_) => {
                 let cl = locus::device_as::<locus::backends::opencl::OpenClDevice>(location)
                     .map_err(py_err)?;
-                // SAFETY: a DLPack producer of kDLOpenCL hands out a live cl_mem.
+                // Only a cl_mem locus made may be asked about: a forged handle would
+                // crash the ICD loader in the very query meant to refuse it.
+                if !locus::backends::opencl::made_by_locus(data.cast()) {
+                    return Err(PyBufferError::new_err(format!(
+                        "the DLPack capsule's OpenCL data {data:p} is not a buffer locus made \
+                         (only those can be checked safely before use at {location}): copy it \
+                         through the host"
+                    )));
+                }
+                // SAFETY: a cl_mem locus made and has not released (checked just above).
                 if !unsafe { cl.owns(data.cast()) } {
                     return Err(PyBufferError::new_err(format!(
                         "the cl_mem belongs to another OpenCL context than {location}'s (locus opens \
@@ -188,7 +203,7 @@ impl Foreign {
         let store = unsafe { Store::adopt(location, native, len, dtype.size, move |_| drop(keep)) }
             .map_err(py_err)?;
         if copy == Some(true) {
-            let copied = py.detach(|| store.to_location(location)).map_err(py_err)?;
+            let copied = crate::detach(py, || store.to_location(location)).map_err(py_err)?;
             return Ok(PyBuffer::wrap(copied, dtype, shape, false));
         }
         Ok(PyBuffer::wrap(store, dtype, shape, read_only))

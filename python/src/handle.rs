@@ -340,10 +340,7 @@ impl Handle {
                     )));
                 }
                 let target = dlpack::location_of_device(wanted.unwrap_or(own))?;
-                Arc::new(
-                    py.detach(|| copy_view(&self.view, target))
-                        .map_err(py_err)?,
-                )
+                Arc::new(crate::detach(py, || copy_view(&self.view, target)).map_err(py_err)?)
             } else {
                 Arc::clone(&self.view)
             };
@@ -358,8 +355,7 @@ impl Handle {
                 _ => {
                     if device.device_type != dlpack::DL_CPU {
                         let memory = Arc::clone(&view.memory);
-                        py.detach(|| memory.device().synchronize())
-                            .map_err(py_err)?;
+                        crate::detach(py, || memory.device().synchronize()).map_err(py_err)?;
                     }
                 }
             }

@@ -302,10 +302,22 @@ fn with_args<R>(
     let mut order: Vec<usize> = (0..buffers.len()).collect();
     order.sort_by_key(|&k| buffers[k].1 as *const PyBuffer as usize);
     let mut guards: Vec<Option<MutexGuard<'_, Store>>> = (0..buffers.len()).map(|_| None).collect();
+    // A host function running in `body` on this thread reads what `hold` recorded of its
+    // own arguments (locking them again would wait for this call).
+    let mut hold = crate::buffer::CallHold::new();
     for k in order {
-        let b = buffers[k].1;
-        let mut store = lock(&b.store);
-        b.sync_writers(&mut store)?;
+        let (i, b) = buffers[k];
+        let mut store = b.store()?;
+        let writer = b.sync_writers(&mut store)?;
+        // Two writers at once would lose one's data: a call that writes a buffer waits
+        // for its open write handle to be closed, as a second write handle does.
+        if let (Some(w), Given::Buffer(_, true)) = (writer, &given[i]) {
+            return Err(locus::Error::Invalid(format!(
+                "argument {i} is written by this call, and a write handle of it at {w} is still open: \
+                 close it (h.close(), or a with-block) before the call"
+            )));
+        }
+        hold.hold(b, &store);
         guards[k] = Some(store);
     }
     let params = kernel.params();
@@ -422,7 +434,7 @@ impl PyCodelet {
             let launch = launch_of(launch)?;
             let given = self.checked(&args)?;
             let lens = lengths(&given);
-            let report = py.detach(|| {
+            let report = crate::detach(py, || {
                 with_args(&self.parts.kernel, &given, |mut args| {
                     Ok(run(&self.parts, cond, &mut args, launch, &lens))
                 })
@@ -501,7 +513,7 @@ impl PyCodelet {
                         "call_async: could not start a thread to run the call: {e}"
                     ))
                 })?;
-            match py.detach(move || started_rx.recv()) {
+            match crate::detach(py, move || started_rx.recv()) {
                 Ok(target) => Ok(PyPendingCall {
                     done,
                     outcome,
@@ -509,7 +521,7 @@ impl PyCodelet {
                 }),
                 Err(_) => {
                     // No launch anywhere: the thread has stored why and is ending.
-                    let _ = py.detach(|| spawned.join());
+                    let _ = crate::detach(py, || spawned.join());
                     match lock(&outcome).take() {
                         Some(Err(e)) => Err(e),
                         _ => Err(LocusError::new_err(
@@ -526,7 +538,7 @@ impl PyCodelet {
     fn advanced_load(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>) -> PyResult<()> {
         guarded(|| {
             let b = buffer_arg("advanced_load", buffer)?.get();
-            py.detach(|| self.on_buffer(b, |c, typed| c.advanced_load(typed)))
+            crate::detach(py, || self.on_buffer(b, |c, typed| c.advanced_load(typed)))
                 .map_err(py_err)
         })
     }
@@ -540,9 +552,10 @@ impl PyCodelet {
     ) -> PyResult<Vec<PyEvent>> {
         guarded(|| {
             let b = buffer_arg("advanced_load_async", buffer)?.get();
-            let events = py
-                .detach(|| self.on_buffer(b, |c, typed| c.advanced_load_async(typed, None)))
-                .map_err(py_err)?;
+            let events = crate::detach(py, || {
+                self.on_buffer(b, |c, typed| c.advanced_load_async(typed, None))
+            })
+            .map_err(py_err)?;
             Ok(events.into_iter().map(|inner| PyEvent { inner }).collect())
         })
     }
@@ -554,8 +567,10 @@ impl PyCodelet {
         guarded(|| {
             let b = buffer_arg("delegated_store", buffer)?.get();
             let to = parse_location(to)?;
-            py.detach(|| self.on_buffer(b, |c, typed| c.delegated_store_to(typed, None, to)))
-                .map_err(py_err)
+            crate::detach(py, || {
+                self.on_buffer(b, |c, typed| c.delegated_store_to(typed, None, to))
+            })
+            .map_err(py_err)
         })
     }
 
@@ -582,7 +597,7 @@ impl PyCodelet {
         f: impl FnOnce(&codelet::Codelet<'_>, &store::Typed<'_>) -> locus::Result<R>,
     ) -> locus::Result<R> {
         let c = self.codelet()?;
-        let mut store = lock(&b.store);
+        let mut store = b.store()?;
         b.sync_writers(&mut store)?;
         let dtype = kernel_dtype(&b.dtype);
         f(
@@ -824,7 +839,7 @@ impl PyPendingCall {
     /// does; raises the kernel's error if it failed. Again after that: the same report.
     fn synchronize<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
-            let waited = py.detach(|| self.done.wait());
+            let waited = crate::detach(py, || self.done.wait());
             let slot = lock(&self.outcome);
             match slot.as_ref() {
                 Some(Ok(report)) => report.dict(py),

@@ -185,6 +185,41 @@ fn dtypes() -> Vec<&'static str> {
     dtype::DTYPES.iter().map(|d| d.name).collect()
 }
 
+/// Set by a Python `atexit` callback when the interpreter starts ending, with the
+/// thread that ends it.
+static FINALIZING: std::sync::OnceLock<std::thread::ThreadId> = std::sync::OnceLock::new();
+
+/// Runs at the start of the interpreter's end (Python's `atexit`), while daemon threads
+/// still run.
+#[pyfunction]
+fn _interpreter_ending() {
+    let _ = FINALIZING.set(std::thread::current().id());
+}
+
+/// `py.detach(f)`: runs `f` without the GIL. A thread other than the one ending the
+/// interpreter that finishes `f` once the interpreter is ending (a daemon thread in
+/// the middle of a locus call) never takes the GIL back: CPython would end such a
+/// thread with a forced unwind through Rust frames, which aborts the process ("FATAL:
+/// exception not rethrown"). It waits instead, and ends with the process.
+pub(crate) fn detach<T, F>(py: Python<'_>, f: F) -> T
+where
+    F: FnOnce() -> T + Send,
+    T: Send,
+{
+    py.detach(move || {
+        let out = f();
+        if FINALIZING
+            .get()
+            .is_some_and(|&ending| ending != std::thread::current().id())
+        {
+            loop {
+                std::thread::park();
+            }
+        }
+        out
+    })
+}
+
 /// The DLPack `(device_type, device_id)` of memory at `location`.
 #[pyfunction]
 fn dlpack_device(location: &str) -> PyResult<(i32, i32)> {
@@ -221,6 +256,10 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resources::use_upstream, m)?)?;
     m.add_function(wrap_pyfunction!(resources::memory_statistics, m)?)?;
     mr::register(m)?;
+    let ending = wrap_pyfunction!(_interpreter_ending, m)?;
+    m.py()
+        .import("atexit")?
+        .call_method1("register", (ending,))?;
     m.add("LocusError", m.py().get_type::<LocusError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

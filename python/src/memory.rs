@@ -76,13 +76,12 @@ impl PyMemory {
     /// `nbytes` at `location`, at an address that is a multiple of `alignment` (any
     /// power of two; umem's `aligned_alloc(alignment, nbytes)`).
     #[new]
-    #[pyo3(signature = (location, nbytes, alignment = 64))]
+    #[pyo3(signature = (location, nbytes, alignment = 256))]
     fn new(py: Python<'_>, location: &str, nbytes: usize, alignment: usize) -> PyResult<PyMemory> {
         guarded(|| {
             let at = parse_location(location)?;
-            let inner = py
-                .detach(|| Memory::new_aligned(at, nbytes, alignment))
-                .map_err(py_err)?;
+            let inner =
+                crate::detach(py, || Memory::new_aligned(at, nbytes, alignment)).map_err(py_err)?;
             Ok(PyMemory::wrap(Arc::new(inner)))
         })
     }
@@ -148,7 +147,7 @@ impl PyMemory {
                 .cast_into()
                 .map_err(PyErr::from)?;
             let (src, m) = (bytes.as_bytes(), self.mem()?);
-            py.detach(|| m.write(offset, src)).map_err(py_err)
+            crate::detach(py, || m.write(offset, src)).map_err(py_err)
         })
     }
 
@@ -163,8 +162,9 @@ impl PyMemory {
         guarded(|| {
             let m = self.mem()?;
             let n = nbytes.unwrap_or(m.len().saturating_sub(offset));
-            let mut out = vec![0u8; n];
-            py.detach(|| m.read(offset, &mut out)).map_err(py_err)?;
+            let mut out =
+                locus::core::host_memory::zeroed_vec::<u8>(n, "Memory.read").map_err(py_err)?;
+            crate::detach(py, || m.read(offset, &mut out)).map_err(py_err)?;
             Ok(PyBytes::new(py, &out))
         })
     }
@@ -183,7 +183,7 @@ impl PyMemory {
                 })?,
                 None => m.len(),
             };
-            py.detach(|| m.fill(offset..end, &[byte])).map_err(py_err)
+            crate::detach(py, || m.fill(offset..end, &[byte])).map_err(py_err)
         })
     }
 
@@ -205,7 +205,7 @@ impl PyMemory {
         guarded(|| {
             let (src, dst) = (self.mem()?, dst.mem()?);
             let via = via.map(route_kind).transpose()?;
-            py.detach(|| match via {
+            crate::detach(py, || match via {
                 Some(kind) => src.copy_to_via(kind, offset, dst, dst_offset, nbytes),
                 None => src.copy_to(offset, dst, dst_offset, nbytes),
             })
@@ -232,7 +232,7 @@ impl PyMemory {
     ) -> PyResult<PyEvent> {
         guarded(|| {
             let (src, dst, after) = (self.mem()?, dst.mem()?, events_of(after)?);
-            py.detach(|| match queue {
+            crate::detach(py, || match queue {
                 Some(q) => src.copy_to_async_on(q.inner, offset, dst, dst_offset, nbytes, &after),
                 None => src.copy_to_async(offset, dst, dst_offset, nbytes, &after),
             })
@@ -247,7 +247,7 @@ impl PyMemory {
     /// memory given back on the same queue while that queue's earlier work still uses
     /// it, so use it in work submitted on `queue`, or after `queue.wait()`.
     #[staticmethod]
-    #[pyo3(signature = (mr, nbytes, alignment = 64, queue = None))]
+    #[pyo3(signature = (mr, nbytes, alignment = 256, queue = None))]
     fn from_resource(
         py: Python<'_>,
         mr: &Bound<'_, PyResource>,
@@ -257,13 +257,16 @@ impl PyMemory {
     ) -> PyResult<PyMemory> {
         guarded(|| {
             let resource = Arc::clone(&mr.get().inner);
-            let made = py.detach(|| match queue {
-                Some(q) if alignment <= 64 => Memory::from_resource_on(&resource, nbytes, q.inner),
+            let made = crate::detach(py, || {
+                match queue {
+                Some(q) if alignment <= locus::ALIGNMENT => Memory::from_resource_on(&resource, nbytes, q.inner),
                 Some(_) => Err(locus::Error::Invalid(format!(
-                    "{}: a stream-ordered allocation is aligned to 64 bytes; alignment {alignment} needs one without a queue",
-                    resource.location()
+                    "{}: a stream-ordered allocation is aligned to {} bytes; alignment {alignment} needs one without a queue",
+                    resource.location(),
+                    locus::ALIGNMENT
                 ))),
                 None => Memory::from_resource_aligned(&resource, nbytes, alignment),
+            }
             });
             Ok(PyMemory::wrap(Arc::new(made.map_err(py_err)?)))
         })
@@ -285,8 +288,9 @@ impl PyMemory {
             )));
         }
         self.released.store(true, Ordering::Release);
-        m.release_after(queue.inner, event.inner.clone());
-        Ok(())
+        Arc::clone(m)
+            .release_after(queue.inner, event.inner.clone())
+            .map_err(py_err)
     }
 
     /// Copies `nbytes` from `src[src_offset..]` into `self[offset..]` (umem's
@@ -328,8 +332,7 @@ impl PyMemory {
     ) -> PyResult<PyMirror> {
         guarded(|| {
             let (at, source) = (parse_location(location)?, self.mem()?);
-            let m = py
-                .detach(|| mirror::connect(source, nbytes, at, alignment))
+            let m = crate::detach(py, || mirror::connect(source, nbytes, at, alignment))
                 .map_err(py_err)?;
             self.shared.store(true, Ordering::Relaxed);
             Ok(PyMirror {
@@ -353,8 +356,8 @@ impl PyMemory {
                 HostAccess::Mapped => {
                     let mut mapping = lock(&self.mapping);
                     if mapping.is_none() {
-                        let made = py
-                            .detach(|| m.map(0..m.len(), true))
+                        let made = crate::detach(
+                            py, || m.map(0..m.len(), true))
                             .map_err(py_err)?;
                         *mapping = Some(made);
                     }
@@ -450,7 +453,9 @@ impl PyMirror {
     fn sync(&self, py: Python<'_>, nbytes: Option<usize>) -> PyResult<Option<String>> {
         self.with(|m| {
             let n = nbytes.unwrap_or(m.len());
-            py.detach(|| m.sync(n)).map(route_text).map_err(py_err)
+            crate::detach(py, || m.sync(n))
+                .map(route_text)
+                .map_err(py_err)
         })
     }
 
@@ -460,7 +465,9 @@ impl PyMirror {
     fn update(&self, py: Python<'_>, nbytes: Option<usize>) -> PyResult<Option<String>> {
         self.with(|m| {
             let n = nbytes.unwrap_or(m.len());
-            py.detach(|| m.update(n)).map(route_text).map_err(py_err)
+            crate::detach(py, || m.update(n))
+                .map(route_text)
+                .map_err(py_err)
         })
     }
 

@@ -80,12 +80,11 @@ impl PyResource {
     /// where the technology has pointers (host, OpenMP, SYCL, CUDA, HIP), a number
     /// standing for the block elsewhere (OpenCL and WebGPU blocks are parts of buffer
     /// objects). Give it back with `deallocate`.
-    #[pyo3(signature = (nbytes, alignment = 64))]
+    #[pyo3(signature = (nbytes, alignment = 256))]
     fn allocate(&self, py: Python<'_>, nbytes: usize, alignment: usize) -> PyResult<u64> {
         guarded(|| {
-            let block = py
-                .detach(|| self.inner.allocate(nbytes, alignment))
-                .map_err(py_err)?;
+            let block =
+                crate::detach(py, || self.inner.allocate(nbytes, alignment)).map_err(py_err)?;
             let handle = match block.location().technology() {
                 locus::Technology::OpenCl | locus::Technology::WebGpu => {
                     self.next_handle.fetch_add(1, Ordering::Relaxed)
@@ -119,7 +118,7 @@ impl PyResource {
                     self.inner.location()
                 )));
             }
-            py.detach(|| self.inner.deallocate(block));
+            crate::detach(py, || self.inner.deallocate(block));
             Ok(())
         })
     }
@@ -219,7 +218,7 @@ impl PyPool {
                 )));
             }
             let pool = Arc::new(Pool::new(upstream, initial, maximum));
-            py.detach(|| pool.reserve(initial)).map_err(py_err)?;
+            crate::detach(py, || pool.reserve(initial)).map_err(py_err)?;
             let inner: Arc<dyn MemoryResource> = pool.clone();
             Ok(PyResource::init(inner, Some(upstream_mr), PyPool { pool }))
         })
@@ -232,7 +231,7 @@ impl PyPool {
 
     /// Gives the memory nobody uses back to upstream; returns how many bytes.
     fn release(&self, py: Python<'_>) -> usize {
-        py.detach(|| self.pool.release())
+        crate::detach(py, || self.pool.release())
     }
 }
 
@@ -530,8 +529,7 @@ pub fn set_per_device_resource(
         let previous = get_per_device_resource(py, location)?;
         let at = parse_location(location)?;
         let inner = Arc::clone(&mr.get().inner);
-        py.detach(|| resource::set_default(at, inner))
-            .map_err(py_err)?;
+        crate::detach(py, || resource::set_default(at, inner)).map_err(py_err)?;
         lock(&CURRENT)
             .get_or_insert_with(HashMap::new)
             .insert(at, mr);
@@ -545,7 +543,7 @@ pub fn set_per_device_resource(
 pub fn get_per_device_resource(py: Python<'_>, location: &str) -> PyResult<Py<PyResource>> {
     guarded(|| {
         let at = parse_location(location)?;
-        let inner = py.detach(|| resource::default_for(at)).map_err(py_err)?;
+        let inner = crate::detach(py, || resource::default_for(at)).map_err(py_err)?;
         if let Some(set) = lock(&CURRENT).as_ref().and_then(|m| m.get(&at)) {
             if Arc::ptr_eq(&set.get().inner, &inner) {
                 return Ok(set.clone_ref(py));
@@ -571,7 +569,7 @@ pub fn set_current_device_resource(py: Python<'_>, mr: Py<PyResource>) -> PyResu
 pub fn available_device_memory(py: Python<'_>, location: &str) -> PyResult<(u64, u64)> {
     guarded(|| {
         let at = parse_location(location)?;
-        py.detach(|| resource::available_memory(at)).map_err(py_err)
+        crate::detach(py, || resource::available_memory(at)).map_err(py_err)
     })
 }
 
@@ -585,8 +583,7 @@ pub fn percent_of_free_device_memory(
 ) -> PyResult<usize> {
     guarded(|| {
         let at = parse_location(location)?;
-        py.detach(|| resource::percent_of_free_memory(at, percent))
-            .map_err(py_err)
+        crate::detach(py, || resource::percent_of_free_memory(at, percent)).map_err(py_err)
     })
 }
 
@@ -609,9 +606,8 @@ pub fn replay<'py>(
             ))
         })?;
         let inner = Arc::clone(&mr.get().inner);
-        let report = py
-            .detach(|| resource::replay(&text, inner.as_ref()))
-            .map_err(py_err)?;
+        let report =
+            crate::detach(py, || resource::replay(&text, inner.as_ref())).map_err(py_err)?;
         let out = PyDict::new(py);
         out.set_item("operations", report.operations)?;
         out.set_item("seconds", report.seconds)?;

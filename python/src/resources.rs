@@ -32,7 +32,7 @@ pub fn use_pool(
 ) -> PyResult<String> {
     guarded(|| {
         let at = parse_location(location)?;
-        py.detach(|| {
+        crate::detach(py, || {
             let pool = Arc::new(Pool::new(
                 resource::upstream(at)?,
                 initial_size,
@@ -56,7 +56,7 @@ pub fn use_pool(
 pub fn use_upstream(py: Python<'_>, location: &str) -> PyResult<()> {
     guarded(|| {
         let at = parse_location(location)?;
-        py.detach(|| {
+        crate::detach(py, || {
             resource::set_default(at, resource::upstream(at)?)?;
             if let Some(pools) = lock(&POOLS).as_mut() {
                 pools.remove(&at);
@@ -75,8 +75,7 @@ pub fn memory_statistics<'py>(py: Python<'py>, location: &str) -> PyResult<Bound
     guarded(|| {
         let at = parse_location(location)?;
         let out = PyDict::new(py);
-        let current = py
-            .detach(|| resource::default_for(at).map(|r| r.describe()))
+        let current = crate::detach(py, || resource::default_for(at).map(|r| r.describe()))
             .map_err(py_err)?;
         out.set_item("resource", current)?;
         let counted = lock(&POOLS).as_ref().and_then(|p| p.get(&at).cloned());

@@ -135,9 +135,10 @@ impl Store {
         })
     }
 
-    /// Declares a write at `location` without a guard (nothing is mapped).
-    pub fn declare_write(&mut self, location: Location) -> locus::Result<()> {
-        on_store!(self, b => b.declare_write(location).map(|_| ()))
+    /// Makes the copy in `memory` the only current one again (see
+    /// `Buffer::declare_written`).
+    pub fn declare_written(&mut self, memory: &Arc<Memory>) -> bool {
+        on_store!(self, b => b.declare_written(memory))
     }
 
     /// A copy at `location`.

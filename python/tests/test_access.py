@@ -196,3 +196,94 @@ def test_an_array_outlives_its_closed_handle(location):
         assert copied.ctypes.data != np.asarray(h2).ctypes.data
         with pytest.raises(ValueError, match="copy=False"):
             np.asarray(h2, dtype=np.int32, copy=False)
+
+
+def _read_at_home(b, home):
+    """Reads of the buffer at its home, as a user makes them between two writes."""
+    return {
+        "access": lambda: b.access(home).close(),
+        "prefetch": lambda: b.prefetch(home),
+        "to_numpy": lambda: b.to_numpy(),
+        "copy_home": lambda: b.copy(home),
+    }
+
+
+def _writer_pairs():
+    """(home, handle location) pairs of different locations where numpy can write
+    through the handle in place; fails when there are none (no pair to test)."""
+    pairs = []
+    for home in locus.available():
+        for at in locus.available():
+            if home == at:
+                continue
+            with locus.Buffer(home, 4, dtype="float32").access_mut(at) as h:
+                try:
+                    np.asarray(h)
+                except TypeError:
+                    continue  # host code cannot address it: no numpy view
+                # A WebGPU buffer mapped in place runs no GPU work while numpy holds it
+                # (documented): the reads in between would wait for the array to go.
+                if not h.memory_location.startswith("webgpu"):
+                    pairs.append((home, at))
+    assert pairs, "no pair of locations with a host-addressable write handle here"
+    return pairs
+
+
+@pytest.mark.parametrize("between", ["access", "prefetch", "to_numpy", "copy_home"])
+@pytest.mark.parametrize("export", ["asarray", "from_dlpack"])
+def test_writes_through_an_open_handle_after_a_read_elsewhere_are_kept(between, export):
+    # The user's order: write half through an open handle, something reads the buffer at
+    # its home, write the other half, close, read back. Every pair of home and a handle
+    # location numpy can write in place. Fails on the code before: the read made the
+    # home copy current again and nothing re-declared the write, so the second half
+    # was lost (to_numpy returned only the first eight).
+    ran = 0
+    for home, at in _writer_pairs():
+        b = locus.Buffer(home, 16, dtype="float32", fill=0.0)
+        h = b.access_mut(at)
+        if export == "from_dlpack" and h.__dlpack_device__()[0] != 1:
+            h.close()  # numpy takes DLPack from the CPU only (a SYCL handle is oneAPI's)
+            continue
+        ran += 1
+        a = np.asarray(h) if export == "asarray" else np.from_dlpack(h)
+        a[0:8] = 1.0
+        _read_at_home(b, home)[between]()
+        a[8:16] = 2.0
+        # While the handle is open, its memory is the newest copy for every reader.
+        assert b.copy(home).to_list() == [1.0] * 8 + [2.0] * 8, (home, at, "open")
+        h.close()
+        assert b.to_list() == [1.0] * 8 + [2.0] * 8, (home, at, between, export)
+        assert np.asarray(b.access("host")).tolist() == [1.0] * 8 + [2.0] * 8, (home, at)
+    assert ran, "no pair exported to numpy"
+
+
+def test_writes_through_a_handle_dropped_unclosed_after_a_read_elsewhere_are_kept():
+    for home, at in _writer_pairs():
+        b = locus.Buffer(home, 16, dtype="int32", fill=0)
+        h = b.access_mut(at)
+        a = np.asarray(h)
+        a[0:8] = 1
+        b.prefetch(home)
+        a[8:16] = 2
+        del a, h
+        gc.collect()
+        assert b.to_list() == [1] * 8 + [2] * 8, (home, at)
+
+
+def test_a_codelet_call_at_home_reads_an_open_handle_s_newest_data_and_a_write_waits():
+    saxpy = {home: locus.Codelet(locus.kernels.saxpy(), [home]) for home in locus.available()}
+    for home, at in _writer_pairs():
+        x = locus.Buffer(home, 16, dtype="float32", fill=0.0)
+        y = locus.Buffer(home, 16, dtype="float32", fill=0.0)
+        h = x.access_mut(at)
+        a = np.asarray(h)
+        a[0:8] = 1.0
+        # y = 1 * x + y at the home reads x there: the handle's newest data.
+        saxpy[home].call([1.0, x, y, 16], launch=16)
+        assert y.to_list() == [1.0] * 8 + [0.0] * 8, (home, at)
+        a[8:16] = 2.0
+        # A call that writes x while the handle is open would lose one of the writes.
+        with pytest.raises(ValueError, match="write handle of it at .* is still open"):
+            saxpy[home].call([1.0, y, x, 16], launch=16)
+        h.close()
+        assert x.to_list() == [1.0] * 8 + [2.0] * 8, (home, at)

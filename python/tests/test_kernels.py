@@ -313,3 +313,30 @@ def test_a_python_host_function_s_arrays_are_copies_and_its_errors_write_nothing
     with pytest.raises(KeyError, match="own error"):
         locus.Codelet(vec_add.host(fails), ["host"]).call_async([a, b, c, n], launch=n).synchronize()
     np.testing.assert_array_equal(c.to_numpy(), want)
+
+
+@pytest.mark.parametrize("how", ["call", "call_async"])
+def test_a_python_host_function_may_read_its_own_arguments_properties(how):
+    # Fails on the code before: the body's `x.location` waited for the lock its own call
+    # held, forever (sync and async alike).
+    n = 32
+    x = locus.Buffer("host", n, dtype="float32", fill=1.0)
+    seen = []
+
+    def body(args, launch):
+        seen.append((x.location, x.size, x.dtype, x.shape, repr(x), x.replicas()))
+        # Anything that would wait for the call itself is an error naming the buffer.
+        with pytest.raises(ValueError, match=r"float32 buffer \[32\] at host is an argument of the call"):
+            x.to_numpy()
+        with pytest.raises(ValueError, match="argument of the call"):
+            x.fill(2.0)
+        args[0][:n] *= args[1]
+
+    codelet = locus.Codelet(scale_kernel().host(body), ["host"])
+    if how == "call":
+        codelet.call([x, 3.0, n], launch=n)
+    else:
+        codelet.call_async([x, 3.0, n], launch=n).synchronize()
+    assert seen and seen[0][:4] == ("host", n, "float32", (n,))
+    assert "at host" in seen[0][4] and seen[0][5] == [("host", True)]
+    np.testing.assert_array_equal(x.to_numpy(), np.full(n, 3.0, dtype=np.float32))

@@ -2,7 +2,7 @@
 //! OpenMP on the initial device).
 //!
 //! Large host allocations come straight from the kernel as anonymous pages, which read
-//! as zero until first touched. The global allocator's `alloc_zeroed` at 64-byte
+//! as zero until first touched. The global allocator's `alloc_zeroed` at 256-byte
 //! alignment is `posix_memalign` plus a `memset` of every byte, so a request of
 //! gigabytes would touch every page before returning: on a machine that cannot back it,
 //! the OOM killer ends the process instead of the caller getting an error. With `mmap`
@@ -71,6 +71,7 @@ pub(crate) fn advise_huge_pages_within(_ptr: *mut u8, _bytes: usize) {}
 /// now (`MADV_COLLAPSE`, Linux 6.1+; a copy of each 2 MiB, once). Best effort: an older
 /// kernel, or memory that cannot be collapsed, keeps its pages as they are.
 #[cfg(target_os = "linux")]
+#[cfg_attr(not(feature = "webgpu"), allow(dead_code))]
 pub(crate) fn collapse_huge_pages_within(ptr: *mut u8, bytes: usize) {
     /// `MADV_COLLAPSE` (linux/mman.h; not in the libc crate yet).
     const MADV_COLLAPSE: libc::c_int = 25;
@@ -80,6 +81,7 @@ pub(crate) fn collapse_huge_pages_within(ptr: *mut u8, bytes: usize) {
 
 /// Elsewhere there is nothing to ask.
 #[cfg(not(target_os = "linux"))]
+#[cfg_attr(not(feature = "webgpu"), allow(dead_code))]
 pub(crate) fn collapse_huge_pages_within(_ptr: *mut u8, _bytes: usize) {}
 
 /// Returns pages from [`map`].

@@ -315,6 +315,55 @@ pub(crate) fn pair_memories(
     Ok(memories)
 }
 
+/// Refuses, before anything is allocated, a largest size whose buffers cannot all be
+/// held at once: two per location (in the host's memory for locations that share it,
+/// in the device's own where the runtime reports what is free) and memcpy's three host
+/// buffers. Without it a size beyond memory ends the process (the kernel's OOM killer)
+/// instead of an error.
+pub(crate) fn check_memory(registry: &Registry, locations: &[Location], max: u64) -> Result<()> {
+    let (mut host_buffers, mut host_bytes) = (3u128, 3 * max as u128);
+    for &l in locations {
+        let device = registry.device(l)?;
+        let each = max.min(device.info().max_allocation) as u128;
+        if device.info().shares_host_memory {
+            host_buffers += 2;
+            host_bytes += 2 * each;
+        } else if let Ok((free, _)) = device.available_memory() {
+            if 2 * each > free as u128 {
+                return Err(Error::Invalid(format!(
+                    "{l} holds two buffers of the largest size {} at once, and has {} free: \
+                     pass --sizes no larger than {}",
+                    format_size(max),
+                    gib(free as u128),
+                    format_size(whole_mib(free / 2))
+                )));
+            }
+        }
+    }
+    match crate::core::host_memory::available() {
+        Some((available, _)) if host_bytes > available as u128 => Err(Error::Invalid(format!(
+            "the largest size {} needs {host_buffers} host buffers of it at once \
+             (two per location that shares the host's memory, and memcpy's three), {} in all, \
+             and the host has {} available: pass --sizes no larger than {}",
+            format_size(max),
+            gib(host_bytes),
+            gib(available as u128),
+            format_size(whole_mib(available / host_buffers as u64))
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `bytes` in GiB with one decimal, for messages about memory.
+fn gib(bytes: u128) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// `bytes` rounded down to whole MiB (at least 1 MiB), a size to suggest.
+fn whole_mib(bytes: u64) -> u64 {
+    (bytes & !((1 << 20) - 1)).max(1 << 20)
+}
+
 /// Progress of a run: (cells done, cells in all, what is being measured).
 pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, &str);
 
@@ -329,6 +378,7 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         .iter()
         .max()
         .ok_or_else(|| Error::Invalid("no sizes to run".into()))?;
+    check_memory(registry, &config.locations, max)?;
     let mut notes = Vec::new();
     // The raw baselines use the same native allocations.
     let memories = pair_memories(registry, &config.locations, max, &mut notes)?;

@@ -8,13 +8,29 @@ use std::time::{Duration, Instant};
 use super::stats::Stats;
 use crate::core::error::Result;
 
-/// Timed repetitions per measurement: `LOCUS_BENCH_REPS`, or `default`.
+/// Timed repetitions per measurement: `LOCUS_BENCH_REPS`, or `default`. A value that
+/// is not a whole number above zero is named in a warning on stderr, once, and the
+/// default is used.
 pub fn reps(default: usize) -> usize {
-    std::env::var("LOCUS_BENCH_REPS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|&n: &usize| n > 0)
-        .unwrap_or(default)
+    reps_from(std::env::var("LOCUS_BENCH_REPS").ok().as_deref(), default)
+}
+
+fn reps_from(value: Option<&str>, default: usize) -> usize {
+    let Some(text) = value else {
+        return default;
+    };
+    match text.trim().parse::<usize>() {
+        Ok(n) if n > 0 => n,
+        _ => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                eprintln!(
+                    "warning: LOCUS_BENCH_REPS={text:?} is not a whole number above zero; using {default}"
+                )
+            });
+            default
+        }
+    }
 }
 
 /// The median time of `reps` runs of `f`, after one untimed warm-up run.
@@ -120,6 +136,15 @@ pub fn gbps(bytes: usize, time: Duration) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn locus_bench_reps_is_a_whole_number_above_zero_or_the_default() {
+        assert_eq!(reps_from(None, 7), 7);
+        assert_eq!(reps_from(Some(" 12 "), 7), 12);
+        for bad in ["0", "-3", "many", "2.5", ""] {
+            assert_eq!(reps_from(Some(bad), 7), 7, "{bad:?}");
+        }
+    }
 
     #[test]
     fn medians_and_rotation() {

@@ -468,6 +468,22 @@ impl<T: Pod> Buffer<T> {
         Ok(route)
     }
 
+    /// Makes the copy in `memory` (the allocation a write access served) the only current
+    /// one again: for code that keeps writing through a handle after other reads of the
+    /// buffer made copies elsewhere (the Python bindings' open write handles, re-declared
+    /// before each operation and once more after they close). Returns false, changing
+    /// nothing, when `memory` no longer holds a copy of this buffer.
+    pub fn declare_written(&mut self, memory: &Arc<Memory>) -> bool {
+        let mut replicas = self.lock();
+        match replicas.iter().position(|r| Arc::ptr_eq(&r.memory, memory)) {
+            Some(i) => {
+                only_current(&mut replicas, i);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn serve_for_write(&mut self, location: Location) -> Result<(Arc<Memory>, Route, Vec<Event>)> {
         let mut replicas = self.lock();
         let (i, route) = self.serve(&mut replicas, location, false)?;
@@ -568,7 +584,7 @@ impl<T: Pod> Buffer<T> {
 
     /// The elements, copied to a new host `Vec`.
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let mut out = vec![T::zeroed(); self.len];
+        let mut out = crate::core::host_memory::zeroed_vec(self.len, "Buffer::to_vec")?;
         self.get(0, &mut out)?;
         Ok(out)
     }

@@ -19,8 +19,12 @@ use super::memory::Memory;
 use super::native::{MemoryKind, Native};
 use super::route::CopyPath;
 
-/// The alignment every backend guarantees for the start of an allocation.
-pub const ALIGNMENT: usize = 64;
+/// The alignment every backend guarantees for the start of an allocation, and every
+/// memory resource for the blocks it hands out unless more is asked: 256 bytes, as RMM
+/// guarantees for device memory (`CUDA_ALLOCATION_ALIGNMENT`) and the CUDA and HIP
+/// allocators return. The same at every location, so that a block moved between
+/// locations keeps its alignment.
+pub const ALIGNMENT: usize = 256;
 
 /// What a device can say about itself.
 #[derive(Debug, Clone)]

@@ -2,6 +2,9 @@
 //! the host's memory (the host itself, OpenMP's initial device, a CPU OpenCL or SYCL
 //! device, a software WebGPU adapter) can still allocate.
 
+use super::error::{Error, Result};
+use super::location::Location;
+
 /// The host's available and total memory in bytes (`MemAvailable` and `MemTotal` of
 /// `/proc/meminfo`: free memory plus what the kernel can reclaim), or `None` where the
 /// system does not say.
@@ -13,6 +16,22 @@ pub fn available() -> Option<(u64, u64)> {
 /// say.
 pub fn total() -> Option<u64> {
     field(&meminfo()?, "MemTotal")
+}
+
+/// A host `Vec` of `len` zeroed elements, or [`Error::OutOfMemory`] naming `by` when the
+/// host allocator cannot give it: never the process abort of `vec![..; len]` on an
+/// allocation failure, whatever size a caller passes.
+///
+pub fn zeroed_vec<T: bytemuck::Pod>(len: usize, by: &str) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|e| Error::OutOfMemory {
+        location: Location::Host,
+        requested: len.saturating_mul(std::mem::size_of::<T>()),
+        by: by.to_string(),
+        reason: format!("the host allocator refused it ({e}); read a range at a time"),
+    })?;
+    out.resize(len, T::zeroed());
+    Ok(out)
 }
 
 fn meminfo() -> Option<String> {

@@ -5,6 +5,7 @@
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::aligned::{allocate_aligned, free_aligned, Origin};
@@ -39,7 +40,33 @@ pub struct Memory {
     native: Native,
     len: usize,
     owner: Mutex<Owner>,
+    /// Given back to its resource ([`Memory::take_loan`]): every later operation through
+    /// any handle of it is an error, never a use of a block someone else may now hold.
+    released: AtomicBool,
+    /// Set while `before_host_use` holds a wait (see [`Memory::wait_before_host_use`]).
+    waits: AtomicBool,
+    /// What a synchronous operation waits for first: the queue's earlier work on a
+    /// stream-ordered block handed out again on that queue.
+    before_host_use: Mutex<Option<HostWait>>,
 }
+
+thread_local! {
+    /// True while this thread runs work queued before (see [`run_queued`]).
+    static RUNNING_QUEUED_WORK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `job`, work queued earlier (a locus worker thread runs it): memory it uses may
+/// have been given back by its owner since, which is allowed (`release_after` orders
+/// the block's reuse after exactly this work), so the released check does not apply.
+pub(crate) fn run_queued<R>(job: impl FnOnce() -> R) -> R {
+    let was = RUNNING_QUEUED_WORK.with(|r| r.replace(true));
+    let out = job();
+    RUNNING_QUEUED_WORK.with(|r| r.set(was));
+    out
+}
+
+/// A wait a synchronous operation makes first (see [`Memory::wait_before_host_use`]).
+type HostWait = Box<dyn FnOnce() -> Result<()> + Send>;
 
 impl Memory {
     /// Allocates `bytes` on `device` (aligned to [`ALIGNMENT`](super::device::ALIGNMENT)).
@@ -74,6 +101,9 @@ impl Memory {
             native,
             len: bytes,
             owner: Mutex::new(origin.map_or(Owner::Device, Owner::Aligned)),
+            released: AtomicBool::new(false),
+            waits: AtomicBool::new(false),
+            before_host_use: Mutex::new(None),
         })
     }
 
@@ -103,6 +133,9 @@ impl Memory {
             native,
             len,
             owner: Mutex::new(Owner::Device),
+            released: AtomicBool::new(false),
+            waits: AtomicBool::new(false),
+            before_host_use: Mutex::new(None),
         }
     }
 
@@ -122,6 +155,9 @@ impl Memory {
             native: block.native().duplicate(),
             len,
             owner: Mutex::new(Owner::Loan(lender, block)),
+            released: AtomicBool::new(false),
+            waits: AtomicBool::new(false),
+            before_host_use: Mutex::new(None),
         }
     }
 
@@ -137,6 +173,9 @@ impl Memory {
             native,
             len,
             owner: Mutex::new(Owner::Deleter(deleter)),
+            released: AtomicBool::new(false),
+            waits: AtomicBool::new(false),
+            before_host_use: Mutex::new(None),
         }
     }
 
@@ -184,11 +223,15 @@ impl Memory {
     /// Takes the loan out of memory on loan from a resource, so that the caller gives the
     /// block back itself (e.g. once running work is done); dropping the memory then does
     /// nothing. `None` (and nothing changes) for memory not on loan.
+    ///
+    /// From then on every operation through any handle of this memory is an error (the
+    /// block may be someone else's): it is never read or written again through it.
     pub fn take_loan(&self) -> Option<(Arc<dyn ReturnBlock>, Block)> {
         let mut owner = self.owner.lock().unwrap_or_else(|e| e.into_inner());
         if !matches!(*owner, Owner::Loan(..)) {
             return None;
         }
+        self.released.store(true, Ordering::Release);
         match std::mem::replace(&mut *owner, Owner::Released) {
             Owner::Loan(lender, block) => Some((lender, block)),
             _ => None,
@@ -225,8 +268,58 @@ impl Memory {
         self.device.host_access(&self.native)
     }
 
-    /// Checks that `range` fits; `what` names the operation in the error.
+    /// The host address of the start of the allocation when host code reaches it with
+    /// plain loads and stores ([`HostAccess::Pointer`]: host memory, OpenMP's initial
+    /// device, USM a CPU reaches, pinned host memory), whatever its technology: what a
+    /// backend hands its runtime as a host pointer without knowing another backend's
+    /// handle types.
+    pub fn host_pointer(&self) -> Option<*mut u8> {
+        (self.host_access() == HostAccess::Pointer).then(|| self.native.address() as *mut u8)
+    }
+
+    /// True once the memory went back to its resource ([`Memory::take_loan`],
+    /// `release_after`): every operation on it is refused.
+    pub fn is_released(&self) -> bool {
+        self.released.load(Ordering::Acquire)
+    }
+
+    /// Makes the next synchronous operation (read, write, fill, map, blocking copy) run
+    /// `wait` first: for a block handed out again on a queue whose earlier work may still
+    /// use it, so that work on the queue needs no wait and host access does.
+    pub fn wait_before_host_use(&self, wait: impl FnOnce() -> Result<()> + Send + 'static) {
+        *self
+            .before_host_use
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(Box::new(wait));
+        self.waits.store(true, Ordering::Release);
+    }
+
+    /// Runs the wait [`Memory::wait_before_host_use`] set, once.
+    pub(crate) fn settle_before_host_use(&self) -> Result<()> {
+        if !self.waits.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let wait = self
+            .before_host_use
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        self.waits.store(false, Ordering::Release);
+        wait.map_or(Ok(()), |w| w())
+    }
+
+    /// Checks that the memory is still held and `range` fits; `what` names the operation
+    /// in the error.
     pub(crate) fn check(&self, what: &'static str, offset: usize, len: usize) -> Result<()> {
+        if self.is_released() && !RUNNING_QUEUED_WORK.with(std::cell::Cell::get) {
+            return Err(Error::Invalid(format!(
+                "{}: {what} of the memory at {:#x} ({} bytes), which was given back to its resource \
+                 (release_after): it cannot be used any more; allocate again",
+                self.location(),
+                self.native.address(),
+                self.len
+            )));
+        }
         match offset.checked_add(len) {
             Some(end) if end <= self.len => Ok(()),
             _ => Err(Error::OutOfRange {
@@ -242,6 +335,7 @@ impl Memory {
     /// Copies host bytes into the memory at `offset`.
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
         self.check("write", offset, src.len())?;
+        self.settle_before_host_use()?;
         if src.is_empty() {
             return Ok(());
         }
@@ -251,6 +345,7 @@ impl Memory {
     /// Copies bytes at `offset` out to the host.
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         self.check("read", offset, dst.len())?;
+        self.settle_before_host_use()?;
         if dst.is_empty() {
             return Ok(());
         }
@@ -261,6 +356,7 @@ impl Memory {
     /// pattern length.
     pub fn fill(&self, range: Range<usize>, pattern: &[u8]) -> Result<()> {
         let len = self.check_range("fill", &range)?;
+        self.settle_before_host_use()?;
         if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
             return Err(Error::Invalid(format!(
                 "{}: fill of {len} bytes with a {}-byte pattern: the length must be a non-zero multiple of the pattern",
@@ -314,6 +410,7 @@ impl Memory {
         f: impl FnOnce(&mut [u8]) -> Result<R>,
     ) -> Result<R> {
         self.check("map", offset, len)?;
+        self.settle_before_host_use()?;
         if self.host_access() == HostAccess::None {
             return Err(Error::NotHostAccessible {
                 location: self.location(),

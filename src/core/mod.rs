@@ -14,6 +14,8 @@
 //!   dependencies a backend is handed;
 //! - [`launch`]: kernel launch descriptions;
 //! - [`route`]: route kinds and the [`CopyPath`](route::CopyPath) trait of the transfer matrix;
+//! - [`shutdown`]: the end of the process (background work waited for, then no native
+//!   object released);
 //! - `tally`: counters the first thread to use them updates without atomic read-modify-writes.
 
 pub mod aligned;
@@ -30,5 +32,6 @@ pub mod mapping;
 pub mod memory;
 pub mod native;
 pub mod route;
+pub mod shutdown;
 pub mod size;
 pub(crate) mod tally;

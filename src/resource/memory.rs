@@ -41,7 +41,14 @@ impl Memory {
         queue: Queue,
     ) -> Result<Memory> {
         let block = resource.allocate_on(bytes, ALIGNMENT, queue)?;
-        Memory::from_block(resource, block, bytes)
+        let memory = Memory::from_block(resource, block, bytes)?;
+        // The block may have been freed on `queue` with work of the queue's still using
+        // it: work on the queue comes after that work by itself; a synchronous use (a
+        // `write`, a `read`) waits for it first.
+        if let Some(last) = queue.last() {
+            memory.wait_before_host_use(move || last.wait());
+        }
+        Ok(memory)
     }
 
     fn from_block(
@@ -66,11 +73,49 @@ impl Memory {
     /// Gives the memory back to its resource once `event` (the last work using it) is
     /// done, without waiting here: a [`Pool`](super::Pool) keeps the range aside
     /// and hands it out again only after the event. Safe to call while asynchronous
-    /// work still holds this memory; the memory must not be used after this call.
-    /// Memory not from a resource is freed when its last handle goes.
-    pub fn release_after(self: &Arc<Self>, queue: Queue, event: Event) {
-        if let Some((lender, block)) = self.take_loan() {
-            lender.return_block_after(block, &(queue, event));
+    /// work still holds this memory (the work keeps its own handle until it is done).
+    ///
+    /// It takes the caller's handle, so the memory cannot be used through it afterwards;
+    /// any other handle of it that the caller kept is refused from then on (every
+    /// operation through it is an error naming the memory). Memory not from a resource
+    /// is freed when its last handle goes. A second release of the same memory is an
+    /// error, and changes nothing.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use locus::{resource, Event, Location, Memory, Queue};
+    /// let pool = resource::default_for(Location::Host)?;
+    /// let a = Arc::new(Memory::from_resource(&pool, 64)?);
+    /// a.write(0, &[0xee; 4])?;
+    /// a.release_after(Queue::new(), Event::done())?;
+    /// # Ok::<(), locus::Error>(())
+    /// ```
+    ///
+    /// Using it afterwards does not compile:
+    ///
+    /// ```compile_fail
+    /// use std::sync::Arc;
+    /// use locus::{resource, Event, Location, Memory, Queue};
+    /// let pool = resource::default_for(Location::Host)?;
+    /// let a = Arc::new(Memory::from_resource(&pool, 64)?);
+    /// a.release_after(Queue::new(), Event::done())?;
+    /// a.write(0, &[0xee; 4])?; // use after release
+    /// # Ok::<(), locus::Error>(())
+    /// ```
+    pub fn release_after(self: Arc<Self>, queue: Queue, event: Event) -> Result<()> {
+        match self.take_loan() {
+            Some((lender, block)) => {
+                lender.return_block_after(block, &(queue, event));
+                Ok(())
+            }
+            None if self.is_released() => Err(crate::core::error::Error::Invalid(format!(
+                "{}: release_after of the memory at {:#x} ({} bytes), which was given back \
+                 already: a block is released once",
+                self.location(),
+                self.native().address(),
+                self.len()
+            ))),
+            None => Ok(()),
         }
     }
 }

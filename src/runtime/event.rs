@@ -104,6 +104,11 @@ type Background = OnceLock<Option<Mutex<std::sync::mpsc::Sender<Job>>>>;
 /// Runs `job` on the background thread `thread` (named `name`, started on first use),
 /// which runs its jobs in the order they came; here when the thread cannot be started.
 fn in_background(thread: &'static Background, name: &str, job: Job) {
+    let in_flight = crate::core::shutdown::InFlight::new();
+    let job: Job = Box::new(move || {
+        job();
+        drop(in_flight);
+    });
     let sender = thread.get_or_init(|| {
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         std::thread::Builder::new()

@@ -21,7 +21,12 @@ static REGISTRY: OnceLock<Registry> = OnceLock::new();
 
 /// The registry of this process, discovered on first use (each technology probed once).
 pub fn registry() -> &'static Registry {
-    REGISTRY.get_or_init(Registry::discover)
+    REGISTRY.get_or_init(|| {
+        let registry = Registry::discover();
+        // After every runtime was loaded: the exit handler runs before their destructors.
+        crate::core::shutdown::register_exit_handler();
+        registry
+    })
 }
 
 /// The locations found on this machine, host first.

@@ -77,13 +77,17 @@ fn serve(queue: &Mutex<Receiver<Job>>) {
                 Err(_) => return,
             },
         };
-        job();
+        crate::core::memory::run_queued(job);
     }
 }
 
 /// Runs `job`, which must not wait for other asynchronous work, on the pool.
 pub(crate) fn run(job: impl FnOnce() + Send + 'static) -> Result<()> {
-    let job: Job = Box::new(job);
+    let in_flight = crate::core::shutdown::InFlight::new();
+    let job: Job = Box::new(move || {
+        job();
+        drop(in_flight);
+    });
     let job = match pool() {
         Some(jobs) => match jobs.lock().unwrap_or_else(|e| e.into_inner()).send(job) {
             Ok(()) => return Ok(()),
@@ -96,9 +100,13 @@ pub(crate) fn run(job: impl FnOnce() + Send + 'static) -> Result<()> {
 
 /// Runs `job`, which may wait for other asynchronous work, on a thread of its own.
 pub(crate) fn run_waiting(job: impl FnOnce() + Send + 'static) -> Result<()> {
+    let in_flight = crate::core::shutdown::InFlight::new();
     std::thread::Builder::new()
         .name("locus-copy".into())
-        .spawn(job)
+        .spawn(move || {
+            crate::core::memory::run_queued(job);
+            drop(in_flight);
+        })
         .map(|_| ())
         .map_err(|e| Error::Invalid(format!("starting a thread for asynchronous work: {e}")))
 }

@@ -336,11 +336,13 @@ impl<A: GpuApi> GpuDevice<A> {
     }
 
     /// The driver calls this device is written against.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn api(&self) -> &A {
         &self.api
     }
 
     /// The driver's ordinal of this device.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn ordinal(&self) -> u32 {
         self.ordinal
     }

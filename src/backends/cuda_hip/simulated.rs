@@ -30,6 +30,10 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 
+/// What `cuMemAlloc`, `cuMemAllocAsync`, `cuMemAllocHost` and `cuMemAllocManaged`
+/// guarantee for the start of an allocation.
+const DRIVER_ALIGNMENT: usize = 256;
+
 use super::*;
 
 thread_local! {
@@ -270,7 +274,26 @@ impl GpuApi for Strict {
                 "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
             ));
         }
-        let ptr = Box::into_raw(vec![0xa5u8; bytes].into_boxed_slice()) as *mut u8 as u64;
+        // The real calls return memory aligned to at least 256 bytes, for every kind.
+        let Ok(layout) = std::alloc::Layout::from_size_align(bytes.max(1), DRIVER_ALIGNMENT) else {
+            return Err(error(
+                call,
+                OUT_OF_MEMORY,
+                "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+            ));
+        };
+        // SAFETY: `layout` has a non-zero size.
+        let raw = unsafe { std::alloc::alloc(layout) };
+        if raw.is_null() {
+            return Err(error(
+                call,
+                OUT_OF_MEMORY,
+                "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+            ));
+        }
+        // SAFETY: `raw` is a fresh allocation of `layout.size()` bytes.
+        unsafe { raw.write_bytes(0xa5, layout.size()) };
+        let ptr = raw as u64;
         self.sizes().insert(ptr, (bytes, ordinal));
         Ok(ptr)
     }
@@ -299,11 +322,13 @@ impl GpuApi for Strict {
         let release = move || {
             let removed = sizes.lock().unwrap_or_else(|e| e.into_inner()).remove(&ptr);
             if let Some((bytes, _)) = removed {
-                // SAFETY: `ptr` came from `alloc` as a boxed slice of `bytes` bytes,
-                // freed once (removed from `sizes` under the lock).
-                drop(unsafe {
-                    Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr as *mut u8, bytes))
-                });
+                if let Ok(layout) =
+                    std::alloc::Layout::from_size_align(bytes.max(1), DRIVER_ALIGNMENT)
+                {
+                    // SAFETY: `ptr` came from `alloc` with this layout, freed once
+                    // (removed from `sizes` under the lock).
+                    unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
+                }
             }
         };
         match kind {

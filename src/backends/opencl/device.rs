@@ -39,6 +39,7 @@ impl Device for OpenClDevice {
             unsafe { create_buffer(self.context.get(), flags, bytes.max(1), ptr::null_mut()) }
                 .map_err(|code| self.fail("clCreateBuffer", code).asking_for(bytes))?;
         self.live.fetch_add(1, Ordering::Relaxed);
+        super::remember_made(mem);
         Ok(Native::OpenCl { mem, offset: 0 })
     }
 
@@ -55,6 +56,7 @@ impl Device for OpenClDevice {
 
     unsafe fn free(&self, native: &Native, _bytes: usize) {
         let mem = mem_of(native).0;
+        super::forget_made_by_locus(mem);
         // SAFETY: the caller guarantees this buffer came from `allocate` (or
         // `allocate_kind`) and is unused.
         let _ = unsafe { release_mem_object(mem) };

@@ -121,6 +121,6 @@ impl OpenClDevice {
         // waited for (the codelet holds them).
         let event = unsafe { exec.enqueue_nd_range(&self.queue) }
             .map_err(|e| self.fail("clEnqueueNDRangeKernel", e.0))?;
-        Ok(Completion::new(ClWork(event)))
+        Ok(Completion::new(ClWork::adopt(event)))
     }
 }

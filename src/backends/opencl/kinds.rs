@@ -9,9 +9,11 @@ use opencl3::memory::{svm_alloc, svm_free, CL_MEM_SVM_FINE_GRAIN_BUFFER, CL_MEM_
 
 use super::*;
 
-/// Alignment asked of `clSVMAlloc` (0 would be the runtime's own; locus asks for its
-/// usual one).
-const SVM_ALIGNMENT: u32 = crate::core::device::ALIGNMENT as u32;
+/// Alignment asked of `clSVMAlloc`: 0, the runtime's own (the size of the largest data
+/// type the device supports). OpenCL refuses more than that (128 bytes for `long16`),
+/// and locus's ALIGNMENT is 256; the SVM pointer is never a locus address anyway (the
+/// buffer object made over it is, with offsets from 0).
+const SVM_ALIGNMENT: u32 = 0;
 
 /// What a buffer of a kind other than the default was made from: the SVM allocation
 /// under it (its address; 0 for a host-visible buffer), to free after the buffer.
@@ -108,6 +110,7 @@ impl OpenClDevice {
             }
         };
         self.live.fetch_add(1, Ordering::Relaxed);
+        super::remember_made(mem);
         self.made
             .lock()
             .unwrap_or_else(|e| e.into_inner())

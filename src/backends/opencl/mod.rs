@@ -62,6 +62,36 @@ pub struct OpenClDevice {
     svm: Mutex<()>,
 }
 
+/// Every `cl_mem` locus made and has not released, by address. OpenCL has no safe way
+/// to tell a memory object from any other pointer (`clGetMemObjectInfo` on a non-object
+/// crashes inside the ICD loader), so a handle presented from outside (a DLPack
+/// capsule) is looked up here before any OpenCL call is made on it.
+static MADE_BY_LOCUS: Mutex<std::collections::BTreeSet<usize>> =
+    Mutex::new(std::collections::BTreeSet::new());
+
+/// True when `mem` is a memory object locus made (at any OpenCL location) and has not
+/// released: only then may [`OpenClDevice::owns`] be asked about it.
+pub fn made_by_locus(mem: cl_mem) -> bool {
+    MADE_BY_LOCUS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&(mem as usize))
+}
+
+fn remember_made(mem: cl_mem) {
+    MADE_BY_LOCUS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(mem as usize);
+}
+
+fn forget_made_by_locus(mem: cl_mem) {
+    MADE_BY_LOCUS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&(mem as usize));
+}
+
 impl std::fmt::Debug for OpenClDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "OpenClDevice({}, {})", self.location, self.info.name)

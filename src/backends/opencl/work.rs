@@ -5,26 +5,53 @@ use super::*;
 
 /// An OpenCL command's event: the OpenCL backend's own queued work. Commands run on
 /// the device's in-order queue, which every later locus operation there goes through.
-pub struct ClWork(pub(super) opencl3::event::Event);
+///
+/// It releases its `cl_event` itself (not through `opencl3::event::Event`, whose drop
+/// panics when the release fails): a failed release is ignored, and none is made once
+/// the process is exiting ([`crate::core::shutdown`]), since the runtime may be gone.
+pub struct ClWork(cl_event);
+
+// SAFETY: OpenCL objects may be used and released from any thread (OpenCL 1.1+: every
+// API call is thread-safe except clSetKernelArg, which this does not call).
+unsafe impl Send for ClWork {}
+// SAFETY: as above; shared references only query and wait.
+unsafe impl Sync for ClWork {}
 
 impl ClWork {
+    /// Takes the event out of `event` (released by this value from now on).
+    pub(super) fn adopt(event: opencl3::event::Event) -> ClWork {
+        let event = std::mem::ManuallyDrop::new(event);
+        ClWork(event.get())
+    }
+
     /// The `cl_event` (valid while this lives).
     pub fn event(&self) -> cl_event {
-        self.0.get()
+        self.0
+    }
+}
+
+impl Drop for ClWork {
+    fn drop(&mut self) {
+        if crate::core::shutdown::is_shutting_down() {
+            return;
+        }
+        // SAFETY: the event this value owns, released once, here.
+        let _ = unsafe { release_event(self.0) };
     }
 }
 
 impl NativeWork for ClWork {
     fn poll(&self) -> bool {
-        self.0
-            .command_execution_status()
-            .is_ok_and(|s| s.0 == opencl3::event::CL_COMPLETE)
+        opencl3::event::get_event_info(self.0, opencl3::event::CL_EVENT_COMMAND_EXECUTION_STATUS)
+            .is_ok_and(|s| cl_int::from(s) == opencl3::event::CL_COMPLETE)
     }
 
     fn block(&self) -> Result<()> {
-        self.0
-            .wait()
-            .map_err(|e| Error::Invalid(format!("waiting for an OpenCL command: {e}")))
+        wait_for_events(&[self.0]).map_err(|code| {
+            Error::Invalid(format!(
+                "waiting for an OpenCL command: clWaitForEvents returned {code}"
+            ))
+        })
     }
 
     fn is_queue_ordered(&self) -> bool {
@@ -61,15 +88,7 @@ impl OpenClDevice {
         // host access is a plain pointer (OpenMP's initial device, SYCL USM of a CPU
         // device). The runtime reads or writes it on its own queue, as its own copy
         // would (on a CPU device with its own threads, not a locus worker's).
-        let host = |m: &Memory| match m.native() {
-            Native::Host { ptr } if m.location() == Location::Host => Some(*ptr),
-            Native::OpenMp { ptr, .. } | Native::Sycl { ptr, .. }
-                if m.host_access() == HostAccess::Pointer =>
-            {
-                Some(ptr.cast::<u8>())
-            }
-            _ => None,
-        };
+        let host = |m: &Memory| m.host_pointer();
         let (call, enqueue): (&'static str, Enqueue) = match (src.native(), dst.native()) {
             (Native::OpenCl { mem: s, offset: so }, Native::OpenCl { mem: d, offset: d0 })
                 if mine(src) && mine(dst) && !src.overlaps(src_offset, dst, dst_offset, len) =>
@@ -141,8 +160,6 @@ impl OpenClDevice {
         }
         .map_err(|code| self.fail(call, code))?;
         let _ = opencl3::command_queue::flush(queue);
-        Ok(Some(Completion::new(ClWork(opencl3::event::Event::new(
-            event,
-        )))))
+        Ok(Some(Completion::new(ClWork(event))))
     }
 }

@@ -272,10 +272,25 @@ pub struct DpctlApi {
     ) -> DPCTLSyclEventRef,
     pub DPCTLmalloc_shared:
         unsafe extern "C" fn(size: size_t, QRef: DPCTLSyclQueueRef) -> DPCTLSyclUSMRef,
+    pub DPCTLaligned_alloc_shared: unsafe extern "C" fn(
+        alignment: size_t,
+        size: size_t,
+        QRef: DPCTLSyclQueueRef,
+    ) -> DPCTLSyclUSMRef,
     pub DPCTLmalloc_host:
         unsafe extern "C" fn(size: size_t, QRef: DPCTLSyclQueueRef) -> DPCTLSyclUSMRef,
+    pub DPCTLaligned_alloc_host: unsafe extern "C" fn(
+        alignment: size_t,
+        size: size_t,
+        QRef: DPCTLSyclQueueRef,
+    ) -> DPCTLSyclUSMRef,
     pub DPCTLmalloc_device:
         unsafe extern "C" fn(size: size_t, QRef: DPCTLSyclQueueRef) -> DPCTLSyclUSMRef,
+    pub DPCTLaligned_alloc_device: unsafe extern "C" fn(
+        alignment: size_t,
+        size: size_t,
+        QRef: DPCTLSyclQueueRef,
+    ) -> DPCTLSyclUSMRef,
     pub DPCTLfree_with_queue: unsafe extern "C" fn(MRef: DPCTLSyclUSMRef, QRef: DPCTLSyclQueueRef),
     pub DPCTLUSM_GetPointerType:
         unsafe extern "C" fn(MRef: DPCTLSyclUSMRef, CRef: DPCTLSyclContextRef) -> DPCTLSyclUSMType,
@@ -361,8 +376,17 @@ impl DpctlApi {
         let DPCTLQueue_Fill32 = __library.get(b"DPCTLQueue_Fill32\0").map(|sym| *sym)?;
         let DPCTLQueue_Fill64 = __library.get(b"DPCTLQueue_Fill64\0").map(|sym| *sym)?;
         let DPCTLmalloc_shared = __library.get(b"DPCTLmalloc_shared\0").map(|sym| *sym)?;
+        let DPCTLaligned_alloc_shared = __library
+            .get(b"DPCTLaligned_alloc_shared\0")
+            .map(|sym| *sym)?;
         let DPCTLmalloc_host = __library.get(b"DPCTLmalloc_host\0").map(|sym| *sym)?;
+        let DPCTLaligned_alloc_host = __library
+            .get(b"DPCTLaligned_alloc_host\0")
+            .map(|sym| *sym)?;
         let DPCTLmalloc_device = __library.get(b"DPCTLmalloc_device\0").map(|sym| *sym)?;
+        let DPCTLaligned_alloc_device = __library
+            .get(b"DPCTLaligned_alloc_device\0")
+            .map(|sym| *sym)?;
         let DPCTLfree_with_queue = __library.get(b"DPCTLfree_with_queue\0").map(|sym| *sym)?;
         let DPCTLUSM_GetPointerType = __library
             .get(b"DPCTLUSM_GetPointerType\0")
@@ -414,8 +438,11 @@ impl DpctlApi {
             DPCTLQueue_Fill32,
             DPCTLQueue_Fill64,
             DPCTLmalloc_shared,
+            DPCTLaligned_alloc_shared,
             DPCTLmalloc_host,
+            DPCTLaligned_alloc_host,
             DPCTLmalloc_device,
+            DPCTLaligned_alloc_device,
             DPCTLfree_with_queue,
             DPCTLUSM_GetPointerType,
             DPCTLKernelBundle_CreateFromOCLSource,
@@ -621,6 +648,14 @@ impl DpctlApi {
     ) -> DPCTLSyclUSMRef {
         (self.DPCTLmalloc_shared)(size, QRef)
     }
+    pub unsafe fn DPCTLaligned_alloc_shared(
+        &self,
+        alignment: size_t,
+        size: size_t,
+        QRef: DPCTLSyclQueueRef,
+    ) -> DPCTLSyclUSMRef {
+        (self.DPCTLaligned_alloc_shared)(alignment, size, QRef)
+    }
     pub unsafe fn DPCTLmalloc_host(
         &self,
         size: size_t,
@@ -628,12 +663,28 @@ impl DpctlApi {
     ) -> DPCTLSyclUSMRef {
         (self.DPCTLmalloc_host)(size, QRef)
     }
+    pub unsafe fn DPCTLaligned_alloc_host(
+        &self,
+        alignment: size_t,
+        size: size_t,
+        QRef: DPCTLSyclQueueRef,
+    ) -> DPCTLSyclUSMRef {
+        (self.DPCTLaligned_alloc_host)(alignment, size, QRef)
+    }
     pub unsafe fn DPCTLmalloc_device(
         &self,
         size: size_t,
         QRef: DPCTLSyclQueueRef,
     ) -> DPCTLSyclUSMRef {
         (self.DPCTLmalloc_device)(size, QRef)
+    }
+    pub unsafe fn DPCTLaligned_alloc_device(
+        &self,
+        alignment: size_t,
+        size: size_t,
+        QRef: DPCTLSyclQueueRef,
+    ) -> DPCTLSyclUSMRef {
+        (self.DPCTLaligned_alloc_device)(alignment, size, QRef)
     }
     pub unsafe fn DPCTLfree_with_queue(
         &self,

@@ -40,9 +40,9 @@ fn handle<T>(call: &'static str, handle: *mut T) -> Result<*mut T, SyclError> {
 /// The allocation call for a USM kind.
 pub fn malloc_call(kind: UsmKind) -> &'static str {
     match kind {
-        UsmKind::Device => "DPCTLmalloc_device",
-        UsmKind::Shared => "DPCTLmalloc_shared",
-        UsmKind::Host => "DPCTLmalloc_host",
+        UsmKind::Device => "DPCTLaligned_alloc_device",
+        UsmKind::Shared => "DPCTLaligned_alloc_shared",
+        UsmKind::Host => "DPCTLaligned_alloc_host",
     }
 }
 
@@ -58,12 +58,15 @@ pub unsafe fn malloc(
     size: usize,
 ) -> Result<*mut u8, SyclError> {
     let size = size as size_t;
+    // Every locus allocation starts at a multiple of ALIGNMENT (plain `malloc_device`
+    // gives the runtime's own, smaller, alignment).
+    let align = crate::core::device::ALIGNMENT as size_t;
     // SAFETY: per the caller's contract; NULL is returned on failure.
     let ptr = unsafe {
         match kind {
-            UsmKind::Device => api.DPCTLmalloc_device(size, queue),
-            UsmKind::Shared => api.DPCTLmalloc_shared(size, queue),
-            UsmKind::Host => api.DPCTLmalloc_host(size, queue),
+            UsmKind::Device => api.DPCTLaligned_alloc_device(align, size, queue),
+            UsmKind::Shared => api.DPCTLaligned_alloc_shared(align, size, queue),
+            UsmKind::Host => api.DPCTLaligned_alloc_host(align, size, queue),
         }
     };
     handle(malloc_call(kind), ptr).map(|p| p.cast())

@@ -38,6 +38,10 @@ impl NativeWork for SyclWork {
 
 impl Drop for SyclWork {
     fn drop(&mut self) {
+        // The runtime may be gone once the process is exiting: the event is left to it.
+        if crate::core::shutdown::is_shutting_down() {
+            return;
+        }
         // SAFETY: a live event from a submission, deleted once, here. Dropped only after
         // the holding `Completion` waited (SYCL work is not queue-ordered).
         unsafe { self.api.DPCTLEvent_Delete(self.event) };
@@ -58,23 +62,15 @@ impl SyclDevice {
         len: usize,
         after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
+        // USM of this device's context, and memory host code reaches by pointer (the
+        // host's, OpenMP's initial device's, ...): memcpy takes it as host memory.
         let sycl_location = match (src.native(), dst.native()) {
             (Native::Sycl { .. }, Native::Sycl { .. }) if src.location() == dst.location() => {
                 src.location()
             }
-            (Native::Sycl { .. }, Native::Host { .. }) => src.location(),
-            (Native::Host { .. }, Native::Sycl { .. }) => dst.location(),
-            // OpenMP initial-device memory is host memory: memcpy takes it as such.
-            (Native::Sycl { .. }, Native::OpenMp { .. })
-                if dst.host_access() == HostAccess::Pointer =>
-            {
-                src.location()
-            }
-            (Native::OpenMp { .. }, Native::Sycl { .. })
-                if src.host_access() == HostAccess::Pointer =>
-            {
-                dst.location()
-            }
+            (Native::Sycl { .. }, Native::Sycl { .. }) => return Ok(None),
+            (Native::Sycl { .. }, _) if dst.host_pointer().is_some() => src.location(),
+            (_, Native::Sycl { .. }) if src.host_pointer().is_some() => dst.location(),
             _ => return Ok(None),
         };
         if sycl_location != self.location || src.overlaps(src_offset, dst, dst_offset, len) {
@@ -83,10 +79,7 @@ impl SyclDevice {
         let address = |m: &Memory, offset: usize| -> *mut u8 {
             let base = match m.native() {
                 Native::Sycl { ptr, .. } => *ptr,
-                Native::Host { ptr } => *ptr,
-                Native::OpenMp { ptr, .. } => ptr.cast(),
-                #[allow(unreachable_patterns)]
-                _ => ptr::null_mut(),
+                _ => m.host_pointer().unwrap_or(ptr::null_mut()),
             };
             base.wrapping_add(offset)
         };

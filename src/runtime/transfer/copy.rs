@@ -100,6 +100,8 @@ pub(crate) fn copy(
 ) -> Result<Route> {
     src.check("copy source", src_offset, len)?;
     dst.check("copy destination", dst_offset, len)?;
+    src.settle_before_host_use()?;
+    dst.settle_before_host_use()?;
     let matrix = registry().matrix();
     let (a, b) = (Endpoint::of(src), Endpoint::of(dst));
     let none = |what: String| {
@@ -121,7 +123,7 @@ pub(crate) fn copy(
         if overlapping {
             // Backends' device copies reject overlap (clEnqueueCopyBuffer); go through a
             // host copy of the range instead.
-            let mut tmp = vec![0u8; len];
+            let mut tmp = crate::core::host_memory::zeroed_vec::<u8>(len, "an overlapping copy")?;
             src.read(src_offset, &mut tmp)?;
             dst.write(dst_offset, &tmp)?;
         } else {

@@ -9,10 +9,15 @@ use crate::core::tally::Tally;
 /// thread to count in it does so with plain loads and stores (no atomic
 /// read-modify-write on a 4 KiB copy's path), others with atomic adds; readings sum
 /// both.
+///
+/// The counters live on the heap: their cache lines are 64-byte aligned, and a type
+/// that embeds them inline (a [`Buffer`](crate::Buffer)) would inherit that alignment,
+/// which memory from allocators that promise less (Python's, for an object holding a
+/// buffer) does not give.
 #[derive(Default)]
 pub struct TransferStats {
     /// Calls per route kind at `kind`, bytes at `5 + kind`.
-    counts: Tally<10>,
+    counts: Box<Tally<10>>,
 }
 
 impl std::fmt::Debug for TransferStats {

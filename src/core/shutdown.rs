@@ -1,0 +1,108 @@
+//! The end of the process: work locus runs in the background (copies on worker threads,
+//! the reaper and the releaser) is counted while it runs, and when the process exits
+//! (`main` returns, `std::process::exit`, the interpreter ends) a C `atexit` handler,
+//! registered when the registry is first made (after every runtime was loaded), waits for
+//! it before the runtimes' own destructors run. Work still running after the wait (gated
+//! on a user event nobody fires) is abandoned: from then on locus makes no call that
+//! releases a native object ([`is_shutting_down`]), so nothing touches a runtime that is
+//! shutting down, and no background thread panics.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static IDLE: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
+
+/// True once the process is exiting: backends then leave native objects (events,
+/// buffers) to the process's end instead of releasing them through a runtime that may
+/// already be gone.
+pub fn is_shutting_down() -> bool {
+    SHUTTING_DOWN.load(Ordering::Acquire)
+}
+
+/// Counts one piece of background work while it lives (made when the work is queued,
+/// dropped when it ends, ran or not).
+pub(crate) struct InFlight(());
+
+impl InFlight {
+    pub(crate) fn new() -> InFlight {
+        IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
+        InFlight(())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if IN_FLIGHT.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _guard = IDLE.0.lock().unwrap_or_else(|e| e.into_inner());
+            IDLE.1.notify_all();
+        }
+    }
+}
+
+/// Waits until no background work is running, for at most `limit`; true when none is.
+pub(crate) fn wait_idle(limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    let mut guard = IDLE.0.lock().unwrap_or_else(|e| e.into_inner());
+    while IN_FLIGHT.load(Ordering::Acquire) > 0 {
+        let now = Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        guard = match IDLE.1.wait_timeout(guard, deadline - now) {
+            Ok((g, _)) => g,
+            Err(e) => e.into_inner().0,
+        };
+    }
+    true
+}
+
+/// How long the exit handler waits for background work: `LOCUS_EXIT_WAIT_S` seconds,
+/// else 10.
+fn exit_wait() -> Duration {
+    let seconds = std::env::var("LOCUS_EXIT_WAIT_S")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .unwrap_or(10.0);
+    Duration::from_secs_f64(seconds)
+}
+
+extern "C" fn at_exit() {
+    // Nothing may unwind out of an `extern "C"` function: a panic here is caught and
+    // the process goes on ending.
+    let _ = std::panic::catch_unwind(|| {
+        wait_idle(exit_wait());
+        SHUTTING_DOWN.store(true, Ordering::Release);
+    });
+}
+
+/// Registers the exit handler, once. Called after the runtimes are loaded, so that it
+/// runs before their destructors (`atexit` handlers run in reverse order of
+/// registration, and before the libraries' own destructors).
+pub(crate) fn register_exit_handler() {
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    REGISTERED.call_once(|| {
+        // SAFETY: `at_exit` is a plain `extern "C" fn()` that never unwinds.
+        unsafe { libc::atexit(at_exit) };
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_waits_for_work_in_flight_and_gives_up_at_its_limit() {
+        let work = InFlight::new();
+        assert!(!wait_idle(Duration::from_millis(20)), "work in flight");
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            drop(work);
+        });
+        assert!(wait_idle(Duration::from_secs(10)));
+        t.join().unwrap();
+    }
+}

@@ -188,11 +188,8 @@ fn copies_with_memory_at_a_host_address_are_the_runtimes_own_where_planned() {
 #[test]
 fn opencl_copies_are_native_and_ordered() {
     let _serial = common::serial();
-    let Some(l) = locus::available()
-        .into_iter()
-        .find(|l| l.technology() == locus::Technology::OpenCl)
-    else {
-        return;
+    let Some(l) = common::location("opencl:0") else {
+        return; // SKIPPED, with the reason, by `common::location`
     };
     let n = 8 * MIB;
     let data = common::pattern_u8(n, 3);

@@ -306,6 +306,12 @@ pub fn dropping_frees(l: Location) {
         let _mirror = mirror::connect(&Arc::new(m), 128, Location::Host, 0).unwrap();
         assert!(live(l) > before);
     }
+    // The drop does not wait for the moves still in flight (stream order): each
+    // replica's memory goes once they are done, on locus's releaser thread.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while live(l) != before && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
     assert_eq!(live(l), before, "every allocation at {l} was freed");
 }
 

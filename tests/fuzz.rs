@@ -150,10 +150,14 @@ fn fuzz(target: &str, parse: impl Fn(&str) -> String) {
         .filter_map(|entry| std::fs::read(entry.ok()?.path()).ok())
         .collect();
     assert!(!pool.is_empty(), "the corpus {} is empty", dir.display());
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
+    // A fixed seed, printed, so that a failure replays: LOCUS_FUZZ_SEED sets another
+    // (the wall clock made every run different and none replayable).
+    let seed = std::env::var("LOCUS_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(0x1dea_5eed_2026_1126)
         | 1;
+    println!("FUZZ {target}: seed {seed} (LOCUS_FUZZ_SEED={seed} replays it)");
     let mut rng = Rng(seed);
     let mut seen = HashSet::new();
     let current = Arc::new(Mutex::new(Vec::new()));

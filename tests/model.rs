@@ -126,6 +126,12 @@ fn model_covers_every_required_location() {
         "the model test runs over {} (and every pair of them)",
         names.join(", ")
     );
+    // Every location LOCUS_REQUIRE names is among them (`common::location` fails the
+    // test for a required one that is missing), and there is a pair to test.
+    assert!(
+        names.len() > 1 || required.is_empty(),
+        "LOCUS_REQUIRE={required} but only {names:?} here: the model would test no pair"
+    );
 }
 
 /// One asynchronous copy on the queue: between two of the memories (never one to

@@ -164,6 +164,7 @@ mpi_test!(
             return;
         };
         if !locations().contains(&gpu) {
+            eprintln!("SKIPPED: no webgpu:0 here");
             return;
         }
         for n in [1, 1000, (1 << 18) + 3] {

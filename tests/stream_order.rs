@@ -213,3 +213,54 @@ fn a_synchronous_write_to_a_block_reused_on_its_queue_waits_for_the_queue_s_work
     );
     drop(again);
 }
+
+/// Dropping a buffer never blocks: its memory goes back in stream order once the moves
+/// in flight on it are done. A move between two locations (every pair that makes a
+/// replica), held back by a user event: on the code before, the drop waited for the
+/// event (it blocked until the gate opened; `returns_promptly` timed out). The replica
+/// is freed once the gate opens.
+#[test]
+fn dropping_a_buffer_with_a_move_in_flight_returns_at_once_and_frees_after_it() {
+    let _serial = common::serial();
+    let named = [
+        "host", "openmp:0", "opencl:0", "opencl:1", "sycl:0", "webgpu:0",
+    ];
+    let here: Vec<Location> = named.iter().filter_map(|t| common::location(t)).collect();
+    let mut tested = 0;
+    for &home in &here {
+        for &to in &here {
+            let device = locus::registry().device(to).unwrap();
+            let live_before = device.live_allocations();
+            let b = locus::Buffer::filled(home, 1 << 18, 1.5f32).unwrap();
+            let (gate, open) = Event::user();
+            b.order_after(&gate);
+            b.prefetch(to).unwrap();
+            if b.replicas().len() == 1 {
+                // Served in place: nothing moves.
+                open.complete();
+                continue;
+            }
+            tested += 1;
+            assert!(
+                returns_promptly(move || drop(b)),
+                "{home} -> {to}: the drop waited"
+            );
+            assert!(
+                device.live_allocations() > live_before,
+                "{home} -> {to}: not freed under the move"
+            );
+            open.complete();
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while device.live_allocations() != live_before && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert_eq!(
+                device.live_allocations(),
+                live_before,
+                "{home} -> {to}: freed after the move"
+            );
+        }
+    }
+    println!("{tested} pairs made a replica");
+    assert!(tested > 0, "no pair of locations here makes a replica");
+}

@@ -12,6 +12,7 @@ is still unwound through Rust frames, which aborts. `LOCUS_TEST_DAEMON_EXIT=1` r
 
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import locus
@@ -60,11 +61,14 @@ DAEMON = textwrap.dedent(
 def _runs(script, env_how, runs):
     failed = []
     for i in range(runs):
+        # From another directory: the source tree's `locus` (no compiled part when the
+        # wheel is installed) must not shadow the installed package.
         run = subprocess.run(
             [sys.executable, "-c", script],
             capture_output=True,
             text=True,
             timeout=120,
+            cwd=tempfile.gettempdir(),
             env={**__import__("os").environ, "HOW": env_how},
         )
         if run.returncode != 0 or ("started" not in run.stdout and "ending" not in run.stdout):

@@ -6,6 +6,7 @@ import ctypes
 import random
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import numpy as np
@@ -190,6 +191,9 @@ def test_to_list_beyond_host_memory_is_a_memory_error_not_an_abort():
             print("MemoryError:", e)
         """
     )
-    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    # From another directory: the source tree's `locus` must not shadow the installed one.
+    run = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=120, cwd=tempfile.gettempdir()
+    )
     assert run.returncode == 0, (run.returncode, run.stdout, run.stderr[-2000:])
     assert "MemoryError:" in run.stdout, run.stdout

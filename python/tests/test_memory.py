@@ -104,3 +104,33 @@ def test_a_forced_route_and_the_process_counters(location):
     with pytest.raises(ValueError, match="the kinds are"):
         src.copy_to(dst, n, via="teleport")
     assert all(len(p) == 3 for p in locus.registered_paths())
+
+
+def test_mirrors_at_pairs_that_are_not_in_place_move_the_way_umem_says():
+    # The test above connects to the host only, where every location here is reached in
+    # place, so a mirror whose sync and update ran the wrong way would still pass. Here:
+    # every pair whose paired memory is a real copy (OpenCL devices in separate
+    # contexts, WebGPU and the rest where they do not reach each other).
+    data = np.arange(10, dtype=np.float64)
+    pairs = [
+        (a, b)
+        for a in locus.available()
+        for b in locus.available()
+        if a != b and not locus.Memory(a, 8).is_accessible_from(b)
+    ]
+    assert pairs, "no pair of locations here that is not in place"
+    for a, b in pairs:
+        source = locus.Memory(a, 80)
+        source.write(np.full(10, -1.0))
+        mirror = source.connect(80, b, 0)
+        assert not mirror.in_place and mirror.location == b, (a, b)
+        paired = lambda: np.frombuffer(mirror.memory.read(), dtype=np.float64).tolist()  # noqa: E731
+        assert paired() == [-1.0] * 10, (a, b, "connect fills the paired memory from the source")
+        mirror.memory.write(data)
+        mirror.sync(40)  # pushes 40 bytes of the paired memory to the source, not back
+        assert np.frombuffer(source.read(), dtype=np.float64).tolist() == data[:5].tolist() + [-1.0] * 5, (a, b)
+        assert paired() == data.tolist(), (a, b, "sync left the paired memory as it was")
+        source.write(data**2)
+        mirror.update()  # pulls the source into the paired memory
+        assert paired() == (data**2).tolist(), (a, b)
+        mirror.disconnect()

@@ -85,3 +85,29 @@ def test_a_users_event_orders_later_reads():
     threading.Timer(0.1, trigger.complete).start()
     assert b.to_list() == [1, 1, 1, 1]  # waited for the gate, the GIL released
     assert gate.is_complete()
+
+
+def test_deleting_a_buffer_with_a_move_in_flight_returns_at_once():
+    # On the code before, `del b` waited for the gated move (RMM's device_uvector and
+    # HAMR's asynchronous buffers give memory back in stream order instead).
+    import threading
+
+    others = [l for l in locus.available() if l != "host"]
+    assert others, "SKIPPED: the host only"
+    for location in others:
+        b = locus.Buffer("host", 1 << 18, dtype="float32", fill=1.5)
+        gate, trigger = locus.Event.user()
+        b.order_after(gate)
+        b.prefetch(location)
+        done = threading.Event()
+
+        def drop():
+            nonlocal b
+            del b
+            done.set()
+
+        t = threading.Thread(target=drop)
+        t.start()
+        assert done.wait(5), f"{location}: deleting the buffer waited for the gated move"
+        trigger.complete()
+        t.join()

@@ -709,11 +709,30 @@ impl<T: Pod> Buffer<T> {
 }
 
 impl<T: Pod> Drop for Buffer<T> {
-    /// Waits for the moves in flight (as `cudaFree` waits for the device), so that the
-    /// memory is given back when the buffer goes; a failed move has no one left to tell.
+    /// Never blocks: each replica's memory goes back to its resource (or its device) in
+    /// stream order, once the moves in flight on it are done (RMM's `device_uvector`,
+    /// HAMR's asynchronous buffers). A replica with none goes at once. A failed move has
+    /// no one left to tell.
     fn drop(&mut self) {
-        let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
-        let _ = pending::settle_all(replicas);
+        let replicas = std::mem::take(self.replicas.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for replica in replicas {
+            let mut running = replica
+                .pending
+                .into_iter()
+                .map(|p| p.event)
+                .filter(|e| !e.is_complete());
+            let Some(first) = running.next() else {
+                continue;
+            };
+            let rest: Vec<Event> = running.collect();
+            let memory = replica.memory;
+            crate::runtime::event::when_done(first, move || {
+                for e in rest {
+                    let _ = e.wait();
+                }
+                drop(memory);
+            });
+        }
     }
 }
 

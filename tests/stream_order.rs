@@ -264,3 +264,93 @@ fn dropping_a_buffer_with_a_move_in_flight_returns_at_once_and_frees_after_it() 
     println!("{tested} pairs made a replica");
     assert!(tested > 0, "no pair of locations here makes a replica");
 }
+
+/// A block another queue's gated work still uses: an allocation on a second queue gets
+/// it at once, with that queue's work (and a synchronous use) ordered after the work, as
+/// RMM's stream-ordered pool does (`cudaStreamWaitEvent`, no host wait). On the code
+/// before, the allocation waited on the host until the gate opened (more than 3 s in
+/// the run; here it would never return, since the test opens the gate after).
+#[test]
+fn a_block_pending_on_another_queue_is_handed_out_at_once_and_ordered_after_its_work() {
+    let _serial = common::serial();
+    let host = Location::Host;
+    let pool: Arc<dyn MemoryResource> =
+        Arc::new(Pool::new(resource::upstream(host).unwrap(), MIB, MIB));
+    let (queue_a, queue_b) = (Queue::new(), Queue::new());
+    let x = Arc::new(Memory::from_resource_on(&pool, MIB, queue_a).unwrap());
+    x.write(0, &vec![7u8; MIB]).unwrap();
+    let y = Arc::new(Memory::new(host, MIB).unwrap());
+    let (gate, open) = Event::user();
+    let work = x.copy_to_async_on(queue_a, 0, &y, 0, MIB, &[gate]).unwrap();
+    let key = x.native().key();
+    x.release_after(queue_a, work.clone()).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let p = Arc::clone(&pool);
+    std::thread::spawn(move || {
+        let _ = tx.send(Memory::from_resource_on(&p, MIB, queue_b));
+    });
+    let on_b = rx
+        .recv_timeout(Duration::from_secs(1))
+        .expect("the allocation on queue B waited for queue A's gated work")
+        .unwrap();
+    assert_eq!(
+        on_b.native().key(),
+        key,
+        "the pending block, handed to queue B"
+    );
+    assert!(!work.is_complete());
+    // A synchronous write by B's owner waits for A's work; so does B's queued work.
+    let writer = std::thread::spawn(move || on_b.write(0, &vec![0xffu8; MIB]).map(|_| on_b));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!writer.is_finished(), "the write waited for queue A's work");
+    open.complete();
+    let on_b = writer.join().unwrap().unwrap();
+    let mut seen = vec![0u8; MIB];
+    y.read(0, &mut seen).unwrap();
+    assert!(
+        seen.iter().all(|&b| b == 7),
+        "queue A's copy read the old bytes"
+    );
+    drop(on_b);
+}
+
+/// Two queues whose work is gated on user events that the other side opens after its
+/// own allocation: with the pool at its maximum, each allocation takes the block the
+/// other queue's work still uses (ordered after it) and returns, so both gates open.
+/// On the code before, each allocation host-waited for every pending event: a deadlock.
+#[test]
+fn two_queues_gated_on_each_other_s_user_events_do_not_deadlock() {
+    let _serial = common::serial();
+    let host = Location::Host;
+    let pool: Arc<dyn MemoryResource> =
+        Arc::new(Pool::new(resource::upstream(host).unwrap(), MIB, 2 * MIB));
+    let (queue_a, queue_b) = (Queue::new(), Queue::new());
+    let sink = Arc::new(Memory::new(host, MIB).unwrap());
+    let mut gates = Vec::new();
+    for queue in [queue_a, queue_b] {
+        let m = Arc::new(Memory::from_resource_on(&pool, MIB, queue).unwrap());
+        let (gate, open) = Event::user();
+        let work = m
+            .copy_to_async_on(queue, 0, &sink, 0, MIB, &[gate])
+            .unwrap();
+        m.release_after(queue, work).unwrap();
+        gates.push(open);
+    }
+    let open_b = gates.pop().unwrap();
+    let open_a = gates.pop().unwrap();
+    let (tx, rx) = mpsc::channel();
+    for open in [open_b, open_a] {
+        let (p, tx) = (Arc::clone(&pool), tx.clone());
+        std::thread::spawn(move || {
+            let got = Memory::from_resource_on(&p, MIB, Queue::new());
+            open.complete(); // the other side's gate, opened only after this allocation
+            let _ = tx.send(got.map(|m| m.len()));
+        });
+    }
+    for _ in 0..2 {
+        let got = rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("an allocation waited on a gate only the other allocation opens");
+        assert_eq!(got.unwrap(), MIB);
+    }
+}

@@ -146,23 +146,36 @@ fn reap(completion: Arc<Completion>, keep: Vec<Arc<Memory>>) {
 }
 
 /// Runs `job` once `event` is done (whatever its outcome), without waiting here: now
-/// when the event is complete, else on the releaser thread, which waits for the events
-/// in the order they came (a thread of its own, so that a user's gated event never
-/// holds back the reaper). Resources give memory back through it when work still uses
-/// it (stream-ordered release that never blocks the caller).
+/// when the event is complete, else on a releaser thread of its own (so that a user's
+/// gated event holds back neither the reaper nor any other release). Resources and
+/// dropped buffers give memory back through it when work still uses it (stream-ordered
+/// release that never blocks the caller).
 pub(crate) fn when_done(event: Event, job: impl FnOnce() + Send + 'static) {
     if event.is_complete() {
         return job();
     }
-    static RELEASER: Background = OnceLock::new();
-    in_background(
-        &RELEASER,
-        "locus-releaser",
-        Box::new(move || {
-            let _ = event.wait();
+    // A thread per job: jobs complete in whatever order their events do (one slow or
+    // gated event holds back no other release). Where no thread can be started, here.
+    let in_flight = crate::core::shutdown::InFlight::new();
+    let job = Arc::new(Mutex::new(Some(move || {
+        let _ = event.wait();
+        job();
+        drop(in_flight);
+    })));
+    let take = |job: &Mutex<Option<_>>| job.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let theirs = Arc::clone(&job);
+    let started = std::thread::Builder::new()
+        .name("locus-releaser".into())
+        .spawn(move || {
+            if let Some(job) = take(&theirs) {
+                job();
+            }
+        });
+    if started.is_err() {
+        if let Some(job) = take(&job) {
             job();
-        }),
-    );
+        }
+    }
 }
 
 type Signal = Arc<(Mutex<Option<Result<(), String>>>, Condvar)>;
@@ -233,6 +246,35 @@ impl Event {
                 })
             },
         }
+    }
+
+    /// An event that completes once every one of `events` has, failing with the first
+    /// failure, without a wait here (done at once when they all are; otherwise one of
+    /// locus's threads waits for them): what a queue's later work is ordered after.
+    pub fn all(events: &[Event]) -> Result<Event> {
+        let running: Vec<Event> = events
+            .iter()
+            .filter(|e| !e.is_complete())
+            .cloned()
+            .collect();
+        if running.is_empty() {
+            return match events.iter().map(Event::wait).fold(Ok(()), Result::and) {
+                Ok(()) => Ok(Event::done()),
+                Err(e) => {
+                    let (event, trigger) = Event::user();
+                    trigger.fail(e.to_string());
+                    Ok(event)
+                }
+            };
+        }
+        let (event, trigger) = Event::user();
+        crate::runtime::worker::run_waiting(move || {
+            match running.iter().map(Event::wait).fold(Ok(()), Result::and) {
+                Ok(()) => trigger.complete(),
+                Err(e) => trigger.fail(e.to_string()),
+            }
+        })?;
+        Ok(event)
     }
 
     /// An event that completes when its trigger fires (as OpenCL's user events): for

@@ -67,6 +67,8 @@ struct State {
     heads: Vec<u32>,
     bitmap: [u64; CLASSES / 64],
     pending: Vec<Pending>,
+    /// Ranges handed out that earlier work may still use (taken while pending).
+    busy: Vec<Pending>,
     live: usize,
     held: usize,
 }
@@ -231,31 +233,6 @@ impl State {
         }
         self.spare.push(b);
     }
-
-    /// A pending range of `queue` that holds `need` (the smallest); its remainder
-    /// stays pending with the same event. Also returns the event when the whole range
-    /// was taken: the caller drops it after letting go of the pool's lock.
-    fn take_pending_of(&mut self, queue: Queue, need: usize) -> Option<(u32, Option<Event>)> {
-        let k = self
-            .pending
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.queue == queue && self.ranges[p.range as usize].len >= need)
-            .min_by_key(|(_, p)| self.ranges[p.range as usize].len)
-            .map(|(k, _)| k)?;
-        let p = self.pending.swap_remove(k);
-        match self.split(p.range, need) {
-            Some(rest) => {
-                self.pending.push(Pending {
-                    range: rest,
-                    queue,
-                    event: p.event,
-                });
-                Some((p.range, None))
-            }
-            None => Some((p.range, Some(p.event))),
-        }
-    }
 }
 
 /// Coalescing best-fit sub-allocator over an upstream resource: grows by at least its
@@ -351,33 +328,6 @@ impl Pool {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Gives back every pending range whose work is done (`wait`: waits for all).
-    /// The events are asked without the pool's lock held (waiting, or memory their
-    /// completion lets go, must not stall or re-enter the pool), so the lock is given up
-    /// meanwhile and a new guard returned.
-    fn reclaim<'a>(
-        &'a self,
-        mut state: MutexGuard<'a, State>,
-        wait: bool,
-    ) -> MutexGuard<'a, State> {
-        if state.pending.is_empty() {
-            return state;
-        }
-        let pending = std::mem::take(&mut state.pending);
-        drop(state);
-        let (done, still): (Vec<Pending>, Vec<Pending>) = pending
-            .into_iter()
-            .partition(|p| p.event.is_complete() || (wait && p.event.wait().is_ok()));
-        let ranges: Vec<u32> = done.iter().map(|p| p.range).collect();
-        drop(done);
-        let mut state = self.lock();
-        for range in ranges {
-            state.give(range);
-        }
-        state.pending.extend(still);
-        state
     }
 
     /// `bytes` rounded up to the pool's alignment (at least one unit); an
@@ -532,23 +482,44 @@ impl Pool {
         // Memory pending on the same queue is reused at once (over-aligned requests
         // take free memory only: carving would free parts of a pending range).
         let pending = queue.filter(|_| over == 0);
-        if let Some((i, spent)) = pending.and_then(|q| state.take_pending_of(q, need)) {
-            let block = self.hand_out(&mut state, i, bytes);
-            drop(state);
-            drop(spent);
-            return block;
+        if let Some(q) = pending {
+            if let Some((i, event)) = state.take_pending(q, true, need) {
+                let block = self.hand_out(&mut state, i, bytes);
+                state.hand_out_busy(i, q, event);
+                return block;
+            }
         }
         state = self.reclaim(state, false);
-        // Best fit; failing that, memory still pending on another queue is waited for
-        // before the pool grows.
-        let mut found = state.find(search);
-        if found.is_none() && !state.pending.is_empty() {
-            state = self.reclaim(state, true);
-            found = state.find(search);
+        // Best fit; failing that (RMM's order), a range another queue's work still uses,
+        // with the new queue's work ordered after that work (no host wait); then growth;
+        // and only at the maximum with nothing else fitting, a host wait for the pending
+        // work (locus has user events: waiting first could wait on a gate that the
+        // caller itself would open later).
+        let found = state.find(search);
+        if found.is_none() {
+            if let Some(q) = pending {
+                if let Some((i, event)) = state.take_pending(q, false, need) {
+                    let block = self.hand_out(&mut state, i, bytes);
+                    state.hand_out_busy(i, q, event.clone());
+                    drop(state);
+                    pending::order_queue_after(q, event);
+                    return block;
+                }
+            }
         }
         let i = match found {
             Some(i) => i,
-            None => self.grow(&mut state, search)?,
+            None => match self.grow(&mut state, search) {
+                Ok(i) => i,
+                Err(e) if e.is_out_of_memory() && !state.pending.is_empty() => {
+                    state = self.reclaim(state, true);
+                    match state.find(search) {
+                        Some(i) => i,
+                        None => self.grow(&mut state, search)?,
+                    }
+                }
+                Err(e) => return Err(e),
+            },
         };
         state.take(i, search);
         let i = if over > 0 {
@@ -587,6 +558,11 @@ impl MemoryResource for Pool {
     fn deallocate_after(&self, block: Block, queue: Queue, event: Event) {
         let mut state = self.lock();
         if let Some(range) = self.take_back(&mut state, &block) {
+            // Free once this work is done, and the earlier work it was handed out under.
+            let event = match state.take_busy(range) {
+                Some(earlier) => Event::all(&[earlier.event, event.clone()]).unwrap_or(event),
+                None => event,
+            };
             state.pending.push(Pending {
                 range,
                 queue,
@@ -598,33 +574,16 @@ impl MemoryResource for Pool {
     fn deallocate(&self, block: Block) {
         let mut state = self.lock();
         if let Some(range) = self.take_back(&mut state, &block) {
-            state.give(range);
+            // Handed out while earlier work still used it: pending until that is done.
+            match state.take_busy(range) {
+                Some(earlier) if !earlier.event.is_complete() => state.pending.push(earlier),
+                _ => state.give(range),
+            }
         }
     }
 }
 
-impl Drop for Pool {
-    fn drop(&mut self) {
-        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        for p in std::mem::take(&mut state.pending) {
-            if p.event.wait().is_ok() {
-                state.give(p.range);
-            }
-        }
-        if state.live > 0 {
-            // Blocks still out keep their chunks: leak them rather than free memory in use.
-            eprintln!(
-                "locus: pool at {} dropped with {} blocks still allocated",
-                self.upstream.location(),
-                state.live
-            );
-            return;
-        }
-        for chunk in state.chunks.drain(..).flatten() {
-            self.upstream.deallocate(chunk.block);
-        }
-    }
-}
+mod pending;
 
 #[cfg(test)]
 mod tests;

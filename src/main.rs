@@ -508,8 +508,10 @@ fn replay(args: ReplayArgs) -> Result<ExitCode, String> {
     };
     let report = resource::replay(&log, target.as_ref()).map_err(|e| e.to_string())?;
     println!(
-        "replayed {} operations from {file} on {} ({}) in {:.3} ms; peak live {} bytes, peak footprint {} bytes ({:.2}x)",
+        "replayed {} operations ({} threads, {} streams) from {file} on {} ({}) in {:.3} ms; peak live {} bytes, peak footprint {} bytes ({:.2}x)",
         report.operations,
+        report.threads,
+        report.streams,
         location,
         target.describe(),
         report.seconds * 1e3,

@@ -848,3 +848,110 @@ fn four_100_byte_pool_blocks_at_every_location_are_256_byte_aligned() {
         }
     }
 }
+
+/// A locus log read with the column rules of RMM's own parser (`benchmarks/utilities/
+/// log_parser.hpp`, ported): `Thread` and `Size` read as `size_t`, `Pointer` as hex by
+/// `stoll` (a signed 64-bit number), `Stream` as an unsigned integer, `Time` as RMM's
+/// `HH:MM:SS.ffffff`, `Action` `allocate` or `free`; and every free pairs with an
+/// allocation by pointer, at every location. On the code before: `ThreadId(1)`, a time
+/// in nanoseconds and `0xobj+0xoff` pointers for OpenCL and WebGPU.
+#[test]
+fn a_locus_log_parses_under_rmm_s_column_rules_at_every_location() {
+    let _serial = common::serial();
+    let named = [
+        "host", "openmp:0", "opencl:0", "opencl:1", "sycl:0", "webgpu:0",
+    ];
+    for l in named.iter().filter_map(|t| common::location(t)) {
+        let path =
+            std::env::temp_dir().join(format!("locus-rmm-rules-{}-{l}.csv", std::process::id()));
+        let pool: Arc<dyn MemoryResource> =
+            Arc::new(Pool::new(resource::upstream(l).unwrap(), MIB, 8 * MIB));
+        let logging: Arc<dyn MemoryResource> =
+            Arc::new(resource::Logging::to_file(pool, &path).unwrap());
+        let queue = locus::Queue::new();
+        let blocks: Vec<Memory> = (1..6)
+            .map(|i| Memory::from_resource(&logging, i * 100).unwrap())
+            .collect();
+        let on_queue = Memory::from_resource_on(&logging, 4096, queue).unwrap();
+        drop(blocks);
+        drop(on_queue);
+        drop(logging);
+        let log = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let mut lines = log.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let (thread, time, action, pointer, size, stream) = (
+            col("Thread"),
+            col("Time"),
+            col("Action"),
+            col("Pointer"),
+            col("Size"),
+            col("Stream"),
+        );
+        let mut live = std::collections::HashSet::new();
+        let mut rows = 0;
+        for line in lines {
+            let f: Vec<&str> = line.split(',').collect();
+            f[thread]
+                .parse::<u64>()
+                .unwrap_or_else(|_| panic!("{l}: Thread `{}`", f[thread]));
+            let t = f[time];
+            let ok = t.len() == 15
+                && t.as_bytes()[2] == b':'
+                && t.as_bytes()[5] == b':'
+                && t.as_bytes()[8] == b'.'
+                && t.chars()
+                    .enumerate()
+                    .all(|(i, c)| [2, 5, 8].contains(&i) || c.is_ascii_digit());
+            assert!(ok, "{l}: Time `{t}` is not HH:MM:SS.ffffff");
+            let hex = f[pointer]
+                .strip_prefix("0x")
+                .unwrap_or_else(|| panic!("{l}: `{}`", f[pointer]));
+            let address = i64::from_str_radix(hex, 16)
+                .unwrap_or_else(|_| panic!("{l}: stoll cannot read Pointer `{}`", f[pointer]));
+            f[size].parse::<u64>().unwrap();
+            f[stream]
+                .parse::<u64>()
+                .unwrap_or_else(|_| panic!("{l}: Stream `{}`", f[stream]));
+            match f[action] {
+                "allocate" => assert!(live.insert(address), "{l}: {address:#x} allocated twice"),
+                "free" => assert!(live.remove(&address), "{l}: {address:#x} freed unallocated"),
+                other => panic!("{l}: Action `{other}`"),
+            }
+            rows += 1;
+        }
+        assert_eq!(rows, 12, "{l}: {log}");
+        assert!(live.is_empty(), "{l}: every block freed");
+    }
+}
+
+/// An RMM-written log with three threads and two streams besides the default replays
+/// as RMM's replay benchmark does: each thread's events on a thread of its own, in the
+/// log's order, the streams on queues of their own. On the code before, `Thread` and
+/// `Stream` were ignored (one thread, no queues).
+#[test]
+fn an_rmm_log_with_several_threads_and_streams_replays_on_each() {
+    let _serial = common::serial();
+    let rmm = "Thread,Time,Action,Pointer,Size,Stream\n\
+        140001,08:00:00.000100,allocate,0x7f0000001000,4096,0x0\n\
+        140002,08:00:00.000200,allocate,0x7f0000002000,1000,0x55d0c0de0010\n\
+        140003,08:00:00.000300,allocate,0x7f0000003000,300,0x55d0c0de0020\n\
+        140002,08:00:00.000400,free,0x7f0000001000,4096,0x55d0c0de0010\n\
+        140001,08:00:00.000500,allocate,0x7f0000001000,200,0x0\n\
+        140003,08:00:00.000600,free,0x7f0000002000,1000,0x55d0c0de0020\n\
+        140003,08:00:00.000700,allocate failure,0x0,99999999999,0x0\n";
+    let counted = Statistics::new(resource::upstream(Location::Host).unwrap());
+    let report = resource::replay(rmm, &counted).unwrap();
+    assert_eq!((report.threads, report.streams), (3, 2));
+    assert_eq!(report.operations, 6);
+    assert_eq!(
+        (
+            report.peak_live_bytes,
+            report.end_live_bytes,
+            report.end_live_count
+        ),
+        (5396, 500, 2)
+    );
+    assert_eq!(counted.totals().current_bytes, 0, "everything given back");
+}

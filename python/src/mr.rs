@@ -460,7 +460,9 @@ impl PyLogging {
             let upstream = Arc::clone(&upstream_mr.get().inner);
             let file = match log_file_name {
                 Some(name) => name,
-                None => std::env::var(resource::LOG_FILE_VARIABLE).unwrap_or_default(),
+                None => resource::log_file_from_env()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
             };
             let logging = if file.is_empty() {
                 Logging::from_env(upstream)
@@ -615,6 +617,8 @@ pub fn replay<'py>(
         out.set_item("peak_live_count", report.peak_live_count)?;
         out.set_item("end_live_bytes", report.end_live_bytes)?;
         out.set_item("end_live_count", report.end_live_count)?;
+        out.set_item("threads", report.threads)?;
+        out.set_item("streams", report.streams)?;
         Ok(out)
     })
 }

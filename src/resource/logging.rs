@@ -1,11 +1,9 @@
-//! [`Logging`]: a CSV line per allocation and free with RMM's columns (RMM's
-//! `logging_resource_adaptor`), and [`replay`], which replays such a log (or one RMM
-//! wrote) against any resource.
+//! [`Logging`]: a CSV line per allocation and free with RMM's columns and formats (RMM's
+//! `logging_resource_adaptor`); `replay.rs` replays such a log (or one RMM wrote).
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use super::{Block, MemoryResource};
 use crate::core::error::{Error, Result};
@@ -13,29 +11,38 @@ use crate::core::location::Location;
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
 
-/// The CSV header [`Logging`] writes first: RMM's six columns, then locus's `Id` (a
-/// number unique in the log, for pairing a free with its allocation on every
-/// technology) and `Location`.
+/// The CSV header [`Logging`] writes first: RMM's six columns, in RMM's formats (RMM's
+/// `log_parser.hpp` reads a locus log, and `locus replay` an RMM one), then locus's
+/// `Id` (a number unique in the log) and `Location`.
 ///
-/// - `Thread`: the thread that called; `Time`: nanoseconds since the adaptor was made;
+/// - `Thread`: the operating system's id of the calling thread (an integer, as RMM's
+///   `%t`); `Time`: the time of day (UTC) as `HH:MM:SS.ffffff`, as RMM's `%H:%M:%S.%f`;
 /// - `Action`: `allocate`, `allocate failure` or `free`;
-/// - `Pointer`: the block's address ([`Native::address`](crate::Native::address));
-///   for OpenCL and WebGPU, whose device addresses are not visible, the buffer object
-///   and the offset inside it (`0x<object>+0x<offset>`);
-/// - `Size`: bytes; `Stream`: the [`Queue`] the allocation or free was ordered on
-///   (0: none, like RMM's default stream).
+/// - `Pointer`: one hex address per block: the block's address
+///   ([`Native::address`](crate::Native::address)) where the technology has pointers;
+///   for OpenCL and WebGPU, whose blocks are parts of buffer objects with no visible
+///   address, a stand-in unique among the log's live blocks (`0x4...`, above every
+///   user-space address);
+/// - `Size`: bytes; `Stream`: the [`Queue`] the allocation or free was ordered on, as
+///   a decimal number (0: none, like RMM's default stream).
 pub const LOG_HEADER: &str = "Thread,Time,Action,Pointer,Size,Stream,Id,Location";
 
-/// The environment variable that names the log file of [`Logging::from_env`] (RMM's
-/// `RMM_LOG_FILE`).
-pub const LOG_FILE_VARIABLE: &str = "LOCUS_LOG_FILE";
+/// The environment variable that names the log file of [`Logging::from_env`], as in
+/// RMM; [`LOG_FILE_ALIAS`] is read when it is unset.
+pub const LOG_FILE_VARIABLE: &str = "RMM_LOG_FILE";
+
+/// locus's own name for [`LOG_FILE_VARIABLE`], kept as an alias.
+pub const LOG_FILE_ALIAS: &str = "LOCUS_LOG_FILE";
+
+/// Where the stand-in addresses of blocks without a visible address start (above every
+/// user-space address, below 2^63, which RMM's parser reads as a signed `long long`).
+const STAND_IN_BASE: u64 = 0x4000_0000_0000_0000;
 
 /// Writes a CSV line ([`LOG_HEADER`]) per allocation and free of the resource it wraps.
 /// `locus replay` replays such a file against any resource and location.
 pub struct Logging {
     inner: Arc<dyn MemoryResource>,
     out: Mutex<Box<dyn Write + Send>>,
-    start: Instant,
     ids: Mutex<LogIds>,
 }
 
@@ -50,7 +57,6 @@ impl Logging {
         Ok(Logging {
             inner,
             out: Mutex::new(out),
-            start: Instant::now(),
             ids: Mutex::new((0, HashMap::new())),
         })
     }
@@ -71,13 +77,13 @@ impl Logging {
         Logging::new(inner, Box::new(std::io::BufWriter::new(file)))
     }
 
-    /// Wraps `inner`, writing to the file that `LOCUS_LOG_FILE` names (RMM's
-    /// `RMM_LOG_FILE`); an error naming the variable when it is unset.
+    /// Wraps `inner`, writing to the file that `RMM_LOG_FILE` names (or, when it is
+    /// unset, `LOCUS_LOG_FILE`); an error naming both when neither is set.
     pub fn from_env(inner: Arc<dyn MemoryResource>) -> Result<Logging> {
-        match std::env::var_os(LOG_FILE_VARIABLE) {
-            Some(path) if !path.is_empty() => Logging::to_file(inner, path),
-            _ => Err(Error::Invalid(format!(
-                "{}: {LOG_FILE_VARIABLE} is not set; set it to the path of the allocation log, or use Logging::to_file",
+        match log_file_from_env() {
+            Some(path) => Logging::to_file(inner, path),
+            None => Err(Error::Invalid(format!(
+                "{}: neither {LOG_FILE_VARIABLE} nor {LOG_FILE_ALIAS} is set; set one to the path of the allocation log, or use Logging::to_file",
                 inner.location()
             ))),
         }
@@ -120,21 +126,59 @@ impl Logging {
         id: u64,
     ) {
         let pointer = match block.map(|b| b.native.key()) {
-            None => "0x0".to_string(),
-            Some((0, address)) => format!("{address:#x}"),
-            Some((object, offset)) => format!("{object:#x}+{offset:#x}"),
+            None => 0,
+            Some((0, address)) => address,
+            // Unique while the block lives: its id, spread out so that no two overlap.
+            Some(_) => STAND_IN_BASE + (id << 20),
         };
         let stream = queue.map_or(0, Queue::id);
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         let _ = writeln!(
             out,
-            "{:?},{},{action},{pointer},{size},{stream},{id},{}",
-            std::thread::current().id(),
-            self.start.elapsed().as_nanos(),
+            "{},{},{action},{pointer:#x},{size},{stream},{id},{}",
+            os_thread_id(),
+            time_of_day(),
             self.inner.location()
         );
         let _ = out.flush();
     }
+}
+
+/// The path `RMM_LOG_FILE` names, else `LOCUS_LOG_FILE` (empty values are unset).
+pub fn log_file_from_env() -> Option<std::ffi::OsString> {
+    [LOG_FILE_VARIABLE, LOG_FILE_ALIAS]
+        .iter()
+        .find_map(|name| std::env::var_os(name).filter(|v| !v.is_empty()))
+}
+
+/// The calling thread's id as the operating system numbers it (RMM's `%t`).
+fn os_thread_id() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid takes no arguments and cannot fail.
+        (unsafe { libc::syscall(libc::SYS_gettid) }) as u64
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        thread_local!(static ID: u64 = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        ID.with(|id| *id)
+    }
+}
+
+/// The time of day (UTC) as `HH:MM:SS.ffffff` (RMM's `%H:%M:%S.%f`).
+fn time_of_day() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let day = now.as_secs() % 86_400;
+    format!(
+        "{:02}:{:02}:{:02}.{:06}",
+        day / 3600,
+        day / 60 % 60,
+        day % 60,
+        now.subsec_micros()
+    )
 }
 
 impl MemoryResource for Logging {
@@ -162,131 +206,4 @@ impl MemoryResource for Logging {
         self.freed(&block, Some(queue));
         self.inner.deallocate_after(block, queue, event);
     }
-}
-
-/// What a replay measured.
-#[derive(Debug, Clone, Copy)]
-pub struct ReplayReport {
-    /// Allocations and frees replayed (failed allocations in the log are skipped).
-    pub operations: usize,
-    /// Wall time of the replay.
-    pub seconds: f64,
-    /// Most bytes live at once during the replay.
-    pub peak_live_bytes: usize,
-    /// Most allocations live at once.
-    pub peak_live_count: usize,
-    /// Bytes still live at the end of the log (given back after the replay).
-    pub end_live_bytes: usize,
-    /// Allocations still live at the end of the log.
-    pub end_live_count: usize,
-}
-
-/// The columns a replay reads, by position.
-struct Columns {
-    action: usize,
-    size: usize,
-    /// `Id` when the log has it (locus), else `Pointer` (RMM).
-    key: usize,
-    count: usize,
-}
-
-impl Columns {
-    /// Finds the columns by name (any case): a locus log (this header or the one before
-    /// it, `thread,time_ns,action,id,address,size,location`) or an RMM log
-    /// (`Thread,Time,Action,Pointer,Size,Stream`).
-    fn of(header: &str) -> Result<Columns> {
-        let names: Vec<String> = header
-            .split(',')
-            .map(|c| c.trim().to_ascii_lowercase())
-            .collect();
-        let find = |name: &str| names.iter().position(|n| n == name);
-        let bad = || {
-            Error::Invalid(format!(
-                "not an allocation log: the first line must name the columns Action, Size and Id or Pointer (locus writes `{LOG_HEADER}`); it is `{header}`"
-            ))
-        };
-        Ok(Columns {
-            action: find("action").ok_or_else(bad)?,
-            size: find("size").ok_or_else(bad)?,
-            key: find("id").or_else(|| find("pointer")).ok_or_else(bad)?,
-            count: names.len(),
-        })
-    }
-}
-
-/// The blocks a replay holds; every one goes back to the resource however the replay
-/// ends.
-struct Live<'a> {
-    resource: &'a dyn MemoryResource,
-    blocks: HashMap<String, (Block, usize)>,
-}
-
-impl Drop for Live<'_> {
-    fn drop(&mut self) {
-        for (_, (b, _)) in self.blocks.drain() {
-            self.resource.deallocate(b);
-        }
-    }
-}
-
-/// Replays an allocation log against `resource`: every allocation and free in order,
-/// paired by `Id` (locus's logs) or `Pointer` (RMM's). Blocks the log never frees are
-/// given back at the end; on an error (an unreadable line, an id allocated twice, a
-/// failed allocation) everything the replay holds is given back first.
-pub fn replay(log: &str, resource: &dyn MemoryResource) -> Result<ReplayReport> {
-    let mut lines = log.lines();
-    let columns = Columns::of(lines.next().unwrap_or(""))?;
-    let mut live = Live {
-        resource,
-        blocks: HashMap::new(),
-    };
-    let (mut bytes, mut peak, mut peak_count, mut ops) = (0usize, 0usize, 0usize, 0usize);
-    let start = Instant::now();
-    for (n, line) in lines.enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        let bad =
-            |why: &str| Error::Invalid(format!("allocation log line {}: {why}: `{line}`", n + 2));
-        if fields.len() < columns.count {
-            return Err(bad("too few columns"));
-        }
-        let key = fields[columns.key];
-        match fields[columns.action] {
-            "allocate" => {
-                let size: usize = fields[columns.size]
-                    .parse()
-                    .map_err(|_| bad("the size is not a number"))?;
-                if live.blocks.contains_key(key) {
-                    return Err(bad("allocated again before it was freed"));
-                }
-                let block = resource.allocate(size, crate::core::device::ALIGNMENT)?;
-                live.blocks.insert(key.to_string(), (block, size));
-                bytes = bytes.saturating_add(size);
-                peak = peak.max(bytes);
-                peak_count = peak_count.max(live.blocks.len());
-            }
-            "free" => {
-                // The size the log asked for, not the block's (a resource may round up).
-                if let Some((b, size)) = live.blocks.remove(key) {
-                    bytes = bytes.saturating_sub(size);
-                    resource.deallocate(b);
-                }
-            }
-            "allocate failure" => continue,
-            _ => return Err(bad("the action is not allocate, allocate failure or free")),
-        }
-        ops += 1;
-    }
-    let end_live_count = live.blocks.len();
-    drop(live);
-    Ok(ReplayReport {
-        operations: ops,
-        seconds: start.elapsed().as_secs_f64(),
-        peak_live_bytes: peak,
-        peak_live_count: peak_count,
-        end_live_bytes: bytes,
-        end_live_count,
-    })
 }

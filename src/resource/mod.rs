@@ -36,6 +36,7 @@ mod limiting;
 mod logging;
 mod memory;
 mod pool;
+mod replay;
 mod statistics;
 mod tracking;
 mod upstream;
@@ -48,8 +49,9 @@ pub use binning::Binning;
 pub use failure_callback::FailureCallback;
 pub use fixed_size::FixedSize;
 pub use limiting::Limiting;
-pub use logging::{replay, Logging, ReplayReport, LOG_FILE_VARIABLE, LOG_HEADER};
+pub use logging::{log_file_from_env, Logging, LOG_FILE_ALIAS, LOG_FILE_VARIABLE, LOG_HEADER};
 pub use pool::Pool;
+pub use replay::{replay, ReplayReport};
 pub use statistics::{Statistics, StatisticsTotals};
 pub use tracking::Tracking;
 pub use upstream::{

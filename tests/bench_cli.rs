@@ -285,3 +285,35 @@ fn a_closed_pipe_ends_the_cli_quietly() {
         out.status
     );
 }
+
+/// A calibration the planner cannot use is said on stderr, not only in `locus info`'s
+/// status line: a path in `LOCUS_CALIBRATION` that names no file, an empty file, and
+/// one that is not a calibration (NaN costs, written as JSON `null`, are not numbers).
+/// On the code before each was taken in silence by every program but `locus info`.
+#[test]
+fn a_calibration_that_cannot_be_used_is_a_warning() {
+    let dir = std::env::temp_dir().join(format!("locus-bad-calibration-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = dir.join("empty.json");
+    std::fs::write(&empty, "").unwrap();
+    let nan = dir.join("nan.json");
+    std::fs::write(&nan, r#"{"version": 1, "pairs": [{"cost": null}]}"#).unwrap();
+    for (value, needle) in [
+        (dir.join("missing.json"), "names no file"),
+        (empty, "is not a calibration file"),
+        (nan, "calibration"),
+    ] {
+        let out = locus()
+            .arg("info")
+            .env("LOCUS_CALIBRATION", &value)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("warning") && stderr.contains(needle),
+            "{}: {stderr}",
+            value.display()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -245,7 +245,17 @@ pub fn load(facts: &[String]) -> (Option<Calibration>, String) {
         );
     }
     let key = machine_key(facts);
+    let named = chosen.is_some();
     let path = chosen.map_or_else(|| file_for(&key), PathBuf::from);
+    if named && !path.exists() {
+        // A path the user named that is not there is a mistake worth a word.
+        let status = format!(
+            "LOCUS_CALIBRATION={} names no file (a calibration file, or `off`): routes by fixed order",
+            path.display()
+        );
+        eprintln!("locus: warning: {status}");
+        return (None, status);
+    }
     if !path.exists() {
         return (
             None,
@@ -266,7 +276,13 @@ pub fn load(facts: &[String]) -> (Option<Calibration>, String) {
             );
             (Some(c), status)
         }
-        Err(e) => (None, format!("{e}: routes by fixed order")),
+        Err(e) => {
+            // An unreadable, empty or corrupt file: said once on stderr, not only in
+            // `locus info`.
+            let status = format!("{e}: routes by fixed order");
+            eprintln!("locus: warning: {status}");
+            (None, status)
+        }
     }
 }
 

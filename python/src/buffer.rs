@@ -31,6 +31,10 @@ pub(crate) struct Writer {
     view: Weak<View>,
     memory: Arc<Memory>,
     consumer: Location,
+    /// For a handle at a SYCL location: the queues a consumer queues its writes on
+    /// (locus's own, which `dpnp.asarray` uses, and dpctl's cached queue of the device,
+    /// which `dpnp.from_dlpack` uses). Waited for before the buffer is used again.
+    queues: Option<crate::usm::ConsumerQueues>,
 }
 
 impl Writer {
@@ -280,6 +284,10 @@ impl PyBuffer {
     pub(crate) fn sync_writers(&self, store: &mut Store) -> locus::Result<Option<Location>> {
         let mut writers = lock(&self.writers);
         for w in writers.iter() {
+            // What a consumer queued through the handle lands before locus reads.
+            if let Some(queues) = &w.queues {
+                queues.wait(w.consumer)?;
+            }
             store.declare_written(&w.memory);
         }
         writers.retain(Writer::open);
@@ -315,10 +323,15 @@ impl PyBuffer {
             .map_err(py_err)?;
         let view = Arc::new(view);
         if write {
+            let queues = match location {
+                Location::Sycl(_) => crate::usm::ConsumerQueues::of(py, location).ok(),
+                _ => None,
+            };
             lock(&self.writers).push(Writer {
                 view: Arc::downgrade(&view),
                 memory: Arc::clone(&view.memory),
                 consumer: location,
+                queues,
             });
         }
         let cache = (!write).then(|| Arc::clone(&self.usm_cache));

@@ -282,3 +282,48 @@ fn sycl_queue<'py>(
     };
     dpctl.getattr("SyclQueue")?.call1((capsule,))
 }
+
+/// The SYCL queues a consumer of a write handle may queue its work on: locus's own for
+/// the device (what `dpnp.asarray` of the handle computes on) and dpctl's cached queue
+/// of the device (what `dpnp.from_dlpack` and dpctl's own arrays use). Kept alive here,
+/// and waited for natively (without the GIL) before the buffer is used again.
+pub(crate) struct ConsumerQueues {
+    refs: Vec<usize>,
+    _objects: Vec<Py<PyAny>>,
+}
+
+impl ConsumerQueues {
+    /// The queues for the SYCL device at `location` (dpctl's, made if need be).
+    pub(crate) fn of(py: Python<'_>, location: Location) -> PyResult<ConsumerQueues> {
+        let ours = queue_of(py, location)?;
+        let device = ours.getattr("sycl_device")?;
+        let cached = py
+            .import("dpctl")?
+            .call_method1("get_device_cached_queue", (device,))?;
+        let mut refs = Vec::new();
+        let mut objects = Vec::new();
+        for q in [ours, cached] {
+            refs.push(q.call_method0("addressof_ref")?.extract::<usize>()?);
+            objects.push(q.unbind());
+        }
+        Ok(ConsumerQueues {
+            refs,
+            _objects: objects,
+        })
+    }
+
+    /// Waits for everything submitted so far on the queues.
+    pub(crate) fn wait(&self, location: Location) -> locus::Result<()> {
+        let device = locus::device_as::<locus::backends::sycl::SyclDevice>(location)?;
+        for &queue in &self.refs {
+            // SAFETY: a live queue reference: the dpctl.SyclQueue objects that own it
+            // are kept in `_objects` for as long as this value lives.
+            unsafe {
+                device
+                    .api()
+                    .DPCTLQueue_Wait(queue as locus::backends::sycl::bindings::DPCTLSyclQueueRef)
+            };
+        }
+        Ok(())
+    }
+}

@@ -304,7 +304,7 @@ fn with_args<R>(
     let mut guards: Vec<Option<MutexGuard<'_, Store>>> = (0..buffers.len()).map(|_| None).collect();
     // A host function running in `body` on this thread reads what `hold` recorded of its
     // own arguments (locking them again would wait for this call).
-    let mut hold = crate::buffer::CallHold::new();
+    let mut hold = crate::writers::CallHold::new();
     for k in order {
         let (i, b) = buffers[k];
         let mut store = b.store()?;

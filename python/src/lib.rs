@@ -18,6 +18,7 @@ mod resources;
 mod store;
 mod usm;
 mod view;
+mod writers;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};

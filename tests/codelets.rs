@@ -743,7 +743,7 @@ fn cond_flips_between_the_device_and_the_host() {
     let _serial = common::serial();
     let k = kernels::saxpy();
     let n = 1000;
-    for device in locus::available() {
+    for device in common::required_locations() {
         let c = Codelet::new(&k, &[device, Location::Host]).unwrap();
         let x = Buffer::from_slice(device, &data(n, 3.0)).unwrap();
         let mut y = Buffer::from_slice(Location::Host, &data(n, 4.0)).unwrap();

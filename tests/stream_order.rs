@@ -53,6 +53,16 @@ fn resources(l: Location) -> Vec<(Arc<dyn MemoryResource>, bool)> {
     ]
 }
 
+/// Waits (up to 10 s) for `device`'s live allocations to come back to `live_before`:
+/// stream-ordered frees run on locus's releaser threads once the work is done.
+fn freed_back_to(device: &dyn locus::Device, live_before: usize, what: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while device.live_allocations() != live_before && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(device.live_allocations(), live_before, "{what}");
+}
+
 /// Runs `f` on another thread and says whether it returned within 10 s.
 fn returns_promptly(f: impl FnOnce() + Send + 'static) -> bool {
     let (tx, rx) = mpsc::channel();
@@ -66,7 +76,7 @@ fn returns_promptly(f: impl FnOnce() + Send + 'static) -> bool {
 #[test]
 fn release_after_never_blocks_and_reuses_in_stream_order() {
     let _serial = common::serial();
-    for l in locus::available() {
+    for l in common::required_locations() {
         for (r, reuses) in resources(l) {
             let what = format!("{l}: {}", r.describe());
             let live_before = locus::registry().device(l).unwrap().live_allocations();
@@ -102,14 +112,10 @@ fn release_after_never_blocks_and_reuses_in_stream_order() {
             // Everything goes back to the device once the work is done (the upstream's
             // release runs on the releaser thread).
             let device = locus::registry().device(l).unwrap();
-            let deadline = std::time::Instant::now() + Duration::from_secs(10);
-            while device.live_allocations() != live_before && std::time::Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            assert_eq!(
-                device.live_allocations(),
+            freed_back_to(
+                device.as_ref(),
                 live_before,
-                "{what}: freed after the work"
+                &format!("{what}: freed after the work"),
             );
         }
     }
@@ -196,22 +202,28 @@ fn a_synchronous_write_to_a_block_reused_on_its_queue_waits_for_the_queue_s_work
     x.release_after(queue, work.clone()).unwrap();
     let again = Memory::from_resource_on(&pool, 4096, queue).unwrap();
     assert_eq!(again.native().key(), key, "same-queue reuse at once");
-    let writer = std::thread::spawn(move || again.write(0, &[0xffu8; 4096]).map(|_| again));
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(
-        !writer.is_finished(),
-        "the write waited for the queue's work"
-    );
-    open.complete();
-    let again = writer.join().unwrap().unwrap();
+    let again = written_after_the_gate(again, open, "the queue's work");
     work.wait().unwrap();
-    let mut seen = vec![0u8; 4096];
-    y.read(0, &mut seen).unwrap();
-    assert!(
-        seen.iter().all(|&b| b == 7),
-        "the queued copy read the old bytes"
-    );
+    assert_old_bytes(&y, "the queued copy read the old bytes");
     drop(again);
+}
+
+/// Writes 0xff over `memory` on another thread and checks that the write waits until
+/// `open` fires (the work it must come after is held by that gate); returns the memory.
+fn written_after_the_gate(memory: Memory, open: locus::EventTrigger, what: &str) -> Memory {
+    let n = memory.len();
+    let writer = std::thread::spawn(move || memory.write(0, &vec![0xffu8; n]).map(|_| memory));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!writer.is_finished(), "the write waited for {what}");
+    open.complete();
+    writer.join().unwrap().unwrap()
+}
+
+/// Checks that `y` holds the 7s written before the block was given back.
+fn assert_old_bytes(y: &Memory, what: &str) {
+    let mut seen = vec![0u8; y.len()];
+    y.read(0, &mut seen).unwrap();
+    assert!(seen.iter().all(|&b| b == 7), "{what}");
 }
 
 /// Dropping a buffer never blocks: its memory goes back in stream order once the moves
@@ -250,14 +262,10 @@ fn dropping_a_buffer_with_a_move_in_flight_returns_at_once_and_frees_after_it() 
                 "{home} -> {to}: not freed under the move"
             );
             open.complete();
-            let deadline = std::time::Instant::now() + Duration::from_secs(10);
-            while device.live_allocations() != live_before && std::time::Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            assert_eq!(
-                device.live_allocations(),
+            freed_back_to(
+                device.as_ref(),
                 live_before,
-                "{home} -> {to}: freed after the move"
+                &format!("{home} -> {to}: freed after the move"),
             );
         }
     }
@@ -300,17 +308,8 @@ fn a_block_pending_on_another_queue_is_handed_out_at_once_and_ordered_after_its_
     );
     assert!(!work.is_complete());
     // A synchronous write by B's owner waits for A's work; so does B's queued work.
-    let writer = std::thread::spawn(move || on_b.write(0, &vec![0xffu8; MIB]).map(|_| on_b));
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(!writer.is_finished(), "the write waited for queue A's work");
-    open.complete();
-    let on_b = writer.join().unwrap().unwrap();
-    let mut seen = vec![0u8; MIB];
-    y.read(0, &mut seen).unwrap();
-    assert!(
-        seen.iter().all(|&b| b == 7),
-        "queue A's copy read the old bytes"
-    );
+    let on_b = written_after_the_gate(on_b, open, "queue A's work");
+    assert_old_bytes(&y, "queue A's copy read the old bytes");
     drop(on_b);
 }
 

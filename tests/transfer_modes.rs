@@ -61,7 +61,7 @@ fn data() -> Vec<u32> {
 }
 
 pub fn async_access_returns_before_its_data(l: Location) {
-    for to in locus::available() {
+    for to in common::required_locations() {
         let b = Buffer::from_slice(l, &data()).unwrap();
         assert_eq!(b.transfer(), Transfer::Async, "HAMR's default");
         let gate = Gate::new(LATE);

@@ -27,6 +27,20 @@ pub fn location(text: &str) -> Option<Location> {
     None
 }
 
+/// The locations a suite runs over: each one the machines of this project can have,
+/// kept when this machine has it, a FAILURE when `LOCUS_REQUIRE` names it and it is
+/// missing, else skipped with a SKIPPED line ([`location`]). Unlike looping over
+/// `locus::available()`, a machine that lost a runtime does not pass vacuously.
+pub fn required_locations() -> Vec<Location> {
+    [
+        "host", "openmp:0", "opencl:0", "opencl:1", "opencl:2", "sycl:0", "webgpu:0", "cuda:0",
+        "cuda:1", "hip:0",
+    ]
+    .iter()
+    .filter_map(|t| location(t))
+    .collect()
+}
+
 /// Serialises the tests of one binary under `cargo test` (threads), so that
 /// live-allocation counts are not disturbed by a neighbour. Under nextest each test has
 /// its own process anyway.

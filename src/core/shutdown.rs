@@ -42,6 +42,15 @@ impl Drop for InFlight {
     }
 }
 
+/// `job`, counted as background work from now until it has run (or is dropped unrun).
+pub(crate) fn counted(job: impl FnOnce() + Send + 'static) -> impl FnOnce() + Send + 'static {
+    let in_flight = InFlight::new();
+    move || {
+        job();
+        drop(in_flight);
+    }
+}
+
 /// Waits until no background work is running, for at most `limit`; true when none is.
 pub(crate) fn wait_idle(limit: Duration) -> bool {
     let deadline = Instant::now() + limit;

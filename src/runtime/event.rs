@@ -104,11 +104,7 @@ type Background = OnceLock<Option<Mutex<std::sync::mpsc::Sender<Job>>>>;
 /// Runs `job` on the background thread `thread` (named `name`, started on first use),
 /// which runs its jobs in the order they came; here when the thread cannot be started.
 fn in_background(thread: &'static Background, name: &str, job: Job) {
-    let in_flight = crate::core::shutdown::InFlight::new();
-    let job: Job = Box::new(move || {
-        job();
-        drop(in_flight);
-    });
+    let job: Job = Box::new(crate::core::shutdown::counted(job));
     let sender = thread.get_or_init(|| {
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         std::thread::Builder::new()
@@ -156,12 +152,12 @@ pub(crate) fn when_done(event: Event, job: impl FnOnce() + Send + 'static) {
     }
     // A thread per job: jobs complete in whatever order their events do (one slow or
     // gated event holds back no other release). Where no thread can be started, here.
-    let in_flight = crate::core::shutdown::InFlight::new();
-    let job = Arc::new(Mutex::new(Some(move || {
-        let _ = event.wait();
-        job();
-        drop(in_flight);
-    })));
+    let job = Arc::new(Mutex::new(Some(crate::core::shutdown::counted(
+        move || {
+            let _ = event.wait();
+            job();
+        },
+    ))));
     let take = |job: &Mutex<Option<_>>| job.lock().unwrap_or_else(|e| e.into_inner()).take();
     let theirs = Arc::clone(&job);
     let started = std::thread::Builder::new()

@@ -83,11 +83,7 @@ fn serve(queue: &Mutex<Receiver<Job>>) {
 
 /// Runs `job`, which must not wait for other asynchronous work, on the pool.
 pub(crate) fn run(job: impl FnOnce() + Send + 'static) -> Result<()> {
-    let in_flight = crate::core::shutdown::InFlight::new();
-    let job: Job = Box::new(move || {
-        job();
-        drop(in_flight);
-    });
+    let job: Job = Box::new(crate::core::shutdown::counted(job));
     let job = match pool() {
         Some(jobs) => match jobs.lock().unwrap_or_else(|e| e.into_inner()).send(job) {
             Ok(()) => return Ok(()),
@@ -100,13 +96,10 @@ pub(crate) fn run(job: impl FnOnce() + Send + 'static) -> Result<()> {
 
 /// Runs `job`, which may wait for other asynchronous work, on a thread of its own.
 pub(crate) fn run_waiting(job: impl FnOnce() + Send + 'static) -> Result<()> {
-    let in_flight = crate::core::shutdown::InFlight::new();
+    let job = crate::core::shutdown::counted(job);
     std::thread::Builder::new()
         .name("locus-copy".into())
-        .spawn(move || {
-            crate::core::memory::run_queued(job);
-            drop(in_flight);
-        })
+        .spawn(move || crate::core::memory::run_queued(job))
         .map(|_| ())
         .map_err(|e| Error::Invalid(format!("starting a thread for asynchronous work: {e}")))
 }

@@ -556,28 +556,35 @@ impl MemoryResource for Pool {
     }
 
     fn deallocate_after(&self, block: Block, queue: Queue, event: Event) {
-        let mut state = self.lock();
-        if let Some(range) = self.take_back(&mut state, &block) {
-            // Free once this work is done, and the earlier work it was handed out under.
-            let event = match state.take_busy(range) {
-                Some(earlier) => Event::all(&[earlier.event, event.clone()]).unwrap_or(event),
-                None => event,
+        let (range, earlier) = {
+            let mut state = self.lock();
+            let Some(range) = self.take_back(&mut state, &block) else {
+                return;
             };
-            state.pending.push(Pending {
-                range,
-                queue,
-                event,
-            });
-        }
+            (range, state.take_busy(range))
+        };
+        // Free once this work is done, and the earlier work it was handed out under.
+        // Events are asked without the pool's lock (see `reclaim`); meanwhile the range
+        // is neither free nor pending, so nothing hands it out.
+        let event = match earlier {
+            Some(earlier) => Event::all(&[earlier.event, event.clone()]).unwrap_or(event),
+            None => event,
+        };
+        self.lock().pending.push(Pending {
+            range,
+            queue,
+            event,
+        });
     }
 
     fn deallocate(&self, block: Block) {
         let mut state = self.lock();
         if let Some(range) = self.take_back(&mut state, &block) {
-            // Handed out while earlier work still used it: pending until that is done.
+            // Handed out while earlier work may still use it: pending until that is done
+            // (`reclaim` asks its event, outside the lock).
             match state.take_busy(range) {
-                Some(earlier) if !earlier.event.is_complete() => state.pending.push(earlier),
-                _ => state.give(range),
+                Some(earlier) => state.pending.push(earlier),
+                None => state.give(range),
             }
         }
     }

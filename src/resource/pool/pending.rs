@@ -36,16 +36,15 @@ impl State {
     }
 
     /// Notes that range `i`, handed out on `queue`, may still be used by the work of
-    /// `event` (it was pending): given back before that work is done, it is pending
-    /// again, never free.
+    /// `event` (it was pending): given back, it is pending again, never free. The event
+    /// is not asked here: asking it may let go of memory that comes back to this pool,
+    /// whose lock the caller holds.
     pub(super) fn hand_out_busy(&mut self, i: u32, queue: Queue, event: Event) {
-        if !event.is_complete() {
-            self.busy.push(Pending {
-                range: i,
-                queue,
-                event,
-            });
-        }
+        self.busy.push(Pending {
+            range: i,
+            queue,
+            event,
+        });
     }
 
     /// The earlier work still using range `i` (handed out busy), if any: taken out.

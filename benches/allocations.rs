@@ -82,7 +82,7 @@ const PASSES: usize = 5;
 /// (first-touch page faults of the harness's and the resource's own bookkeeping land
 /// there).
 fn median<E>(pass: impl FnMut() -> Result<(f64, usize), E>) -> Result<(f64, usize), E> {
-    locus::bench::timing::median_by(PASSES, pass, |run| run.0)
+    locus_cli::bench::timing::median_by(PASSES, pass, |run| run.0)
 }
 
 fn resource_run(

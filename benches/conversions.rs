@@ -9,8 +9,8 @@
 //! Run: `cargo bench --bench conversions` (LOCUS_BENCH_REPS changes repetitions;
 //! LOCUS_BENCH_MIB the size of the `f32` side). Printed, never asserted.
 
-use locus::bench::timing::{self, gbps};
 use locus::{Buffer, Location};
+use locus_cli::bench::timing::{self, gbps};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mib: usize = std::env::var("LOCUS_BENCH_MIB")

@@ -8,9 +8,9 @@
 //! Run: `cargo bench --bench cuda_copies` on a machine with an NVIDIA GPU (LOCUS_BENCH_REPS
 //! sets the minimum runs per cell). Printed, never asserted; without CUDA it says so.
 
-use locus::backends::cuda::RawCopy;
-use locus::bench::{baselines, timing};
+use locus::backends::cuda::{CudaDevice, RawCopy};
 use locus::{Location, Memory, Technology};
+use locus_cli::bench::timing;
 
 const SIZES: [usize; 7] = [
     4 << 10,
@@ -58,12 +58,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     for size in SIZES {
         let (a, b) = (Memory::new(gpu, size)?, Memory::new(gpu, size)?);
+        let device = locus::device_as::<CudaDevice>(gpu)?;
         let t = rotate(
             size,
             &mut [
-                &mut || baselines::cuda_within(&a, &b, size, RawCopy::DeviceToDevice),
-                &mut || baselines::cuda_within(&a, &b, size, RawCopy::DeviceToDeviceOnStream),
-                &mut || baselines::cuda_within(&a, &b, size, RawCopy::DeviceToDeviceOnNullStream),
+                &mut || device.raw_copy_within(&a, &b, size, RawCopy::DeviceToDevice),
+                &mut || device.raw_copy_within(&a, &b, size, RawCopy::DeviceToDeviceOnStream),
+                &mut || device.raw_copy_within(&a, &b, size, RawCopy::DeviceToDeviceOnNullStream),
                 &mut || a.copy_to(0, &b, 0, size).map(|_| ()),
             ],
         )?;
@@ -85,13 +86,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         host.write(0, &bytes)?;
         let t = rotate(
             size,
-            &mut [&mut || baselines::write(&dev, &bytes), &mut || {
+            &mut [&mut || dev.native_write(&bytes), &mut || {
                 host.copy_to(0, &dev, 0, size).map(|_| ())
             }],
         )?;
         let r = rotate(
             size,
-            &mut [&mut || baselines::read(&dev, &mut bytes), &mut || {
+            &mut [&mut || dev.native_read(&mut bytes), &mut || {
                 dev.copy_to(0, &host, 0, size).map(|_| ())
             }],
         )?;

@@ -395,7 +395,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let n = env("LOCUS_JACOBI_N", 2048);
-    let reps = locus::bench::timing::reps(3);
+    let reps = locus_cli::bench::timing::reps(3);
     println!("Jacobi {n} x {n}, {STEPS} iterations per run, median of {reps} runs (codelet, group and raw alternate)");
     println!(
         "{:<10} {:>14} {:>14} {:>14} {:>10} {:>10}  raw baseline",

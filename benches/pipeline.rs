@@ -12,9 +12,9 @@
 //! the four, e.g. `host,opencl:1,sycl:0,webgpu:0`; LOCUS_BENCH_TRACE=1 prints when each
 //! call of one run per mode returned). Printed, never asserted.
 
-use locus::bench::timing;
 use locus::codelet::{kernels, Arg, Codelet, Launch};
 use locus::{Buffer, Location, Transfer};
+use locus_cli::bench::timing;
 
 fn locations() -> Vec<Location> {
     if let Ok(list) = std::env::var("LOCUS_BENCH_LOCATIONS") {

@@ -16,9 +16,9 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use locus::bench::timing::gbps;
-use locus::bench::{baselines, timing};
 use locus::{Buffer, Device, Location, Memory};
+use locus_cli::bench::timing;
+use locus_cli::bench::timing::gbps;
 
 const MIB: usize = 1 << 20;
 
@@ -61,7 +61,7 @@ fn opencl_vs_raw(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     let mut device = Buffer::<f32>::zeroed(cl, n)?;
     let mut back = Buffer::<f32>::zeroed(Location::Host, n)?;
     // The raw side: clEnqueueWriteBuffer / clEnqueueReadBuffer on a plain cl_mem, as
-    // `locus bench` does (`locus::bench::baselines`).
+    // `locus bench` does (`Memory::native_write` / `native_read`).
     let raw = Memory::new(cl, bytes)?;
     let src = vec![3u8; bytes];
     let mut dst = vec![0u8; bytes];
@@ -70,7 +70,7 @@ fn opencl_vs_raw(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
         || {
             device.copy_from(0, &host, 0..n).expect("locus write");
         },
-        || baselines::write(&raw, &src).expect("raw write"),
+        || raw.native_write(&src).expect("raw write"),
     );
     line("host -> opencl:0, locus Buffer::copy_from", bytes, write);
     line(
@@ -83,7 +83,7 @@ fn opencl_vs_raw(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
         || {
             back.copy_from(0, &device, 0..n).expect("locus read");
         },
-        || baselines::read(&raw, &mut dst).expect("raw read"),
+        || raw.native_read(&mut dst).expect("raw read"),
     );
     line("opencl:0 -> host, locus Buffer::copy_from", bytes, read);
     line("opencl:0 -> host, raw clEnqueueReadBuffer", bytes, raw_read);
@@ -102,7 +102,7 @@ fn webgpu_upload(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     let host = Buffer::from_vec(vec![5.0f32; n]);
     let mut device = Buffer::<f32>::zeroed(gpu, n)?;
     // The raw side: one queue.write_buffer and a wait per call, as `locus bench` does
-    // (`locus::bench::baselines`).
+    // (`Memory::native_write` / `native_read`).
     let target = Memory::new(gpu, bytes)?;
     let data = vec![5u8; bytes];
     let (staged, naive) = timing::interleaved(
@@ -110,7 +110,7 @@ fn webgpu_upload(bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
         || {
             device.copy_from(0, &host, 0..n).expect("locus upload");
         },
-        || baselines::write(&target, &data).expect("raw upload"),
+        || target.native_write(&data).expect("raw upload"),
     );
     line(
         "host -> webgpu:0, locus (reused mapped staging)",
@@ -215,7 +215,7 @@ fn sycl_vs_raw(bytes: usize, memcpy: Duration) -> Result<(), Box<dyn std::error:
     let mut device = Buffer::<f32>::zeroed(sy, n)?;
     let mut back = Buffer::<f32>::zeroed(Location::Host, n)?;
     // The raw side: DPCTLQueue_Memcpy to and from a USM device allocation, waited for,
-    // as `locus bench` does (`locus::bench::baselines`).
+    // as `locus bench` does (`Memory::native_write` / `native_read`).
     let usm = Memory::new(sy, bytes)?;
     let src = vec![3u8; bytes];
     let mut dst = vec![0u8; bytes];
@@ -224,7 +224,7 @@ fn sycl_vs_raw(bytes: usize, memcpy: Duration) -> Result<(), Box<dyn std::error:
         || {
             device.copy_from(0, &host, 0..n).expect("locus write");
         },
-        || baselines::write(&usm, &src).expect("raw write"),
+        || usm.native_write(&src).expect("raw write"),
     );
     line("host -> sycl:0, locus Buffer::copy_from", bytes, write);
     line("host -> sycl:0, raw DPCTLQueue_Memcpy", bytes, raw_write);
@@ -233,7 +233,7 @@ fn sycl_vs_raw(bytes: usize, memcpy: Duration) -> Result<(), Box<dyn std::error:
         || {
             back.copy_from(0, &device, 0..n).expect("locus read");
         },
-        || baselines::read(&usm, &mut dst).expect("raw read"),
+        || usm.native_read(&mut dst).expect("raw read"),
     );
     line("sycl:0 -> host, locus Buffer::copy_from", bytes, read);
     line("sycl:0 -> host, raw DPCTLQueue_Memcpy", bytes, raw_read);

@@ -87,7 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     churn(&logging, 4)?;
     drop(logging);
     let text = std::fs::read_to_string(&log)?;
-    let report = resource::replay(&text, upstream.as_ref())?;
+    let report = locus_cli::replay(&text, upstream.as_ref())?;
     println!(
         "replayed {} operations from {} on {}: {:.3} ms, peak {} KiB live",
         report.operations,

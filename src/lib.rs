@@ -38,15 +38,16 @@
 //! each importing the core only), the run-time layer ([`registry`], [`Event`] and
 //! [`Queue`], [`access`], [`mirror`]s, the [`transfer`] matrix), then [`resource`]
 //! (RMM-style memory resources: pools, arenas, bins and adaptors, a default per
-//! location), [`Buffer`], [`codelet`] (one kernel per technology, OpenHMPP-style), `mpi`
-//! (buffers between MPI ranks, with the `mpi` feature) and [`bench`](mod@bench). The `python/` folder of the repository builds the `locus`
-//! Python package on top (numpy, DLPack). `ARCHITECTURE.md` draws the layers and walks
+//! location), [`Buffer`], [`codelet`] (one kernel per technology, OpenHMPP-style) and `mpi`
+//! (buffers between MPI ranks, with the `mpi` feature). The `locus` command-line tool
+//! (the transfer benchmark, the planner's calibration, allocation-log replay) is the
+//! `locus-cli` crate of the repository's `cli/` folder, and its `python/` folder builds
+//! the `locus` Python package on top (numpy, DLPack). `ARCHITECTURE.md` draws the layers and walks
 //! through adding a technology.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 pub mod backends;
-pub mod bench;
 mod buffer;
 pub mod codelet;
 pub mod core;
@@ -56,7 +57,7 @@ pub mod resource;
 mod runtime;
 
 pub use crate::core::completion::{Completion, NativeWork};
-pub use crate::core::device::{Device, DeviceInfo, HostAccess, ALIGNMENT};
+pub use crate::core::device::{Device, DeviceInfo, Direction, HostAccess, ALIGNMENT};
 pub use crate::core::element::{DType, Element};
 pub use crate::core::error::{Error, Result};
 pub use crate::core::launch::{LaunchArg, LaunchSpec};

@@ -256,11 +256,11 @@ fn backend_and_require_lists() {
 #[test]
 fn cli_sizes() {
     fuzz("sizes", |text| {
-        let one = locus::bench::parse_size(text);
+        let one = locus_cli::bench::parse_size(text);
         if let Ok(bytes) = one {
             assert!(bytes > 0, "a size of 0 accepted from {text:?}");
         }
-        let list = locus::bench::parse_sizes(text);
+        let list = locus_cli::bench::parse_sizes(text);
         format!("{} / {}", signature(&one), signature(&list))
     });
 }
@@ -274,13 +274,13 @@ fn replay_logs() {
     let limited = Arc::new(Limiting::new(host, 64 << 20));
     let pool = Pool::new(limited.clone(), 1 << 20, 64 << 20);
     fuzz("replay", |text| {
-        let direct = locus::resource::replay(text, limited.as_ref());
+        let direct = locus_cli::replay(text, limited.as_ref());
         assert_eq!(
             limited.used(),
             0,
             "a replay gives back everything it allocated"
         );
-        let pooled = locus::resource::replay(text, &pool);
+        let pooled = locus_cli::replay(text, &pool);
         pool.release();
         assert_eq!(
             limited.used(),

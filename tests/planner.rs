@@ -7,9 +7,9 @@
 mod common;
 
 use common::pattern_u8;
-use locus::bench::calibrate;
 use locus::transfer::{cost, matrix::MARGIN, Endpoint};
 use locus::{Location, Memory};
+use locus_cli::bench::calibrate;
 
 fn quick_calibration() -> locus::transfer::Calibration {
     let registry = locus::registry();

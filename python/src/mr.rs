@@ -137,7 +137,7 @@ fn parse_bytes(value: &Bound<'_, PyAny>) -> PyResult<usize> {
     let text: String = value.extract().map_err(|_| {
         PyTypeError::new_err("a size is an int of bytes or a string such as \"1GiB\"")
     })?;
-    let bytes = locus::bench::parse_size(&text).map_err(py_err)?;
+    let bytes = locus::core::size::parse_size(&text).map_err(py_err)?;
     usize::try_from(bytes)
         .map_err(|_| PyValueError::new_err(format!("size {text:?} does not fit in memory sizes")))
 }
@@ -609,7 +609,7 @@ pub fn replay<'py>(
         })?;
         let inner = Arc::clone(&mr.get().inner);
         let report =
-            crate::detach(py, || resource::replay(&text, inner.as_ref())).map_err(py_err)?;
+            crate::detach(py, || locus_cli::replay(&text, inner.as_ref())).map_err(py_err)?;
         let out = PyDict::new(py);
         out.set_item("operations", report.operations)?;
         out.set_item("seconds", report.seconds)?;

@@ -99,10 +99,9 @@ fn in_parallel(
 /// of `f32` to `f64`, against 48 ms through the host (a 13-18 ms plain copy).
 fn wgsl_converts(staged: bool, cpu_adapter: bool) -> bool {
     static FORCED: OnceLock<Option<bool>> = OnceLock::new();
-    let forced = FORCED.get_or_init(|| match std::env::var("LOCUS_WEBGPU_CONVERT").as_deref() {
-        Ok("device") => Some(true),
-        Ok("host") => Some(false),
-        _ => None,
+    let forced = FORCED.get_or_init(|| {
+        let choice = crate::core::config::choice("LOCUS_WEBGPU_CONVERT", &["device", "host"]);
+        crate::core::config::or_warn(choice).map(|c| c == "device")
     });
     forced.unwrap_or(staged && !cpu_adapter)
 }

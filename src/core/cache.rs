@@ -11,7 +11,7 @@ pub fn cache_dir() -> PathBuf {
             .filter(|s| !s.is_empty())
             .map(PathBuf::from)
     };
-    env("LOCUS_CACHE_DIR")
+    super::config::path("LOCUS_CACHE_DIR")
         .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("locus")))
         .or_else(|| env("HOME").map(|d| d.join(".cache").join("locus")))
         .unwrap_or_else(|| std::env::temp_dir().join("locus"))

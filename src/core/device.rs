@@ -83,6 +83,17 @@ pub trait StagedView: Send {
     fn finish(self: Box<Self>) -> Result<()>;
 }
 
+/// Which way a transfer goes, for the names of [`Device::native_call`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Host memory to the device.
+    HostToDevice,
+    /// The device to host memory.
+    DeviceToHost,
+    /// Between two allocations of one device.
+    WithinDevice,
+}
+
 /// One device of one technology. Backends implement it; the rest of the crate uses it.
 ///
 /// Offsets and lengths are in bytes and have been bounds-checked by [`Memory`] before a
@@ -178,6 +189,33 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
         dst_offset: usize,
         len: usize,
     ) -> Result<()>;
+    /// The name of the technology's own call that [`Device::native_write`],
+    /// [`Device::native_read`] or [`Device::native_copy_within`] makes at `native`, as a
+    /// user of that API knows it (`clEnqueueWriteBuffer`, `cuMemcpyDtoH`, ...).
+    fn native_call(&self, _native: &Native, direction: Direction) -> &'static str {
+        match direction {
+            Direction::HostToDevice => "the backend's own write",
+            Direction::DeviceToHost => "the backend's own read",
+            Direction::WithinDevice => "the backend's own copy",
+        }
+    }
+    /// Copies `src` to the start of `dst` with the technology's own synchronous call, as
+    /// a user writes it by hand: no planner, mapping, staging or counter of locus's
+    /// around it (a benchmark's raw baseline). The caller has checked the length. By
+    /// default [`Device::write`].
+    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
+        self.write(dst, 0, src)
+    }
+    /// Copies the first `dst.len()` bytes of `src` with the technology's own synchronous
+    /// call (as [`Device::native_write`], the other way). By default [`Device::read`].
+    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
+        self.read(src, 0, dst)
+    }
+    /// Copies the first `len` bytes of `src` to `dst`, two allocations of this device,
+    /// with the technology's own call, waited for. By default [`Device::copy_within`].
+    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
+        self.copy_within(src, 0, dst, 0, len)
+    }
     /// Fills `len` bytes at `offset` with `pattern` repeated (`len` is a multiple of the
     /// pattern length). The default writes the pattern from host chunks.
     fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {

@@ -1,6 +1,7 @@
 //! The core: what every other layer is written in terms of. It imports nothing above it
 //! (the layering test, `tests/layers.rs`, holds every file to that).
 //!
+//! - [`config`]: every `LOCUS_*` environment variable, its table and typed readers;
 //! - [`location`]: where memory lives ([`Location`](location::Location), [`Technology`](location::Technology));
 //! - [`error`]: the one error type;
 //! - [`element`]: numeric element types and their conversions (Rust's `as`);
@@ -22,6 +23,7 @@ pub mod aligned;
 pub mod block;
 pub mod cache;
 pub mod completion;
+pub mod config;
 pub mod device;
 pub mod element;
 pub mod error;
@@ -31,6 +33,7 @@ pub mod location;
 pub mod mapping;
 pub mod memory;
 pub mod native;
+pub mod native_copy;
 pub mod route;
 pub mod shutdown;
 pub mod size;

@@ -71,11 +71,8 @@ pub(crate) fn wait_idle(limit: Duration) -> bool {
 /// How long the exit handler waits for background work: `LOCUS_EXIT_WAIT_S` seconds,
 /// else 10.
 fn exit_wait() -> Duration {
-    let seconds = std::env::var("LOCUS_EXIT_WAIT_S")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .unwrap_or(10.0);
+    let seconds =
+        super::config::or_warn(super::config::seconds("LOCUS_EXIT_WAIT_S")).unwrap_or(10.0);
     Duration::from_secs_f64(seconds)
 }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::backends::mpi::raw::{self, RawComm};
 use crate::backends::mpi::wire::{self, Limit, Wire};
+use crate::core::config;
 use crate::core::device::HostAccess;
 use crate::core::error::{Error, Result};
 use crate::core::location::{Location, Technology};
@@ -138,15 +139,7 @@ struct DeviceAware {
 
 impl DeviceAware {
     fn probe() -> DeviceAware {
-        let forced = match std::env::var("LOCUS_MPI_DEVICE_AWARE")
-            .ok()
-            .as_deref()
-            .map(str::trim)
-        {
-            Some("1") | Some("yes") | Some("true") => Some(true),
-            Some("0") | Some("no") | Some("false") => Some(false),
-            _ => None,
-        };
+        let forced = config::or_warn(config::flag("LOCUS_MPI_DEVICE_AWARE"));
         DeviceAware {
             cuda: raw::query_support(c"MPIX_Query_cuda_support"),
             rocm: raw::query_support(c"MPIX_Query_rocm_support"),
@@ -213,19 +206,12 @@ const DEFAULT_CHUNK: usize = 4 << 20;
 pub(super) const WHOLE: usize = 1 << 30;
 
 fn env_timeout() -> Option<Duration> {
-    let secs = std::env::var("LOCUS_MPI_TIMEOUT_S")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .unwrap_or(300.0);
-    (secs > 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs))
+    let secs = config::or_warn(config::seconds("LOCUS_MPI_TIMEOUT_S")).unwrap_or(300.0);
+    (secs > 0.0).then(|| Duration::from_secs_f64(secs))
 }
 
 fn env_policy() -> Policy {
-    match std::env::var("LOCUS_MPI_ROUTE")
-        .ok()
-        .as_deref()
-        .map(str::trim)
-    {
+    match config::or_warn(config::choice("LOCUS_MPI_ROUTE", &["staged", "auto"])) {
         Some("staged") => Policy::Staged,
         _ => Policy::Auto,
     }
@@ -233,9 +219,7 @@ fn env_policy() -> Policy {
 
 impl Comm {
     fn new(session: Arc<Session>, base: RawComm) -> Result<Comm> {
-        let chunk = std::env::var("LOCUS_MPI_CHUNK")
-            .ok()
-            .and_then(|v| crate::core::size::parse_size(&v).ok())
+        let chunk = config::or_warn(config::size("LOCUS_MPI_CHUNK"))
             .and_then(|c| usize::try_from(c).ok())
             .filter(|&c| c >= 4096)
             .map_or(DEFAULT_CHUNK, |c| c.min(WHOLE));

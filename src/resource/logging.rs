@@ -1,5 +1,5 @@
 //! [`Logging`]: a CSV line per allocation and free with RMM's columns and formats (RMM's
-//! `logging_resource_adaptor`); `replay.rs` replays such a log (or one RMM wrote).
+//! `logging_resource_adaptor`); `locus replay` (the command-line tool) replays such a log (or one RMM wrote).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -146,9 +146,9 @@ impl Logging {
 
 /// The path `RMM_LOG_FILE` names, else `LOCUS_LOG_FILE` (empty values are unset).
 pub fn log_file_from_env() -> Option<std::ffi::OsString> {
-    [LOG_FILE_VARIABLE, LOG_FILE_ALIAS]
-        .iter()
-        .find_map(|name| std::env::var_os(name).filter(|v| !v.is_empty()))
+    std::env::var_os(LOG_FILE_VARIABLE)
+        .filter(|v| !v.is_empty())
+        .or_else(|| crate::core::config::path(LOG_FILE_ALIAS).map(Into::into))
 }
 
 /// The calling thread's id as the operating system numbers it (RMM's `%t`).

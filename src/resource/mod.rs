@@ -5,7 +5,7 @@
 //! [`Arena`] gives each thread its own pool, [`FixedSize`] hands out blocks of one size
 //! and [`Binning`] routes sizes to bins;
 //! adaptors wrap any resource: [`Statistics`], [`Limiting`], [`Tracking`],
-//! [`FailureCallback`] and [`Logging`] (a CSV that [`replay`] and `locus replay` replay). Each
+//! [`FailureCallback`] and [`Logging`] (a CSV that `locus replay` replays). Each
 //! location has a default resource, read and replaced at run time ([`default_for`],
 //! [`set_default`]); buffers allocate through it.
 //!
@@ -36,7 +36,6 @@ mod limiting;
 mod logging;
 mod memory;
 mod pool;
-mod replay;
 mod statistics;
 mod tracking;
 mod upstream;
@@ -51,7 +50,6 @@ pub use fixed_size::FixedSize;
 pub use limiting::Limiting;
 pub use logging::{log_file_from_env, Logging, LOG_FILE_ALIAS, LOG_FILE_VARIABLE, LOG_HEADER};
 pub use pool::Pool;
-pub use replay::{replay, ReplayReport};
 pub use statistics::{Statistics, StatisticsTotals};
 pub use tracking::Tracking;
 pub use upstream::{

@@ -43,16 +43,13 @@ impl Registry {
         // LOCUS_BACKENDS=host,opencl limits discovery (the host is always there). A list
         // naming anything unknown probes nothing but the host and says why, loudly: a
         // typo must not look like a machine without GPUs.
-        let only = match std::env::var("LOCUS_BACKENDS") {
-            Ok(list) => Some(
-                crate::core::location::parse_technologies(&list).map_err(|e| {
-                    let why = format!("LOCUS_BACKENDS={list:?} is not a list of technologies: {e}");
-                    eprintln!("locus: warning: {why}; only the host is used");
-                    why
-                }),
-            ),
-            Err(_) => None,
-        };
+        let only = crate::core::config::text("LOCUS_BACKENDS").map(|list| {
+            crate::core::location::parse_technologies(&list).map_err(|e| {
+                let why = format!("LOCUS_BACKENDS={list:?} is not a list of technologies: {e}");
+                eprintln!("locus: warning: {why}; only the host is used");
+                why
+            })
+        });
         for technology in Technology::ALL {
             match &only {
                 Some(Ok(only)) if technology != Technology::Host && !only.contains(&technology) => {

@@ -11,6 +11,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use crate::core::config;
 use crate::core::error::{Error, Result};
 
 /// One piece of work.
@@ -43,14 +44,14 @@ fn pool() -> Option<&'static Mutex<Sender<Job>>> {
 /// `LOCUS_SPIN_US` says otherwise (`0`: never spin, for machines with busy cores).
 pub(crate) fn spin() -> Duration {
     static SPIN: OnceLock<Duration> = OnceLock::new();
-    *SPIN.get_or_init(|| spin_from(std::env::var("LOCUS_SPIN_US").ok().as_deref()))
+    *SPIN.get_or_init(|| spin_from(config::text("LOCUS_SPIN_US").as_deref()))
 }
 
 /// The spin time `LOCUS_SPIN_US` asks for (microseconds), or 50 us when it is unset or
-/// not a number.
+/// not a number (said on stderr).
 fn spin_from(value: Option<&str>) -> Duration {
-    let micros = value.and_then(|v| v.trim().parse().ok()).unwrap_or(50);
-    Duration::from_micros(micros)
+    let micros = config::parse_number("LOCUS_SPIN_US", value, |_: &u64| true);
+    Duration::from_micros(config::or_warn(micros).unwrap_or(50))
 }
 
 /// A pool thread: runs jobs as they come, for the life of the process; after each job it

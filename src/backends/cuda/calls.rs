@@ -33,6 +33,43 @@ impl GpuApi for CudaApi {
     /// 1 / 4 / 16 / 64 / 256 MiB, the two-chunk staging 125 / 441 / 1518 / 6947 / 29408.
     const DRIVER_WRITES_PAGEABLE_UP_TO: usize = usize::MAX;
 
+    const NATIVE_CALLS: [&'static str; 3] = [
+        "cuMemcpyHtoD",
+        "cuMemcpyDtoH",
+        "cuMemcpyDtoD + cuCtxSynchronize",
+    ];
+
+    unsafe fn native_copy(
+        &self,
+        direction: Direction,
+        dst: u64,
+        src: u64,
+        n: usize,
+    ) -> Option<Result<(), GpuError>> {
+        // SAFETY: per the caller's contract; the context is current. `cuMemcpyDtoD`
+        // returns before the copy is done, so a plain context-wide wait follows it.
+        let done = unsafe {
+            match direction {
+                Direction::HostToDevice => {
+                    result::memcpy_htod_sync(dst, std::slice::from_raw_parts(src as *const u8, n))
+                        .map_err(err("cuMemcpyHtoD"))
+                }
+                Direction::DeviceToHost => {
+                    result::memcpy_dtoh_sync(std::slice::from_raw_parts_mut(dst as *mut u8, n), src)
+                        .map_err(err("cuMemcpyDtoH"))
+                }
+                Direction::WithinDevice => result::memcpy_dtod_sync(dst, src, n)
+                    .map_err(err("cuMemcpyDtoD"))
+                    .and_then(|()| {
+                        sys::cuCtxSynchronize()
+                            .result()
+                            .map_err(err("cuCtxSynchronize"))
+                    }),
+            }
+        };
+        Some(done)
+    }
+
     fn activate(&self, ordinal: u32) -> Result<(), GpuError> {
         let ctx = *self
             .contexts

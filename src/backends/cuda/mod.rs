@@ -15,8 +15,10 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{result, sys};
 
 use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
-use crate::core::device::Discovery;
+use crate::core::device::{Device, Direction, Discovery};
+use crate::core::error::{Error, Result};
 use crate::core::location::Technology;
+use crate::core::memory::Memory;
 use crate::core::native::Native;
 
 mod calls;

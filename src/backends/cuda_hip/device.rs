@@ -115,6 +115,38 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         })
     }
 
+    fn native_call(&self, _native: &Native, direction: Direction) -> &'static str {
+        let [write, read, within] = A::NATIVE_CALLS;
+        match direction {
+            Direction::HostToDevice => write,
+            Direction::DeviceToHost => read,
+            Direction::WithinDevice => within,
+        }
+    }
+
+    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
+        let (ptr, _) = self.ptr(dst)?;
+        self.native_or(Direction::HostToDevice, ptr, src.as_ptr() as u64, src.len())
+            .unwrap_or_else(|| self.write(dst, 0, src))
+    }
+
+    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
+        let (ptr, _) = self.ptr(src)?;
+        self.native_or(
+            Direction::DeviceToHost,
+            dst.as_mut_ptr() as u64,
+            ptr,
+            dst.len(),
+        )
+        .unwrap_or_else(|| self.read(src, 0, dst))
+    }
+
+    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
+        let ((s, _), (d, _)) = (self.ptr(src)?, self.ptr(dst)?);
+        self.native_or(Direction::WithinDevice, d, s, len)
+            .unwrap_or_else(|| self.copy_within(src, 0, dst, 0, len))
+    }
+
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         let (ptr, _) = self.ptr(dst)?;
         self.upload(ptr + offset as u64, src, false)
@@ -187,5 +219,19 @@ impl<A: GpuApi> Device for GpuDevice<A> {
     /// after it are queued behind it, with no host wait.
     fn orders_after(&self, work: &Completion) -> bool {
         self.stream_ordered(work)
+    }
+}
+
+impl<A: GpuApi> GpuDevice<A> {
+    /// [`GpuApi::native_copy`] on this device, made current; `None` where the backend's
+    /// own copy is the native call.
+    fn native_or(&self, direction: Direction, dst: u64, src: u64, n: usize) -> Option<Result<()>> {
+        if let Err(e) = self.activate() {
+            return Some(Err(e));
+        }
+        // SAFETY: `Memory` checked both ranges (device pointers of this device, or a live
+        // host slice the caller borrowed), and distinct allocations do not overlap.
+        let done = unsafe { self.api.native_copy(direction, dst, src, n) }?;
+        Some(done.map_err(|e| self.fail("native transfer", e)))
     }
 }

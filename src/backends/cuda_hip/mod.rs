@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
-use crate::core::device::{fill_by_writes, unsupported_kind, Device, DeviceInfo, HostAccess};
+use crate::core::device::{
+    fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, HostAccess,
+};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::{Location, Technology};
@@ -88,6 +90,10 @@ pub trait GpuApi: Send + Sync + 'static {
     /// `LOCUS_GPU_DIRECT_UPLOAD_MAX` (a size: `4MiB`) overrides it.
     const DRIVER_WRITES_PAGEABLE_UP_TO: usize = 0;
 
+    /// The vendor's synchronous calls a user writes by hand for one transfer (host ->
+    /// device, device -> host, within one device): the names of `Device::native_call`.
+    const NATIVE_CALLS: [&'static str; 3];
+
     /// Makes device `ordinal` current on this thread.
     fn activate(&self, ordinal: u32) -> Result<(), GpuError>;
     /// Allocates.
@@ -129,6 +135,22 @@ pub trait GpuApi: Send + Sync + 'static {
     ) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
         unsafe { self.to_device(dst, src, n, true) }
+    }
+    /// One transfer in `direction` by [`GpuApi::NATIVE_CALLS`] on the current device,
+    /// complete when it returns (no stream or staging of locus's); `None` where the
+    /// backend's own copy is that call.
+    ///
+    /// # Safety
+    /// As for `to_device`; `dst` and `src` are host addresses or device pointers as
+    /// `direction` says.
+    unsafe fn native_copy(
+        &self,
+        _direction: Direction,
+        _dst: u64,
+        _src: u64,
+        _n: usize,
+    ) -> Option<Result<(), GpuError>> {
+        None
     }
     /// Device -> device on one device, on its stream; `wait` synchronises it.
     ///
@@ -256,16 +278,10 @@ pub struct GpuDevice<A: GpuApi> {
 /// [`GpuApi::DRIVER_WRITES_PAGEABLE_UP_TO`], or `LOCUS_GPU_DIRECT_UPLOAD_MAX` where set
 /// (a size: `4MiB`, `65536`); a value that is not a size is reported and ignored.
 fn direct_upload_max<A: GpuApi>() -> usize {
-    let Ok(text) = std::env::var("LOCUS_GPU_DIRECT_UPLOAD_MAX") else {
-        return A::DRIVER_WRITES_PAGEABLE_UP_TO;
-    };
-    match crate::core::size::parse_size(&text) {
-        Ok(n) => usize::try_from(n).unwrap_or(usize::MAX),
-        Err(e) => {
-            eprintln!("locus: warning: LOCUS_GPU_DIRECT_UPLOAD_MAX ignored: {e}");
-            A::DRIVER_WRITES_PAGEABLE_UP_TO
-        }
-    }
+    let asked = crate::core::config::size("LOCUS_GPU_DIRECT_UPLOAD_MAX");
+    crate::core::config::or_warn(asked).map_or(A::DRIVER_WRITES_PAGEABLE_UP_TO, |n| {
+        usize::try_from(n).unwrap_or(usize::MAX)
+    })
 }
 
 impl<A: GpuApi> fmt::Debug for GpuDevice<A> {

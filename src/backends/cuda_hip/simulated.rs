@@ -239,6 +239,7 @@ impl Strict {
 
 impl GpuApi for Strict {
     const TECHNOLOGY: Technology = Technology::Cuda;
+    const NATIVE_CALLS: [&'static str; 3] = ["cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpyDtoD"];
 
     fn activate(&self, ordinal: u32) -> Result<(), GpuError> {
         let devices = {

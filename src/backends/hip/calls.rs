@@ -69,6 +69,9 @@ impl HipApi {
 
 impl GpuApi for HipApi {
     const TECHNOLOGY: Technology = Technology::Hip;
+    // HIP's raw transfers are the backend's own `hipMemcpyAsync`s, waited for (through
+    // pinned staging for pageable memory, as a careful hand-written loop does).
+    const NATIVE_CALLS: [&'static str; 3] = ["hipMemcpyAsync"; 3];
 
     fn activate(&self, ordinal: u32) -> Result<(), GpuError> {
         if self

@@ -63,6 +63,10 @@ impl Device for HostDevice {
         true
     }
 
+    fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
+        "memcpy"
+    }
+
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         // SAFETY: `Memory` checked `offset + src.len()` against the allocation size, and
         // `src` cannot overlap the destination (it is borrowed from elsewhere).

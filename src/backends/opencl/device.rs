@@ -111,6 +111,16 @@ impl Device for OpenClDevice {
         })
     }
 
+    // `write`, `read` and `copy_within` are the blocking calls a user writes: the native
+    // transfers are those.
+    fn native_call(&self, _native: &Native, direction: Direction) -> &'static str {
+        match direction {
+            Direction::HostToDevice => "clEnqueueWriteBuffer",
+            Direction::DeviceToHost => "clEnqueueReadBuffer",
+            Direction::WithinDevice => "clEnqueueCopyBuffer",
+        }
+    }
+
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         let (mem, base) = mem_of(dst);
         // SAFETY: a blocking write from a live host slice into a bounds-checked range.

@@ -31,7 +31,7 @@ use opencl3::memory::{
 use opencl3::types::{cl_event, cl_int, cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
 
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
-use crate::core::device::{fill_by_writes, Device, DeviceInfo, Discovery, HostAccess};
+use crate::core::device::{fill_by_writes, Device, DeviceInfo, Direction, Discovery, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::Location;

@@ -106,6 +106,12 @@ impl Device for OpenMpDevice {
         self.on_host
     }
 
+    // `write`, `read` and `copy_within` are `omp_target_memcpy` itself: the native
+    // transfers are those.
+    fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
+        "omp_target_memcpy"
+    }
+
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         // SAFETY: `offset` was bounds-checked by `Memory`.
         let target = unsafe { ptr_of(dst).add(offset) };

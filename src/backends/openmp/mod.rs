@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 use libloading::Library;
 
 use crate::core::completion::Completion;
-use crate::core::device::{Device, DeviceInfo, Discovery, HostAccess};
+use crate::core::device::{Device, DeviceInfo, Direction, Discovery, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, LaunchArg, LaunchSpec};
 use crate::core::location::{Location, Technology};
@@ -305,28 +305,6 @@ impl OpenMpDevice {
             location: self.location,
             reason,
         }
-    }
-}
-
-/// `omp_target_memcpy(dst, src, len, 0, 0, dst_device, src_device)`, straight through
-/// libgomp (the benchmark's raw baseline).
-///
-/// # Safety
-/// `dst` and `src` address at least `len` bytes on the given OpenMP device numbers.
-pub unsafe fn target_memcpy(
-    dst: *mut u8,
-    dst_device: i32,
-    src: *const u8,
-    src_device: i32,
-    len: usize,
-) -> Result<()> {
-    let api = api().map_err(Error::Invalid)?;
-    // SAFETY: forwarded from the caller's contract.
-    let rc = unsafe { (api.memcpy)(dst.cast(), src.cast(), len, 0, 0, dst_device, src_device) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(Error::Invalid(format!("omp_target_memcpy returned {rc}")))
     }
 }
 

@@ -23,9 +23,9 @@ fn loaded() -> &'static Mutex<HashMap<u64, Arc<libloading::Library>>> {
 }
 
 fn compiler() -> String {
-    ["LOCUS_OPENMP_CC", "CC"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|s| !s.trim().is_empty()))
+    crate::core::config::text("LOCUS_OPENMP_CC")
+        .or_else(|| std::env::var("CC").ok())
+        .filter(|s| !s.trim().is_empty())
         .unwrap_or_else(|| "cc".into())
 }
 

@@ -105,6 +105,12 @@ impl Device for SyclDevice {
         self.system_usm
     }
 
+    // `write`, `read` and `copy_within` are one `DPCTLQueue_Memcpy` waited for: the
+    // native transfers are those.
+    fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
+        "DPCTLQueue_Memcpy"
+    }
+
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         // SAFETY: offset bounds-checked by `Memory`.
         let target = unsafe { usm_of(dst).0.add(offset) };

@@ -41,12 +41,20 @@ fn python_site_packages() -> Vec<PathBuf> {
     }
 }
 
+/// The virtual environments named by `VIRTUAL_ENV` (the active one) and
+/// `LOCUS_SYCL_VENV`.
+fn venvs() -> Vec<PathBuf> {
+    let active = std::env::var_os("VIRTUAL_ENV").map(PathBuf::from);
+    active
+        .into_iter()
+        .chain(crate::core::config::path("LOCUS_SYCL_VENV"))
+        .collect()
+}
+
 fn candidates() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
-    for var in ["VIRTUAL_ENV", "LOCUS_SYCL_VENV"] {
-        if let Some(v) = std::env::var_os(var) {
-            dirs.extend(site_packages_of(PathBuf::from(v)));
-        }
+    for venv in venvs() {
+        dirs.extend(site_packages_of(venv));
     }
     if let Some(v) = default_venv() {
         dirs.extend(site_packages_of(v));
@@ -73,18 +81,14 @@ pub(crate) fn load() -> Result<(DpctlApi, String), String> {
             }
         }
     };
-    if let Some(path) = std::env::var_os("LOCUS_SYCL_LIBRARY") {
-        if let Some(api) = attempt(&path, &mut tried) {
+    if let Some(path) = crate::core::config::path("LOCUS_SYCL_LIBRARY") {
+        if let Some(api) = attempt(path.as_os_str(), &mut tried) {
             return Ok((api, path.to_string_lossy().into_owned()));
         }
     } else {
         tried.push("LOCUS_SYCL_LIBRARY: not set".into());
     }
-    for venv in ["VIRTUAL_ENV", "LOCUS_SYCL_VENV"]
-        .iter()
-        .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
-        .chain(default_venv())
-    {
+    for venv in venvs().into_iter().chain(default_venv()) {
         if !venv.exists() {
             tried.push(format!("{}: no such virtual environment", venv.display()));
         }

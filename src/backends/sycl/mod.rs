@@ -34,7 +34,7 @@ use bindings::*;
 
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
 use crate::core::device::{
-    fill_by_writes, unsupported_kind, Device, DeviceInfo, Discovery, HostAccess,
+    fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, Discovery, HostAccess,
 };
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};

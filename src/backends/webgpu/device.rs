@@ -120,6 +120,22 @@ impl Device for WebGpuDevice {
         ))
     }
 
+    fn native_call(&self, native: &Native, direction: Direction) -> &'static str {
+        self.native_call_name(native, direction)
+    }
+
+    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
+        self.native_write_impl(dst, src)
+    }
+
+    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
+        self.native_read_impl(src, dst)
+    }
+
+    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
+        self.native_copy_impl(src, dst, len)
+    }
+
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         if self.mappable(dst) {
             return self.in_view(dst, offset, |at| {

@@ -17,6 +17,7 @@
 //! records them instead, and returns them as [`Error::Backend`].
 
 mod lent;
+mod native_calls;
 mod staging;
 mod unified;
 
@@ -26,7 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
 use crate::core::device::{
-    fill_by_writes, Device, DeviceInfo, Discovery, HostAccess, StageWay, StagedView,
+    fill_by_writes, Device, DeviceInfo, Direction, Discovery, HostAccess, StageWay, StagedView,
 };
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
@@ -65,6 +66,8 @@ pub struct WebGpuDevice {
     unified: Option<Unified>,
     /// Idle staging buffers lent to host consumers in place ([`Device::stage`]).
     lent: Arc<Lent>,
+    /// The readback buffer of the native reads (`native_calls.rs`), grown as needed.
+    native_readback: Mutex<Option<wgpu::Buffer>>,
 }
 
 impl std::fmt::Debug for WebGpuDevice {
@@ -203,6 +206,7 @@ impl WebGpuDevice {
             pipelines: Mutex::new(HashMap::new()),
             unified: mappable.then(Unified::default),
             lent: Arc::default(),
+            native_readback: Mutex::new(None),
         })
     }
 

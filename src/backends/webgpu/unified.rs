@@ -56,7 +56,8 @@ pub(super) struct Unified {
 /// True when the feature may be used: asked for by default, off with
 /// `LOCUS_WEBGPU_MAPPABLE=0`.
 pub(super) fn wanted() -> bool {
-    std::env::var("LOCUS_WEBGPU_MAPPABLE").map_or(true, |v| v.trim() != "0")
+    let asked = crate::core::config::flag("LOCUS_WEBGPU_MAPPABLE");
+    crate::core::config::or_warn(asked).unwrap_or(true)
 }
 
 impl Unified {

@@ -237,7 +237,7 @@ pub fn machine_facts<'a>(devices: impl Iterator<Item = &'a Arc<dyn Device>>) -> 
 /// made, and a line on where the planner's costs come from. `LOCUS_CALIBRATION=off`
 /// ignores any; a path uses that file whatever its key.
 pub fn load(facts: &[String]) -> (Option<Calibration>, String) {
-    let chosen = std::env::var_os("LOCUS_CALIBRATION").filter(|v| !v.is_empty());
+    let chosen = crate::core::config::path("LOCUS_CALIBRATION").map(PathBuf::into_os_string);
     if chosen.as_deref() == Some(std::ffi::OsStr::new("off")) {
         return (
             None,

@@ -7,10 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
-use super::{Block, MemoryResource};
-use crate::core::error::{Error, Result};
-use crate::runtime::event::Event;
-use crate::runtime::queue::Queue;
+use locus::resource::{Block, MemoryResource};
+use locus::{Error, Event, Queue, Result};
 
 /// The most threads a replay starts: a log naming more shares them out (a fuzzed or
 /// corrupt log may name a thread per line).
@@ -62,7 +60,7 @@ impl Columns {
         let bad = || {
             Error::Invalid(format!(
                 "not an allocation log: the first line must name the columns Action, Size and Id or Pointer (locus writes `{}`); it is `{header}`",
-                super::LOG_HEADER
+                locus::resource::LOG_HEADER
             ))
         };
         Ok(Columns {
@@ -231,7 +229,7 @@ fn run(
                 op.key
             )));
         }
-        let align = crate::core::device::ALIGNMENT;
+        let align = locus::ALIGNMENT;
         let block = match queue {
             Some(q) => resource.allocate_on(op.size, align, q)?,
             None => resource.allocate(op.size, align)?,

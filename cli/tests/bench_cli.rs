@@ -260,6 +260,43 @@ fn a_misspelt_locus_backends_says_so() {
     );
 }
 
+/// `locus info` lists the `LOCUS_*` variables in effect, with their meaning, and a
+/// value a variable does not accept is a warning naming it and what it takes.
+#[test]
+fn locus_info_lists_the_variables_in_effect() {
+    let out = locus()
+        .arg("info")
+        .env("LOCUS_BACKENDS", "host,webgpu")
+        .env("LOCUS_WEBGPU_MAPPABLE", "maybe")
+        .env("LOCUS_WEBGPU_CONVERT", "device")
+        .env_remove("LOCUS_REQUIRE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("Environment (LOCUS_* variables set"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("LOCUS_BACKENDS=\"host,webgpu\": which technologies are probed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("LOCUS_WEBGPU_CONVERT=\"device\""),
+        "{stdout}"
+    );
+    if !stdout.contains("webgpu:0") {
+        println!("SKIPPED: no WebGPU adapter here, so LOCUS_WEBGPU_MAPPABLE is never read");
+        return;
+    }
+    assert!(
+        stderr.contains("LOCUS_WEBGPU_MAPPABLE=\"maybe\" is not accepted (it takes `1`, `0`)"),
+        "{stderr}"
+    );
+}
+
 /// `locus info | head -0`: the reader goes away before the CLI prints (it spends its
 /// first second finding the backends), and the CLI ends quietly (by SIGPIPE, as `cat`
 /// does) instead of panicking with "failed printing to stdout: Broken pipe", which it

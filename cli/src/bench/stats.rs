@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::error::{Error, Result};
+use locus::{Error, Result};
 
 /// Timing statistics of repeated runs, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -55,7 +55,7 @@ pub fn parse_sizes(list: &str) -> Result<Vec<u64>> {
         .collect()
 }
 
-pub use crate::runtime::transfer::cost::{format_size, parse_size};
+pub use locus::transfer::cost::{format_size, parse_size};
 
 #[cfg(test)]
 mod tests {

@@ -6,31 +6,19 @@
 use std::time::{Duration, Instant};
 
 use super::stats::Stats;
-use crate::core::error::Result;
+use locus::core::config;
+use locus::Result;
 
 /// Timed repetitions per measurement: `LOCUS_BENCH_REPS`, or `default`. A value that
 /// is not a whole number above zero is named in a warning on stderr, once, and the
 /// default is used.
 pub fn reps(default: usize) -> usize {
-    reps_from(std::env::var("LOCUS_BENCH_REPS").ok().as_deref(), default)
+    reps_from(config::text("LOCUS_BENCH_REPS").as_deref(), default)
 }
 
 fn reps_from(value: Option<&str>, default: usize) -> usize {
-    let Some(text) = value else {
-        return default;
-    };
-    match text.trim().parse::<usize>() {
-        Ok(n) if n > 0 => n,
-        _ => {
-            static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| {
-                eprintln!(
-                    "warning: LOCUS_BENCH_REPS={text:?} is not a whole number above zero; using {default}"
-                )
-            });
-            default
-        }
-    }
+    let reps = config::parse_number("LOCUS_BENCH_REPS", value, |&n: &usize| n > 0);
+    config::or_warn(reps).unwrap_or(default)
 }
 
 /// The median time of `reps` runs of `f`, after one untimed warm-up run.

@@ -13,11 +13,11 @@ use ::mpi::traits::{Communicator, Destination, Source};
 use serde::{Deserialize, Serialize};
 
 use super::stats::format_size;
-use crate::buffer::Buffer;
-use crate::core::error::{Error, Result};
-use crate::core::location::Location;
-use crate::mpi::Comm;
-use crate::runtime::event::Event;
+use locus::mpi::Comm;
+use locus::Buffer;
+use locus::Event;
+use locus::Location;
+use locus::{Error, Result};
 
 /// One pair of locations at one size.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -274,7 +274,7 @@ fn latency(
 
 /// Rank 0's device-to-host copy of `bytes` at `at` (what a staged send's first leg
 /// costs), GB/s, and the wire `at`'s memory takes.
-fn device_to_host(comm: &Comm, at: Location, bytes: usize) -> Result<(f64, crate::mpi::Wire)> {
+fn device_to_host(comm: &Comm, at: Location, bytes: usize) -> Result<(f64, locus::mpi::Wire)> {
     let b = Buffer::<u8>::filled(at, bytes, 3)?;
     let memory = home_memory(&b)?;
     let wire = comm.route_of(&memory).wire;
@@ -292,14 +292,14 @@ fn device_to_host(comm: &Comm, at: Location, bytes: usize) -> Result<(f64, crate
 }
 
 /// The memory at a buffer's home location.
-fn home_memory(b: &Buffer<u8>) -> Result<std::sync::Arc<crate::core::memory::Memory>> {
+fn home_memory(b: &Buffer<u8>) -> Result<std::sync::Arc<locus::Memory>> {
     let at = b.location();
     b.memory_at(at)
         .ok_or_else(|| Error::Invalid(format!("{at}: the buffer has no memory there")))
 }
 
 /// The wire memory at `at` takes from this rank.
-fn wire_of(comm: &Comm, at: Location) -> Result<crate::mpi::Wire> {
+fn wire_of(comm: &Comm, at: Location) -> Result<locus::mpi::Wire> {
     let memory = home_memory(&Buffer::<u8>::zeroed(at, 1)?)?;
     Ok(comm.route_of(&memory).wire)
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::{format_size, Report};
-use crate::core::error::{Error, Result};
+use locus::{Error, Result};
 
 fn locations(report: &Report) -> Vec<String> {
     let mut seen = Vec::new();

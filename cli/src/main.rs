@@ -6,7 +6,9 @@
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use locus::{access, bench, transfer, Registry};
+use locus::core::config;
+use locus::{access, transfer, Registry};
+use locus_cli::bench;
 
 /// What this machine has, and how data moves between its locations.
 #[derive(Parser)]
@@ -280,7 +282,15 @@ fn info(args: InfoArgs) -> Result<ExitCode, String> {
     if !any {
         println!("  none");
     }
-    if let Some(list) = args.require.or_else(|| std::env::var("LOCUS_REQUIRE").ok()) {
+    let set = config::set_variables();
+    println!("\nEnvironment (LOCUS_* variables set; `docs/environment.md` lists them all):");
+    if set.is_empty() {
+        println!("  none");
+    }
+    for (variable, value) in set {
+        println!("  {}={value:?}: {}", variable.name, variable.meaning);
+    }
+    if let Some(list) = args.require.or_else(|| config::text("LOCUS_REQUIRE")) {
         if let Err(e) = registry.require(&list) {
             return Err(e.to_string());
         }
@@ -506,7 +516,7 @@ fn replay(args: ReplayArgs) -> Result<ExitCode, String> {
             .map_err(|e| e.to_string())?,
         ),
     };
-    let report = resource::replay(&log, target.as_ref()).map_err(|e| e.to_string())?;
+    let report = locus_cli::replay(&log, target.as_ref()).map_err(|e| e.to_string())?;
     println!(
         "replayed {} operations ({} threads, {} streams) from {file} on {} ({}) in {:.3} ms; peak live {} bytes, peak footprint {} bytes ({:.2}x)",
         report.operations,

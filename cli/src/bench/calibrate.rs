@@ -7,11 +7,11 @@
 use std::time::Instant;
 
 use super::timing::measure_together;
-use crate::core::error::{Error, Result};
-use crate::core::location::Location;
-use crate::core::route::Endpoint;
-use crate::runtime::registry::Registry;
-use crate::runtime::transfer::cost::{self, Calibration, PairCosts, PathCost};
+use locus::core::route::Endpoint;
+use locus::transfer::cost::{self, Calibration, PairCosts, PathCost};
+use locus::Location;
+use locus::Registry;
+use locus::{Error, Result};
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -131,8 +131,7 @@ pub fn choices(registry: &Registry, locations: &[Location]) -> String {
         for &d in locations {
             let mut last = None;
             for &bytes in &sizes {
-                let Ok(route) =
-                    crate::runtime::transfer::copy_route_for(registry, s, d, bytes as usize)
+                let Ok(route) = locus::transfer::copy_route_for(registry, s, d, bytes as usize)
                 else {
                     continue;
                 };

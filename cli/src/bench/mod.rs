@@ -10,7 +10,6 @@
 //! read into a host buffer plus a native write out of it for a cross-backend pair).
 
 pub mod bandwidth_test;
-pub mod baselines;
 pub mod calibrate;
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -27,14 +26,13 @@ pub use output::{compare, csv, table};
 pub use stats::{format_size, parse_size, parse_sizes, Stats};
 pub use svg::plot;
 
-use crate::buffer::Buffer;
-use crate::core::error::{Error, Result};
-use crate::core::location::Location;
-use crate::core::memory::Memory;
-use crate::core::route::RouteKind;
-use crate::runtime::registry::Registry;
-use crate::runtime::transfer::stats::TransferStats;
-use baselines as raw;
+use locus::Buffer;
+use locus::Location;
+use locus::Memory;
+use locus::Registry;
+use locus::RouteKind;
+use locus::TransferStats;
+use locus::{Error, Result};
 use timing::{measure, measure_together};
 
 /// What to run.
@@ -340,7 +338,7 @@ pub(crate) fn check_memory(registry: &Registry, locations: &[Location], max: u64
             }
         }
     }
-    match crate::core::host_memory::available() {
+    match locus::core::host_memory::available() {
         Some((available, _)) if host_bytes > available as u128 => Err(Error::Invalid(format!(
             "the largest size {} needs {host_buffers} host buffers of it at once \
              (two per location that shares the host's memory, and memcpy's three), {} in all, \
@@ -516,29 +514,8 @@ fn raw_baseline<'a>(
     src: &'a Memory,
     dst: &'a Memory,
 ) -> (String, impl FnMut(usize, &mut [u8]) -> Result<()> + 'a) {
-    let (s, d) = (src.location(), dst.location());
-    let same_device = s == d;
-    let api = if same_device {
-        raw::copy_api(src).to_string()
-    } else if s.is_host() {
-        raw::write_api(dst).to_string()
-    } else if d.is_host() {
-        raw::read_api(src).to_string()
-    } else {
-        format!("{} + {}", raw::read_api(src), raw::write_api(dst))
-    };
-    let copy = move |n: usize, host: &mut [u8]| {
-        if same_device {
-            raw::copy_within(src, dst, n)
-        } else if s.is_host() {
-            src.with_host_slice(0, n, false, |bytes| raw::write(dst, bytes))
-        } else if d.is_host() {
-            dst.with_host_slice(0, n, true, |bytes| raw::read(src, bytes))
-        } else {
-            raw::read(src, &mut host[..n])?;
-            raw::write(dst, &host[..n])
-        }
-    };
+    let api = src.native_calls_to(dst);
+    let copy = move |n: usize, host: &mut [u8]| src.native_copy_to(dst, n, host);
     (api, copy)
 }
 
@@ -548,8 +525,7 @@ fn access_latency(registry: &Registry, config: &Config) -> Result<Vec<AccessTimi
     let mut out = Vec::new();
     let sizes = [4u64 << 10, *config.sizes.iter().max().unwrap_or(&(1 << 20))];
     for &l in &config.locations {
-        let (in_place, _) =
-            crate::runtime::access::location_accessibility(registry, l, Location::Host)?;
+        let (in_place, _) = locus::access::location_accessibility(registry, l, Location::Host)?;
         for &bytes in &sizes {
             let cap = registry.device(l)?.info().max_allocation;
             if bytes > cap {

@@ -7,11 +7,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::{measure, Bandwidth, Config, Stats};
-use crate::core::error::Result;
-use crate::core::location::Location;
-use crate::core::memory::Memory;
-use crate::core::native::MemoryKind;
-use crate::runtime::registry::Registry;
+use locus::Location;
+use locus::Memory;
+use locus::MemoryKind;
+use locus::Registry;
+use locus::Result;
 
 /// bandwidthTest's default transfer size.
 pub const BYTES: u64 = 32 << 20;

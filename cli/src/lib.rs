@@ -1,0 +1,11 @@
+//! The `locus` command-line tool's library: the cross-backend transfer benchmark
+//! ([`bench`](mod@bench): `locus bench`, its bandwidthTest shape, the planner's calibration pass
+//! and MPI ranks) and allocation-log replay ([`replay`](mod@replay): `locus replay`), over the
+//! `locus` library's public API. The benchmarks in the repository's `benches/` use its
+//! timing helpers.
+#![warn(missing_docs)]
+
+pub mod bench;
+pub mod replay;
+
+pub use replay::{replay, ReplayReport};

@@ -60,7 +60,7 @@ pub use crate::core::completion::{Completion, NativeWork};
 pub use crate::core::device::{Device, DeviceInfo, Direction, HostAccess, ALIGNMENT};
 pub use crate::core::element::{DType, Element};
 pub use crate::core::error::{Error, Result};
-pub use crate::core::launch::{LaunchArg, LaunchSpec};
+pub use crate::core::launch::{KernelLanguage, LaunchArg, LaunchSpec};
 pub use crate::core::location::{parse_locations, parse_technologies, Location, Technology};
 pub use crate::core::mapping::HostMapping;
 pub use crate::core::memory::Memory;

@@ -446,3 +446,104 @@ fn paths_are_read_with_their_brace_groups() {
         ]
     );
 }
+
+/// The technologies besides the host, as variant names.
+const TECHNOLOGY_VARIANTS: [&str; 6] = ["Cuda", "Hip", "OpenMp", "OpenCl", "Sycl", "WebGpu"];
+
+/// Whether `code` names a variant of `Technology`, `Location` or `Native` for a
+/// technology other than the host (`Technology::OpenCl`, `Native::Cuda { .. }`).
+fn names_a_technology(code: &str) -> Option<String> {
+    for prefix in ["Technology::", "Location::", "Native::"] {
+        for variant in TECHNOLOGY_VARIANTS {
+            let token = format!("{prefix}{variant}");
+            let mut rest = code;
+            while let Some(at) = rest.find(&token) {
+                let after = rest[at + token.len()..].chars().next();
+                let before = rest[..at].chars().next_back();
+                let whole = !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && !before.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                if whole {
+                    return Some(token);
+                }
+                rest = &rest[at + token.len()..];
+            }
+        }
+    }
+    None
+}
+
+/// The `src/...` files ARCHITECTURE.md's "Adding a technology" lists.
+fn files_to_add_a_technology() -> BTreeSet<String> {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md"))
+            .expect("read ARCHITECTURE.md");
+    let section = text
+        .split("## Adding a technology")
+        .nth(1)
+        .expect("ARCHITECTURE.md has an \"Adding a technology\" section");
+    let section = section.split("\n## ").next().unwrap_or(section);
+    section
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|t| t.starts_with("src/") && t.ends_with(".rs"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Technology knowledge lives in the backends: outside `src/backends/` the library names
+/// no technology's `Technology`, `Location` or `Native` variant except in the files
+/// ARCHITECTURE.md lists for adding a technology (the core's definitions of them, and
+/// `src/backends/mod.rs`), so that list is what a contributor actually touches.
+#[test]
+fn only_the_listed_files_name_a_technology() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let listed = files_to_add_a_technology();
+    for file in &listed {
+        assert!(
+            root.join(file).exists(),
+            "ARCHITECTURE.md lists {file}, which does not exist"
+        );
+    }
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let mut outside = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if (rel.starts_with("src/backends/") && rel != "src/backends/mod.rs")
+            || listed.contains(&rel)
+            || rel.ends_with("/tests.rs")
+        {
+            continue;
+        }
+        let code = library_code(&std::fs::read_to_string(&file).unwrap());
+        if let Some(token) = names_a_technology(&code) {
+            outside.push(format!("{rel} names {token}"));
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "ask the backend (its Device, or the core's Technology) instead, or list the file in \
+         ARCHITECTURE.md's \"Adding a technology\": {outside:#?}"
+    );
+}
+
+#[test]
+fn the_technology_check_sees_variants_and_not_lookalikes() {
+    assert_eq!(
+        names_a_technology("match t { Technology::Sycl => 1 }"),
+        Some("Technology::Sycl".into())
+    );
+    assert_eq!(
+        names_a_technology("Native::Cuda { ptr, .. }"),
+        Some("Native::Cuda".into())
+    );
+    assert_eq!(
+        names_a_technology("Technology::Host; MyLocation::OpenClish"),
+        None
+    );
+}

@@ -25,8 +25,7 @@ use std::sync::OnceLock;
 
 use super::*;
 use crate::core::element::{convert_bytes, DType, Element};
-use crate::core::launch::{LaunchArg, LaunchSpec};
-use crate::core::location::Technology;
+use crate::core::launch::{KernelLanguage as Language, LaunchArg, LaunchSpec};
 
 use super::convert_kernels::{cuda_conversion, opencl_c_conversion, wgsl_conversion};
 
@@ -140,22 +139,22 @@ fn kernel_language(
     staged: bool,
 ) -> Option<KernelLanguage> {
     let sized = |t: DType| !matches!(t, DType::F16 | DType::BF16);
-    match location.technology() {
-        Technology::OpenCl | Technology::Sycl => {
+    match location.technology().kernel_language()? {
+        Language::OpenClC => {
             let wide = from == DType::F64 || to == DType::F64;
             (sized(from) && sized(to) && !(wide && device.lacks_f64().is_some()))
                 .then_some(KernelLanguage::OpenClC)
         }
-        Technology::WebGpu => (from.size() >= 4
+        Language::Wgsl => (from.size() >= 4
             && to.size() >= 4
             && wgsl_converts(staged, device.info().kind == "cpu"))
         .then_some(KernelLanguage::Wgsl),
-        t @ (Technology::Cuda | Technology::Hip) => {
+        l @ (Language::Cuda | Language::Hip) => {
             (sized(from) && sized(to)).then_some(KernelLanguage::CudaC {
-                hip: t == Technology::Hip,
+                hip: l == Language::Hip,
             })
         }
-        _ => None,
+        Language::OpenMpC => None,
     }
 }
 
@@ -182,7 +181,7 @@ fn on_the_device(src: &Side<'_>, dst: &Side<'_>, count: usize) -> Result<Option<
         return Ok(None);
     };
     let (so, dof) = (src.offset / src.dtype.size(), dst.offset / dst.dtype.size());
-    let scalars = if location.technology() == Technology::WebGpu {
+    let scalars = if location.technology().kernel_language() == Some(Language::Wgsl) {
         // WGSL takes 32-bit scalars.
         match (u32::try_from(count), u32::try_from(so), u32::try_from(dof)) {
             (Ok(n), Ok(so), Ok(dof)) => [

@@ -538,10 +538,10 @@ impl<'k> Codelet<'k> {
             }));
         }
         let (global, dims) = launch.global();
-        if target.technology() == Technology::Host {
+        let Some(language) = target.technology().kernel_language() else {
             after.iter().try_for_each(Event::wait)?;
             return self.run_on_host(args, &memories, global, host_fn);
-        }
+        };
         let launch_args: Vec<LaunchArg<'_>> = args
             .iter()
             .zip(&memories)
@@ -552,28 +552,27 @@ impl<'k> Codelet<'k> {
             })
             .collect();
         let k = self.kernel;
-        let (source, entry, workgroup) = match target.technology() {
-            Technology::WebGpu => k
+        let (source, entry, workgroup) = match language {
+            KernelLanguage::Wgsl => k
                 .wgsl
                 .as_ref()
                 .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
-            Technology::OpenCl | Technology::Sycl => k
+            KernelLanguage::OpenClC => k
                 .opencl_c
                 .as_ref()
                 .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
-            Technology::OpenMp => k
+            KernelLanguage::OpenMpC => k
                 .openmp
                 .as_ref()
                 .map(|e| (k.openmp_c.as_deref().unwrap_or(""), e.as_str(), [1, 1, 1])),
-            Technology::Cuda => k
+            KernelLanguage::Cuda => k
                 .cuda
                 .as_ref()
                 .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
-            Technology::Hip => k
+            KernelLanguage::Hip => k
                 .hip
                 .as_ref()
                 .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
-            Technology::Host => None,
         }
         .ok_or_else(|| Error::Invalid(format!("kernel `{}` has no source for {target}", k.name)))?;
         let spec = LaunchSpec {

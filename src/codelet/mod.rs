@@ -65,7 +65,7 @@ use bytemuck::Pod;
 use crate::buffer::{Buffer, Section};
 use crate::core::completion::Completion;
 use crate::core::error::{Error, Result};
-use crate::core::launch::{LaunchArg, LaunchSpec};
+use crate::core::launch::{KernelLanguage, LaunchArg, LaunchSpec};
 use crate::core::location::{Location, Technology};
 use crate::core::mapping::HostMapping;
 use crate::core::memory::Memory;
@@ -348,19 +348,20 @@ impl Kernel {
     }
 
     fn source_for(&self, technology: Technology) -> Result<()> {
-        if technology == Technology::WebGpu && self.needs_f64() {
+        let language = technology.kernel_language();
+        if language == Some(KernelLanguage::Wgsl) && self.needs_f64() {
             return Err(Error::Invalid(format!(
                 "kernel `{}` uses f64, which WGSL (WebGPU's shading language) does not have; run it on OpenCL, SYCL, OpenMP, CUDA, HIP or the host",
                 self.name
             )));
         }
-        let (present, what) = match technology {
-            Technology::Host => (self.host.is_some(), "host (Rust)"),
-            Technology::WebGpu => (self.wgsl.is_some(), "WGSL"),
-            Technology::OpenCl | Technology::Sycl => (self.opencl_c.is_some(), "OpenCL C"),
-            Technology::OpenMp => (self.openmp.is_some(), "OpenMP"),
-            Technology::Cuda => (self.cuda.is_some(), "CUDA"),
-            Technology::Hip => (self.hip.is_some(), "HIP"),
+        let (present, what) = match language {
+            None => (self.host.is_some(), "host (Rust)"),
+            Some(KernelLanguage::Wgsl) => (self.wgsl.is_some(), "WGSL"),
+            Some(KernelLanguage::OpenClC) => (self.opencl_c.is_some(), "OpenCL C"),
+            Some(KernelLanguage::OpenMpC) => (self.openmp.is_some(), "OpenMP"),
+            Some(KernelLanguage::Cuda) => (self.cuda.is_some(), "CUDA"),
+            Some(KernelLanguage::Hip) => (self.hip.is_some(), "HIP"),
         };
         if present {
             Ok(())

@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::error::Error;
+use super::launch::KernelLanguage;
 
 /// One programming technology (a "backend kind"). Every [`Location`] belongs to one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -46,6 +47,24 @@ impl Technology {
             Technology::OpenCl => "opencl",
             Technology::Sycl => "sycl",
             Technology::WebGpu => "webgpu",
+        }
+    }
+
+    /// True for [`Technology::Host`].
+    pub const fn is_host(self) -> bool {
+        matches!(self, Technology::Host)
+    }
+
+    /// The language its kernels are written in; `None` for the host, whose kernels are
+    /// Rust functions.
+    pub const fn kernel_language(self) -> Option<KernelLanguage> {
+        match self {
+            Technology::Host => None,
+            Technology::Cuda => Some(KernelLanguage::Cuda),
+            Technology::Hip => Some(KernelLanguage::Hip),
+            Technology::OpenMp => Some(KernelLanguage::OpenMpC),
+            Technology::OpenCl | Technology::Sycl => Some(KernelLanguage::OpenClC),
+            Technology::WebGpu => Some(KernelLanguage::Wgsl),
         }
     }
 

@@ -129,10 +129,11 @@ impl std::fmt::Display for WireRoute {
 }
 
 /// Whether the MPI library takes CUDA / ROCm device pointers.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct DeviceAware {
-    cuda: Option<bool>,
-    rocm: Option<bool>,
+    /// Each technology with a device-support query: the query and its answer (`None`:
+    /// the library has no such query).
+    asked: Vec<(Technology, &'static std::ffi::CStr, Option<bool>)>,
     /// `LOCUS_MPI_DEVICE_AWARE`: 1 or 0 forces the answer for every technology.
     forced: Option<bool>,
 }
@@ -140,20 +141,19 @@ struct DeviceAware {
 impl DeviceAware {
     fn probe() -> DeviceAware {
         let forced = config::or_warn(config::flag("LOCUS_MPI_DEVICE_AWARE"));
-        DeviceAware {
-            cuda: raw::query_support(c"MPIX_Query_cuda_support"),
-            rocm: raw::query_support(c"MPIX_Query_rocm_support"),
-            forced,
-        }
+        let asked = Technology::ALL
+            .into_iter()
+            .filter_map(|t| raw::support_query_of(t).map(|q| (t, q, raw::query_support(q))))
+            .collect();
+        DeviceAware { asked, forced }
     }
 
     /// The answer for `technology`, and where it came from.
     fn answer(&self, technology: Technology) -> (bool, String) {
-        let (query, asked) = match technology {
-            Technology::Cuda => ("MPIX_Query_cuda_support", self.cuda),
-            Technology::Hip => ("MPIX_Query_rocm_support", self.rocm),
-            _ => return (false, format!("MPI takes no {technology} device pointers")),
+        let Some(&(_, query, asked)) = self.asked.iter().find(|(t, ..)| *t == technology) else {
+            return (false, format!("MPI takes no {technology} device pointers"));
         };
+        let query = query.to_string_lossy();
         match (self.forced, asked) {
             (Some(f), _) => (f, format!("LOCUS_MPI_DEVICE_AWARE={}", f as u8)),
             (None, Some(a)) => (a, format!("{query}() = {}", a as u8)),

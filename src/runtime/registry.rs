@@ -52,14 +52,14 @@ impl Registry {
         });
         for technology in Technology::ALL {
             match &only {
-                Some(Ok(only)) if technology != Technology::Host && !only.contains(&technology) => {
+                Some(Ok(only)) if !technology.is_host() && !only.contains(&technology) => {
                     missing.insert(
                         technology,
                         "not probed: LOCUS_BACKENDS leaves it out".to_string(),
                     );
                     continue;
                 }
-                Some(Err(why)) if technology != Technology::Host => {
+                Some(Err(why)) if !technology.is_host() => {
                     missing.insert(technology, format!("not probed: {why}"));
                     continue;
                 }

@@ -12,6 +12,7 @@ use ::mpi::ffi;
 
 use crate::core::element::DType;
 use crate::core::error::{Error, Result};
+use crate::core::location::Technology;
 
 /// What to do after an MPI call fails (the same for every call of this layer).
 const HINT: &str = "check that every rank makes the matching call with the same sizes, \
@@ -433,6 +434,17 @@ pub fn library_version() -> String {
         .unwrap_or("")
         .trim()
         .to_string()
+}
+
+/// Open MPI's query of whether the MPI library takes `technology`'s device pointers
+/// (`MPIX_Query_cuda_support` for CUDA, `MPIX_Query_rocm_support` for HIP), or `None`
+/// for a technology MPI libraries have no query for.
+pub fn support_query_of(technology: Technology) -> Option<&'static std::ffi::CStr> {
+    match technology {
+        Technology::Cuda => Some(c"MPIX_Query_cuda_support"),
+        Technology::Hip => Some(c"MPIX_Query_rocm_support"),
+        _ => None,
+    }
 }
 
 /// What the MPI library answers to one of Open MPI's device-support queries

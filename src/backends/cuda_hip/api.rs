@@ -1,0 +1,178 @@
+//! [`GpuApi`]: the vendor calls a GPU backend needs, which `cuda` (cudarc) and `hip`
+//! (bindgen bindings of the HIP runtime) implement and the shared device types of this
+//! folder are written against.
+
+use super::*;
+
+/// The vendor calls a GPU backend needs. Pointers are device addresses as `u64` (host
+/// addresses for pinned memory, which is mapped into the device's address space).
+pub trait GpuApi: Send + Sync + 'static {
+    /// Which technology this is.
+    const TECHNOLOGY: Technology;
+    /// Whether a synchronous `to_host` into pageable memory beats staging it through two
+    /// pinned chunks. CUDA's does: on an H200 (2026-11-26, 256 MiB) `cuMemcpyDtoH` into
+    /// pageable memory ran at 16-17 GB/s, the staged download at 8.9 (bound by one CPU
+    /// thread's memcpy out of the chunks).
+    const DRIVER_READS_PAGEABLE: bool = false;
+    /// Up to how many bytes a synchronous upload from pageable memory larger than 64 KiB
+    /// is the driver's own synchronous call ([`GpuApi::to_device_by_driver`]) rather than
+    /// staged through locus's two pinned chunks; none by default.
+    /// `LOCUS_GPU_DIRECT_UPLOAD_MAX` (a size: `4MiB`) overrides it.
+    const DRIVER_WRITES_PAGEABLE_UP_TO: usize = 0;
+
+    /// The vendor's synchronous calls a user writes by hand for one transfer (host ->
+    /// device, device -> host, within one device): the names of `Device::native_call`.
+    const NATIVE_CALLS: [&'static str; 3];
+
+    /// Makes device `ordinal` current on this thread.
+    fn activate(&self, ordinal: u32) -> Result<(), GpuError>;
+    /// Allocates.
+    ///
+    /// # Safety
+    /// The device is current.
+    unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError>;
+    /// Frees.
+    ///
+    /// # Safety
+    /// `ptr` came from `alloc(kind, ..)` on the current device and is unused.
+    unsafe fn free(&self, kind: GpuMemory, ptr: u64);
+    /// Host (any memory) -> device, on the device's stream; `wait` synchronises it.
+    ///
+    /// # Safety
+    /// Both ranges are valid for `n` bytes until the copy completes.
+    unsafe fn to_device(
+        &self,
+        dst: u64,
+        src: *const u8,
+        n: usize,
+        wait: bool,
+    ) -> Result<(), GpuError>;
+    /// Device -> host, on the device's stream; `wait` synchronises it.
+    ///
+    /// # Safety
+    /// As for `to_device`.
+    unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError>;
+    /// A complete host -> device copy by the driver's own synchronous call (CUDA's
+    /// `cuMemcpyHtoD`, after the stream's earlier work); by default `to_device` waited for.
+    ///
+    /// # Safety
+    /// As for `to_device`.
+    unsafe fn to_device_by_driver(
+        &self,
+        dst: u64,
+        src: *const u8,
+        n: usize,
+    ) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { self.to_device(dst, src, n, true) }
+    }
+    /// One transfer in `direction` by [`GpuApi::NATIVE_CALLS`] on the current device,
+    /// complete when it returns (no stream or staging of locus's); `None` where the
+    /// backend's own copy is that call.
+    ///
+    /// # Safety
+    /// As for `to_device`; `dst` and `src` are host addresses or device pointers as
+    /// `direction` says.
+    unsafe fn native_copy(
+        &self,
+        _direction: Direction,
+        _dst: u64,
+        _src: u64,
+        _n: usize,
+    ) -> Option<Result<(), GpuError>> {
+        None
+    }
+    /// Device -> device on one device, on its stream; `wait` synchronises it.
+    ///
+    /// # Safety
+    /// As for `to_device`.
+    unsafe fn on_device(&self, dst: u64, src: u64, n: usize, wait: bool) -> Result<(), GpuError>;
+    /// Peer copy between two devices, synchronous.
+    ///
+    /// # Safety
+    /// As for `to_device`, and the two ordinals own the pointers.
+    unsafe fn peer(
+        &self,
+        dst: u64,
+        dst_ordinal: u32,
+        src: u64,
+        src_ordinal: u32,
+        n: usize,
+    ) -> Result<(), GpuError>;
+    /// Sets `n` bytes to `byte` on the current device's stream (`cuMemsetD8Async` /
+    /// `hipMemsetAsync`: ordered after the copies and kernels before it, unlike the
+    /// NULL-stream `cuMemsetD8`, which a non-blocking stream does not wait for); `wait`
+    /// synchronises it.
+    ///
+    /// # Safety
+    /// The range is valid until the memset completes.
+    unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError>;
+    /// Waits for the current device's stream.
+    fn synchronize(&self) -> Result<(), GpuError>;
+    /// The current device's free and total memory in bytes (`cuMemGetInfo`,
+    /// `hipMemGetInfo`).
+    fn memory_info(&self) -> Result<(u64, u64), GpuError>;
+    /// Waits for the current device's stream when `wait` is set (the end of every
+    /// copy that may be synchronous).
+    fn finish(&self, wait: bool) -> Result<(), GpuError> {
+        if wait {
+            self.synchronize()
+        } else {
+            Ok(())
+        }
+    }
+    /// Creates an event (no timing).
+    fn event_create(&self) -> Result<u64, GpuError>;
+    /// Records `event` on the current device's stream: it completes when everything
+    /// enqueued before it has.
+    ///
+    /// # Safety
+    /// `event` came from `event_create` and is not destroyed.
+    unsafe fn event_record(&self, event: u64) -> Result<(), GpuError>;
+    /// Blocks until `event` completes.
+    ///
+    /// # Safety
+    /// As for `event_record`.
+    unsafe fn event_wait(&self, event: u64) -> Result<(), GpuError>;
+    /// True once `event` has completed (does not block).
+    ///
+    /// # Safety
+    /// As for `event_record`.
+    unsafe fn event_query(&self, event: u64) -> Result<bool, GpuError>;
+    /// Destroys `event`.
+    ///
+    /// # Safety
+    /// `event` came from `event_create` and is not used afterwards.
+    unsafe fn event_destroy(&self, event: u64);
+    /// Tries to enable peer access from `from` to `to`; true when enabled.
+    fn enable_peer(&self, from: u32, to: u32) -> bool;
+    /// Compiles `source` (NVRTC / hiprtc) and returns a handle to kernel `entry`.
+    fn compile(&self, source: &str, entry: &str) -> Result<u64, GpuError>;
+    /// Launches a compiled kernel on the current device's stream.
+    ///
+    /// # Safety
+    /// `params` point to values matching the kernel's parameters.
+    unsafe fn launch(
+        &self,
+        function: u64,
+        grid: [u32; 3],
+        block: [u32; 3],
+        params: &mut [*mut c_void],
+    ) -> Result<(), GpuError>;
+    /// Device `ordinal`'s stream, as the integer handle DLPack's `stream=` takes.
+    fn stream_handle(&self, ordinal: u32) -> u64;
+    /// Waits for a stream another library owns (the CUDA array interface's `stream`,
+    /// a producer's stream), on the current device.
+    ///
+    /// # Safety
+    /// `stream` is a live stream of the current device's context (or the driver's
+    /// legacy / per-thread default stream handle, 1 or 2).
+    unsafe fn synchronize_stream(&self, stream: u64) -> Result<(), GpuError>;
+    /// The ordinal of the device that owns `ptr` (`cuPointerGetAttribute`
+    /// `DEVICE_ORDINAL` / `hipPointerGetAttribute`).
+    fn pointer_device(&self, ptr: u64) -> Result<u32, GpuError>;
+    /// Wraps a pointer as this technology's native handle.
+    fn native(ptr: u64, kind: GpuMemory) -> Native;
+    /// Unwraps this technology's native handle.
+    fn unpack(native: &Native) -> Option<(u64, GpuMemory)>;
+}

@@ -2,7 +2,7 @@
 //!
 //! `cargo run --example 04_transfer_matrix`
 
-use locus::{transfer, Location, Memory, RouteKind};
+use locus::{transfer, CopyOptions, Location, Memory, RouteKind, Via};
 
 fn main() -> Result<(), locus::Error> {
     let registry = locus::registry();
@@ -18,9 +18,10 @@ fn main() -> Result<(), locus::Error> {
     let b = Memory::new(Location::Host, 1 << 20)?;
     a.fill(0..a.len(), &[7])?;
     println!("\ncopy_to:           {}", a.copy_to(0, &b, 0, 1 << 20)?);
+    let staged = CopyOptions::via(Via::Kind(RouteKind::Staged));
     println!(
-        "copy_to_via staged: {}",
-        a.copy_to_via(RouteKind::Staged, 0, &b, 0, 1 << 20)?
+        "copy_to_with staged: {}",
+        a.copy_to_with(0, &b, 0, 1 << 20, staged)?
     );
     println!("\nCopy paths the backends registered:");
     for (s, d, name) in registry.matrix().registered() {

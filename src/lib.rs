@@ -32,18 +32,16 @@
 //! # Ok::<(), locus::Error>(())
 //! ```
 //!
-//! Layers, from the bottom (each imports only those below it; `tests/layers.rs` checks):
-//! the [`core`](mod@core) ([`Location`], [`Error`], the [`Device`] trait, [`Native`] handles,
-//! [`Memory`], [`Completion`], routes), the [`backends`] (one folder per technology,
-//! each importing the core only), the run-time layer ([`registry`], [`Event`] and
-//! [`Queue`], [`access`], [`mirror`]s, the [`transfer`] matrix), then [`resource`]
-//! (RMM-style memory resources: pools, arenas, bins and adaptors, a default per
-//! location), [`Buffer`], [`codelet`] (one kernel per technology, OpenHMPP-style) and `mpi`
-//! (buffers between MPI ranks, with the `mpi` feature). The `locus` command-line tool
-//! (the transfer benchmark, the planner's calibration, allocation-log replay) is the
-//! `locus-cli` crate of the repository's `cli/` folder, and its `python/` folder builds
-//! the `locus` Python package on top (numpy, DLPack). `ARCHITECTURE.md` draws the layers and walks
-//! through adding a technology.
+//! Where to look: [`core`](mod@core) ([`Location`], [`Error`], the [`Device`] trait,
+//! [`Native`] handles, [`Memory`], [`Completion`], routes, [`core::config`]), the
+//! [`backends`] (one folder per technology), the run-time layer ([`registry`],
+//! [`Event`] and [`Queue`], [`access`], [`mirror`]s, the [`transfer`] matrix),
+//! [`resource`] (RMM-style memory resources), [`Buffer`], [`codelet`] (OpenHMPP-style
+//! kernels) and `mpi` (with the `mpi` feature). `ARCHITECTURE.md` draws the layers, what
+//! each may import (`tests/layers.rs` holds the code to it) and how to add a technology.
+//! The `locus` command-line tool (the transfer benchmark, the planner's calibration,
+//! allocation-log replay) is the repository's `cli/` crate, and its `python/` folder
+//! builds the `locus` Python package on top (numpy, DLPack).
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
@@ -57,7 +55,7 @@ pub mod resource;
 mod runtime;
 
 pub use crate::core::completion::{Completion, NativeWork};
-pub use crate::core::device::{Device, DeviceInfo, Direction, HostAccess, ALIGNMENT};
+pub use crate::core::device::{Device, DeviceInfo, Direction, HostAccess, HostReach, ALIGNMENT};
 pub use crate::core::element::{DType, Element};
 pub use crate::core::error::{Error, Result};
 pub use crate::core::launch::{KernelLanguage, LaunchArg, LaunchSpec};
@@ -71,7 +69,7 @@ pub use half;
 pub use runtime::event::{Event, EventTrigger};
 pub use runtime::queue::Queue;
 pub use runtime::registry::{available, device_as, registry, Registry};
-pub use runtime::transfer::{Route, RouteKind, TransferStats, TransferTotals};
+pub use runtime::transfer::{CopyOptions, Route, RouteKind, TransferStats, TransferTotals, Via};
 pub use runtime::{access, event, mirror, transfer};
 
 /// Can code running at `accessor` use `memory` in place, without a copy? Not symmetric:

@@ -530,7 +530,13 @@ pub fn staged_pairs_from_here(l: Location) {
         let target = Memory::new(dst, len).unwrap();
         target.fill(0..len, &[0]).unwrap();
         let route = src
-            .copy_to_via(RouteKind::Staged, 3, &target, 1, len - 4)
+            .copy_to_with(
+                3,
+                &target,
+                1,
+                len - 4,
+                locus::CopyOptions::via(locus::Via::Kind(RouteKind::Staged)),
+            )
             .unwrap();
         assert_eq!(route.kind, RouteKind::Staged);
         let mut got = vec![0u8; len];
@@ -540,7 +546,13 @@ pub fn staged_pairs_from_here(l: Location) {
         assert_eq!(&got[len - 3..], &[0, 0, 0]);
         if l != dst && !l.is_host() && !dst.is_host() && l.technology() != dst.technology() {
             let err = src
-                .copy_to_via(RouteKind::Peer, 0, &target, 0, 4)
+                .copy_to_with(
+                    0,
+                    &target,
+                    0,
+                    4,
+                    locus::CopyOptions::via(locus::Via::Kind(RouteKind::Peer)),
+                )
                 .unwrap_err();
             let text = err.to_string();
             assert!(
@@ -573,7 +585,13 @@ pub fn candidate_pairs_from_here(l: Location) {
             for (from, to, n) in [(3, 1, len - 4), (5, 9, 37)] {
                 target.fill(0..len, &[0]).unwrap();
                 let took = src
-                    .copy_to_via_path(path.name(), from, &target, to, n)
+                    .copy_to_with(
+                        from,
+                        &target,
+                        to,
+                        n,
+                        locus::CopyOptions::via(locus::Via::Path(path.name())),
+                    )
                     .unwrap();
                 assert_eq!(took.kind, route.kind, "{took}");
                 let mut got = vec![0u8; len];
@@ -591,7 +609,13 @@ pub fn candidate_pairs_from_here(l: Location) {
             }
         }
         let err = src
-            .copy_to_via_path("no such path", 0, &target, 0, 4)
+            .copy_to_with(
+                0,
+                &target,
+                0,
+                4,
+                locus::CopyOptions::via(locus::Via::Path("no such path")),
+            )
             .unwrap_err()
             .to_string();
         assert!(

@@ -5,9 +5,8 @@
 //! - a backend file (`src/backends/<technology>/`) imports only the core, its own folder
 //!   and the shared `backends::loading` and `backends::pages` helpers (CUDA and HIP also `backends::cuda_hip`),
 //!   never another backend, the registry, the transfer matrix, resources or buffers;
-//! - every layer imports only layers below it (core < backends < runtime < resource <
-//!   buffer < codelet < mpi; the command-line tool and its benchmark are the `cli/`
-//!   crate, over the library's public API);
+//! - every layer imports only layers below it, in the order ARCHITECTURE.md's diagram
+//!   draws them (read from it: the one place the layers are listed);
 //! - the graph of imports between files has no circle (the core counts as one file: its
 //!   `Device` trait and the `Memory` it takes name each other).
 //!
@@ -218,19 +217,40 @@ fn resolve(path: &str, from: &Module, modules: &BTreeSet<Module>) -> Module {
     best
 }
 
-/// The layer of a module and its rank (lower ranks are lower layers).
+/// The layers, bottom first, as ARCHITECTURE.md draws them (the one place they are
+/// listed): the `src/` folders named at the start of the lines of its diagram, read
+/// from the bottom up.
+fn layers() -> Vec<String> {
+    static LAYERS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    LAYERS
+        .get_or_init(|| {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(root.join("ARCHITECTURE.md"))
+                .expect("read ARCHITECTURE.md");
+            let diagram = text
+                .split("```text")
+                .nth(1)
+                .and_then(|rest| rest.split("```").next())
+                .expect("ARCHITECTURE.md draws the layers in a ```text block");
+            let mut layers: Vec<String> = diagram
+                .lines()
+                .filter_map(|line| line.split_whitespace().next())
+                .filter_map(|word| word.strip_suffix('/'))
+                .filter(|name| root.join("src").join(name).is_dir())
+                .map(str::to_string)
+                .collect();
+            layers.reverse();
+            layers
+        })
+        .clone()
+}
+
+/// The layer of a module and its rank (lower ranks are lower layers; a module in no
+/// drawn layer, the crate root, ranks above them all).
 fn layer(module: &str) -> (&str, usize) {
     let top = module.split("::").next().unwrap_or("");
-    let rank = match top {
-        "core" => 0,
-        "backends" => 1,
-        "runtime" => 2,
-        "resource" => 3,
-        "buffer" => 4,
-        "codelet" => 5,
-        "mpi" => 6,
-        _ => 7,
-    };
+    let layers = layers();
+    let rank = layers.iter().position(|l| l == top).unwrap_or(layers.len());
     (top, rank)
 }
 
@@ -546,4 +566,74 @@ fn the_technology_check_sees_variants_and_not_lookalikes() {
         names_a_technology("Technology::Host; MyLocation::OpenClish"),
         None
     );
+}
+
+/// ARCHITECTURE.md's diagram names every folder of `src/`, in the order the import
+/// rules hold: the core at the bottom, the backends on it.
+#[test]
+fn the_drawn_layers_are_the_folders_of_src() {
+    let layers = layers();
+    assert_eq!(
+        layers.first().map(String::as_str),
+        Some("core"),
+        "{layers:?}"
+    );
+    assert_eq!(
+        layers.get(1).map(String::as_str),
+        Some("backends"),
+        "{layers:?}"
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for entry in std::fs::read_dir(&root).unwrap().flatten() {
+        if entry.path().is_dir() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            assert!(
+                layers.contains(&name),
+                "src/{name} is in no layer of ARCHITECTURE.md's diagram"
+            );
+        }
+    }
+}
+
+/// Every technology's folder has the files ARCHITECTURE.md's "The files of a backend"
+/// lists (`mod.rs`, `device.rs`, `work.rs`, `kernels.rs`); the shared helpers
+/// (`cuda_hip`, `mpi`) are not technologies.
+#[test]
+fn every_backend_folder_has_the_listed_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let section = text
+        .split("## The files of a backend")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("ARCHITECTURE.md has \"The files of a backend\"");
+    let files: Vec<&str> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    assert!(
+        files.contains(&"mod.rs") && files.contains(&"device.rs"),
+        "{files:?}"
+    );
+    let technologies = ["host", "openmp", "opencl", "sycl", "webgpu", "cuda", "hip"];
+    for entry in std::fs::read_dir(root.join("src/backends"))
+        .unwrap()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !entry.path().is_dir() || name == "cuda_hip" || name == "mpi" {
+            continue;
+        }
+        assert!(
+            technologies.contains(&name.as_str()),
+            "src/backends/{name} is no technology"
+        );
+        for file in &files {
+            assert!(
+                entry.path().join(file).exists(),
+                "src/backends/{name} lacks {file}"
+            );
+        }
+    }
 }

@@ -206,7 +206,13 @@ impl PyMemory {
             let (src, dst) = (self.mem()?, dst.mem()?);
             let via = via.map(route_kind).transpose()?;
             crate::detach(py, || match via {
-                Some(kind) => src.copy_to_via(kind, offset, dst, dst_offset, nbytes),
+                Some(kind) => src.copy_to_with(
+                    offset,
+                    dst,
+                    dst_offset,
+                    nbytes,
+                    locus::CopyOptions::via(locus::Via::Kind(kind)),
+                ),
                 None => src.copy_to(offset, dst, dst_offset, nbytes),
             })
             .map(|r| r.to_string())

@@ -101,8 +101,8 @@ impl UsmArray {
 
 /// A buffer's `dpctl.memory` object over the SYCL allocation its read handles last
 /// exported to dpctl / dpnp, reused by the next read handle of the same allocation:
-/// `dpctl.memory.as_usm_memory` costs about 6 us of the 17 that `dpnp.asarray(handle)`
-/// took (this 2-core VM, 2026-11-26), more than the `usm_ndarray` around it. Read
+/// `dpctl.memory.as_usm_memory` costs a third of `dpnp.asarray(handle)`, more than the
+/// `usm_ndarray` around it (`docs/design-measurements.md`). Read
 /// handles only: a read declares nothing that must end with the array. The object keeps
 /// the allocation alive, so the buffer forgets it whenever it lets replicas go (`resize`,
 /// `reserve`, `assign`, `append`, `swap`, `move_to`) or a read handle meets another

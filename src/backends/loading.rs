@@ -2,6 +2,8 @@
 
 use libloading::Library;
 
+use crate::core::device::Unavailable;
+
 /// Renders a libloading error with its source: libloading's own text is only
 /// "dlopen failed", the useful part (file not found, missing symbol) is the source.
 pub fn dl_error(e: &libloading::Error) -> String {
@@ -14,7 +16,7 @@ pub fn dl_error(e: &libloading::Error) -> String {
 
 /// Tries each library name in turn; returns the first that loads, or every failure.
 #[allow(dead_code)] // used by the HIP backend (feature)
-pub fn load_first(names: &[&str]) -> Result<(Library, String), String> {
+pub fn load_first(names: &[&str]) -> Result<(Library, String), Unavailable> {
     let mut failures = Vec::new();
     for name in names {
         // SAFETY: loading a vendor runtime runs its initialisers; these are the
@@ -32,5 +34,5 @@ pub fn load_first(names: &[&str]) -> Result<(Library, String), String> {
             }
         }
     }
-    Err(failures.join("; "))
+    Err(failures.join("; ").into())
 }

@@ -62,6 +62,7 @@ pub(crate) fn discover(technology: Technology) -> Result<Discovery, Unavailable>
         #[allow(unreachable_patterns)]
         other => Err(format!(
             "locus was built without the `{other}` feature; rebuild with `--features {other}`"
-        )),
+        )
+        .into()),
     }
 }

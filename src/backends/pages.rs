@@ -15,7 +15,7 @@ pub(crate) const THRESHOLD: usize = 1 << 20;
 
 /// Maps `bytes` of zeroed, page-aligned, readable and writable memory.
 #[cfg(unix)]
-pub(crate) fn map(bytes: usize) -> std::result::Result<*mut u8, String> {
+pub(crate) fn map(bytes: usize) -> std::result::Result<*mut u8, std::io::Error> {
     // SAFETY: an anonymous private mapping at an address the kernel chooses: it
     // replaces nothing and refers to no file.
     let ptr = unsafe {
@@ -29,7 +29,7 @@ pub(crate) fn map(bytes: usize) -> std::result::Result<*mut u8, String> {
         )
     };
     if ptr == libc::MAP_FAILED {
-        return Err(std::io::Error::last_os_error().to_string());
+        return Err(std::io::Error::last_os_error());
     }
     advise_huge_pages_within(ptr.cast(), bytes);
     Ok(ptr.cast())
@@ -41,8 +41,7 @@ pub(crate) fn map(bytes: usize) -> std::result::Result<*mut u8, String> {
 /// for its large arrays; where the system's policy is `madvise` (the common default)
 /// plain pages are used otherwise. Fewer TLB misses make large copies faster, and the
 /// kernel's cross-process copy (MPI's shared-memory transport reads the sender's pages
-/// with `process_vm_readv`) twice as fast on the CI machine (64 MiB: 9.6 against 19
-/// GB/s). Advice only: pages already touched keep their size, nothing is read or written.
+/// with `process_vm_readv`) about twice as fast (`docs/design-measurements.md`). Advice only: pages already touched keep their size, nothing is read or written.
 #[cfg(target_os = "linux")]
 pub(crate) fn advise_huge_pages_within(ptr: *mut u8, bytes: usize) {
     advise_interior(ptr, bytes, libc::MADV_HUGEPAGE);
@@ -97,13 +96,16 @@ pub(crate) unsafe fn unmap(ptr: *mut u8, bytes: usize) {
 
 /// Elsewhere the global allocator's zeroed allocation stands in for mapped pages.
 #[cfg(not(unix))]
-pub(crate) fn map(bytes: usize) -> std::result::Result<*mut u8, String> {
+pub(crate) fn map(bytes: usize) -> std::result::Result<*mut u8, std::io::Error> {
     let layout = std::alloc::Layout::from_size_align(bytes.max(1), crate::core::device::ALIGNMENT)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     // SAFETY: the layout has a non-zero size.
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
     if ptr.is_null() {
-        Err("the global allocator returned null".into())
+        Err(std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            "the global allocator returned null",
+        ))
     } else {
         Ok(ptr)
     }

@@ -35,8 +35,7 @@ const CHUNK: usize = 1 << 18;
 
 /// Elements per step when a side goes through host staging: bigger, so that a staged
 /// transfer's fixed cost per call (on WebGPU a map, a submission and its wait) is paid
-/// per 8 MiB of f64 rather than 2 (f32 -> f64 of 64 MiB, host -> webgpu:0: 1.68x ->
-/// 1.40x the plain copy of the result; webgpu:0 -> webgpu:0 2.86x -> 2.54x).
+/// per 8 MiB of f64 rather than 2 (`docs/design-measurements.md`).
 const STAGED_CHUNK: usize = 1 << 20;
 
 /// Host staging for one chunk of one side, aligned for any element type.
@@ -94,8 +93,7 @@ fn in_parallel(
 /// `LOCUS_WEBGPU_CONVERT=device` always, `=host` never; by default where a side is
 /// `staged` (the host cannot map it, as on a discrete GPU) on a GPU adapter. Where the
 /// host maps the memory in place, converting through the mapping is as fast; on a CPU
-/// adapter (lavapipe through staging) the shader ran at 1-2 GB/s, 70-110 ms for 64 MiB
-/// of `f32` to `f64`, against 48 ms through the host (a 13-18 ms plain copy).
+/// adapter the shader is slower than the host's own loop (`docs/design-measurements.md`).
 fn wgsl_converts(staged: bool, cpu_adapter: bool) -> bool {
     static FORCED: OnceLock<Option<bool>> = OnceLock::new();
     let forced = FORCED.get_or_init(|| {
@@ -160,8 +158,8 @@ fn kernel_language(
 
 /// Converts with a kernel generated for the pair of types, where both sides are on one
 /// device that runs one: OpenCL and SYCL (OpenCL C), CUDA and HIP (CUDA C++ through
-/// NVRTC / hiprtc; on an H200 the host's way ran f32 -> f64 within `cuda:0` 284 times
-/// slower than a plain copy), and WebGPU (WGSL, for the 32- and 64-bit types; see
+/// NVRTC / hiprtc; the host's way costs orders of magnitude more than a plain copy
+/// there), and WebGPU (WGSL, for the 32- and 64-bit types; see
 /// [`wgsl_converts`] for where). No byte crosses to the host. `None`
 /// where that does not apply (another technology, two devices, half types, f64 on an
 /// OpenCL device without it), or the kernel could not be launched; the caller then
@@ -238,8 +236,7 @@ fn through_device_scratch(
     }
     let upload = host_side(src) && !host_side(dst) && src.dtype.size() <= dst.dtype.size();
     // Every download: the device's kernel is faster than the host's staged conversion
-    // even where the wider type crosses (on an H200, f32 -> f64 of 64 MiB from cuda:0,
-    // opencl:1 or webgpu:0 to the host took 1.6-2.9x the plain copy through the host).
+    // even where the wider type crosses (docs/design-measurements.md).
     let download = !host_side(src) && host_side(dst);
     let (device_side, scratch_type) = match (upload, download) {
         (true, _) => (dst, src.dtype),
@@ -437,12 +434,12 @@ impl<T: Element> Buffer<T> {
         let src_replicas = src.lock();
         if from == to {
             let source = src.cheapest_source_for(&src_replicas, memory)?;
-            src_replicas[source].memory.copy_to_counted(
+            src_replicas[source].memory.copy_to_with(
                 range.start * from.size(),
                 memory,
                 start * to.size(),
                 count * to.size(),
-                &self.stats,
+                crate::runtime::transfer::CopyOptions::counted(&self.stats),
             )?;
             return Ok(());
         }
@@ -515,12 +512,10 @@ impl<T: Element> Buffer<T> {
                 let src = bytemuck::cast_slice(chunk);
                 if memory.host_access() == HostAccess::None {
                     let d = stage.bytes(len);
-                    convert_bytes(from, src, to, d).map_err(Error::Invalid)?;
+                    convert_bytes(from, src, to, d)?;
                     memory.write(at, d)?;
                 } else {
-                    memory.with_host_slice(at, len, true, |d| {
-                        convert_bytes(from, src, to, d).map_err(Error::Invalid)
-                    })?;
+                    memory.with_host_slice(at, len, true, |d| convert_bytes(from, src, to, d))?;
                 }
             }
             self.count_host_io(memory, data.len() * to.size());
@@ -545,11 +540,9 @@ impl<T: Element> Buffer<T> {
             if staged {
                 let s = stage.bytes(len);
                 memory.read(at, s)?;
-                convert_bytes(from, s, to, dst).map_err(Error::Invalid)?;
+                convert_bytes(from, s, to, dst)?;
             } else {
-                memory.with_host_slice(at, len, false, |s| {
-                    convert_bytes(from, s, to, dst).map_err(Error::Invalid)
-                })?;
+                memory.with_host_slice(at, len, false, |s| convert_bytes(from, s, to, dst))?;
             }
         }
         self.count_host_io(memory, out.len() * from.size());

@@ -352,7 +352,7 @@ mod tests {
     /// (a shim stands for `__global__` and the thread indices) and run over edge values,
     /// checked bit for bit against the host's `as` (`convert_bytes`; NaN against NaN).
     /// CI has no GPU: this is where the generated expressions meet a compiler there (the
-    /// same source ran under NVRTC on an H200). Without a C++ compiler it says so.
+    /// same source runs under NVRTC where CUDA is required). Without a C++ compiler it says so.
     /// Without the NaN guard it fails (`f32 -> i32` of NaN gave `i32::MIN`).
     #[test]
     fn cuda_kernels_compiled_for_the_host_agree_with_as() {

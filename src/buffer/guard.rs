@@ -50,71 +50,65 @@ macro_rules! common_accessors {
     () => {
         /// Where the consumer runs (the location passed to `access`).
         pub fn location(&self) -> Location {
-            self.location
+            self.served.location
         }
 
         /// Where the serving memory lives (differs from [`Self::location`] when served
         /// in place from elsewhere).
         pub fn memory_location(&self) -> Location {
-            self.memory.location()
+            self.served.memory.location()
         }
 
         /// How the data was made available: `InPlace` when nothing moved.
         pub fn route(&self) -> &Route {
-            &self.route
+            &self.served.route
         }
 
         /// True when no copy was needed for this access.
         pub fn is_in_place(&self) -> bool {
-            self.route.kind == RouteKind::InPlace
+            self.served.route.kind == RouteKind::InPlace
         }
 
         /// Number of elements.
         pub fn len(&self) -> usize {
-            self.len
+            self.served.len
         }
 
         /// True when there are no elements.
         pub fn is_empty(&self) -> bool {
-            self.len == 0
+            self.served.len == 0
         }
 
         /// The native handle of the serving memory (host pointer, OpenMP device pointer,
         /// `cl_mem`, `wgpu::Buffer`), to pass to your own kernels. Offset is 0.
         pub fn native(&self) -> &Native {
-            self.memory.native()
+            self.served.memory.native()
         }
 
         /// The serving allocation.
         pub fn memory(&self) -> &Arc<Memory> {
-            &self.memory
+            &self.served.memory
         }
 
         /// The moves the data waits for (empty when it is there): work of the
         /// consumer's own that uses [`Self::native`] must wait for these first.
         pub fn events(&self) -> &[Event] {
-            &self.events
+            &self.served.events
         }
 
         /// True when the data is there (every event in [`Self::events`] is complete).
         pub fn is_ready(&self) -> bool {
-            self.events.iter().all(Event::is_complete)
+            self.served.events.iter().all(Event::is_complete)
         }
 
         /// Waits until the data is there; a failed move is the error.
         pub fn wait(&self) -> Result<()> {
-            self.events.iter().try_for_each(Event::wait)
+            self.served.events.iter().try_for_each(Event::wait)
         }
 
         /// The host mapping, made on first use once the data is there.
         fn host(&self) -> Result<Option<&HostMapping>> {
-            if self.host.get().is_none() {
-                self.wait()?;
-                let bytes = self.len * std::mem::size_of::<T>();
-                let view = host_view(&self.memory, self.location, Self::WRITE, bytes)?;
-                let _ = self.host.set(view);
-            }
-            Ok(self.host.get().and_then(Option::as_ref))
+            self.served.host::<T>(Self::WRITE)
         }
 
         /// A plain address of the first element, when code at this location can
@@ -129,30 +123,72 @@ macro_rules! common_accessors {
         /// coherence of what they write.
         pub fn into_host_mapping(self) -> Result<Option<HostMapping>> {
             self.host()?;
-            Ok(self.host.into_inner().flatten())
+            Ok(self.served.host.into_inner().flatten())
         }
 
         /// The elements as a host slice, when code at this location runs on the host.
         /// Waits for the data.
         pub fn as_slice(&self) -> Result<&[T]> {
             match self.host()? {
-                Some(h) => cast(h.as_slice(), self.location),
+                Some(h) => cast(h.as_slice(), self.served.location),
                 None => Err(Error::NotHostAccessible {
-                    location: self.memory.location(),
+                    location: self.served.memory.location(),
                 }),
             }
         }
     };
 }
 
-/// A read access: the buffer is borrowed shared while it lives.
-pub struct ReadGuard<'a, T: Pod> {
+/// What both guards hold: the serving memory, where the consumer runs, how the data
+/// came, the elements, the moves it waits for, and the host mapping once made.
+struct Served {
     memory: Arc<Memory>,
     location: Location,
     route: Route,
     len: usize,
     events: Vec<Event>,
     host: OnceLock<Option<HostMapping>>,
+}
+
+impl Served {
+    /// Maps the memory at once when no move is pending (`write`: for writing).
+    fn new<T: Pod>(
+        memory: Arc<Memory>,
+        location: Location,
+        route: Route,
+        len: usize,
+        events: Vec<Event>,
+        write: bool,
+    ) -> Result<Served> {
+        let served = Served {
+            memory,
+            location,
+            route,
+            len,
+            events,
+            host: OnceLock::new(),
+        };
+        if served.events.is_empty() {
+            served.host::<T>(write)?;
+        }
+        Ok(served)
+    }
+
+    /// The host mapping, made on first use once the data is there.
+    fn host<T: Pod>(&self, write: bool) -> Result<Option<&HostMapping>> {
+        if self.host.get().is_none() {
+            self.events.iter().try_for_each(Event::wait)?;
+            let bytes = self.len * std::mem::size_of::<T>();
+            let view = host_view(&self.memory, self.location, write, bytes)?;
+            let _ = self.host.set(view);
+        }
+        Ok(self.host.get().and_then(Option::as_ref))
+    }
+}
+
+/// A read access: the buffer is borrowed shared while it lives.
+pub struct ReadGuard<'a, T: Pod> {
+    served: Served,
     _borrow: PhantomData<&'a Buffer<T>>,
 }
 
@@ -166,19 +202,10 @@ impl<'a, T: Pod> ReadGuard<'a, T> {
         len: usize,
         events: Vec<Event>,
     ) -> Result<Self> {
-        let guard = ReadGuard {
-            memory,
-            location,
-            route,
-            len,
-            events,
-            host: OnceLock::new(),
+        Ok(ReadGuard {
+            served: Served::new::<T>(memory, location, route, len, events, Self::WRITE)?,
             _borrow: PhantomData,
-        };
-        if guard.events.is_empty() {
-            guard.host()?;
-        }
-        Ok(guard)
+        })
     }
 
     common_accessors!();
@@ -187,12 +214,7 @@ impl<'a, T: Pod> ReadGuard<'a, T> {
 /// A write access: the buffer is borrowed exclusively while it lives; the serving copy is
 /// the only valid one.
 pub struct WriteGuard<'a, T: Pod> {
-    memory: Arc<Memory>,
-    location: Location,
-    route: Route,
-    len: usize,
-    events: Vec<Event>,
-    host: OnceLock<Option<HostMapping>>,
+    served: Served,
     _borrow: PhantomData<&'a mut Buffer<T>>,
 }
 
@@ -206,19 +228,10 @@ impl<'a, T: Pod> WriteGuard<'a, T> {
         len: usize,
         events: Vec<Event>,
     ) -> Result<Self> {
-        let guard = WriteGuard {
-            memory,
-            location,
-            route,
-            len,
-            events,
-            host: OnceLock::new(),
+        Ok(WriteGuard {
+            served: Served::new::<T>(memory, location, route, len, events, Self::WRITE)?,
             _borrow: PhantomData,
-        };
-        if guard.events.is_empty() {
-            guard.host()?;
-        }
-        Ok(guard)
+        })
     }
 
     common_accessors!();
@@ -232,14 +245,14 @@ impl<'a, T: Pod> WriteGuard<'a, T> {
     /// The elements as a writable host slice, when code at this location runs on the
     /// host.
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
-        let location = self.location;
+        let location = self.served.location;
         self.host()?;
-        match self.host.get_mut().and_then(Option::as_mut) {
+        match self.served.host.get_mut().and_then(Option::as_mut) {
             Some(h) => bytemuck::try_cast_slice_mut(h.as_mut_slice()?).map_err(|e| {
                 Error::Invalid(format!("{location}: cannot view memory as elements: {e}"))
             }),
             None => Err(Error::NotHostAccessible {
-                location: self.memory.location(),
+                location: self.served.memory.location(),
             }),
         }
     }

@@ -506,9 +506,13 @@ impl<T: Pod> Buffer<T> {
         {
             let replicas = self.settled()?;
             let source = self.cheapest_source_for(&replicas, &memory)?;
-            replicas[source]
-                .memory
-                .copy_to_counted(0, &memory, 0, bytes, &self.stats)?;
+            replicas[source].memory.copy_to_with(
+                0,
+                &memory,
+                0,
+                bytes,
+                crate::runtime::transfer::CopyOptions::counted(&self.stats),
+            )?;
         }
         let mut copy = Self::with_memory(memory, self.len).with_transfer(self.mode);
         copy.queue = self.queue;

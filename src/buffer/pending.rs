@@ -198,9 +198,13 @@ impl<T: Pod> Buffer<T> {
         if mode == Transfer::Sync || bytes == 0 {
             source.settle()?;
             target.settle()?;
-            return source
-                .memory
-                .copy_to_counted(from, &target.memory, to, bytes, stats);
+            return source.memory.copy_to_with(
+                from,
+                &target.memory,
+                to,
+                bytes,
+                crate::runtime::transfer::CopyOptions::counted(stats),
+            );
         }
         let mut after = source.events();
         after.extend(target.events());

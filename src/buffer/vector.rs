@@ -46,9 +46,13 @@ impl<T: Pod> Buffer<T> {
             let bytes = bytes_of::<T>(self.len)?;
             let replicas = self.lock();
             let source = self.cheapest_source_for(&replicas, &memory)?;
-            replicas[source]
-                .memory
-                .copy_to_counted(0, &memory, 0, bytes, &self.stats)?;
+            replicas[source].memory.copy_to_with(
+                0,
+                &memory,
+                0,
+                bytes,
+                crate::runtime::transfer::CopyOptions::counted(&self.stats),
+            )?;
         }
         let home = self.home;
         let replicas = self.replicas.get_mut().unwrap_or_else(|e| e.into_inner());
@@ -185,12 +189,12 @@ impl<T: Pod> Buffer<T> {
             let replicas = self.lock();
             let src_replicas = src.lock();
             let source = src.cheapest_source_for(&src_replicas, &replicas[home].memory)?;
-            src_replicas[source].memory.copy_to_counted(
+            src_replicas[source].memory.copy_to_with(
                 range.start * size,
                 &replicas[home].memory,
                 start * size,
                 count * size,
-                &self.stats,
+                crate::runtime::transfer::CopyOptions::counted(&self.stats),
             )?;
         }
         self.commit_len(end, home)

@@ -357,11 +357,7 @@ impl Kernel {
         }
         let (present, what) = match language {
             None => (self.host.is_some(), "host (Rust)"),
-            Some(KernelLanguage::Wgsl) => (self.wgsl.is_some(), "WGSL"),
-            Some(KernelLanguage::OpenClC) => (self.opencl_c.is_some(), "OpenCL C"),
-            Some(KernelLanguage::OpenMpC) => (self.openmp.is_some(), "OpenMP"),
-            Some(KernelLanguage::Cuda) => (self.cuda.is_some(), "CUDA"),
-            Some(KernelLanguage::Hip) => (self.hip.is_some(), "HIP"),
+            Some(language) => (self.source_in(language).is_some(), language.name()),
         };
         if present {
             Ok(())
@@ -370,6 +366,27 @@ impl Kernel {
                 "kernel `{}` has no {what} source, so it cannot run on {technology}",
                 self.name
             )))
+        }
+    }
+
+    /// The source in `language`: its text, entry point and workgroup size (OpenMP's text
+    /// is the C it was given, empty for the kernels locus ships, with a workgroup of 1).
+    fn source_in(&self, language: KernelLanguage) -> Option<(&str, &str, [u32; 3])> {
+        fn of(s: &Source) -> (&str, &str, [u32; 3]) {
+            (s.text.as_str(), s.entry.as_str(), s.workgroup)
+        }
+        match language {
+            KernelLanguage::Wgsl => self.wgsl.as_ref().map(of),
+            KernelLanguage::OpenClC => self.opencl_c.as_ref().map(of),
+            KernelLanguage::OpenMpC => self.openmp.as_ref().map(|e| {
+                (
+                    self.openmp_c.as_deref().unwrap_or(""),
+                    e.as_str(),
+                    [1, 1, 1],
+                )
+            }),
+            KernelLanguage::Cuda => self.cuda.as_ref().map(of),
+            KernelLanguage::Hip => self.hip.as_ref().map(of),
         }
     }
 

@@ -83,6 +83,31 @@ pub trait StagedView: Send {
     fn finish(self: Box<Self>) -> Result<()>;
 }
 
+/// How the host reaches a device's memory by default ([`Device::host_reach`]), and why:
+/// `reason` is the text after the location (`" is host-unified: its buffers map in
+/// place, no copy"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostReach {
+    /// The host's access to memory allocated there by default.
+    pub access: HostAccess,
+    /// Why, as the words after the location's name.
+    pub reason: &'static str,
+}
+
+impl HostReach {
+    /// `access`, with the generic reason.
+    pub const fn generic(access: HostAccess) -> HostReach {
+        HostReach {
+            access,
+            reason: match access {
+                HostAccess::Pointer => " memory has a host address",
+                HostAccess::Mapped => " shares memory with the host: mapped in place, no copy",
+                HostAccess::None => " memory is not host-visible",
+            },
+        }
+    }
+}
+
 /// Which way a transfer goes, for the names of [`Device::native_call`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
@@ -113,20 +138,18 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     unsafe fn free(&self, native: &Native, bytes: usize);
     /// How host code can reach this allocation in place.
     fn host_access(&self, native: &Native) -> HostAccess;
+    /// How the host reaches this device's memory by default, and why: the one fact
+    /// [`Device::host_access_default`] and [`Device::host_access_reason`] derive from.
+    fn host_reach(&self) -> HostReach;
     /// How host code reaches this device's default allocations (for location-level
     /// tables; [`Device::host_access`] answers per allocation).
-    fn host_access_default(&self) -> HostAccess;
-    /// One line on why host code can (or cannot) reach this device's default memory in
-    /// place; route and accessibility reasons quote it.
+    fn host_access_default(&self) -> HostAccess {
+        self.host_reach().access
+    }
+    /// Why memory here is or is not reachable by the host by default: the location and
+    /// [`HostReach::reason`]. Route and accessibility reasons quote it.
     fn host_access_reason(&self) -> String {
-        let loc = self.location();
-        match self.host_access_default() {
-            HostAccess::Pointer => format!("{loc} memory has a host address"),
-            HostAccess::Mapped => {
-                format!("{loc} shares memory with the host: mapped in place, no copy")
-            }
-            HostAccess::None => format!("{loc} memory is not host-visible"),
-        }
+        format!("{}{}", self.location(), self.host_reach().reason)
     }
     /// The accessor's own say on memory owned by `owner` (e.g. a GPU with peer access
     /// enabled to the owner), before the generic rules; `None` leaves it to them.
@@ -367,8 +390,43 @@ pub struct Discovery {
     pub paths: Vec<(Technology, Technology, Arc<dyn CopyPath>)>,
 }
 
-/// Why a technology has no device here: the text names what failed and what to install.
-pub type Unavailable = String;
+/// Why a technology has no device here, or why a step of finding one failed (a library
+/// that did not load, a device that did not open): what failed and what to install. The
+/// backends' discovery and loading return it; `locus info` prints it as the reason a
+/// technology is missing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    reason: String,
+}
+
+impl Unavailable {
+    /// The reason, in words.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+impl From<String> for Unavailable {
+    fn from(reason: String) -> Unavailable {
+        Unavailable { reason }
+    }
+}
+
+impl From<&str> for Unavailable {
+    fn from(reason: &str) -> Unavailable {
+        Unavailable {
+            reason: reason.to_string(),
+        }
+    }
+}
 
 /// Physical memory of the host in bytes, from /proc/meminfo where available (see
 /// [`host_memory::total`](super::host_memory::total)).

@@ -18,6 +18,8 @@
 use std::fmt;
 
 use bytemuck::Pod;
+
+use super::error::Error;
 use half::{bf16, f16};
 
 /// A numeric element type.
@@ -213,15 +215,15 @@ pub fn convert_slice<S: CastTo<D> + Copy, D>(src: &[S], dst: &mut [D]) {
     }
 }
 
-fn typed<T: Pod>(bytes: &[u8]) -> Result<&[T], String> {
-    bytemuck::try_cast_slice(bytes).map_err(|e| format!("{e:?}"))
+fn typed<T: Pod>(bytes: &[u8]) -> Result<&[T], Error> {
+    bytemuck::try_cast_slice(bytes).map_err(|e| Error::Invalid(format!("{e:?}")))
 }
 
-fn typed_mut<T: Pod>(bytes: &mut [u8]) -> Result<&mut [T], String> {
-    bytemuck::try_cast_slice_mut(bytes).map_err(|e| format!("{e:?}"))
+fn typed_mut<T: Pod>(bytes: &mut [u8]) -> Result<&mut [T], Error> {
+    bytemuck::try_cast_slice_mut(bytes).map_err(|e| Error::Invalid(format!("{e:?}")))
 }
 
-fn into<S: Element>(src: &[S], to: DType, dst: &mut [u8]) -> Result<(), String> {
+fn into<S: Element>(src: &[S], to: DType, dst: &mut [u8]) -> Result<(), Error> {
     macro_rules! to {
         ($($d:ident => $t:ty),*) => {
             match to {
@@ -236,17 +238,17 @@ fn into<S: Element>(src: &[S], to: DType, dst: &mut [u8]) -> Result<(), String> 
 
 /// Converts the elements of type `from` in `src` into elements of type `to` in `dst`
 /// (byte slices, each aligned for its type and holding the same number of elements).
-/// An error (the reason) when a slice is misaligned or the counts differ.
-pub fn convert_bytes(from: DType, src: &[u8], to: DType, dst: &mut [u8]) -> Result<(), String> {
+/// [`Error::Invalid`] (the reason) when a slice is misaligned or the counts differ.
+pub fn convert_bytes(from: DType, src: &[u8], to: DType, dst: &mut [u8]) -> Result<(), Error> {
     if src.len() / from.size() != dst.len() / to.size()
         || !src.len().is_multiple_of(from.size())
         || !dst.len().is_multiple_of(to.size())
     {
-        return Err(format!(
+        return Err(Error::Invalid(format!(
             "{} bytes of {from} and {} bytes of {to} are not the same number of elements",
             src.len(),
             dst.len()
-        ));
+        )));
     }
     if src.is_empty() {
         // An empty slice's address need not be aligned for the type (`&[]` of bytes).

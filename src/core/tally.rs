@@ -1,9 +1,9 @@
 //! [`Tally`]: counters that the thread which uses them first updates with plain loads
 //! and stores, and every other thread with atomic adds.
 //!
-//! An atomic read-modify-write costs 4-5 ns on the VMs this was measured on, about a
-//! tenth of a 4 KiB memcpy, and the counters sit on paths that run per allocation or per
-//! copy. Most programs count from one thread; that thread (the owner) keeps a set of
+//! An atomic read-modify-write costs a noticeable fraction of a small memcpy
+//! (`docs/design-measurements.md`), and the counters sit on paths that run per
+//! allocation or per copy. Most programs count from one thread; that thread (the owner) keeps a set of
 //! counts only it writes, so a load and a store suffice. Other threads add to a shared
 //! set. A reading sums both: exact whenever no update is in flight, and an update is
 //! never lost (each set has one writer, or only atomic adds).

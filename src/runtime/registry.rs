@@ -84,7 +84,7 @@ impl Registry {
                     }
                 }
                 Err(reason) => {
-                    missing.insert(technology, reason);
+                    missing.insert(technology, reason.to_string());
                 }
             }
         }

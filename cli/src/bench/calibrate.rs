@@ -77,7 +77,16 @@ pub fn run(
                 }
                 // Candidates that copy at all at this size, timed together.
                 let working: Vec<usize> = (0..names.len())
-                    .filter(|&c| src.copy_to_via_path(names[c], 0, dst, 0, n).is_ok())
+                    .filter(|&c| {
+                        src.copy_to_with(
+                            0,
+                            dst,
+                            0,
+                            n,
+                            locus::CopyOptions::via(locus::Via::Path(names[c])),
+                        )
+                        .is_ok()
+                    })
                     .collect();
                 if working.is_empty() {
                     continue;
@@ -86,8 +95,16 @@ pub fn run(
                     .iter()
                     .map(|&c| {
                         let name = names[c];
-                        Box::new(move || src.copy_to_via_path(name, 0, dst, 0, n).map(|_| ()))
-                            as Box<dyn FnMut() -> Result<()>>
+                        Box::new(move || {
+                            src.copy_to_with(
+                                0,
+                                dst,
+                                0,
+                                n,
+                                locus::CopyOptions::via(locus::Via::Path(name)),
+                            )
+                            .map(|_| ())
+                        }) as Box<dyn FnMut() -> Result<()>>
                     })
                     .collect();
                 let mut fns: Vec<&mut dyn FnMut() -> Result<()>> =

@@ -436,7 +436,13 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
                     config.min_runs,
                     &mut [
                         &mut || {
-                            route = Some(src.copy_to_counted(0, dst, 0, n, &counted)?);
+                            route = Some(src.copy_to_with(
+                                0,
+                                dst,
+                                0,
+                                n,
+                                locus::CopyOptions::counted(&counted),
+                            )?);
                             Ok(())
                         },
                         &mut || raw_copy(n, &mut scratch),

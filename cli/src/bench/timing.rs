@@ -88,9 +88,9 @@ pub fn measure(budget: f64, min_runs: usize, mut f: impl FnMut() -> Result<()>) 
 /// Times several closures in rotation: one warm-up each, then rounds until the budget
 /// (per closure) is spent and `min_runs` rounds are done. Every other round runs them in
 /// reverse order (a, b, c, c, b, a, ...), so that no one closure always runs after the
-/// same other: on an H200 a GPU copy timed right after a 256 MiB host memcpy (the GPU
-/// idle meanwhile) took 15% longer than the same copy timed after another GPU copy, and
-/// `locus bench` charged that to locus.
+/// same other: a GPU copy timed right after a large host memcpy (the GPU idle meanwhile)
+/// takes longer than the same copy timed after another GPU copy, and a fixed order
+/// would charge that to one side (`docs/design-measurements.md`).
 pub fn measure_together(
     budget: f64,
     min_runs: usize,

@@ -28,9 +28,8 @@ pub(super) fn err(call: &'static str) -> impl Fn(result::DriverError) -> GpuErro
 impl GpuApi for CudaApi {
     const TECHNOLOGY: Technology = Technology::Cuda;
     const DRIVER_READS_PAGEABLE: bool = true;
-    /// Every size: on an H200 (2026-11-26, `benches/cuda_copies.rs`, a filled pageable
-    /// source) `cuMemcpyHtoD` waited for took 104 / 293 / 979 / 4676 / 27548 us at
-    /// 1 / 4 / 16 / 64 / 256 MiB, the two-chunk staging 125 / 441 / 1518 / 6947 / 29408.
+    /// Every size: `cuMemcpyHtoD` waited for beats the two-chunk staging at every size
+    /// `benches/cuda_copies.rs` measures (`docs/design-measurements.md`).
     const DRIVER_WRITES_PAGEABLE_UP_TO: usize = usize::MAX;
 
     const NATIVE_CALLS: [&'static str; 3] = [
@@ -161,8 +160,7 @@ impl GpuApi for CudaApi {
         if wait {
             // Synchronous: the stream's earlier work, then the driver's synchronous
             // `cuMemcpyDtoH` (the legacy stream does not wait for locus's non-blocking
-            // one), which into pageable memory is the fastest way on an H200
-            // (DRIVER_READS_PAGEABLE).
+            // one), which into pageable memory is the fastest way (DRIVER_READS_PAGEABLE).
             self.synchronize()?;
             // SAFETY: per the caller's contract; the stream's work on `src` is done.
             return unsafe {

@@ -3,10 +3,10 @@
 //! missing, so every entry point first probes `is_culib_present()`, and discovery
 //! reports "libcuda.so not found" instead.
 //!
-//! Run on an NVIDIA H200 (2026-11-26, driver 580.159.04, NVRTC 13.0): the conformance
-//! suite and the rest wherever `LOCUS_REQUIRE` names cuda (`scripts/run-offline.sh` on
-//! a node without a toolchain); on machines without a GPU the shared logic runs against
-//! the strict simulated driver (`cuda_hip/simulated.rs`).
+//! The conformance suite and the rest run on CUDA wherever `LOCUS_REQUIRE` names cuda
+//! (`scripts/run-offline.sh` on a node without a toolchain; the README's hardware table
+//! says where they ran); on machines without a GPU the shared logic runs against the
+//! strict simulated driver (`cuda_hip/simulated.rs`).
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{result, sys};
 
 use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
-use crate::core::device::{Device, Direction, Discovery};
+use crate::core::device::{Device, Direction, Discovery, Unavailable};
 use crate::core::error::{Error, Result};
 use crate::core::location::Technology;
 use crate::core::memory::Memory;
@@ -51,7 +51,7 @@ fn text(e: result::DriverError) -> String {
     err("")(e).name
 }
 
-pub(crate) fn discover() -> Result<Discovery, String> {
+pub(crate) fn discover() -> Result<Discovery, Unavailable> {
     // SAFETY: only checks whether the library can be opened.
     if !unsafe { sys::is_culib_present() } {
         return Err(
@@ -86,24 +86,14 @@ pub(crate) fn discover() -> Result<Discovery, String> {
         current: Mutex::new(HashMap::new()),
         modules: Mutex::new(Vec::new()),
     });
-    let devices: Vec<Arc<CudaDevice>> = facts
-        .into_iter()
-        .map(|(i, f)| Arc::new(GpuDevice::new(Arc::clone(&api), i, f)))
-        .collect();
-    cuda_hip::enable_peers(&devices);
-    Ok(Discovery {
-        devices: devices
-            .into_iter()
-            .map(|d| d as Arc<dyn crate::core::device::Device>)
-            .collect(),
-        skipped,
-        paths: cuda_hip::paths::<CudaApi>(),
-    })
+    Ok(cuda_hip::discovery(api, facts, skipped))
 }
 
 /// Device `i`'s primary context (retained), its non-blocking stream, its compute
 /// capability and its facts. On a failure part-way the context is released again.
-fn open_device(i: i32) -> Result<(sys::CUcontext, sys::CUstream, (i32, i32), GpuFacts), String> {
+fn open_device(
+    i: i32,
+) -> Result<(sys::CUcontext, sys::CUstream, (i32, i32), GpuFacts), Unavailable> {
     let dev = result::device::get(i).map_err(|e| format!("cuDeviceGet: {}", text(e)))?;
     // SAFETY: a valid device handle; the primary context is retained for the process's
     // lifetime (the registry is never dropped) unless this function fails.

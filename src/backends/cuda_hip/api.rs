@@ -10,9 +10,8 @@ pub trait GpuApi: Send + Sync + 'static {
     /// Which technology this is.
     const TECHNOLOGY: Technology;
     /// Whether a synchronous `to_host` into pageable memory beats staging it through two
-    /// pinned chunks. CUDA's does: on an H200 (2026-11-26, 256 MiB) `cuMemcpyDtoH` into
-    /// pageable memory ran at 16-17 GB/s, the staged download at 8.9 (bound by one CPU
-    /// thread's memcpy out of the chunks).
+    /// pinned chunks, whose speed one CPU thread's memcpy out of the chunks bounds.
+    /// CUDA's does (`docs/design-measurements.md`).
     const DRIVER_READS_PAGEABLE: bool = false;
     /// Up to how many bytes a synchronous upload from pageable memory larger than 64 KiB
     /// is the driver's own synchronous call ([`GpuApi::to_device_by_driver`]) rather than

@@ -82,20 +82,15 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         }
     }
 
-    fn host_access_default(&self) -> HostAccess {
-        HostAccess::None
-    }
-
-    fn host_access_reason(&self) -> String {
-        format!(
-            "{} device memory is not host-visible (its pinned memory is{})",
-            self.location,
-            if self.concurrent_managed {
-                ", and so is its managed memory"
+    fn host_reach(&self) -> HostReach {
+        HostReach {
+            access: HostAccess::None,
+            reason: if self.concurrent_managed {
+                " device memory is not host-visible (its pinned memory is, and so is its managed memory)"
             } else {
-                ""
-            }
-        )
+                " device memory is not host-visible (its pinned memory is)"
+            },
+        }
     }
 
     fn executes_on_host(&self) -> bool {

@@ -18,7 +18,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
 use crate::core::device::{
-    fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, HostAccess,
+    fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, Discovery, HostAccess,
+    HostReach, Unavailable,
 };
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
@@ -402,8 +403,8 @@ pub(crate) type Opened<T> = (Vec<(u32, T)>, Vec<String>);
 pub(crate) fn open_each<T>(
     technology: &str,
     count: i32,
-    mut open: impl FnMut(i32) -> Result<T, String>,
-) -> Result<Opened<T>, String> {
+    mut open: impl FnMut(i32) -> Result<T, Unavailable>,
+) -> Result<Opened<T>, Unavailable> {
     let mut opened = Vec::new();
     let mut skipped = Vec::new();
     for i in 0..count.max(0) {
@@ -416,9 +417,29 @@ pub(crate) fn open_each<T>(
         return Err(format!(
             "no {technology} device could be opened: {}",
             skipped.join("; ")
-        ));
+        )
+        .into());
     }
     Ok((opened, skipped))
+}
+
+/// What discovery found: a device per opened ordinal over the shared `api`, peer access
+/// enabled between them where the driver allows, and the technology's copy paths.
+pub(crate) fn discovery<A: GpuApi>(
+    api: Arc<A>,
+    facts: Vec<(u32, GpuFacts)>,
+    skipped: Vec<String>,
+) -> Discovery {
+    let devices: Vec<Arc<GpuDevice<A>>> = facts
+        .into_iter()
+        .map(|(i, f)| Arc::new(GpuDevice::new(Arc::clone(&api), i, f)))
+        .collect();
+    enable_peers(&devices);
+    Discovery {
+        devices: devices.into_iter().map(|d| d as Arc<dyn Device>).collect(),
+        skipped,
+        paths: paths::<A>(),
+    }
 }
 
 /// Enables peer access between every pair of `devices` where the driver allows.

@@ -457,7 +457,7 @@ fn importers_ask_the_pointer_s_device_and_wait_for_the_producer_s_stream() {
 fn a_device_that_refuses_a_context_is_skipped_and_the_others_stay() {
     let api = Strict::new(3, vec![], 1 << 20, vec![1]);
     let (opened, skipped) = open_each("CUDA", 3, |i| {
-        api.activate(i as u32).map_err(|e| e.to_string())
+        api.activate(i as u32).map_err(|e| e.to_string().into())
     })
     .unwrap();
     assert_eq!(opened.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [0, 2]);
@@ -468,11 +468,13 @@ fn a_device_that_refuses_a_context_is_skipped_and_the_others_stay() {
     );
     let all_busy = Strict::new(2, vec![], 1 << 20, vec![0, 1]);
     let refused = open_each("CUDA", 2, |i| {
-        all_busy.activate(i as u32).map_err(|e| e.to_string())
+        all_busy
+            .activate(i as u32)
+            .map_err(|e| e.to_string().into())
     })
     .unwrap_err();
     assert!(
-        refused.contains("no CUDA device could be opened"),
+        refused.reason().contains("no CUDA device could be opened"),
         "{refused}"
     );
 }

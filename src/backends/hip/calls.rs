@@ -268,7 +268,7 @@ impl GpuApi for HipApi {
         let rtc = self
             .rtc
             .as_ref()
-            .map_err(|why| GpuError::other("hiprtcCreateProgram", why.clone()))?;
+            .map_err(|why| GpuError::other("hiprtcCreateProgram", why.to_string()))?;
         let mut program: hiprtcProgram = std::ptr::null_mut();
         // SAFETY: hiprtc calls with NUL-terminated strings and out-pointers to locals;
         // the program is destroyed once, the module kept for the process.

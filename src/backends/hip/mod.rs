@@ -52,7 +52,7 @@ use rtc_bindings::{hiprtcProgram, hiprtcResult_HIPRTC_SUCCESS, HiprtcRaw};
 
 use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
 use super::loading::dl_error;
-use crate::core::device::Discovery;
+use crate::core::device::{Discovery, Unavailable};
 use crate::core::location::Technology;
 use crate::core::native::Native;
 
@@ -67,7 +67,7 @@ pub use device::HipDevice;
 pub struct HipApi {
     raw: HipApiRaw,
     /// hiprtc, or why it could not be loaded.
-    rtc: Result<HiprtcRaw, String>,
+    rtc: Result<HiprtcRaw, Unavailable>,
     /// `hipMallocAsync` / `hipFreeAsync`, or `None` on a runtime older than ROCm 5.1.
     pool: Option<HipPoolRaw>,
     streams: Vec<hipStream_t>,
@@ -120,9 +120,13 @@ fn first_of<'a, T>(
 
 /// The HIP runtime, its compiler (or why not) and its stream-ordered allocator (where
 /// the runtime has it).
-type Loaded = (HipApiRaw, Result<HiprtcRaw, String>, Option<HipPoolRaw>);
+type Loaded = (
+    HipApiRaw,
+    Result<HiprtcRaw, Unavailable>,
+    Option<HipPoolRaw>,
+);
 
-fn load() -> Result<Loaded, String> {
+fn load() -> Result<Loaded, Unavailable> {
     // SAFETY: loading the HIP runtime runs its initialisers, as any HIP program does;
     // every symbol is checked to exist (bindgen's require-all).
     let (raw, runtime) = first_of(&RUNTIME_LIBRARIES, |name| unsafe { HipApiRaw::new(name) })
@@ -138,17 +142,17 @@ fn load() -> Result<Loaded, String> {
     })
     .map(|(rtc, _)| rtc)
     .map_err(|tried| {
-        format!(
+        Unavailable::from(format!(
             "hiprtc could not be loaded ({}); kernels need ROCm's runtime compiler (libhiprtc)",
             tried.join("; ")
-        )
+        ))
     });
     // SAFETY: the library is loaded already (above); only symbols are looked up.
     let pool = unsafe { HipPoolRaw::new(runtime) }.ok();
     Ok((raw, rtc, pool))
 }
 
-pub(crate) fn discover() -> Result<Discovery, String> {
+pub(crate) fn discover() -> Result<Discovery, Unavailable> {
     let (raw, rtc, pool) = load()?;
     let mut version = 0;
     // SAFETY: plain queries with out-pointers to locals.
@@ -161,7 +165,7 @@ pub(crate) fn discover() -> Result<Discovery, String> {
     };
     let compiler = match &rtc {
         Ok(_) => "kernels compiled by hiprtc for the device's own architecture".to_string(),
-        Err(why) => why.clone(),
+        Err(why) => why.to_string(),
     };
     let mut api = HipApi {
         raw,
@@ -182,7 +186,8 @@ pub(crate) fn discover() -> Result<Discovery, String> {
             "{what} (HIP runtime {version} loaded; hipInit returned {}, hipGetDeviceCount {})",
             api.describe(init),
             api.describe(count_rc)
-        ));
+        )
+        .into());
     }
     let (opened, skipped) =
         cuda_hip::open_each("HIP", count, |i| open_device(&api, i, version, &compiler))?;
@@ -195,19 +200,7 @@ pub(crate) fn discover() -> Result<Discovery, String> {
         facts.push((i, f));
     }
     let api = Arc::new(api);
-    let devices: Vec<Arc<HipDevice>> = facts
-        .into_iter()
-        .map(|(i, f)| Arc::new(GpuDevice::new(Arc::clone(&api), i, f)))
-        .collect();
-    cuda_hip::enable_peers(&devices);
-    Ok(Discovery {
-        devices: devices
-            .into_iter()
-            .map(|d| d as Arc<dyn crate::core::device::Device>)
-            .collect(),
-        skipped,
-        paths: cuda_hip::paths::<HipApi>(),
-    })
+    Ok(cuda_hip::discovery(api, facts, skipped))
 }
 
 /// Device `i`'s non-blocking stream and its facts.
@@ -216,7 +209,7 @@ fn open_device(
     i: i32,
     version: i32,
     compiler: &str,
-) -> Result<(hipStream_t, GpuFacts), String> {
+) -> Result<(hipStream_t, GpuFacts), Unavailable> {
     let mut name = [0 as std::os::raw::c_char; 256];
     let (mut total, mut managed, mut pools) = (0usize, 0, 0);
     let mut stream: hipStream_t = std::ptr::null_mut();

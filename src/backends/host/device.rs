@@ -18,7 +18,7 @@ impl Device for HostDevice {
                 location: Location::Host,
                 requested: bytes,
                 by: "mmap".into(),
-                reason,
+                reason: reason.to_string(),
             })?
         } else {
             let layout = layout(bytes)?;
@@ -55,8 +55,8 @@ impl Device for HostDevice {
         HostAccess::Pointer
     }
 
-    fn host_access_default(&self) -> HostAccess {
-        HostAccess::Pointer
+    fn host_reach(&self) -> HostReach {
+        HostReach::generic(HostAccess::Pointer)
     }
 
     fn executes_on_host(&self) -> bool {

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::core::device::{
-    host_memory_bytes, Device, DeviceInfo, Direction, Discovery, HostAccess, ALIGNMENT,
+    host_memory_bytes, Device, DeviceInfo, Direction, Discovery, HostAccess, HostReach, ALIGNMENT,
 };
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;

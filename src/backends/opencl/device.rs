@@ -75,25 +75,17 @@ impl Device for OpenClDevice {
         }
     }
 
-    fn host_access_default(&self) -> HostAccess {
+    fn host_reach(&self) -> HostReach {
         if self.host_unified {
-            HostAccess::Mapped
+            HostReach {
+                access: HostAccess::Mapped,
+                reason: " is host-unified: its buffers map in place, no copy",
+            }
         } else {
-            HostAccess::None
-        }
-    }
-
-    fn host_access_reason(&self) -> String {
-        if self.host_unified {
-            format!(
-                "{} is host-unified: its buffers map in place, no copy",
-                self.location
-            )
-        } else {
-            format!(
-                "{} is not host-unified: its buffers need a copy",
-                self.location
-            )
+            HostReach {
+                access: HostAccess::None,
+                reason: " is not host-unified: its buffers need a copy",
+            }
         }
     }
 

@@ -31,7 +31,9 @@ use opencl3::memory::{
 use opencl3::types::{cl_event, cl_int, cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
 
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
-use crate::core::device::{fill_by_writes, Device, DeviceInfo, Direction, Discovery, HostAccess};
+use crate::core::device::{
+    fill_by_writes, Device, DeviceInfo, Direction, Discovery, HostAccess, HostReach, Unavailable,
+};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::Location;
@@ -57,8 +59,8 @@ pub struct OpenClDevice {
     kernels: Mutex<HashMap<u64, Arc<Mutex<Kernel>>>>,
     /// Buffers made as a kind other than the default, by `cl_mem` address.
     made: Mutex<HashMap<usize, kinds::Made>>,
-    /// Held around `clSVMAlloc` and `clSVMFree`: NVIDIA's OpenCL (an H200) returned no
-    /// memory to one of two threads allocating SVM at once.
+    /// Held around `clSVMAlloc` and `clSVMFree`: NVIDIA's OpenCL returned no memory to
+    /// one of two threads allocating SVM at once.
     svm: Mutex<()>,
 }
 
@@ -102,12 +104,12 @@ fn cl_text(code: cl_int) -> String {
     format!("{code} ({})", opencl3::error_codes::error_text(code))
 }
 
-pub(crate) fn discover() -> Result<Discovery, String> {
+pub(crate) fn discover() -> Result<Discovery, Unavailable> {
     if let Err(e) = cl3::load_library() {
         return Err(format!(
             "libOpenCL.so.1 could not be loaded ({e}); install an OpenCL ICD loader and driver, e.g. \
              `apt-get install ocl-icd-libopencl1 pocl-opencl-icd`"
-        ));
+        ).into());
     }
     let platforms = opencl3::platform::get_platforms().map_err(|e| {
         format!(
@@ -147,7 +149,8 @@ pub(crate) fn discover() -> Result<Discovery, String> {
             } else {
                 format!(" ({})", skipped.join("; "))
             }
-        ));
+        )
+        .into());
     }
     Ok(Discovery {
         devices,
@@ -157,7 +160,11 @@ pub(crate) fn discover() -> Result<Discovery, String> {
 }
 
 impl OpenClDevice {
-    fn open(location: Location, device: ClDevice, platform: &str) -> Result<OpenClDevice, String> {
+    fn open(
+        location: Location,
+        device: ClDevice,
+        platform: &str,
+    ) -> Result<OpenClDevice, Unavailable> {
         let name = device.name().unwrap_or_else(|_| "unknown device".into());
         let kind = match device.dev_type().unwrap_or(0) {
             t if t & CL_DEVICE_TYPE_CPU != 0 => "cpu",

@@ -117,7 +117,7 @@ impl OpenClDevice {
         // A non-blocking write may take its bytes from the host pointer when it is
         // enqueued, before its wait list is done: NVIDIA's OpenCL stages pageable memory
         // at once (as `cuMemcpyHtoDAsync` does), so a write after a still-running read
-        // into that memory sent stale bytes (tests/stress.rs on an H200). Such a write
+        // into that memory sent stale bytes (tests/stress.rs found it). Such a write
         // goes to a worker, which waits first.
         if matches!(enqueue, Enqueue::Write(..))
             && (0..after.count()).any(|i| !after.at(i).is_complete())

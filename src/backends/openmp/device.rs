@@ -13,7 +13,7 @@ impl Device for OpenMpDevice {
     }
 
     fn allocate(&self, bytes: usize) -> Result<Native> {
-        let api = api().map_err(|e| self.unavailable(e))?;
+        let api = api().map_err(|e| self.unavailable(e.to_string()))?;
         // On the initial device omp_target_alloc is malloc (16-byte aligned): take
         // ALIGNMENT more, align, and keep the original pointer just below the result.
         let extra = if self.on_host {
@@ -80,25 +80,17 @@ impl Device for OpenMpDevice {
         self.host_access_default()
     }
 
-    fn host_access_default(&self) -> HostAccess {
+    fn host_reach(&self) -> HostReach {
         if self.on_host {
-            HostAccess::Pointer
+            HostReach {
+                access: HostAccess::Pointer,
+                reason: " is the initial device: omp_target_alloc returns host memory",
+            }
         } else {
-            HostAccess::None
-        }
-    }
-
-    fn host_access_reason(&self) -> String {
-        if self.on_host {
-            format!(
-                "{} is the initial device: omp_target_alloc returns host memory",
-                self.location
-            )
-        } else {
-            format!(
-                "{} is an offload device: its memory is not host-visible",
-                self.location
-            )
+            HostReach {
+                access: HostAccess::None,
+                reason: " is an offload device: its memory is not host-visible",
+            }
         }
     }
 
@@ -155,7 +147,7 @@ impl Device for OpenMpDevice {
     }
 
     fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
-        let api = api().map_err(|e| self.unavailable(e))?;
+        let api = api().map_err(|e| self.unavailable(e.to_string()))?;
         // SAFETY: the range was bounds-checked; the pattern is mapped `to` the device.
         let rc = unsafe {
             (api.fill)(

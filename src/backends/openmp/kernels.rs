@@ -11,7 +11,7 @@ use super::*;
 pub fn raw_kernel(
     entry: &str,
 ) -> Result<unsafe extern "C" fn(*mut *mut c_void, usize, usize, i32) -> i32> {
-    let api = api().map_err(Error::Invalid)?;
+    let api = api().map_err(|e| Error::Invalid(e.to_string()))?;
     let symbol = format!("locus_omp_k_{entry}\0");
     // SAFETY: kernels in the library follow the documented convention.
     unsafe {
@@ -36,7 +36,7 @@ pub unsafe fn vec_add_f32(
     c: *mut f32,
     n: usize,
 ) -> Result<()> {
-    let api = api().map_err(|e| device.unavailable(e))?;
+    let api = api().map_err(|e| device.unavailable(e.to_string()))?;
     // SAFETY: forwarded from the caller's contract.
     unsafe { (api.vec_add_f32)(a, b, c, n, device.device_number) };
     Ok(())
@@ -48,7 +48,7 @@ impl OpenMpDevice {
         spec: &LaunchSpec<'_>,
         args: &[LaunchArg<'_>],
     ) -> Result<Completion> {
-        let api = api().map_err(|e| self.unavailable(e))?;
+        let api = api().map_err(|e| self.unavailable(e.to_string()))?;
         let symbol = format!("locus_omp_k_{}\0", spec.entry);
         let entry: KernelEntry = if !spec.source.is_empty() {
             // The user's own C, compiled and cached.

@@ -20,7 +20,9 @@ use std::sync::{Arc, OnceLock};
 use libloading::Library;
 
 use crate::core::completion::Completion;
-use crate::core::device::{Device, DeviceInfo, Direction, Discovery, HostAccess};
+use crate::core::device::{
+    Device, DeviceInfo, Direction, Discovery, HostAccess, HostReach, Unavailable,
+};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, LaunchArg, LaunchSpec};
 use crate::core::location::{Location, Technology};
@@ -62,13 +64,13 @@ struct Api {
     _library: Library,
 }
 
-fn api() -> Result<&'static Api, String> {
-    static API: OnceLock<Result<Api, String>> = OnceLock::new();
+fn api() -> Result<&'static Api, Unavailable> {
+    static API: OnceLock<Result<Api, Unavailable>> = OnceLock::new();
     API.get_or_init(load).as_ref().map_err(Clone::clone)
 }
 
 #[cfg(target_os = "linux")]
-fn open_library() -> Result<Library, String> {
+fn open_library() -> Result<Library, Unavailable> {
     use std::io::Write;
     use std::os::fd::FromRawFd;
     let build_error = env!("LOCUS_OPENMP_BUILD_ERROR");
@@ -76,15 +78,13 @@ fn open_library() -> Result<Library, String> {
         return Err(format!(
             "locus was built without its OpenMP kernels (the C compiler failed: {build_error}); \
              install gcc with libgomp (apt-get install gcc) and rebuild"
-        ));
+        )
+        .into());
     }
     // SAFETY: memfd_create with a NUL-terminated name and no flags has no preconditions.
     let fd = unsafe { libc::memfd_create(c"locus-openmp".as_ptr(), 0) };
     if fd < 0 {
-        return Err(format!(
-            "memfd_create failed: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(format!("memfd_create failed: {}", std::io::Error::last_os_error()).into());
     }
     // SAFETY: `fd` is a fresh descriptor that this `File` now owns.
     let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
@@ -100,15 +100,15 @@ fn open_library() -> Result<Library, String> {
         )
     });
     drop(file);
-    library
+    Ok(library?)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn open_library() -> Result<Library, String> {
+fn open_library() -> Result<Library, Unavailable> {
     Err("the OpenMP backend loads its kernels with memfd_create, which needs Linux".into())
 }
 
-fn load() -> Result<Api, String> {
+fn load() -> Result<Api, Unavailable> {
     let library = open_library()?;
     // SAFETY: each symbol is defined in shim.c / shaders with exactly the C signature of
     // the type it is loaded as.
@@ -149,7 +149,7 @@ pub struct OpenMpDevice {
     live: AtomicUsize,
 }
 
-pub(crate) fn discover() -> Result<Discovery, String> {
+pub(crate) fn discover() -> Result<Discovery, Unavailable> {
     let api = api()?;
     // SAFETY: plain OpenMP queries without arguments.
     let (count, initial, default) = unsafe {
@@ -284,7 +284,7 @@ impl OpenMpDevice {
         src_dev: i32,
         len: usize,
     ) -> Result<()> {
-        let api = api().map_err(|e| self.unavailable(e))?;
+        let api = api().map_err(|e| self.unavailable(e.to_string()))?;
         // SAFETY: both pointers address at least `len` bytes on their devices (checked
         // by `Memory`, or borrowed host slices on the initial device).
         let rc = unsafe { (api.memcpy)(dst.cast(), src.cast(), len, 0, 0, dst_dev, src_dev) };
@@ -311,9 +311,8 @@ impl OpenMpDevice {
 /// What libgomp's threads do between kernels, as its environment says (read once, when
 /// libgomp loads): by default each thread spins about 300,000 times (milliseconds on
 /// cores whose `pause` is slow) before it sleeps, which starves other runtimes sharing
-/// the cores. On an H200 machine (16 cores, 2026-11-26) a pipeline of moves and kernels
-/// over host, cuda:0, openmp:0 and PoCL ran 1.12x its synchronous time in async mode
-/// with the default and 0.80x with `OMP_WAIT_POLICY=passive`.
+/// the cores: asynchronous pipelines run slower than synchronous ones with the default
+/// and faster with `OMP_WAIT_POLICY=passive` (`docs/design-measurements.md`).
 fn wait_policy_note(policy: Option<&str>, spincount: Option<&str>) -> String {
     match (policy.map(str::trim), spincount.map(str::trim)) {
         (_, Some(n)) if !n.is_empty() => {

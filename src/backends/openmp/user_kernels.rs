@@ -37,9 +37,8 @@ const FLAGS: [&str; 5] = ["-shared", "-fPIC", "-O2", "-fopenmp", "-xc"];
 
 /// Flags tried in turn when an offloading GCC's link fails for a kernel of the initial
 /// device.
-/// On the CUDA image of an H200 machine (2026-11-26), `/opt/gcc/bin/gcc` (GCC 13.3
-/// configured for nvptx and amdgcn offload) linked a `target` region only with
-/// `-fno-lto` ("could not run lto-wrapper" plain and with `-foffload=disable`).
+/// A GCC configured for nvptx and amdgcn offload may link a `target` region only with
+/// `-fno-lto` ("could not run lto-wrapper"; `docs/design-measurements.md`).
 const HOST_ONLY_RETRIES: [&[&str]; 2] = [&["-fno-lto"], &["-foffload=disable"]];
 
 /// The entry `locus_omp_k_<entry>` of `source`, compiled (once per source and compiler)

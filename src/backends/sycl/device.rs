@@ -78,25 +78,17 @@ impl Device for SyclDevice {
         }
     }
 
-    fn host_access_default(&self) -> HostAccess {
+    fn host_reach(&self) -> HostReach {
         if self.cpu {
-            HostAccess::Pointer
+            HostReach {
+                access: HostAccess::Pointer,
+                reason: " is a CPU device: its USM (device, shared, host) has host addresses",
+            }
         } else {
-            HostAccess::None
-        }
-    }
-
-    fn host_access_reason(&self) -> String {
-        if self.cpu {
-            format!(
-                "{} is a CPU device: its USM (device, shared, host) has host addresses",
-                self.location
-            )
-        } else {
-            format!(
-                "{}: device USM is not host-visible (shared and host USM are)",
-                self.location
-            )
+            HostReach {
+                access: HostAccess::None,
+                reason: ": device USM is not host-visible (shared and host USM are)",
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 //! named by `VIRTUAL_ENV` / `LOCUS_SYCL_VENV`, locus's default venv, and the
 //! site-packages of `python3`). The failure message lists everything tried.
 
+use crate::core::device::Unavailable;
 use std::path::PathBuf;
 
 use super::bindings::DpctlApi;
@@ -68,7 +69,7 @@ fn candidates() -> Vec<PathBuf> {
 }
 
 /// Loads the dpctl C API, or says what was tried.
-pub(crate) fn load() -> Result<(DpctlApi, String), String> {
+pub(crate) fn load() -> Result<(DpctlApi, String), Unavailable> {
     let mut tried = Vec::new();
     let attempt = |path: &std::ffi::OsStr, tried: &mut Vec<String>| {
         // SAFETY: loading dpctl's C API library runs the SYCL runtime's initialisers, as
@@ -110,5 +111,5 @@ pub(crate) fn load() -> Result<(DpctlApi, String), String> {
          `python3 -m venv ~/.cache/locus/sycl-venv && ~/.cache/locus/sycl-venv/bin/pip install dpctl intel-opencl-rt` \
          (or set LOCUS_SYCL_LIBRARY to the library's path)",
         tried.join("; ")
-    ))
+    ).into())
 }

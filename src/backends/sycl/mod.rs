@@ -35,6 +35,7 @@ use bindings::*;
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
 use crate::core::device::{
     fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, Discovery, HostAccess,
+    HostReach, Unavailable,
 };
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
@@ -55,8 +56,8 @@ mod work;
 pub use kernels::{KernelArg, SyclKernel};
 pub use work::SyclWork;
 
-fn api() -> Result<&'static DpctlApi, String> {
-    static API: OnceLock<Result<(DpctlApi, String), String>> = OnceLock::new();
+fn api() -> Result<&'static DpctlApi, Unavailable> {
+    static API: OnceLock<Result<(DpctlApi, String), Unavailable>> = OnceLock::new();
     API.get_or_init(load::load)
         .as_ref()
         .map(|(api, _)| api)
@@ -107,7 +108,7 @@ unsafe fn take_string(api: &DpctlApi, text: *const std::os::raw::c_char) -> Stri
     owned
 }
 
-pub(crate) fn discover() -> Result<Discovery, String> {
+pub(crate) fn discover() -> Result<Discovery, Unavailable> {
     let api = api()?;
     let mut devices: Vec<Arc<dyn Device>> = Vec::new();
     let mut skipped = Vec::new();
@@ -152,7 +153,7 @@ pub(crate) fn discover() -> Result<Discovery, String> {
             "the SYCL runtime found no device with USM support ({}); make Intel's CPU OpenCL runtime visible, e.g. \
              OCL_ICD_FILENAMES=$VENV/lib/libintelocl.so LD_LIBRARY_PATH=$VENV/lib (see scripts/sycl-env.sh)",
             if skipped.is_empty() { "no device at all".to_string() } else { skipped.join("; ") }
-        ));
+        ).into());
     }
     Ok(Discovery {
         devices,
@@ -171,7 +172,7 @@ impl SyclDevice {
         name: String,
         platform: String,
         usm: [bool; 3],
-    ) -> Result<SyclDevice, String> {
+    ) -> Result<SyclDevice, Unavailable> {
         // SAFETY: `device` is live (caller's contract); the queue and context returned
         // are owned by the new value and deleted in its `Drop`.
         unsafe {

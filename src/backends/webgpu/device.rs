@@ -74,12 +74,12 @@ impl Device for WebGpuDevice {
         }
     }
 
-    fn host_access_default(&self) -> HostAccess {
-        if self.unified.is_some() {
+    fn host_reach(&self) -> HostReach {
+        HostReach::generic(if self.unified.is_some() {
             HostAccess::Mapped
         } else {
             HostAccess::None
-        }
+        })
     }
 
     fn lends_staging(&self, native: &Native) -> bool {

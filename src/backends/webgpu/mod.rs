@@ -27,7 +27,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
 use crate::core::device::{
-    fill_by_writes, Device, DeviceInfo, Direction, Discovery, HostAccess, StageWay, StagedView,
+    fill_by_writes, Device, DeviceInfo, Direction, Discovery, HostAccess, HostReach, StageWay,
+    StagedView, Unavailable,
 };
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
@@ -76,7 +77,7 @@ impl std::fmt::Debug for WebGpuDevice {
     }
 }
 
-pub(crate) fn discover() -> Result<Discovery, String> {
+pub(crate) fn discover() -> Result<Discovery, Unavailable> {
     // Vulkan / Metal / DX12 first; GL (which initialises EGL, and complains on stderr
     // without a display) only when none of those has an adapter, or when WGPU_BACKEND
     // asks for it.
@@ -110,7 +111,7 @@ pub(crate) fn discover() -> Result<Discovery, String> {
         return Err(format!(
             "no WebGPU adapter{}; install a Vulkan driver and loader (e.g. apt-get install mesa-vulkan-drivers libvulkan1)",
             if skipped.is_empty() { " was found".to_string() } else { format!(" could be opened ({})", skipped.join("; ")) }
-        ));
+        ).into());
     }
     Ok(Discovery {
         devices,
@@ -120,7 +121,7 @@ pub(crate) fn discover() -> Result<Discovery, String> {
 }
 
 impl WebGpuDevice {
-    fn open(location: Location, adapter: wgpu::Adapter) -> Result<WebGpuDevice, String> {
+    fn open(location: Location, adapter: wgpu::Adapter) -> Result<WebGpuDevice, Unavailable> {
         let adapter_info = adapter.get_info();
         let limits = adapter.limits();
         let shares = matches!(

@@ -43,7 +43,7 @@ impl NativeWork for WgpuWork {
 
 /// Uploads up to this size from host memory run natively through `Queue::write_buffer`
 /// (one submission, ordered on the device's queue); larger ones take the staged engine on
-/// a worker thread, which is about 5x faster for large data.
+/// a worker thread, which is faster for large data (`docs/design-measurements.md`).
 const NATIVE_UPLOAD_MAX: usize = 1 << 20;
 
 impl WebGpuDevice {

@@ -94,29 +94,9 @@ impl Codelet<'_> {
             })
             .collect();
         let k = self.kernel;
-        let (source, entry, workgroup) = match language {
-            KernelLanguage::Wgsl => k
-                .wgsl
-                .as_ref()
-                .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
-            KernelLanguage::OpenClC => k
-                .opencl_c
-                .as_ref()
-                .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
-            KernelLanguage::OpenMpC => k
-                .openmp
-                .as_ref()
-                .map(|e| (k.openmp_c.as_deref().unwrap_or(""), e.as_str(), [1, 1, 1])),
-            KernelLanguage::Cuda => k
-                .cuda
-                .as_ref()
-                .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
-            KernelLanguage::Hip => k
-                .hip
-                .as_ref()
-                .map(|s| (s.text.as_str(), s.entry.as_str(), s.workgroup)),
-        }
-        .ok_or_else(|| Error::Invalid(format!("kernel `{}` has no source for {target}", k.name)))?;
+        let (source, entry, workgroup) = k.source_in(language).ok_or_else(|| {
+            Error::Invalid(format!("kernel `{}` has no source for {target}", k.name))
+        })?;
         let spec = LaunchSpec {
             source,
             entry,

@@ -16,9 +16,8 @@ use crate::runtime::worker;
 /// Whether a runtime's own queued copy should carry this copy: always within one device
 /// or with the host's own memory; with memory at another host address (OpenMP's initial
 /// device, SYCL USM of a CPU device) only where the planner chose a runtime's own call for
-/// the synchronous copy too. (PoCL writes from a host pointer at 3.5 GB/s where a memcpy
-/// between mappings runs at 15: queued natively, a 16 MiB openmp:0 -> opencl:1 copy took
-/// 6.9 ms instead of 0.9.)
+/// the synchronous copy too: some runtimes write from a host pointer several times slower
+/// than a memcpy between mappings (PoCL; numbers in `docs/design-measurements.md`).
 fn native_wanted(src: &Memory, dst: &Memory, len: usize) -> bool {
     let elsewhere_on_host =
         |m: &Memory| !m.location().is_host() && m.host_access() == HostAccess::Pointer;

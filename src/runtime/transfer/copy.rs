@@ -62,15 +62,44 @@ pub fn route_between(src: &Memory, dst: &Memory, bytes: usize) -> Route {
         .0
 }
 
-/// What a copy may be held to.
-#[derive(Clone, Copy)]
-pub(crate) enum Forced<'a> {
-    /// The planner's choice.
-    No,
-    /// A route of this kind.
+/// Which route a copy takes ([`CopyOptions::via`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Via<'a> {
+    /// The planner's choice (what [`Memory::copy_to`] takes).
+    #[default]
+    Planner,
+    /// A route of this kind (e.g. to benchmark the staged route against the planner's
+    /// choice); an error when no such route exists between the two.
     Kind(RouteKind),
-    /// The candidate path of this name.
+    /// The candidate path of this name (a [`CopyPath::name`], as `locus info` lists
+    /// them): what calibration measures, and how a test holds every candidate to the
+    /// data; an error naming the candidates when that path does not apply.
     Path(&'a str),
+}
+
+/// How [`Memory::copy_to_with`] copies: on which route, and which transfer counters
+/// count it besides the process's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CopyOptions<'a> {
+    /// The route.
+    pub via: Via<'a>,
+    /// Counters that count this copy too (a buffer's own, a benchmark's).
+    pub stats: Option<&'a TransferStats>,
+}
+
+impl<'a> CopyOptions<'a> {
+    /// On the planner's route, counted in `stats` too.
+    pub fn counted(stats: &'a TransferStats) -> CopyOptions<'a> {
+        CopyOptions {
+            via: Via::Planner,
+            stats: Some(stats),
+        }
+    }
+
+    /// On the route `via` names.
+    pub fn via(via: Via<'a>) -> CopyOptions<'a> {
+        CopyOptions { via, stats: None }
+    }
 }
 
 /// Every ordered pair of available locations with its access route, as text.
@@ -88,16 +117,16 @@ pub fn route_table(registry: &Registry) -> String {
 }
 
 /// Copies `len` bytes, bounds-checked on both sides before anything is written, on the
-/// planner's route, or on the route `forced` names (an error if none applies).
+/// route `options` names (an error if none applies), counted where it says.
 pub(crate) fn copy(
     src: &Memory,
     src_offset: usize,
     dst: &Memory,
     dst_offset: usize,
     len: usize,
-    local: Option<&TransferStats>,
-    forced: Forced<'_>,
+    options: CopyOptions<'_>,
 ) -> Result<Route> {
+    let local = options.stats;
     src.check("copy source", src_offset, len)?;
     dst.check("copy destination", dst_offset, len)?;
     src.settle_before_host_use()?;
@@ -135,12 +164,12 @@ pub(crate) fn copy(
         }
         Ok(())
     };
-    let forced = match forced {
-        Forced::No => return matrix.with_plan(a, b, len, run),
-        Forced::Kind(kind) => matrix
+    let forced = match options.via {
+        Via::Planner => return matrix.with_plan(a, b, len, run),
+        Via::Kind(kind) => matrix
             .plan_kind(kind, a, b, len)
             .ok_or_else(|| none(format!("{kind} route"))),
-        Forced::Path(name) => matrix.plan_path(name, a, b).ok_or_else(|| {
+        Via::Path(name) => matrix.plan_path(name, a, b).ok_or_else(|| {
             let names: Vec<String> = matrix
                 .candidates(a, b)
                 .iter()
@@ -172,7 +201,14 @@ impl Memory {
         dst_offset: usize,
         len: usize,
     ) -> Result<Route> {
-        copy(self, src_offset, dst, dst_offset, len, None, Forced::No)
+        copy(
+            self,
+            src_offset,
+            dst,
+            dst_offset,
+            len,
+            CopyOptions::default(),
+        )
     }
 
     /// Copies `len` bytes from `src[src_offset..]` into `self[dst_offset..]` (umem's
@@ -184,71 +220,36 @@ impl Memory {
         src_offset: usize,
         len: usize,
     ) -> Result<Route> {
-        copy(src, src_offset, self, dst_offset, len, None, Forced::No)
+        copy(
+            src,
+            src_offset,
+            self,
+            dst_offset,
+            len,
+            CopyOptions::default(),
+        )
     }
 
-    /// Like [`Memory::copy_to`], also counting the transfer in `stats`.
-    pub fn copy_to_counted(
+    /// Like [`Memory::copy_to`], on the route `options.via` names and counted in
+    /// `options.stats` too.
+    ///
+    /// ```
+    /// use locus::transfer::{CopyOptions, Via};
+    /// use locus::{Location, Memory, RouteKind};
+    ///
+    /// let (a, b) = (Memory::new(Location::Host, 64)?, Memory::new(Location::Host, 64)?);
+    /// let route = a.copy_to_with(0, &b, 0, 64, CopyOptions::via(Via::Kind(RouteKind::Staged)))?;
+    /// assert_eq!(route.kind, RouteKind::Staged);
+    /// # Ok::<(), locus::Error>(())
+    /// ```
+    pub fn copy_to_with(
         &self,
         src_offset: usize,
         dst: &Memory,
         dst_offset: usize,
         len: usize,
-        stats: &TransferStats,
+        options: CopyOptions<'_>,
     ) -> Result<Route> {
-        copy(
-            self,
-            src_offset,
-            dst,
-            dst_offset,
-            len,
-            Some(stats),
-            Forced::No,
-        )
-    }
-
-    /// Like [`Memory::copy_to`] on a route of the given kind (e.g. to benchmark the
-    /// staged path against the planner's choice). An error when no such route exists
-    /// between the two.
-    pub fn copy_to_via(
-        &self,
-        kind: RouteKind,
-        src_offset: usize,
-        dst: &Memory,
-        dst_offset: usize,
-        len: usize,
-    ) -> Result<Route> {
-        copy(
-            self,
-            src_offset,
-            dst,
-            dst_offset,
-            len,
-            None,
-            Forced::Kind(kind),
-        )
-    }
-
-    /// Like [`Memory::copy_to`] on the candidate path named `path` (a
-    /// [`CopyPath::name`], as `locus info` lists
-    /// them): what calibration measures, and how a test holds every candidate to the
-    /// data. An error naming the candidates when that path does not apply.
-    pub fn copy_to_via_path(
-        &self,
-        path: &str,
-        src_offset: usize,
-        dst: &Memory,
-        dst_offset: usize,
-        len: usize,
-    ) -> Result<Route> {
-        copy(
-            self,
-            src_offset,
-            dst,
-            dst_offset,
-            len,
-            None,
-            Forced::Path(path),
-        )
+        copy(self, src_offset, dst, dst_offset, len, options)
     }
 }

@@ -29,6 +29,7 @@ pub mod stats;
 pub use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 pub use copy::{
     access_route, copy_route, copy_route_for, global_stats, route_between, route_table,
+    CopyOptions, Via,
 };
 pub use cost::Calibration;
 pub use matrix::{Plan, TransferMatrix};

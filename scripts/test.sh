@@ -58,12 +58,15 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --all-targets --all-features -- -D warnings
 
-step "every backend feature on its own, and none: the library builds and passes clippy"
+step "every backend feature on its own, and none: the library and the locus tool build and pass clippy"
 # A user may depend on locus with one backend (`default-features = false, features =
-# ["opencl"]`); a backend never names another backend's types.
+# ["opencl"]`); a backend never names another backend's types. The library's unit tests
+# run with none of them too (the leaks step below, beside valgrind); running them with
+# each backend alone would rebuild the dependency tree per feature set (each unifies the
+# shared crates' features differently), minutes apiece.
 for features in "" openmp opencl sycl webgpu cuda hip; do
   echo "--- features: ${features:-none}"
-  cargo clippy --lib --no-default-features ${features:+--features "$features"} -- -D warnings
+  cargo clippy --lib --bins --no-default-features ${features:+--features "$features"} -- -D warnings
 done
 
 step "cargo doc"
@@ -180,14 +183,62 @@ echo "--- mpirun -np 3 python/examples/16_mpi_jacobi.py host openmp:0 sycl:0"
 LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 3 \
   "$LOCUS_SYCL_VENV/bin/python" python/examples/16_mpi_jacobi.py host openmp:0 sycl:0
 
+step "C API: installed into a prefix, C programs compiled against it with pkg-config at every location"
+# The header is what cbindgen makes of capi/src (capi/tests/header.rs); the library is
+# installed as a user installs it; the conformance program runs every pair of
+# locations and bad input, linked shared and static, then under valgrind (no memory
+# definitely lost) and built with AddressSanitizer and UndefinedBehaviorSanitizer.
+cargo clippy -p locus-capi --all-targets -- -D warnings
+cargo test -p locus-capi
+capi_prefix=$(mktemp -d)
+scripts/install-capi.sh "$capi_prefix"
+export PKG_CONFIG_PATH="$capi_prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+echo "pkg-config --cflags --libs locus: $(pkg-config --cflags --libs locus)"
+for bin in "$capi_prefix/lib/liblocus.so"; do
+  if ldd "$bin" | grep -E 'libOpenCL|libvulkan|libcuda|libnvrtc|libamdhip64|libsycl|libDPCTL|libgomp'; then
+    echo "FAIL: $bin links a vendor runtime at load time" >&2
+    exit 1
+  fi
+done
+echo '#include <locus.h>' | c++ -x c++ -std=c++17 -Wall -Werror -fsyntax-only $(pkg-config --cflags locus) -
+cc -std=c11 -Wall -Wextra -Werror capi/tests/c/conformance.c $(pkg-config --cflags --libs locus) \
+  -o "$capi_prefix/conformance"
+cc -std=c11 capi/tests/c/conformance.c $(pkg-config --cflags locus) "$capi_prefix/lib/liblocus.a" \
+  $(pkg-config --libs-only-l --static locus | sed 's/-llocus//') -o "$capi_prefix/conformance-static"
+cc -std=c11 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+  capi/tests/c/conformance.c $(pkg-config --cflags --libs locus) -o "$capi_prefix/conformance-asan"
+POCL_DEVICES="pthread pthread" "$capi_prefix/conformance"
+cc -std=c11 -Wall -Wextra -Werror examples/c/hello.c $(pkg-config --cflags --libs locus) -o "$capi_prefix/hello"
+POCL_DEVICES="pthread pthread" "$capi_prefix/hello"
+POCL_DEVICES="pthread pthread" "$capi_prefix/conformance-static" | tail -1
+# The vendor runtimes' own allocations are not locus's to answer for: the sanitizer and
+# valgrind runs use the host and OpenMP (libgomp) only.
+LOCUS_BACKENDS=host,openmp ASAN_OPTIONS=detect_leaks=1 "$capi_prefix/conformance-asan" | tail -1
+LOCUS_BACKENDS=host,openmp valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
+  --error-exitcode=3 "$capi_prefix/conformance" | tail -1
+rm -rf "$capi_prefix"
+
 step "leaks: the host pool and asynchrony tests under valgrind (no memory definitely lost)"
 exe=$(cargo test --all-features --test resources --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\))/\1/p' | tail -1)
 LOCUS_BACKENDS=host valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=3 \
   "$exe" threads_share_one_pool_and_balance_to_zero pool_reuses_coalesces_grows_releases_and_stops_at_its_maximum
-# Events, queues, worker threads and the memory async work keeps (about 40 s).
+# Events, queues, worker threads and the memory async work keeps (about three minutes,
+# on one core): in the background, while the other core builds and runs the library's
+# unit tests without any backend feature (what applies there must pass without them).
 exe=$(cargo test --all-features --test asynchrony --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\))/\1/p' | tail -1)
 LOCUS_BACKENDS=host valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=3 \
-  "$exe" --test-threads=1 > /tmp/locus-valgrind-async.log 2>&1 || { tail -60 /tmp/locus-valgrind-async.log >&2; exit 3; }
+  "$exe" --test-threads=1 > /tmp/locus-valgrind-async.log 2>&1 &
+valgrind_pid=$!
+for features in ""; do
+  echo "--- unit tests, features: ${features:-none}"
+  if ! out=$(cargo test -j 1 --lib -p locus --no-default-features ${features:+--features "$features"} 2>&1); then
+    echo "$out" | tail -60 >&2
+    echo "FAIL: the unit tests with features '${features:-none}'" >&2
+    exit 1
+  fi
+  echo "$out" | grep -E "^test result"
+done
+wait "$valgrind_pid" || { tail -60 /tmp/locus-valgrind-async.log >&2; exit 3; }
 grep "test result" /tmp/locus-valgrind-async.log
 echo "ok: no leak"
 

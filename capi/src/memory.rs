@@ -1,0 +1,224 @@
+//! Memory at a location: allocate, free, read, write, fill, copy between any two
+//! (umem's `copy_to` / `copy_from`, on the route the transfer matrix picks), ask
+//! whether code at a location reaches it in place, and its host address when host code
+//! does. Every range is checked before anything is written.
+
+use std::ffi::{c_char, c_void};
+
+use locus_rs::Memory;
+
+use crate::handles::{self, LocusMemory};
+use crate::text::{location_arg, out_arg, text_out};
+use crate::{call, Fail, LocusStatus};
+
+/// A byte range argument: NULL only when `len` is 0.
+fn bytes_arg<'a>(p: *const c_void, len: usize, what: &str) -> Result<&'a [u8], Fail> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(Fail::new(
+            LocusStatus::LocusErrorNull,
+            format!("{what} is NULL for {len} bytes"),
+        ));
+    }
+    // SAFETY: the caller passes `len` readable bytes at `p` for the call (the header's
+    // contract).
+    Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) })
+}
+
+/// Allocates `bytes` at `location` (`"host"`, `"opencl:0"`, `"cuda:1"`, ...) through
+/// its default memory resource, and stores the new handle in `*out`. Free it with
+/// `locus_memory_free`.
+///
+/// # Safety
+/// `location` is NULL or a NUL-terminated string; `out` is NULL or points to a
+/// `LocusMemory *`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_new(
+    location: *const c_char,
+    bytes: usize,
+    out: *mut *mut LocusMemory,
+) -> LocusStatus {
+    call("locus_memory_new", || {
+        let location = location_arg(location, "location")?;
+        let out = out_arg(out, "out")?;
+        *out = handles::insert(Memory::new(location, bytes)?);
+        Ok(())
+    })
+}
+
+/// Frees memory made by `locus_memory_new` (after any call using it on another thread
+/// returns). NULL does nothing; a handle freed already is `LOCUS_ERROR_BAD_HANDLE`.
+#[no_mangle]
+pub extern "C" fn locus_memory_free(memory: *mut LocusMemory) -> LocusStatus {
+    call("locus_memory_free", || handles::remove(memory))
+}
+
+/// Its size in bytes, into `*bytes`.
+///
+/// # Safety
+/// `bytes` is NULL or points to a `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_size(
+    memory: *const LocusMemory,
+    bytes: *mut usize,
+) -> LocusStatus {
+    call("locus_memory_size", || {
+        let m = handles::get(memory, "memory")?;
+        *out_arg(bytes, "bytes")? = m.len();
+        Ok(())
+    })
+}
+
+/// Its location's name, into `buf` (see `LOCUS_ERROR_BUFFER_TOO_SMALL`).
+///
+/// # Safety
+/// `buf` is NULL or holds `capacity` bytes; `needed` is NULL or points to a `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_location(
+    memory: *const LocusMemory,
+    buf: *mut c_char,
+    capacity: usize,
+    needed: *mut usize,
+) -> LocusStatus {
+    call("locus_memory_location", || {
+        let m = handles::get(memory, "memory")?;
+        text_out(&m.location().to_string(), buf, capacity, needed)
+    })
+}
+
+/// Copies `len` bytes from host memory at `src` into the memory at `offset`.
+///
+/// # Safety
+/// `src` holds `len` readable bytes (it may be NULL when `len` is 0).
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_write(
+    memory: *const LocusMemory,
+    offset: usize,
+    src: *const c_void,
+    len: usize,
+) -> LocusStatus {
+    call("locus_memory_write", || {
+        let m = handles::get(memory, "memory")?;
+        Ok(m.write(offset, bytes_arg(src, len, "src")?)?)
+    })
+}
+
+/// Copies `len` bytes of the memory at `offset` into host memory at `dst`.
+///
+/// # Safety
+/// `dst` holds `len` writable bytes (it may be NULL when `len` is 0) that no other
+/// thread uses during the call.
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_read(
+    memory: *const LocusMemory,
+    offset: usize,
+    dst: *mut c_void,
+    len: usize,
+) -> LocusStatus {
+    call("locus_memory_read", || {
+        let m = handles::get(memory, "memory")?;
+        if len == 0 {
+            return Ok(m.read(offset, &mut [])?);
+        }
+        if dst.is_null() {
+            return Err(Fail::new(
+                LocusStatus::LocusErrorNull,
+                format!("dst is NULL for {len} bytes"),
+            ));
+        }
+        // SAFETY: `dst` holds `len` writable bytes no one else uses during the call (the
+        // caller's contract).
+        let dst = unsafe { std::slice::from_raw_parts_mut(dst.cast::<u8>(), len) };
+        Ok(m.read(offset, dst)?)
+    })
+}
+
+/// Sets `len` bytes at `offset` to `byte` (umem's `set`).
+#[no_mangle]
+pub extern "C" fn locus_memory_fill(
+    memory: *const LocusMemory,
+    offset: usize,
+    len: usize,
+    byte: u8,
+) -> LocusStatus {
+    call("locus_memory_fill", || {
+        let m = handles::get(memory, "memory")?;
+        let end = offset.checked_add(len).ok_or_else(|| {
+            Fail::new(
+                LocusStatus::LocusErrorInvalid,
+                format!("offset {offset} + length {len} overflows"),
+            )
+        })?;
+        Ok(m.fill(offset..end, &[byte])?)
+    })
+}
+
+/// Copies `len` bytes from `src` at `src_offset` to `dst` at `dst_offset`, any two
+/// locations, on the route the transfer matrix picks (umem's `copy_to`). Both ranges
+/// are checked first; nothing is written when either is out of range.
+#[no_mangle]
+pub extern "C" fn locus_memory_copy(
+    src: *const LocusMemory,
+    src_offset: usize,
+    dst: *const LocusMemory,
+    dst_offset: usize,
+    len: usize,
+) -> LocusStatus {
+    call("locus_memory_copy", || {
+        let (s, d) = (handles::get(src, "src")?, handles::get(dst, "dst")?);
+        s.copy_to(src_offset, &d, dst_offset, len)?;
+        Ok(())
+    })
+}
+
+/// Whether code running at `location` uses this memory in place (no copy), into
+/// `*result`.
+///
+/// # Safety
+/// `location` is NULL or a NUL-terminated string; `result` is NULL or points to a
+/// `bool`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_is_accessible_from(
+    memory: *const LocusMemory,
+    location: *const c_char,
+    result: *mut bool,
+) -> LocusStatus {
+    call("locus_memory_is_accessible_from", || {
+        let m = handles::get(memory, "memory")?;
+        let at = location_arg(location, "location")?;
+        locus_rs::registry().device(at)?;
+        *out_arg(result, "result")? = m.is_accessible_from(at);
+        Ok(())
+    })
+}
+
+/// The host address of the memory's first byte, when host code reaches it with plain
+/// loads and stores (host memory, OpenMP's initial device, USM a CPU reaches), into
+/// `*address`; `LOCUS_ERROR_NOT_HOST_ACCESSIBLE` otherwise. Valid until the memory is
+/// freed.
+///
+/// # Safety
+/// `address` is NULL or points to a `void *`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_host_pointer(
+    memory: *const LocusMemory,
+    address: *mut *mut c_void,
+) -> LocusStatus {
+    call("locus_memory_host_pointer", || {
+        let m = handles::get(memory, "memory")?;
+        let out = out_arg(address, "address")?;
+        let ptr = m.host_pointer().ok_or_else(|| {
+            Fail::new(
+                LocusStatus::LocusErrorNotHostAccessible,
+                format!(
+                    "{} memory has no host address; copy it with locus_memory_read",
+                    m.location()
+                ),
+            )
+        })?;
+        *out = ptr.cast();
+        Ok(())
+    })
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds locus's C library and installs it into PREFIX in the layout of Rust C-ABI
+# libraries (cargo-c's): PREFIX/include/locus.h, PREFIX/lib/liblocus.{so,a},
+# PREFIX/lib/pkgconfig/locus.pc. Then `pkg-config --cflags --libs locus` is all a C or
+# C++ program needs (with PKG_CONFIG_PATH=PREFIX/lib/pkgconfig for a private prefix).
+#
+#   scripts/install-capi.sh /usr/local
+#   scripts/install-capi.sh "$HOME/.local"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix="${1:?usage: scripts/install-capi.sh PREFIX}"
+mkdir -p "$prefix"
+prefix="$(cd "$prefix" && pwd)"
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' capi/Cargo.toml | head -1)
+
+cargo build --release -p locus-capi
+target="${CARGO_TARGET_DIR:-target}/release"
+
+install -d "$prefix/include" "$prefix/lib/pkgconfig"
+install -m 644 capi/include/locus.h "$prefix/include/locus.h"
+install -m 755 "$target/liblocus.so" "$prefix/lib/liblocus.so.$version"
+ln -sf "liblocus.so.$version" "$prefix/lib/liblocus.so"
+install -m 644 "$target/liblocus.a" "$prefix/lib/liblocus.a"
+# The static library needs what the Rust standard library links (rustc's
+# --print native-static-libs); the shared one needs nothing more.
+cat > "$prefix/lib/pkgconfig/locus.pc" <<PC
+prefix=$prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: locus
+Description: One memory model across Host, CUDA, HIP, OpenMP, OpenCL, SYCL and WebGPU
+Version: $version
+Libs: -L\${libdir} -Wl,-rpath,\${libdir} -llocus
+Libs.private: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+Cflags: -I\${includedir}
+PC
+echo "installed locus $version into $prefix (include/locus.h, lib/liblocus.so, lib/liblocus.a, lib/pkgconfig/locus.pc)"

@@ -6,8 +6,9 @@
  *
  * Every function returns a LocusStatus (LOCUS_OK is 0); on any other status,
  * locus_last_error() is the calling thread's message, naming the location, the call and
- * what to do. Nothing is written to an output argument on failure. Handles are opaque and
- * freed by their own function; a NULL handle is an error, never a crash. */
+ * what to do. Nothing is written to an output argument on failure (but `*needed` on
+ * LOCUS_ERROR_BUFFER_TOO_SMALL). Handles are opaque and freed by their own function; a
+ * NULL, freed or made-up handle is an error, never a crash. */
 
 #ifndef LOCUS_H
 #define LOCUS_H

@@ -210,6 +210,13 @@ cc -std=c11 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno
 POCL_DEVICES="pthread pthread" "$capi_prefix/conformance"
 cc -std=c11 -Wall -Wextra -Werror examples/c/hello.c $(pkg-config --cflags --libs locus) -o "$capi_prefix/hello"
 POCL_DEVICES="pthread pthread" "$capi_prefix/hello"
+# Threads: copies at every location at once, and handles freed while others use them.
+cc -std=c11 -Wall -Wextra -Werror -pthread capi/tests/c/threads.c $(pkg-config --cflags --libs locus) \
+  -o "$capi_prefix/threads"
+POCL_DEVICES="pthread pthread" "$capi_prefix/threads"
+cc -std=c11 -g -pthread -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+  capi/tests/c/threads.c $(pkg-config --cflags --libs locus) -o "$capi_prefix/threads-asan"
+LOCUS_BACKENDS=host,openmp "$capi_prefix/threads-asan"
 POCL_DEVICES="pthread pthread" "$capi_prefix/conformance-static" | tail -1
 # The vendor runtimes' own allocations are not locus's to answer for: the sanitizer and
 # valgrind runs use the host and OpenMP (libgomp) only.

@@ -1,10 +1,12 @@
 //! The live memory handles. C holds a `LocusMemory *`, which locus never dereferences:
-//! it is a key into this table, which holds the memory. A call clones the memory's
-//! `Arc` out of the table under its lock and works on that, so a handle freed on
-//! another thread meanwhile stays valid for the call, and a stale or made-up handle is
-//! an error instead of undefined behaviour.
+//! it is a number (counted up from one, never reused, so a stale handle cannot come to
+//! name newer memory) and a key into this table, which holds the memory. A call clones
+//! the memory's `Arc` out of the table under its lock and works on that, so a handle
+//! freed on another thread meanwhile stays valid for the call, and a stale or made-up
+//! handle is an error instead of undefined behaviour.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use locus_rs::Memory;
@@ -14,11 +16,10 @@ use crate::{Fail, LocusStatus};
 /// An allocation at one location, made by `locus_memory_new` and freed by
 /// `locus_memory_free`. Opaque to C.
 pub struct LocusMemory {
-    /// Never read: the box gives each handle an address of its own while it is live.
-    _unique: u8,
+    _opaque: [u8; 0],
 }
 
-type Table = HashMap<usize, (Box<LocusMemory>, Arc<Memory>)>;
+type Table = HashMap<usize, Arc<Memory>>;
 
 fn table() -> MutexGuard<'static, Table> {
     static TABLE: OnceLock<Mutex<Table>> = OnceLock::new();
@@ -30,10 +31,11 @@ fn table() -> MutexGuard<'static, Table> {
 
 /// Makes a handle for `memory`.
 pub(crate) fn insert(memory: Memory) -> *mut LocusMemory {
-    let mut boxed = Box::new(LocusMemory { _unique: 0 });
-    let handle: *mut LocusMemory = &mut *boxed;
-    table().insert(handle as usize, (boxed, Arc::new(memory)));
-    handle
+    static NEXT: AtomicUsize = AtomicUsize::new(1);
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    table().insert(id, Arc::new(memory));
+    // A number, never dereferenced (by locus or, the header says, by C).
+    std::ptr::without_provenance_mut(id)
 }
 
 /// The memory behind a live handle.
@@ -46,7 +48,7 @@ pub(crate) fn get(handle: *const LocusMemory, what: &str) -> Result<Arc<Memory>,
     }
     table()
         .get(&(handle as usize))
-        .map(|(_, memory)| Arc::clone(memory))
+        .map(Arc::clone)
         .ok_or_else(|| not_live(handle, what))
 }
 

@@ -3,6 +3,7 @@
 //! and MPI ranks) and allocation-log replay ([`replay`](mod@replay): `locus replay`), over the
 //! `locus` library's public API. The benchmarks in the repository's `benches/` use its
 //! timing helpers.
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
 pub mod bench;

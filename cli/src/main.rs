@@ -2,6 +2,7 @@
 //!
 //! `locus --help` and `locus <command> --help` print the usage; it is written once, in
 //! the argument definitions below (clap's derive API).
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 use std::process::ExitCode;
 

@@ -47,19 +47,15 @@ impl Memory {
     /// call within a location or between host memory and a device, a read plus a write
     /// otherwise (`"clEnqueueReadBuffer + cuMemcpyHtoD"`).
     pub fn native_calls_to(&self, dst: &Memory) -> String {
-        let (s, d) = (self.location(), dst.location());
-        if s == d {
-            self.native_call(Direction::WithinDevice).to_string()
-        } else if s.is_host() {
-            dst.native_call(Direction::HostToDevice).to_string()
-        } else if d.is_host() {
-            self.native_call(Direction::DeviceToHost).to_string()
-        } else {
-            format!(
+        match Pair::of(self, dst) {
+            Pair::Within => self.native_call(Direction::WithinDevice).to_string(),
+            Pair::FromHost => dst.native_call(Direction::HostToDevice).to_string(),
+            Pair::ToHost => self.native_call(Direction::DeviceToHost).to_string(),
+            Pair::ThroughHost => format!(
                 "{} + {}",
                 self.native_call(Direction::DeviceToHost),
                 dst.native_call(Direction::HostToDevice)
-            )
+            ),
         }
     }
 
@@ -71,31 +67,61 @@ impl Memory {
     pub fn native_copy_to(&self, dst: &Memory, len: usize, scratch: &mut [u8]) -> Result<()> {
         self.check("native copy source", 0, len)?;
         dst.check("native copy destination", 0, len)?;
-        let (s, d) = (self.location(), dst.location());
-        if s == d {
-            if std::ptr::eq(self, dst) {
-                return Err(Error::Invalid(format!(
-                    "{s}: native copy of a memory onto itself; copy between two allocations"
-                )));
+        match Pair::of(self, dst) {
+            Pair::Within => {
+                if std::ptr::eq(self, dst) {
+                    return Err(Error::Invalid(format!(
+                        "{}: native copy of a memory onto itself; copy between two allocations",
+                        self.location()
+                    )));
+                }
+                self.settle_before_host_use()?;
+                dst.settle_before_host_use()?;
+                self.device()
+                    .native_copy_within(self.native(), dst.native(), len)
             }
-            self.settle_before_host_use()?;
-            dst.settle_before_host_use()?;
-            self.device()
-                .native_copy_within(self.native(), dst.native(), len)
+            Pair::FromHost => self.with_host_slice(0, len, false, |bytes| dst.native_write(bytes)),
+            Pair::ToHost => dst.with_host_slice(0, len, true, |bytes| self.native_read(bytes)),
+            Pair::ThroughHost => {
+                let Some(host) = scratch.get_mut(..len) else {
+                    return Err(Error::Invalid(format!(
+                        "native copy {} -> {} of {len} bytes through a host scratch buffer of {} \
+                         bytes; pass one of at least {len} bytes",
+                        self.location(),
+                        dst.location(),
+                        scratch.len()
+                    )));
+                };
+                self.native_read(host)?;
+                dst.native_write(host)
+            }
+        }
+    }
+}
+
+/// How a pair of memories is copied by native calls.
+enum Pair {
+    /// One location: its own copy.
+    Within,
+    /// Host memory to a device: the device's write.
+    FromHost,
+    /// A device to host memory: the device's read.
+    ToHost,
+    /// Two devices: a read into host memory, then a write.
+    ThroughHost,
+}
+
+impl Pair {
+    fn of(src: &Memory, dst: &Memory) -> Pair {
+        let (s, d) = (src.location(), dst.location());
+        if s == d {
+            Pair::Within
         } else if s.is_host() {
-            self.with_host_slice(0, len, false, |bytes| dst.native_write(bytes))
+            Pair::FromHost
         } else if d.is_host() {
-            dst.with_host_slice(0, len, true, |bytes| self.native_read(bytes))
+            Pair::ToHost
         } else {
-            let Some(host) = scratch.get_mut(..len) else {
-                return Err(Error::Invalid(format!(
-                    "native copy {s} -> {d} of {len} bytes through a host scratch buffer of {} bytes; \
-                     pass one of at least {len} bytes",
-                    scratch.len()
-                )));
-            };
-            self.native_read(host)?;
-            dst.native_write(host)
+            Pair::ThroughHost
         }
     }
 }

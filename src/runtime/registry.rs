@@ -46,7 +46,7 @@ impl Registry {
         let only = crate::core::config::text("LOCUS_BACKENDS").map(|list| {
             crate::core::location::parse_technologies(&list).map_err(|e| {
                 let why = format!("LOCUS_BACKENDS={list:?} is not a list of technologies: {e}");
-                eprintln!("locus: warning: {why}; only the host is used");
+                crate::core::config::warn_once(&format!("{why}; only the host is used"));
                 why
             })
         });

@@ -7,11 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{measure, Bandwidth, Config, Stats};
-use locus::Location;
-use locus::Memory;
-use locus::MemoryKind;
-use locus::Registry;
-use locus::Result;
+use locus::{Location, Memory, MemoryKind, Registry, Result};
 
 /// bandwidthTest's default transfer size.
 pub const BYTES: u64 = 32 << 20;

@@ -9,9 +9,8 @@ use std::time::Instant;
 use super::timing::measure_together;
 use locus::core::route::Endpoint;
 use locus::transfer::cost::{self, Calibration, PairCosts, PathCost};
-use locus::Location;
-use locus::Registry;
 use locus::{Error, Result};
+use locus::{Location, Registry};
 
 /// What to measure.
 #[derive(Debug, Clone)]

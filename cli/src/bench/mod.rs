@@ -26,12 +26,7 @@ pub use output::{compare, csv, table};
 pub use stats::{format_size, parse_size, parse_sizes, Stats};
 pub use svg::plot;
 
-use locus::Buffer;
-use locus::Location;
-use locus::Memory;
-use locus::Registry;
-use locus::RouteKind;
-use locus::TransferStats;
+use locus::{Buffer, Location, Memory, Registry, RouteKind, TransferStats};
 use locus::{Error, Result};
 use timing::{measure, measure_together};
 

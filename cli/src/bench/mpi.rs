@@ -14,9 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::stats::format_size;
 use locus::mpi::Comm;
-use locus::Buffer;
-use locus::Event;
-use locus::Location;
+use locus::{Buffer, Event, Location};
 use locus::{Error, Result};
 
 /// One pair of locations at one size.

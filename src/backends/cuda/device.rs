@@ -40,10 +40,12 @@ impl CudaDevice {
         if src.location() != self.location()
             || dst.location() != self.location()
             || std::ptr::eq(src, dst)
-            || len > src.len().min(dst.len())
         {
             return Err(self.not_within(src, dst, how));
         }
+        // In range, and not memory given back to its resource.
+        src.check("raw copy source", 0, len)?;
+        dst.check("raw copy destination", 0, len)?;
         if how == RawCopy::DeviceToDevice {
             return src.native_copy_to(dst, len, &mut []);
         }
@@ -67,13 +69,11 @@ impl CudaDevice {
 
     fn not_within(&self, src: &Memory, dst: &Memory, how: RawCopy) -> Error {
         Error::Invalid(format!(
-            "{}: raw_copy_within ({how:?}) needs two distinct memories of at least the length at this \
-             location, not {} ({} bytes) and {} ({} bytes)",
+            "{}: raw_copy_within ({how:?}) needs two distinct memories at this location, not {} \
+             and {}",
             self.location(),
             src.location(),
-            src.len(),
-            dst.location(),
-            dst.len()
+            dst.location()
         ))
     }
 }

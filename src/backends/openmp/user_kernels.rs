@@ -23,9 +23,9 @@ fn loaded() -> &'static Mutex<HashMap<u64, Arc<libloading::Library>>> {
 }
 
 fn compiler() -> String {
-    crate::core::config::text("LOCUS_OPENMP_CC")
-        .or_else(|| std::env::var("CC").ok())
-        .filter(|s| !s.trim().is_empty())
+    let given = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+    given(crate::core::config::text("LOCUS_OPENMP_CC"))
+        .or_else(|| given(std::env::var("CC").ok()))
         .unwrap_or_else(|| "cc".into())
 }
 

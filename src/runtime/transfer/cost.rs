@@ -237,8 +237,8 @@ pub fn machine_facts<'a>(devices: impl Iterator<Item = &'a Arc<dyn Device>>) -> 
 /// made, and a line on where the planner's costs come from. `LOCUS_CALIBRATION=off`
 /// ignores any; a path uses that file whatever its key.
 pub fn load(facts: &[String]) -> (Option<Calibration>, String) {
-    let chosen = crate::core::config::path("LOCUS_CALIBRATION").map(PathBuf::into_os_string);
-    if chosen.as_deref() == Some(std::ffi::OsStr::new("off")) {
+    let chosen = crate::core::config::path("LOCUS_CALIBRATION");
+    if chosen.as_deref() == Some(std::path::Path::new("off")) {
         return (
             None,
             "calibration off (LOCUS_CALIBRATION=off): routes by fixed order".into(),
@@ -246,14 +246,14 @@ pub fn load(facts: &[String]) -> (Option<Calibration>, String) {
     }
     let key = machine_key(facts);
     let named = chosen.is_some();
-    let path = chosen.map_or_else(|| file_for(&key), PathBuf::from);
+    let path = chosen.unwrap_or_else(|| file_for(&key));
     if named && !path.exists() {
         // A path the user named that is not there is a mistake worth a word.
         let status = format!(
             "LOCUS_CALIBRATION={} names no file (a calibration file, or `off`): routes by fixed order",
             path.display()
         );
-        eprintln!("locus: warning: {status}");
+        crate::core::config::warn_once(&status);
         return (None, status);
     }
     if !path.exists() {
@@ -280,7 +280,7 @@ pub fn load(facts: &[String]) -> (Option<Calibration>, String) {
             // An unreadable, empty or corrupt file: said once on stderr, not only in
             // `locus info`.
             let status = format!("{e}: routes by fixed order");
-            eprintln!("locus: warning: {status}");
+            crate::core::config::warn_once(&status);
             (None, status)
         }
     }

@@ -8,7 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step prints the seconds since the start, so that a CI log shows where the time goes.
+step() { printf '\n==> [%ss] %s\n' "$SECONDS" "$*"; }
+trap 'printf "\n==> [%ss] end (exit %s)\n" "$SECONDS" "$?"' EXIT
 
 # 1. Runtimes (Debian/Ubuntu). Skipped when already installed.
 # libamdhip64-5 is the HIP runtime (it loads and answers "no device" here);

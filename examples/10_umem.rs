@@ -3,6 +3,9 @@
 //! allocation aligned to 128 bytes, connected to host memory aligned to 64,
 //! initialised on the host, `sync`ed to the device, changed there, and `update`d back.
 //!
+//! Then the same connection to a location that cannot use the device memory in place, so
+//! that the mirror is a separate buffer and each direction moves bytes.
+//!
 //! `cargo run --release --example 10_umem -- opencl:0`
 //!
 //! umem's directions: `host_adr.sync(n)` (C: `umem_sync_from(&cuda, cuda_adr, &host,
@@ -80,6 +83,47 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         assert_eq!(on_host, squared);
         // leaving the scope frees host_adr and cuda_adr
         host_adr.disconnect();
+    }
+    // --- Beyond umem's examples: a mirror that is a separate buffer. The host uses most
+    // locations in place (the mirror above may be the device memory itself, and then its
+    // sync and update move nothing); here the device is connected to a location that
+    // cannot use it in place (another OpenCL context, a staged WebGPU device, ...), so
+    // `sync` and `update` move bytes, each in its own direction.
+    {
+        let cuda_adr = Arc::new(Memory::new(cuda, 10 * F64)?);
+        let Some(peer) = locus::available()
+            .into_iter()
+            .find(|&l| l != cuda && !cuda_adr.is_accessible_from(l))
+        else {
+            println!("SKIPPED: every location here uses {cuda} memory in place: no separate mirror to show");
+            return Ok(());
+        };
+        cuda_adr.write(0, bytemuck::cast_slice(&[-1.0f64; 10]))?;
+        let peer_adr = mirror::connect(&cuda_adr, 10 * F64, peer, 64)?;
+        assert!(
+            !peer_adr.is_in_place(),
+            "{peer} does not use {cuda} in place"
+        );
+        let range: Vec<f64> = (0..10).map(f64::from).collect();
+        peer_adr.memory().write(0, bytemuck::cast_slice(&range))?;
+        assert_eq!(
+            doubles(&cuda_adr)?,
+            [-1.0; 10],
+            "{cuda}: unchanged before sync"
+        );
+        peer_adr.sync(10 * F64)?; // the mirror's bytes to the device
+        assert_eq!(doubles(&cuda_adr)?, range, "{cuda} after sync from {peer}");
+        let squared: Vec<f64> = range.iter().map(|x| x * x).collect();
+        cuda_adr.write(0, bytemuck::cast_slice(&squared))?;
+        assert_eq!(
+            doubles(peer_adr.memory())?,
+            range,
+            "{peer}: unchanged before update"
+        );
+        peer_adr.update(10 * F64)?; // the device's bytes to the mirror
+        assert_eq!(doubles(peer_adr.memory())?, squared, "{peer} after update");
+        println!("{cuda} mirrored at {peer} (a separate buffer): sync and update each moved 80 bytes their way");
+        peer_adr.disconnect();
     }
     // The C program passes `10` (bytes) to umem_sync_from / umem_sync_to although its
     // comments promise all ten doubles; this port moves 10 * sizeof(double) bytes, which

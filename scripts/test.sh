@@ -136,6 +136,17 @@ for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   target/release/examples/15_openhmpp_cond "$loc"
 done
 
+step "leaks, in the background: the asynchrony tests under valgrind (no memory definitely lost)"
+# Events, queues, worker threads and the memory async work keeps: about three minutes
+# on one core, so it runs beside the Python and C steps (mostly one core each); the
+# "leaks" step below waits for it.
+exe=$(cargo test --all-features --test asynchrony --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\))/\1/p' | tail -1)
+valgrind_log=$(mktemp)
+LOCUS_BACKENDS=host valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=3 \
+  "$exe" --test-threads=1 > "$valgrind_log" 2>&1 &
+valgrind_pid=$!
+echo "valgrind runs tests/asynchrony.rs in the background (pid $valgrind_pid)"
+
 step "python: the wheel (pip install ./python builds it with maturin), then pytest on every location"
 # Installed into the SYCL venv, which already has numpy; pytest fails (exit 1, or 5
 # when it collects nothing) on any error, and when LOCUS_REQUIRE names a missing location.
@@ -227,17 +238,12 @@ LOCUS_BACKENDS=host,openmp valgrind --quiet --leak-check=full --errors-for-leak-
   --error-exitcode=3 "$capi_prefix/conformance" | tail -1
 rm -rf "$capi_prefix"
 
-step "leaks: the host pool and asynchrony tests under valgrind (no memory definitely lost)"
+step "leaks: the host pool under valgrind, then the asynchrony run started before the Python step"
 exe=$(cargo test --all-features --test resources --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\))/\1/p' | tail -1)
 LOCUS_BACKENDS=host valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=3 \
   "$exe" threads_share_one_pool_and_balance_to_zero pool_reuses_coalesces_grows_releases_and_stops_at_its_maximum
-# Events, queues, worker threads and the memory async work keeps (about three minutes,
-# on one core): in the background, while the other core builds and runs the library's
-# unit tests without any backend feature (what applies there must pass without them).
-exe=$(cargo test --all-features --test asynchrony --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\))/\1/p' | tail -1)
-LOCUS_BACKENDS=host valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=3 \
-  "$exe" --test-threads=1 > /tmp/locus-valgrind-async.log 2>&1 &
-valgrind_pid=$!
+# The library's unit tests without any backend feature (what applies there must pass
+# without them), on one core while valgrind (started before the Python step) uses the other.
 for features in ""; do
   echo "--- unit tests, features: ${features:-none}"
   if ! out=$(cargo test -j 1 --lib -p locus --no-default-features ${features:+--features "$features"} 2>&1); then
@@ -247,8 +253,8 @@ for features in ""; do
   fi
   echo "$out" | grep -E "^test result"
 done
-wait "$valgrind_pid" || { tail -60 /tmp/locus-valgrind-async.log >&2; exit 3; }
-grep "test result" /tmp/locus-valgrind-async.log
+wait "$valgrind_pid" || { tail -60 "$valgrind_log" >&2; exit 3; }
+grep "test result" "$valgrind_log"
 echo "ok: no leak"
 
 step "tests"
@@ -302,13 +308,13 @@ LOCUS_WEBGPU_MAPPABLE=0 LOCUS_WEBGPU_CONVERT=device cargo test --all-features --
 
 step "stress (three runs) and fuzz, release builds"
 # Every location, 2x cores and 16 threads of random operations each checked against a
-# per-thread model; the WebGPU concurrency tests; then each parser fuzzed for 15 s.
+# per-thread model; the WebGPU concurrency tests; then each parser fuzzed for 10 s.
 for run in 1 2 3; do
   echo "--- stress run $run"
   LOCUS_STRESS_MS=1500 cargo test --release --all-features --test stress --test webgpu -- \
     ${ignored:+--include-ignored} --nocapture 2>&1 | grep -E "STRESS|test result|panicked|FAILED|^thread"
 done
-LOCUS_FUZZ_SECS=15 cargo test --release --all-features --test fuzz -- --nocapture --test-threads=1 2>&1 \
+LOCUS_FUZZ_SECS=10 cargo test --release --all-features --test fuzz -- --nocapture --test-threads=1 2>&1 \
   | grep -E "FUZZ|test result|panicked"
 
 
@@ -326,9 +332,9 @@ LOCUS_MPI_TIMEOUT_S=120 "${mpirun_here[@]}" target/release/examples/16_mpi_jacob
 LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 3 \
   target/release/examples/16_mpi_jacobi host openmp:0 sycl:0
 LOCUS_MPI_TIMEOUT_S=120 "${mpirun_here[@]}" target/release/locus bench --mpi \
-  --locations host,openmp:0,opencl:0,sycl:0,webgpu:0 --sizes 4KiB,64MiB,256MiB
+  --locations host,openmp:0,opencl:0,sycl:0,webgpu:0 --sizes 4KiB,64MiB
 LOCUS_MPI_TIMEOUT_S=120 LOCUS_WEBGPU_MAPPABLE=0 "${mpirun_here[@]}" target/release/locus bench --mpi \
-  --locations host,webgpu:0 --sizes 64MiB,256MiB
+  --locations host,webgpu:0 --sizes 64MiB
 
 # On a GPU machine (LOCUS_REQUIRE names cuda or hip): the transfer matrix and the
 # bandwidthTest shape (pageable / pinned / device-to-device / peer), for the README.

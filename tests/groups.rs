@@ -664,6 +664,159 @@ fn asynchronous_group_calls(target: Location) {
     );
 }
 
+/// OpenHMPP's asynchronous callsites and loads overlapping inside a group: a call of one
+/// codelet runs while a variable of another is loaded and another codelet is called; a
+/// variable a pending call uses is refused, naming the variable and the call. (Before,
+/// `call_async` borrowed the whole group mutably: none of this compiled.)
+fn asynchronous_callsites_and_loads_overlap(target: Location) {
+    let n = 512;
+    let (scale, shift) = (elementwise("o_scale", '*'), elementwise("o_shift", '+'));
+    let mut group = Group::new("overlap", &[target])
+        .unwrap()
+        .codelet("scale", &scale)
+        .unwrap()
+        .codelet("shift", &shift)
+        .unwrap()
+        .map::<f32>("a", n, &[("scale", "x")])
+        .unwrap()
+        .map::<f32>("b", n, &[("shift", "x")])
+        .unwrap();
+    group.allocate().unwrap();
+    group
+        .var_mut::<f32>("a")
+        .unwrap()
+        .set(0, &vec![1.0; n])
+        .unwrap();
+    group
+        .var_mut::<f32>("b")
+        .unwrap()
+        .set(0, &vec![1.0; n])
+        .unwrap();
+    let other = Buffer::from_slice(Location::Host, &data(n, 3.0)).unwrap();
+    let scalars = |s: f32| vec![Arg::f32(s), Arg::u32(n as u32)];
+    let first = group
+        .call_async("scale", scalars(3.0), Launch::d1(n))
+        .unwrap();
+    // While `scale` may still run: `b` loaded ahead of its call, another buffer loaded,
+    // and `shift` started on `b`.
+    let loads = group.advanced_load_var_async("b", None).unwrap();
+    let more = group.advanced_load_async(&other, None).unwrap();
+    let second = group
+        .call_async("shift", scalars(2.0), Launch::d1(n))
+        .unwrap();
+    // `a` is the pending `scale` call's: refused by name, nothing started.
+    for err in [
+        group
+            .call_async("scale", scalars(5.0), Launch::d1(n))
+            .err()
+            .map(|e| e.to_string()),
+        group
+            .advanced_load_var("a", None)
+            .err()
+            .map(|e| e.to_string()),
+    ] {
+        let err = err.expect("a variable in use by a pending call is refused");
+        assert!(
+            err.contains("`a` is in use by the asynchronous call of codelet `scale`"),
+            "{err}"
+        );
+    }
+    loads.iter().chain(&more).for_each(|e| e.wait().unwrap());
+    assert_eq!(first.synchronize().unwrap().target, target);
+    assert_eq!(second.synchronize().unwrap().target, target);
+    assert_eq!(
+        group.var::<f32>("a").unwrap().to_vec().unwrap(),
+        vec![3.0; n]
+    );
+    assert_eq!(
+        group.var::<f32>("b").unwrap().to_vec().unwrap(),
+        vec![3.0; n]
+    );
+    // Given back: the variable serves the next call.
+    group
+        .call(
+            "scale",
+            &mut [Arg::f32(2.0), Arg::u32(n as u32)],
+            Launch::d1(n),
+        )
+        .unwrap();
+    assert_eq!(
+        group.var::<f32>("a").unwrap().to_vec().unwrap(),
+        vec![6.0; n]
+    );
+}
+
+/// OpenHMPP's asynchronous region: started, the caller goes on, `synchronize` waits.
+fn an_asynchronous_region_runs_while_the_caller_goes_on(target: Location) {
+    let n = 300;
+    let scale = elementwise("r_scale", '*');
+    let region = Region::new(&scale, &[target]).unwrap();
+    let mut x = Buffer::from_slice(Location::Host, &vec![2.0f32; n]).unwrap();
+    let mut host_runs = 0;
+    let pending = region
+        .run_async(
+            vec![Arg::buf_mut(&mut x), Arg::f32(4.0), Arg::u32(n as u32)],
+            Launch::d1(n),
+            |args, _| {
+                host_runs += 1;
+                let s = args[1].f32();
+                args[0].f32s_mut().iter_mut().for_each(|v| *v *= s);
+            },
+        )
+        .unwrap();
+    assert_eq!(pending.target(), target);
+    assert_eq!(pending.synchronize().unwrap().target, target);
+    assert_eq!(host_runs, usize::from(target == Location::Host));
+    assert_eq!(x.to_vec().unwrap(), vec![8.0; n]);
+}
+
+/// OpenHMPP's `map` over an array the caller owns: two codelets share the caller's
+/// buffer's copy at the target; it moves there once, and the caller reads the result
+/// after the group is gone.
+fn a_mapped_parameter_may_be_the_caller_s_own_buffer(target: Location) {
+    let n = 256;
+    let (scale, shift) = (elementwise("m_scale", '*'), elementwise("m_shift", '+'));
+    let mut mine = Buffer::from_slice(Location::Host, &vec![1.0f32; n]).unwrap();
+    {
+        let mut group = Group::new("own", &[target])
+            .unwrap()
+            .codelet("scale", &scale)
+            .unwrap()
+            .codelet("shift", &shift)
+            .unwrap()
+            .map_buffer("x", &mut mine, &[("scale", "x"), ("shift", "x")])
+            .unwrap();
+        group.allocate().unwrap();
+        let before = moved(group.var::<f32>("x").unwrap());
+        for _ in 0..3 {
+            group
+                .call(
+                    "scale",
+                    &mut [Arg::f32(2.0), Arg::u32(n as u32)],
+                    Launch::d1(n),
+                )
+                .unwrap();
+            group
+                .call(
+                    "shift",
+                    &mut [Arg::f32(1.0), Arg::u32(n as u32)],
+                    Launch::d1(n),
+                )
+                .unwrap();
+        }
+        let up = moved(group.var::<f32>("x").unwrap()) - before;
+        assert!(
+            up <= (n * 4) as u64,
+            "{target}: the caller's buffer moved {up} bytes for six calls (at most one upload)"
+        );
+        group.release().unwrap();
+        // Released, the caller's buffer is still the group's to use until it is dropped.
+        assert_eq!(group.var::<f32>("x").unwrap().len(), n);
+    }
+    // ((1*2+1)*2+1)*2+1 = 15, read by the caller after the group is gone.
+    assert_eq!(mine.to_vec().unwrap(), vec![15.0; n]);
+}
+
 /// OpenHMPP's sgemm kernel, non-square (m != n != k catches swapped strides), against
 /// the host reference.
 fn sgemm_matches_the_host_reference(target: Location) {
@@ -714,6 +867,9 @@ macro_rules! suite {
         $(#[$m])* #[test] fn a_group_falls_back_with_its_resident() { run(super::a_group_falls_back_with_its_resident) }
         $(#[$m])* #[test] fn asynchronous_group_calls() { run(super::asynchronous_group_calls) }
         $(#[$m])* #[test] fn sgemm_matches_the_host_reference() { run(super::sgemm_matches_the_host_reference) }
+        $(#[$m])* #[test] fn asynchronous_callsites_and_loads_overlap() { run(super::asynchronous_callsites_and_loads_overlap) }
+        $(#[$m])* #[test] fn an_asynchronous_region_runs_while_the_caller_goes_on() { run(super::an_asynchronous_region_runs_while_the_caller_goes_on) }
+        $(#[$m])* #[test] fn a_mapped_parameter_may_be_the_caller_s_own_buffer() { run(super::a_mapped_parameter_may_be_the_caller_s_own_buffer) }
     };
 }
 

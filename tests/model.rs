@@ -117,7 +117,7 @@ proptest! {
 
 #[test]
 fn model_covers_every_required_location() {
-    let required = std::env::var("LOCUS_REQUIRE").unwrap_or_default();
+    let required = common::required();
     for item in required.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         common::location(item);
     }

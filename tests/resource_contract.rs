@@ -4,11 +4,15 @@
 //! Every resource must: hand out blocks at its own location that keep their bytes and do
 //! not overlap (checked by writing a different pattern into each live block, then reading
 //! them all back); align blocks to the 64 bytes asked for; serve zero bytes; take blocks
-//! back and serve again over many cycles; serve two threads at once; and answer a request
-//! it cannot serve with an error, not a panic, leaving it usable.
+//! back and serve again over many cycles without taking more from its upstream; serve two
+//! threads at once; answer a request it cannot serve with an error, not a panic, leaving
+//! it usable; and, dropped with every block given back, hold nothing of its upstream
+//! (the upstream is counted by a statistics adaptor: what a resource that loses blocks
+//! keeps, or takes again, shows there).
 
 mod common;
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use locus::resource::{self, MemoryResource};
@@ -95,10 +99,28 @@ pub fn blocks_come_back_and_are_served_again(r: &Arc<dyn MemoryResource>, max: u
         }
     }
     drop(live);
-    // Everything came back: the same sizes are served again.
-    for n in sizes {
+    // Everything came back: the same sizes are served again...
+    for &n in &sizes {
         Memory::from_resource(r, n).unwrap();
     }
+    // ...from what the resource holds: the same cycles again take nothing more from its
+    // upstream (a resource that lost the blocks given back would take new ones).
+    let held = upstream_bytes();
+    let mut live: Vec<Memory> = Vec::new();
+    for i in 0..300usize {
+        if i % 3 == 2 && !live.is_empty() {
+            live.swap_remove((i * 7) % live.len());
+        } else {
+            live.push(Memory::from_resource(r, sizes[i % sizes.len()]).unwrap());
+        }
+    }
+    drop(live);
+    assert!(
+        upstream_bytes() <= held,
+        "{}: the same cycles again took {} more bytes from the upstream (blocks given back were not reused)",
+        r.describe(),
+        upstream_bytes() - held
+    );
 }
 
 pub fn two_threads_at_once(r: &Arc<dyn MemoryResource>, max: usize) {
@@ -150,9 +172,17 @@ macro_rules! contract {
             fn each(check: fn(&Arc<dyn MemoryResource>, usize)) {
                 let _serial = common::serial();
                 let many: fn(Location) -> Vec<Arc<dyn MemoryResource>> = $many;
-                for location in locus::available() {
+                for location in common::required_locations() {
+                    UPSTREAMS.with(|u| u.borrow_mut().clear());
                     for r in many(location) {
                         check(&r, $max);
+                        let what = r.describe();
+                        drop(r);
+                        let kept = upstream_bytes();
+                        assert_eq!(
+                            kept, 0,
+                            "{what}: dropped with every block given back, it still holds {kept} bytes of its upstream"
+                        );
                     }
                 }
             }
@@ -190,13 +220,26 @@ macro_rules! contract {
     };
 }
 
+thread_local! {
+    /// The counted upstreams of the resources the running check made (on this thread).
+    static UPSTREAMS: RefCell<Vec<Arc<resource::Statistics>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The location's upstream, counted: the resources under test take their memory from it.
 fn upstream(l: Location) -> Arc<dyn MemoryResource> {
-    resource::upstream(l).unwrap()
+    let counted = Arc::new(resource::Statistics::new(resource::upstream(l).unwrap()));
+    UPSTREAMS.with(|u| u.borrow_mut().push(Arc::clone(&counted)));
+    counted
+}
+
+/// Bytes the resources under test hold from their counted upstreams now.
+fn upstream_bytes() -> usize {
+    UPSTREAMS.with(|u| u.borrow().iter().map(|s| s.totals().current_bytes).sum())
 }
 
 const ANY: usize = 1 << 20;
 
-contract!(upstream_resource, ANY, upstream);
+contract!(upstream_resource, ANY, |l| resource::upstream(l).unwrap());
 // Every memory kind each location offers (SYCL's USM device / shared / host here; CUDA
 // and HIP's pinned, managed and stream-ordered on a GPU), as RMM's kind resources.
 contract!(@each upstream_of_every_kind, ANY, |l| {

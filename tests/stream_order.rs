@@ -307,6 +307,14 @@ fn a_block_pending_on_another_queue_is_handed_out_at_once_and_ordered_after_its_
         "the pending block, handed to queue B"
     );
     assert!(!work.is_complete());
+    // Queue B follows A's work itself, which a backend chains natively (an OpenCL wait
+    // list, a SYCL dependency, the CUDA stream): before, B followed an event made of it
+    // that one of locus's threads waited for.
+    assert_eq!(
+        queue_b.last(),
+        Some(work.clone()),
+        "queue B's next work follows queue A's work itself"
+    );
     // A synchronous write by B's owner waits for A's work; so does B's queued work.
     let on_b = written_after_the_gate(on_b, open, "queue A's work");
     assert_old_bytes(&y, "queue A's copy read the old bytes");

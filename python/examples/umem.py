@@ -7,6 +7,9 @@ device, changed there, and ``update``d back.
 
 umem's directions: ``host_adr.sync(n)`` pushes the host's bytes to the device;
 ``host_adr.update(n)`` brings the device's back.
+
+Then the same connection to a location that cannot use the device memory in place, so
+that the mirror is a separate buffer and each direction moves bytes.
 """
 
 import sys
@@ -68,3 +71,28 @@ assert ptr.tolist() == [float(i * i) for i in range(10)]
 # leaving the scope frees host_adr and cuda_adr
 del ptr
 host_adr.disconnect()
+
+# --- Beyond umem's examples: a mirror that is a separate buffer. The host uses most
+# locations in place (the mirror above may be the device memory itself, and then sync and
+# update move nothing); here the device is connected to a location that cannot use it in
+# place, so sync and update move bytes, each in its own direction.
+cuda_adr = locus.Memory(cuda, 10 * SIZEOF_DOUBLE)
+peers = [l for l in locus.available() if l != cuda and not cuda_adr.is_accessible_from(l)]
+if not peers:
+    print(f"SKIPPED: every location here uses {cuda} memory in place: no separate mirror to show")
+    sys.exit(0)
+peer = peers[0]
+cuda_adr.write(np.full(10, -1.0))
+peer_adr = cuda_adr.connect(10 * SIZEOF_DOUBLE, peer, 64)
+assert not peer_adr.in_place, f"{peer} does not use {cuda} in place"
+rng = np.arange(10, dtype=np.float64)
+peer_adr.memory.write(rng)
+assert np.frombuffer(cuda_adr.read(), np.float64).tolist() == [-1.0] * 10, "unchanged before sync"
+peer_adr.sync(10 * SIZEOF_DOUBLE)  # the mirror's bytes to the device
+assert np.frombuffer(cuda_adr.read(), np.float64).tolist() == rng.tolist(), f"{cuda} after sync"
+cuda_adr.write(rng**2)
+assert np.frombuffer(peer_adr.memory.read(), np.float64).tolist() == rng.tolist(), "unchanged before update"
+peer_adr.update(10 * SIZEOF_DOUBLE)  # the device's bytes to the mirror
+assert np.frombuffer(peer_adr.memory.read(), np.float64).tolist() == (rng**2).tolist(), f"{peer} after update"
+print(f"{cuda} mirrored at {peer} (a separate buffer): sync and update each moved 80 bytes their way")
+peer_adr.disconnect()

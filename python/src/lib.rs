@@ -20,7 +20,7 @@ mod usm;
 mod view;
 mod writers;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use pyo3::exceptions::{
@@ -63,7 +63,12 @@ fn py_err(e: locus::Error) -> PyErr {
 /// pass; should a bug make it, the panic becomes a `LocusError` that says so here,
 /// instead of crossing into Python as pyo3's `PanicException` (a `BaseException`, which
 /// `except Exception` does not catch).
+///
+/// It also counts the threads inside locus's entry points, so that the interpreter's end
+/// waits for them ([`_interpreter_ending`]); a thread other than the one ending the
+/// interpreter that enters once it is ending parks instead (see [`detach`]).
 fn guarded<R>(body: impl FnOnce() -> PyResult<R>) -> PyResult<R> {
+    let _inside = Inside::enter();
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or_else(|payload| {
         let what = payload
             .downcast_ref::<&str>()
@@ -186,22 +191,94 @@ fn dtypes() -> Vec<&'static str> {
     dtype::DTYPES.iter().map(|d| d.name).collect()
 }
 
-/// Set by a Python `atexit` callback when the interpreter starts ending, with the
-/// thread that ends it.
-static FINALIZING: std::sync::OnceLock<std::thread::ThreadId> = std::sync::OnceLock::new();
+/// The thread ending the interpreter, set by a Python `atexit` callback before
+/// [`ENDING`].
+static ENDER: std::sync::OnceLock<std::thread::ThreadId> = std::sync::OnceLock::new();
 
-/// Runs at the start of the interpreter's end (Python's `atexit`), while daemon threads
-/// still run.
+/// True once the interpreter has started ending (Python's `atexit`).
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Entry points running now, on every thread (a call inside another counts twice).
+static IN_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// Entry points running now on this thread.
+    static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// One thread inside one entry point, counted until dropped.
+struct Inside;
+
+impl Inside {
+    /// Counts this thread in; parks it for good instead when the interpreter is ending
+    /// on another thread (the thread holds the GIL here, as every entry point does).
+    fn enter() -> Inside {
+        // Counted before the check: either the ending thread sees this thread inside,
+        // or this thread sees the interpreter ending.
+        IN_CALLS.fetch_add(1, Ordering::SeqCst);
+        DEPTH.with(|d| d.set(d.get() + 1));
+        if ending_elsewhere() {
+            park_for_good(true);
+        }
+        Inside
+    }
+}
+
+impl Drop for Inside {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+        IN_CALLS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Parks this thread until the process ends, counted out of every entry point it is in
+/// and, when `attached`, after letting go of the GIL: the thread never runs Python code
+/// or takes the GIL again, so CPython's end cannot unwind it through Rust frames.
+fn park_for_good(attached: bool) -> ! {
+    let depth = DEPTH.with(|d| d.replace(0));
+    IN_CALLS.fetch_sub(depth, Ordering::SeqCst);
+    if attached {
+        // SAFETY: called from an entry point, which runs with the GIL held by this
+        // thread; the thread state saved here is never restored (the thread parks for
+        // good), as CPython allows for a thread that will not run Python code again.
+        unsafe { pyo3::ffi::PyEval_SaveThread() };
+    }
+    loop {
+        std::thread::park();
+    }
+}
+
+/// True on a thread other than the one ending the interpreter, once it is ending.
+fn ending_elsewhere() -> bool {
+    ENDING.load(Ordering::SeqCst) && ENDER.get() != Some(&std::thread::current().id())
+}
+
+/// Runs at the start of the interpreter's end (Python's `atexit`, while daemon threads
+/// still run and may still take the GIL): from now on a thread that enters locus, or
+/// finishes a call without the GIL, parks instead; the threads inside locus's entry
+/// points finish their calls before CPython starts ending (after that CPython ends a
+/// thread that takes the GIL by unwinding it, which aborts the process when the unwind
+/// meets Rust frames, pyo3's as well as locus's). Waits for them without the GIL, at
+/// most five seconds.
 #[pyfunction]
-fn _interpreter_ending() {
-    let _ = FINALIZING.set(std::thread::current().id());
+fn _interpreter_ending(py: Python<'_>) {
+    let _ = ENDER.set(std::thread::current().id());
+    ENDING.store(true, Ordering::SeqCst);
+    py.detach(|| {
+        let start = std::time::Instant::now();
+        while IN_CALLS.load(Ordering::SeqCst) > 0
+            && start.elapsed() < std::time::Duration::from_secs(5)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    });
 }
 
 /// `py.detach(f)`: runs `f` without the GIL. A thread other than the one ending the
 /// interpreter that finishes `f` once the interpreter is ending (a daemon thread in
 /// the middle of a locus call) never takes the GIL back: CPython would end such a
 /// thread with a forced unwind through Rust frames, which aborts the process ("FATAL:
-/// exception not rethrown"). It waits instead, and ends with the process.
+/// exception not rethrown"). It parks instead, and ends with the process.
 pub(crate) fn detach<T, F>(py: Python<'_>, f: F) -> T
 where
     F: FnOnce() -> T + Send,
@@ -209,13 +286,8 @@ where
 {
     py.detach(move || {
         let out = f();
-        if FINALIZING
-            .get()
-            .is_some_and(|&ending| ending != std::thread::current().id())
-        {
-            loop {
-                std::thread::park();
-            }
+        if ending_elsewhere() {
+            park_for_good(false);
         }
         out
     })

@@ -15,8 +15,14 @@ def pytest_generate_tests(metafunc):
 
 def pytest_sessionstart(session):
     # A runtime CI installs must be here: fail rather than run fewer locations.
-    required = [t for t in os.environ.get("LOCUS_REQUIRE", "").split(",") if t.strip()]
+    required = [t.strip() for t in os.environ.get("LOCUS_REQUIRE", "").split(",") if t.strip()]
     info = locus.info()
+    unknown = [t for t in required if t.split(":")[0] not in info]
+    if unknown:
+        raise pytest.UsageError(
+            f"LOCUS_REQUIRE: {', '.join(unknown)}: neither a technology nor a location "
+            f"(technologies: {', '.join(sorted(info))})"
+        )
     missing = [
         f"{t}: {info[t.split(':')[0]]['missing']}"
         for t in required

@@ -58,13 +58,17 @@ struct Started {
 }
 
 fn totals(args: &[Arg<'_>]) -> TransferTotals {
+    sum_of(args.iter().filter_map(|a| match a {
+        Arg::Buf(b) => Some(*b),
+        Arg::BufMut(b) => Some(&**b),
+        Arg::Scalar(..) => None,
+    }))
+}
+
+fn sum_of<'b>(buffers: impl Iterator<Item = &'b dyn KernelBuffer>) -> TransferTotals {
     let mut sum = TransferTotals::default();
-    for a in args {
-        let t = match a {
-            Arg::Buf(b) => b.counters(),
-            Arg::BufMut(b) => b.counters(),
-            Arg::Scalar(..) => continue,
-        };
+    for b in buffers {
+        let t = b.counters();
         for i in 0..RouteKind::ALL.len() {
             sum.calls[i] += t.calls[i];
             sum.bytes[i] += t.bytes[i];
@@ -389,7 +393,7 @@ impl<'k> Codelet<'k> {
     /// [`Pending::synchronize`] (or the drop of the [`Pending`], which waits too). Falls
     /// back past targets whose launch fails, as [`Codelet::call`] does.
     pub fn call_async<'a>(&self, args: Vec<Arg<'a>>, launch: Launch) -> Result<Pending<'a>> {
-        self.call_async_among(&self.targets, args, launch)
+        self.call_async_among(&self.targets, args, launch, None)
     }
 
     pub(super) fn call_async_among<'a>(
@@ -397,13 +401,46 @@ impl<'k> Codelet<'k> {
         targets: &[Location],
         mut args: Vec<Arg<'a>>,
         launch: Launch,
+        host_fn: Option<HostFn<'_>>,
     ) -> Result<Pending<'a>> {
         let before = totals(&args);
-        let started = self.start(targets, &mut args, launch, None)?;
+        let started = self.start(targets, &mut args, launch, host_fn)?;
         Ok(Pending {
             completion: Some(started.completion),
             before,
             args,
+            lent: Vec::new(),
+            target: started.target,
+            fell_back: started.fell_back,
+        })
+    }
+
+    /// [`Codelet::call_async_among`] with buffers lent by a group for the call (its
+    /// variables): `assemble` makes the full argument list of the caller's `args` and
+    /// the lent buffers; the [`Pending`] keeps both until the kernel is done, and gives
+    /// the lent ones back when it is dropped.
+    pub(super) fn call_async_lent<'a>(
+        &self,
+        targets: &[Location],
+        mut args: Vec<Arg<'a>>,
+        mut lent: Vec<Box<dyn Lent + 'a>>,
+        launch: Launch,
+        assemble: impl for<'s> FnOnce(
+            Vec<Arg<'s>>,
+            &'s mut [Box<dyn Lent + 'a>],
+        ) -> Result<Vec<Arg<'s>>>,
+    ) -> Result<Pending<'a>> {
+        let before = lent_totals(&args, &lent);
+        let started = {
+            let given = args.iter_mut().map(reborrow).collect();
+            let mut full = assemble(given, &mut lent)?;
+            self.start(targets, &mut full, launch, None)?
+        };
+        Ok(Pending {
+            completion: Some(started.completion),
+            before,
+            args,
+            lent,
             target: started.target,
             fell_back: started.fell_back,
         })
@@ -466,11 +503,42 @@ impl<'k> Codelet<'k> {
     }
 }
 
-/// An asynchronous call in flight. Its arguments stay borrowed until it completes.
+/// A buffer lent to one asynchronous call (a group's variable, taken out of the group
+/// for the call): given back when the call's [`Pending`] is dropped, after the kernel.
+pub(super) trait Lent {
+    /// The buffer (`None` once given back).
+    fn buffer(&self) -> Option<&dyn KernelBuffer>;
+    /// The buffer, for a writing parameter (`None` once given back).
+    fn buffer_mut(&mut self) -> Option<&mut dyn KernelBuffer>;
+}
+
+fn lent_totals(args: &[Arg<'_>], lent: &[Box<dyn Lent + '_>]) -> TransferTotals {
+    let (a, b) = (totals(args), sum_of(lent.iter().filter_map(|l| l.buffer())));
+    let mut sum = a;
+    for i in 0..RouteKind::ALL.len() {
+        sum.calls[i] += b.calls[i];
+        sum.bytes[i] += b.bytes[i];
+    }
+    sum
+}
+
+/// The argument, borrowed for a shorter time.
+pub(super) fn reborrow<'s>(a: &'s mut Arg<'_>) -> Arg<'s> {
+    match a {
+        Arg::Buf(b) => Arg::Buf(*b),
+        Arg::BufMut(b) => Arg::BufMut(&mut **b),
+        Arg::Scalar(t, bytes) => Arg::Scalar(*t, *bytes),
+    }
+}
+
+/// An asynchronous call in flight. Its arguments stay borrowed until it completes;
+/// dropping it waits for the kernel (the fields drop in order: the completion first,
+/// then what the kernel used).
 pub struct Pending<'a> {
     completion: Option<Completion>,
     before: TransferTotals,
     args: Vec<Arg<'a>>,
+    lent: Vec<Box<dyn Lent + 'a>>,
     target: Location,
     fell_back: Vec<(Location, String)>,
 }
@@ -488,7 +556,7 @@ impl Pending<'_> {
         }
         Ok(CallReport {
             target: self.target,
-            moved: difference(totals(&self.args), self.before),
+            moved: difference(lent_totals(&self.args, &self.lent), self.before),
             fell_back: std::mem::take(&mut self.fell_back),
         })
     }

@@ -1,10 +1,15 @@
 //! Groups: OpenHMPP's `group` of codelets sharing one target and the data kept there
 //! between calls (`resident`, `map`, `mapbyname`), with `allocate` and `release`.
 
-use super::call::{load, wait_all};
+use super::call::{load, reborrow, wait_all, Lent};
 use super::*;
+use std::sync::Mutex;
 
+mod calls;
 mod data;
+mod slots;
+
+use slots::{Held, Make, Slot};
 
 /// How a group variable binds codelet parameters.
 #[derive(Debug, Clone)]
@@ -16,15 +21,17 @@ enum Binds {
 }
 
 /// A variable the group holds: declared with its element type and length, allocated at
-/// the group's target by [`Group::allocate`].
-struct Var {
+/// the group's target by [`Group::allocate`] (or the caller's own buffer:
+/// [`Group::map_buffer`]).
+struct Var<'k> {
     name: String,
     dtype: DType,
     len: usize,
     directive: &'static str,
     binds: Binds,
-    make: fn(Location, usize) -> Result<Box<dyn KernelBuffer>>,
-    buffer: Option<Box<dyn KernelBuffer>>,
+    /// Makes the group's own buffer; `None` for the caller's.
+    make: Option<Make>,
+    slot: Mutex<Slot<'k>>,
 }
 
 fn make<T: Element>(at: Location, len: usize) -> Result<Box<dyn KernelBuffer>> {
@@ -53,9 +60,11 @@ struct Member<'k> {
 /// host side of a variable is [`Group::var`] / [`Group::var_mut`]: a [`Buffer`] whose
 /// copies follow the usual rules (reading it on the host brings it back, once; writing
 /// it there makes the next call upload it). Unlike OpenHMPP, where a mapped argument is
-/// still named at each call site, the group owns the buffer: there is one, so it cannot
-/// disagree with itself. Calls, `cond`, asynchrony, sections, `noupdate` / `const` and
-/// fallback are a [`Codelet`]'s.
+/// still named at each call site, the group holds the buffer (its own, or the caller's
+/// with [`Group::map_buffer`]): there is one, so it cannot disagree with itself. Calls,
+/// `cond`, asynchrony, sections, `noupdate` / `const` and fallback are a [`Codelet`]'s;
+/// calls take the group shared, so an asynchronous call of one codelet overlaps calls of
+/// others and loads of the variables it does not use ([`Group::call_async`]).
 ///
 /// ```
 /// use locus::codelet::{kernels, Arg, Group, Launch};
@@ -87,7 +96,7 @@ pub struct Group<'k> {
     name: String,
     targets: Vec<Location>,
     members: Vec<Member<'k>>,
-    vars: Vec<Var>,
+    vars: Vec<Var<'k>>,
     /// Once allocated: the chosen target first, then where calls fall back to.
     allocated: Option<Vec<Location>>,
     skipped: Vec<(Location, String)>,
@@ -206,8 +215,8 @@ impl<'k> Group<'k> {
             len,
             directive,
             binds,
-            make: make::<T>,
-            buffer: None,
+            make: Some(make::<T>),
+            slot: Mutex::new(Slot::Unallocated),
         });
         Ok(self)
     }
@@ -232,6 +241,28 @@ impl<'k> Group<'k> {
             .map(|(c, p)| (c.to_string(), p.to_string()))
             .collect();
         self.declare::<T>(name, len, "map", Binds::Params(pairs))
+    }
+
+    /// [`Group::map`] over the caller's own buffer: the parameters `params` share
+    /// `buffer`'s copies (OpenHMPP's `map` of an array the caller owns). The group uses it
+    /// for its life: calls move it as the codelets need and leave the newest data where
+    /// it was made; `allocate` makes nothing for it and `release` only waits for its
+    /// moves; once the group is gone, the caller reads it as any buffer (it comes back
+    /// from the target then, once).
+    pub fn map_buffer<T: Element>(
+        mut self,
+        name: &str,
+        buffer: &'k mut Buffer<T>,
+        params: &[(&str, &str)],
+    ) -> Result<Group<'k>> {
+        let len = buffer.len();
+        self = self.map::<T>(name, len, params)?;
+        if let Some(var) = self.vars.last_mut() {
+            var.make = None;
+            *var.slot.get_mut().unwrap_or_else(|e| e.into_inner()) =
+                Slot::Held(Held::Caller(buffer));
+        }
+        Ok(self)
     }
 
     /// Binds every parameter named `name`, in every codelet of the group, to one device
@@ -287,15 +318,22 @@ impl<'k> Group<'k> {
         let target = targets[0];
         let mut made = Vec::with_capacity(self.vars.len());
         for var in &self.vars {
-            made.push((var.make)(target, var.len).map_err(|e| {
+            let Some(make) = var.make else {
+                made.push(None); // the caller's own buffer
+                continue;
+            };
+            made.push(Some(make(target, var.len).map_err(|e| {
                 Error::Invalid(format!(
                     "group `{}`: allocating {} `{}` ({} x {}) at {target}: {e}",
                     self.name, var.directive, var.name, var.len, var.dtype
                 ))
-            })?);
+            })?));
         }
         for (var, buffer) in self.vars.iter_mut().zip(made) {
-            var.buffer = Some(buffer);
+            if let Some(buffer) = buffer {
+                *var.slot.get_mut().unwrap_or_else(|e| e.into_inner()) =
+                    Slot::Held(Held::Own(buffer));
+            }
         }
         for (member, bound) in self.members.iter_mut().zip(bound) {
             member.bound = bound;
@@ -305,16 +343,24 @@ impl<'k> Group<'k> {
         Ok(target)
     }
 
-    /// OpenHMPP's `release`: waits for the variables' moves, frees them (their data is
-    /// gone: store what you need first) and forgets the `const` uploads. The group can
-    /// be allocated again. The first failed move is the error; everything is freed anyway.
+    /// OpenHMPP's `release`: waits for the variables' moves, frees the group's own (their
+    /// data is gone: store what you need first; the caller's buffers of
+    /// [`Group::map_buffer`] stay as they are) and forgets the `const` uploads. The group
+    /// can be allocated again. The first failed move is the error; everything is freed
+    /// anyway.
     pub fn release(&mut self) -> Result<()> {
         let mut first = Ok(());
         for var in &mut self.vars {
-            if let Some(buffer) = var.buffer.take() {
-                if let Err(e) = buffer.settle() {
+            let slot = var.slot.get_mut().unwrap_or_else(|e| e.into_inner());
+            if let Slot::Held(held) = slot {
+                if let Err(e) = held.get().settle() {
                     first = first.and(Err(e));
                 }
+            }
+            // The group's own buffers go (one still lent was lost with its `Pending`, which
+            // was forgotten); the caller's stay bound.
+            if var.make.is_some() || matches!(slot, Slot::Lent(_)) {
+                *slot = Slot::Unallocated;
             }
         }
         for m in &self.members {
@@ -353,177 +399,7 @@ impl<'k> Group<'k> {
         named_index(&self.name, "variable", &self.vars, name, |v| &v.name)
     }
 
-    fn held(&self, name: &str) -> Result<&dyn KernelBuffer> {
-        let v = &self.vars[self.var_index(name)?];
-        v.buffer
-            .as_deref()
-            .ok_or_else(|| unallocated_var(&self.name, name))
-    }
 
-    /// The variable `name`'s buffer (its host side too: read it anywhere).
-    pub fn var<T: Element>(&self, name: &str) -> Result<&Buffer<T>> {
-        let v = &self.vars[self.var_index(name)?];
-        v.buffer
-            .as_deref()
-            .ok_or_else(|| unallocated_var(&self.name, name))?
-            .as_any()
-            .downcast_ref::<Buffer<T>>()
-            .ok_or_else(|| wrong_type::<T>(&self.name, name, v.dtype))
-    }
-
-    /// The variable `name`'s buffer, to write (a write on the host makes the next call
-    /// upload it, once).
-    pub fn var_mut<T: Element>(&mut self, name: &str) -> Result<&mut Buffer<T>> {
-        let i = self.var_index(name)?;
-        let Group {
-            name: group, vars, ..
-        } = self;
-        let v = &mut vars[i];
-        v.buffer
-            .as_deref_mut()
-            .ok_or_else(|| unallocated_var(group, name))?
-            .as_any_mut()
-            .downcast_mut::<Buffer<T>>()
-            .ok_or_else(|| wrong_type::<T>(group, name, v.dtype))
-    }
-
-    /// The full argument list of a member: the caller's `args` for the parameters the
-    /// group does not hold, in order, and the group's variables for the others.
-    fn assemble<'s>(
-        name: &str,
-        member: &Member<'_>,
-        vars: &'s mut [Var],
-        args: Vec<Arg<'s>>,
-    ) -> Result<Vec<Arg<'s>>> {
-        let params = member.codelet.kernel().params();
-        let names = |held: bool| {
-            params
-                .iter()
-                .zip(&member.bound)
-                .filter(|(_, b)| b.is_some() == held)
-                .map(|(p, _)| p.name.as_str())
-                .collect::<Vec<_>>()
-        };
-        let free = names(false);
-        if args.len() != free.len() {
-            let held = names(true);
-            return Err(Error::Invalid(format!(
-                "group `{name}`, codelet `{}`: pass {} arguments ({}), the group holds {}; got {}",
-                member.label,
-                free.len(),
-                free.join(", "),
-                if held.is_empty() {
-                    "none".to_string()
-                } else {
-                    held.join(", ")
-                },
-                args.len()
-            )));
-        }
-        let mut slots: Vec<Option<&'s mut dyn KernelBuffer>> = vars
-            .iter_mut()
-            .map(|v| {
-                v.buffer
-                    .as_mut()
-                    .map(|b| &mut **b as &'s mut dyn KernelBuffer)
-            })
-            .collect();
-        let mut given = args.into_iter();
-        let mut full = Vec::with_capacity(params.len());
-        for (p, b) in params.iter().zip(&member.bound) {
-            full.push(match b {
-                Some(v) => match (slots[*v].take(), p.kind) {
-                    (Some(buffer), ParamKind::Buffer(_, Intent::In)) => Arg::Buf(buffer),
-                    (Some(buffer), _) => Arg::BufMut(buffer),
-                    (None, _) => {
-                        return Err(Error::Invalid(format!(
-                            "group `{name}` is not allocated: call allocate() first"
-                        )))
-                    }
-                },
-                // As many as the free parameters: counted above.
-                None => given
-                    .next()
-                    .ok_or_else(|| Error::Invalid("internal: argument count".into()))?,
-            });
-        }
-        Ok(full)
-    }
-
-    /// Calls codelet `label` (OpenHMPP's `callsite`) at the group's target, with the
-    /// arguments the group does not hold, in parameter order (see
-    /// [`Codelet::call`]: the same checks, moves, fallback and report).
-    pub fn call(
-        &mut self,
-        label: &str,
-        args: &mut [Arg<'_>],
-        launch: Launch,
-    ) -> Result<CallReport> {
-        self.call_if(true, label, args, launch)
-    }
-
-    /// [`Group::call`] offloaded when `offload` is true, on the host with the host
-    /// implementation when false (OpenHMPP's `cond`); the group's variables move to
-    /// the host and back only as the calls need them.
-    pub fn call_if(
-        &mut self,
-        offload: bool,
-        label: &str,
-        args: &mut [Arg<'_>],
-        launch: Launch,
-    ) -> Result<CallReport> {
-        self.target_or_err()?; // "not allocated" before "no such codelet"
-        let m = self.member_index(label)?;
-        let Group {
-            name,
-            members,
-            vars,
-            allocated,
-            ..
-        } = self;
-        let host = [Location::Host];
-        let targets = match allocated_targets(name, allocated)? {
-            all if offload => all,
-            _ => &host[..],
-        };
-        let member = &members[m];
-        let given = args.iter_mut().map(reborrow).collect();
-        let mut full = Self::assemble(name, member, vars, given)?;
-        member.codelet.call_among(targets, &mut full, launch, None)
-    }
-
-    /// Starts codelet `label` and returns at once (OpenHMPP's `callsite, asynchronous`);
-    /// the group and the arguments stay borrowed until [`Pending::synchronize`]
-    /// (OpenHMPP's `synchronize`).
-    pub fn call_async<'a>(
-        &'a mut self,
-        label: &str,
-        args: Vec<Arg<'a>>,
-        launch: Launch,
-    ) -> Result<Pending<'a>> {
-        self.target_or_err()?; // "not allocated" before "no such codelet"
-        let m = self.member_index(label)?;
-        let Group {
-            name,
-            members,
-            vars,
-            allocated,
-            ..
-        } = self;
-        let targets = allocated_targets(name, allocated)?;
-        let member = &members[m];
-        let full = Self::assemble(name, member, vars, args)?;
-        member.codelet.call_async_among(targets, full, launch)
-    }
-}
-
-/// The argument, borrowed for a shorter time.
-fn reborrow<'s>(a: &'s mut Arg<'_>) -> Arg<'s> {
-    match a {
-        Arg::Buf(b) => Arg::Buf(*b),
-        Arg::BufMut(b) => Arg::BufMut(&mut **b),
-        Arg::Scalar(t, bytes) => Arg::Scalar(*t, *bytes),
-    }
 }
 
 /// The chosen target and the fallbacks of an allocated group; an error naming `group`
@@ -537,19 +413,6 @@ fn allocated_targets<'a>(
             "group `{group}` is not allocated: call allocate() first"
         ))
     })
-}
-
-fn unallocated_var(group: &str, name: &str) -> Error {
-    Error::Invalid(format!(
-        "group `{group}` is not allocated: variable `{name}` exists once allocate() has run"
-    ))
-}
-
-fn wrong_type<T: Element>(group: &str, name: &str, dtype: DType) -> Error {
-    Error::Invalid(format!(
-        "group `{group}`: variable `{name}` holds {dtype} elements, not {}",
-        T::DTYPE
-    ))
 }
 
 impl Drop for Group<'_> {

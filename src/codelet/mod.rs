@@ -22,14 +22,14 @@
 //! | OpenHMPP | locus |
 //! |---|---|
 //! | `codelet`, `target=` | [`Kernel`], [`Codelet::new`] (first available target; [`Codelet::fallbacks`] when a launch fails) |
-//! | `callsite`, `asynchronous`, `synchronize` | [`Codelet::call`], [`Codelet::call_async`], [`Pending::synchronize`] |
+//! | `callsite`, `asynchronous`, `synchronize` | [`Codelet::call`], [`Codelet::call_async`], [`Group::call_async`] (overlapping other calls and loads of the group), [`Pending::synchronize`] |
 //! | `cond="expr"` | [`Codelet::call_if`], [`Group::call_if`], [`Region::run_if`] |
 //! | `args[x].io=in/out/inout` | [`Intent`] |
 //! | `advancedload`, `delegatedstore` (`section=`, `asynchronous`) | [`Codelet::advanced_load`] / [`Codelet::advanced_load_section`] / [`Codelet::advanced_load_async`], [`Codelet::delegated_store_to`] (any location) / [`Codelet::delegated_store_async`], with a [`Section`] of [`Triplet`](crate::Triplet)s |
 //! | `args[x].noupdate=true`, `args[x].const=true` | [`Codelet::noupdate`], [`Codelet::constant`] (and on a group's codelets) |
 //! | `group`, `allocate`, `release` | [`Group::new`], [`Group::allocate`], [`Group::release`] |
-//! | `resident`, `map`, `mapbyname` | [`Group::resident`], [`Group::map`], [`Group::map_by_name`] |
-//! | `region` | [`Region`]: device sources plus a closure for the host |
+//! | `resident`, `map`, `mapbyname` | [`Group::resident`], [`Group::map`] (over the caller's own buffer: [`Group::map_buffer`]), [`Group::map_by_name`] |
+//! | `region`, `asynchronous` | [`Region`]: device sources plus a closure for the host; [`Region::run_async`] |
 //!
 //! ```
 //! use locus::codelet::{kernels, Arg, Codelet, Launch};

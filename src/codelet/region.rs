@@ -82,6 +82,22 @@ impl<'k> Region<'k> {
         self.run_if(true, args, launch, host)
     }
 
+    /// Starts the region and returns at once (OpenHMPP's asynchronous region): on a
+    /// device the kernel runs while the caller goes on, and the arguments stay with it
+    /// until [`Pending::synchronize`]; where the region runs on the host, `host` runs
+    /// before this returns (it may borrow the caller's state, so it cannot outlive the
+    /// call), and the [`Pending`] is already done.
+    pub fn run_async<'a>(
+        &self,
+        args: Vec<Arg<'a>>,
+        launch: Launch,
+        mut host: impl FnMut(&mut [HostArg<'_>], [usize; 2]),
+    ) -> Result<Pending<'a>> {
+        let host: HostFn<'_> = &mut host;
+        self.codelet
+            .call_async_among(&self.codelet.targets, args, launch, Some(host))
+    }
+
     /// Runs the region offloaded when `offload` is true, on the host with `host` when
     /// false (OpenHMPP's `cond` on a region).
     pub fn run_if(

@@ -81,7 +81,6 @@ pub const VARIABLES: &[Variable] = &[
     var("LOCUS_STRESS_SEED", "a whole number", "a fixed seed", "replays one stress run", "tests"),
     var("LOCUS_SYCL_LIBRARY", "a path to `libDPCTLSyclInterface.so`", "searched in Python virtual environments", "which dpctl C API the SYCL backend loads", "library"),
     var("LOCUS_SYCL_VENV", "a Python virtual environment", "`~/.cache/locus/sycl-venv`", "where dpctl is looked for (and `scripts/sycl-env.sh` installs it)", "library"),
-    var("LOCUS_TEST_DAEMON_EXIT", "`1`", "unset", "runs the Python test of a daemon thread inside a locus call at interpreter exit", "tests"),
     var("LOCUS_WEBGPU_CONVERT", "`device`, `host`", "the device on discrete GPUs, the host on CPU adapters", "where WebGPU buffers' element conversions run", "library"),
     var("LOCUS_WEBGPU_MAPPABLE", "`1`, `0`", "`1`", "`0`: WebGPU storage buffers are never mapped in place (as on a discrete GPU)", "library"),
 ];

@@ -45,8 +45,11 @@ impl Memory {
         // The block may have been freed on `queue` with work of the queue's still using
         // it: work on the queue comes after that work by itself; a synchronous use (a
         // `write`, a `read`) waits for it first.
-        if let Some(last) = queue.last() {
-            memory.wait_before_host_use(move || last.wait());
+        let pending = queue.pending();
+        if !pending.is_empty() {
+            memory.wait_before_host_use(move || {
+                pending.iter().map(Event::wait).fold(Ok(()), Result::and)
+            });
         }
         Ok(memory)
     }

@@ -214,6 +214,16 @@ pub struct Event {
     shared: Arc<Shared>,
 }
 
+/// Two events are equal when they are the same event (clones of one another): the same
+/// work, not merely work in the same state.
+impl PartialEq for Event {
+    fn eq(&self, other: &Event) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+impl Eq for Event {}
+
 impl std::fmt::Debug for Event {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Event(complete: {})", self.is_complete())

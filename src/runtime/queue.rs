@@ -20,9 +20,13 @@ use crate::core::error::Result;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Queue(u64);
 
-type Slot = Arc<Mutex<Option<Event>>>;
+/// The work a queue's next submission must follow: its last work, and the events it was
+/// ordered after since ([`Queue::order_after`]). Kept as the events themselves, so that a
+/// backend chains each natively (an OpenCL or SYCL event, a CUDA stream event) where a
+/// combined event would send the work to a waiting thread.
+type Slot = Arc<Mutex<Vec<Event>>>;
 
-/// The last event of every queue with work that may still run.
+/// The events that later work on every queue with work that may still run must follow.
 #[derive(Default)]
 struct Tails {
     slots: HashMap<u64, Slot>,
@@ -40,10 +44,8 @@ impl Tails {
             let Ok(mut tail) = slot.try_lock() else {
                 return true;
             };
-            if tail.as_ref().is_some_and(Event::is_complete) {
-                *tail = None;
-            }
-            tail.is_some()
+            tail.retain(|e| !e.is_complete());
+            !tail.is_empty()
         });
         self.sweep_at = (2 * self.slots.len()).max(64);
     }
@@ -86,8 +88,8 @@ impl Queue {
         Arc::clone(tails.slots.entry(self.0).or_default())
     }
 
-    /// Submits work on this queue: `submit` gets the dependencies (`after` plus the
-    /// queue's last event) and returns the work's event, which becomes the last.
+    /// Submits work on this queue: `submit` gets the dependencies (`after` plus what the
+    /// queue's work must follow) and returns the work's event, which becomes the last.
     pub(crate) fn submit(
         &self,
         after: &[Event],
@@ -95,39 +97,68 @@ impl Queue {
     ) -> Result<Event> {
         let slot = self.slot();
         let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
-        let previous = tail.take().filter(|t| !t.is_complete());
+        tail.retain(|e| !e.is_complete());
         let mut deps = after.to_vec();
-        deps.extend(previous.iter().cloned());
+        deps.extend(tail.iter().cloned());
         match submit(&deps) {
             Ok(event) => {
-                *tail = Some(event.clone());
+                // The new work runs after everything before it: its event stands for all.
+                *tail = vec![event.clone()];
                 Ok(event)
             }
-            Err(e) => {
-                *tail = previous; // nothing was submitted: the earlier work stays last
-                Err(e)
-            }
+            // Nothing was submitted: what the queue followed, it still follows.
+            Err(e) => Err(e),
         }
     }
 
-    /// The last work submitted on this queue, while it may still be running.
+    /// Orders the work submitted on this queue from now on after `event`, without a wait
+    /// here (CUDA's `cuStreamWaitEvent`, an OpenCL wait list, SYCL's `depends_on`: the
+    /// next submission takes `event` itself as a dependency, chained natively where its
+    /// backend can).
+    pub(crate) fn order_after(&self, event: Event) {
+        if event.is_complete() {
+            return;
+        }
+        let slot = self.slot();
+        slot.lock().unwrap_or_else(|e| e.into_inner()).push(event);
+    }
+
+    /// The last work submitted on this queue, while it may still be running (one event
+    /// for everything the queue's next work would follow).
     pub fn last(&self) -> Option<Event> {
+        let mut pending = self.pending();
+        match pending.len() {
+            0 => None,
+            1 => pending.pop(),
+            // No thread could wait for them: wait here for all but the last.
+            _ => Event::all(&pending).ok().or_else(|| {
+                let last = pending.pop();
+                pending.iter().for_each(|e| {
+                    let _ = e.wait();
+                });
+                last
+            }),
+        }
+    }
+
+    /// The events the queue's next work would follow that are still running (kept apart:
+    /// see [`Queue::order_after`]).
+    pub(crate) fn pending(&self) -> Vec<Event> {
         let slot = self.slot();
         let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
-        if tail.as_ref().is_some_and(Event::is_complete) {
-            *tail = None;
-        }
+        tail.retain(|e| !e.is_complete());
         tail.clone()
     }
 
-    /// Waits for everything submitted on this queue (the synchronous form of the queue).
+    /// Waits for everything submitted on this queue (the synchronous form of the queue);
+    /// the first failure.
     pub fn wait(&self) -> Result<()> {
         let slot = self.slot();
         let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
-        match tail.take() {
-            Some(t) => t.wait(),
-            None => Ok(()),
-        }
+        std::mem::take(&mut *tail)
+            .iter()
+            .map(Event::wait)
+            .fold(Ok(()), Result::and)
     }
 }
 

@@ -15,7 +15,7 @@ pub fn location(text: &str) -> Option<Location> {
         return Some(location);
     }
     let why = registry.why_missing(location);
-    let required = std::env::var("LOCUS_REQUIRE").unwrap_or_default();
+    let required = required();
     let named = required.split(',').map(str::trim).any(|item| {
         item == text || (location.ordinal() == 0 && item == location.technology().name())
     });
@@ -25,6 +25,20 @@ pub fn location(text: &str) -> Option<Location> {
     );
     eprintln!("SKIPPED on this machine: {text}: {why}");
     None
+}
+
+/// `LOCUS_REQUIRE`, each item checked: a technology (`opencl`) or a location
+/// (`opencl:1`); anything else FAILS the test (a typo would otherwise require nothing).
+pub fn required() -> String {
+    let required = std::env::var("LOCUS_REQUIRE").unwrap_or_default();
+    for item in required.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        if let Err(e) = item.parse::<Location>() {
+            panic!(
+                "LOCUS_REQUIRE={required}: `{item}` is neither a technology nor a location: {e}"
+            );
+        }
+    }
+    required
 }
 
 /// The locations a suite runs over: each one the machines of this project can have,

@@ -111,9 +111,22 @@ impl Group<'_> {
 
     /// `advancedload` of the group variable `name` (whole or `section`), and waits:
     /// after a write to its host side, loads it (or the part written) back ahead of
-    /// the next call.
+    /// the next call. An error while the variable is lent to an asynchronous call.
     pub fn advanced_load_var(&self, name: &str, section: Option<&Section>) -> Result<()> {
-        wait_all(load(self.held(name)?, self.target_or_err()?, section)?)
+        let target = self.target_or_err()?;
+        wait_all(self.with_held(name, |b| load(b, target, section))?)
+    }
+
+    /// [`Group::advanced_load_var`] started (`advancedload, asynchronous` of a group
+    /// variable): the moves' events. Calls that use the variable are ordered after them
+    /// without a wait; it may run while an asynchronous call of another codelet does.
+    pub fn advanced_load_var_async(
+        &self,
+        name: &str,
+        section: Option<&Section>,
+    ) -> Result<Vec<Event>> {
+        let target = self.target_or_err()?;
+        self.with_held(name, |b| load(b, target, section))
     }
 
     /// OpenHMPP's `delegatedstore`: brings `buffer` (whole or `section`) to `to`, and
@@ -135,7 +148,7 @@ impl Group<'_> {
         section: Option<&Section>,
         to: Location,
     ) -> Result<()> {
-        wait_all(load(self.held(name)?, to, section)?)
+        wait_all(self.with_held(name, |b| load(b, to, section))?)
     }
 
     /// [`Group::delegated_store_var`] started: the moves' events.
@@ -145,6 +158,6 @@ impl Group<'_> {
         section: Option<&Section>,
         to: Location,
     ) -> Result<Vec<Event>> {
-        load(self.held(name)?, to, section)
+        self.with_held(name, |b| load(b, to, section))
     }
 }

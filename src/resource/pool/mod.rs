@@ -502,7 +502,7 @@ impl Pool {
                     let block = self.hand_out(&mut state, i, bytes);
                     state.hand_out_busy(i, q, event.clone());
                     drop(state);
-                    pending::order_queue_after(q, event);
+                    q.order_after(event);
                     return block;
                 }
             }

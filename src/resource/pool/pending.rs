@@ -106,16 +106,3 @@ impl Drop for Pool {
         }
     }
 }
-
-/// Orders the work submitted on `queue` from now on after `event` (RMM's
-/// `cudaStreamWaitEvent`: the queue waits, the caller does not). Where that cannot be
-/// arranged (no thread to wait), the caller waits.
-pub(super) fn order_queue_after(queue: Queue, event: Event) {
-    if event.is_complete() {
-        return;
-    }
-    let waited = event.clone();
-    if queue.submit(&[event], Event::all).is_err() {
-        let _ = waited.wait();
-    }
-}

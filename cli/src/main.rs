@@ -252,6 +252,13 @@ fn info(args: InfoArgs) -> Result<ExitCode, String> {
             "",
             kinds.join(", ")
         );
+        // RMM's CUDA_ALLOCATION_ALIGNMENT, for every allocation and every resource's blocks.
+        println!(
+            "  {:<10} alignment: {} bytes for allocations and resource blocks (sub-allocations keep {})",
+            "",
+            locus::ALIGNMENT,
+            device.sub_alignment()
+        );
         for note in &info.notes {
             println!("  {:<10} {note}", "");
         }

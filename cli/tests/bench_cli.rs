@@ -354,3 +354,16 @@ fn a_calibration_that_cannot_be_used_is_a_warning() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `locus info` reports the alignment every location's allocations and resource blocks
+/// keep (RMM's 256 bytes), once per location.
+#[test]
+fn info_reports_each_location_s_alignment() {
+    let out = locus().arg("info").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines = stdout
+        .lines()
+        .filter(|l| l.contains("alignment: 256 bytes for allocations and resource blocks"))
+        .count();
+    assert_eq!(lines, locus::available().len(), "{stdout}");
+}

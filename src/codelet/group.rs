@@ -398,8 +398,6 @@ impl<'k> Group<'k> {
     fn var_index(&self, name: &str) -> Result<usize> {
         named_index(&self.name, "variable", &self.vars, name, |v| &v.name)
     }
-
-
 }
 
 /// The chosen target and the fallbacks of an allocated group; an error naming `group`

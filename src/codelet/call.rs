@@ -58,11 +58,17 @@ struct Started {
 }
 
 fn totals(args: &[Arg<'_>]) -> TransferTotals {
-    sum_of(args.iter().filter_map(|a| match a {
+    lent_totals(args, &[])
+}
+
+/// The counters of the buffers among `args` and of the `lent` ones, summed.
+fn lent_totals(args: &[Arg<'_>], lent: &[Box<dyn Lent + '_>]) -> TransferTotals {
+    let given = args.iter().filter_map(|a| match a {
         Arg::Buf(b) => Some(*b),
         Arg::BufMut(b) => Some(&**b),
         Arg::Scalar(..) => None,
-    }))
+    });
+    sum_of(given.chain(lent.iter().filter_map(|l| l.buffer())))
 }
 
 fn sum_of<'b>(buffers: impl Iterator<Item = &'b dyn KernelBuffer>) -> TransferTotals {
@@ -510,16 +516,6 @@ pub(super) trait Lent {
     fn buffer(&self) -> Option<&dyn KernelBuffer>;
     /// The buffer, for a writing parameter (`None` once given back).
     fn buffer_mut(&mut self) -> Option<&mut dyn KernelBuffer>;
-}
-
-fn lent_totals(args: &[Arg<'_>], lent: &[Box<dyn Lent + '_>]) -> TransferTotals {
-    let (a, b) = (totals(args), sum_of(lent.iter().filter_map(|l| l.buffer())));
-    let mut sum = a;
-    for i in 0..RouteKind::ALL.len() {
-        sum.calls[i] += b.calls[i];
-        sum.bytes[i] += b.bytes[i];
-    }
-    sum
 }
 
 /// The argument, borrowed for a shorter time.

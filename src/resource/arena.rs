@@ -140,6 +140,9 @@ impl MemoryResource for Arena {
     fn location(&self) -> Location {
         self.global.location()
     }
+    fn device(&self) -> Option<std::sync::Arc<dyn crate::core::device::Device>> {
+        self.global.device()
+    }
     fn describe(&self) -> String {
         format!(
             "arena({} bytes per superblock, {})",

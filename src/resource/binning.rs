@@ -41,6 +41,9 @@ impl MemoryResource for Binning {
     fn location(&self) -> Location {
         self.fallback.location()
     }
+    fn device(&self) -> Option<std::sync::Arc<dyn crate::core::device::Device>> {
+        self.fallback.device()
+    }
     fn describe(&self) -> String {
         format!(
             "binning({} bins, fallback {})",

@@ -37,6 +37,9 @@ impl MemoryResource for FailureCallback {
     fn location(&self) -> Location {
         self.inner.location()
     }
+    fn device(&self) -> Option<std::sync::Arc<dyn crate::core::device::Device>> {
+        self.inner.device()
+    }
     fn describe(&self) -> String {
         format!("failure-callback({})", self.inner.describe())
     }

@@ -220,6 +220,9 @@ impl MemoryResource for FixedSize {
     fn location(&self) -> Location {
         self.upstream.location()
     }
+    fn device(&self) -> Option<std::sync::Arc<dyn crate::core::device::Device>> {
+        self.upstream.device()
+    }
     fn describe(&self) -> String {
         format!("fixed({} bytes, {})", self.block, self.upstream.describe())
     }

@@ -36,6 +36,9 @@ impl MemoryResource for Limiting {
     fn location(&self) -> Location {
         self.inner.location()
     }
+    fn device(&self) -> Option<std::sync::Arc<dyn crate::core::device::Device>> {
+        self.inner.device()
+    }
     fn describe(&self) -> String {
         format!("limiting({}, {} bytes)", self.inner.describe(), self.budget)
     }

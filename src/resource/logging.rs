@@ -185,6 +185,9 @@ impl MemoryResource for Logging {
     fn location(&self) -> Location {
         self.inner.location()
     }
+    fn device(&self) -> Option<std::sync::Arc<dyn crate::core::device::Device>> {
+        self.inner.device()
+    }
     fn describe(&self) -> String {
         format!("logging({})", self.inner.describe())
     }

@@ -11,7 +11,6 @@ use crate::core::error::Result;
 use crate::core::memory::Memory;
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
-use crate::runtime::registry::registry;
 
 impl Memory {
     /// Allocates `bytes` from `resource`; the memory goes back to it on drop.
@@ -59,8 +58,8 @@ impl Memory {
         block: Block,
         bytes: usize,
     ) -> Result<Memory> {
-        let device = match registry().device(resource.location()) {
-            Ok(d) => Arc::clone(d),
+        let device = match super::device_of(&**resource) {
+            Ok(d) => d,
             Err(e) => {
                 resource.deallocate(block);
                 return Err(e);

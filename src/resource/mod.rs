@@ -68,6 +68,11 @@ pub trait MemoryResource: ReturnBlock {
     fn location(&self) -> Location;
     /// One line about it (for `locus info` and logs).
     fn describe(&self) -> String;
+    /// The device whose memory it hands out, when it knows it (an [`Upstream`] does, and
+    /// adaptors pass on their upstream's); `None`: the registry's device at its location.
+    fn device(&self) -> Option<Arc<dyn crate::core::device::Device>> {
+        None
+    }
     /// `bytes` aligned to at least `align`.
     fn allocate(&self, bytes: usize, align: usize) -> Result<Block>;
     /// Takes a block back. A block from another resource is refused (and leaked rather
@@ -94,6 +99,19 @@ pub trait MemoryResource: ReturnBlock {
     ) {
         let _ = event.wait();
         self.deallocate(block);
+    }
+}
+
+/// The device whose memory `resource` hands out: the one it names
+/// ([`MemoryResource::device`]), else the registry's at its location.
+pub(crate) fn device_of(
+    resource: &dyn MemoryResource,
+) -> Result<Arc<dyn crate::core::device::Device>> {
+    match resource.device() {
+        Some(device) => Ok(device),
+        None => crate::runtime::registry::registry()
+            .device(resource.location())
+            .map(Arc::clone),
     }
 }
 

@@ -105,6 +105,9 @@ impl MemoryResource for Statistics {
     fn location(&self) -> Location {
         self.inner.location()
     }
+    fn device(&self) -> Option<std::sync::Arc<dyn crate::core::device::Device>> {
+        self.inner.device()
+    }
     fn describe(&self) -> String {
         format!("statistics({})", self.inner.describe())
     }

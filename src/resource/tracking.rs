@@ -401,6 +401,9 @@ impl MemoryResource for Tracking {
     fn location(&self) -> Location {
         self.inner.location()
     }
+    fn device(&self) -> Option<std::sync::Arc<dyn crate::core::device::Device>> {
+        self.inner.device()
+    }
     fn describe(&self) -> String {
         format!("tracking({})", self.inner.describe())
     }

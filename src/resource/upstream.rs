@@ -69,6 +69,9 @@ impl MemoryResource for Upstream {
     fn location(&self) -> Location {
         self.device.location()
     }
+    fn device(&self) -> Option<Arc<dyn Device>> {
+        Some(Arc::clone(&self.device))
+    }
 
     fn describe(&self) -> String {
         match self.kind {

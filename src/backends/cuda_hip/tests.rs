@@ -657,3 +657,47 @@ fn driver_memory_and_pool_blocks_are_256_byte_aligned() {
         blocks.into_iter().for_each(|b| upstream.deallocate(b));
     }
 }
+
+/// A pool over a device made outside the registry (here the simulated driver's; an
+/// adopted device too) sub-allocates on that device, and a block freed on queue A is
+/// served to queue B, whose copy goes on the stream. Fails on the
+/// code before: the pool looked its device up in the registry by location, fell back to
+/// the host device, and panicked on the CUDA handle ("host device given a foreign
+/// handle"); `Memory::from_resource` refused the location the same way.
+#[test]
+fn a_pool_over_a_device_outside_the_registry_serves_and_reuses_its_blocks() {
+    use crate::resource::{MemoryResource, Pool, Upstream};
+    use crate::runtime::queue::Queue;
+    let sim = devices(vec![], true);
+    let d = dynamic(&sim[0]);
+    let n = 4096;
+    let pool: Arc<dyn MemoryResource> = Arc::new(Pool::new(
+        Arc::new(
+            Upstream::of_kind(Arc::clone(&d), crate::core::native::MemoryKind::Default).unwrap(),
+        ),
+        n,
+        n,
+    ));
+    let (queue_a, queue_b) = (Queue::new(), Queue::new());
+    let data: Vec<u8> = (0..n).map(|i| (i % 239) as u8).collect();
+    let x = Arc::new(Memory::from_resource_on(&pool, n, queue_a).unwrap());
+    x.write(0, &data).unwrap();
+    let sink = Arc::new(Memory::on(&d, n).unwrap());
+    let work = x.copy_to_async_on(queue_a, 0, &sink, 0, n, &[]).unwrap();
+    let key = x.native().key();
+    x.release_after(queue_a, work).unwrap();
+    // The pool holds one block: B gets A's (pending or done: the simulated stream runs
+    // when asked, so whether it still is cannot be arranged here).
+    let y = Arc::new(Memory::from_resource_on(&pool, n, queue_b).unwrap());
+    assert_eq!(y.native().key(), key, "A's block, handed to queue B");
+    let out = Arc::new(Memory::on(&d, n).unwrap());
+    let second = y.copy_to_async_on(queue_b, 0, &out, 0, n, &[]).unwrap();
+    assert!(
+        second.is_native(),
+        "B's copy is a stream copy, not a worker's"
+    );
+    second.wait().unwrap();
+    assert!(raw(&sink) == data, "A's copy");
+    assert!(raw(&out) == data);
+    assert!(sim[0].api.violations().is_empty());
+}

@@ -127,8 +127,18 @@ impl Device for HostDevice {
     }
 
     fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
+        let base = match parent {
+            Native::Host { ptr } => *ptr,
+            // Other variants exist only with other backends' features.
+            #[allow(unreachable_patterns)]
+            other => {
+                return Err(Error::Invalid(format!(
+                    "host: cannot sub-allocate inside {other:?}, which is not host memory (a resource over another device's memory must name its device)"
+                )))
+            }
+        };
         // SAFETY: the sub-allocator keeps `offset + len` inside the parent allocation.
-        let ptr = unsafe { ptr_of(parent).add(offset) };
+        let ptr = unsafe { base.add(offset) };
         Ok(Native::Host { ptr })
     }
 }

@@ -267,9 +267,9 @@ impl Pool {
     /// [`Pool::reserve`]).
     pub fn new(upstream: Arc<dyn MemoryResource>, initial: usize, maximum: usize) -> Pool {
         let location = upstream.location();
-        let device = crate::runtime::registry::registry()
-            .device(location)
-            .map(Arc::clone)
+        // The upstream's own device (one made outside the registry, too), else the
+        // registry's at its location.
+        let device = super::device_of(&*upstream)
             .unwrap_or_else(|_| crate::runtime::registry::registry().host());
         let align = device
             .sub_alignment()
@@ -534,6 +534,9 @@ impl Pool {
 impl MemoryResource for Pool {
     fn location(&self) -> Location {
         self.location
+    }
+    fn device(&self) -> Option<Arc<dyn Device>> {
+        Some(Arc::clone(&self.device))
     }
 
     fn describe(&self) -> String {

@@ -54,7 +54,7 @@ pub mod mpi;
 pub mod resource;
 mod runtime;
 
-pub use crate::core::completion::{Completion, NativeWork};
+pub use crate::core::completion::{Completion, NativeEvent, NativeWork};
 pub use crate::core::device::{Device, DeviceInfo, Direction, HostAccess, HostReach, ALIGNMENT};
 pub use crate::core::element::{DType, Element};
 pub use crate::core::error::{Error, Result};

@@ -21,6 +21,39 @@ pub trait NativeWork: Any + Send + Sync {
     fn is_queue_ordered(&self) -> bool {
         false
     }
+    /// The runtime's own event for the work, for a user's device-side wait; `None`
+    /// where the runtime has none to hand out.
+    fn native_event(&self) -> Option<NativeEvent> {
+        None
+    }
+}
+
+/// A runtime's own event for queued work, to order a user's work after locus's on the
+/// device, with no host wait: pass it to `clEnqueue*`'s wait list, SYCL's
+/// `depends_on`, `cuStreamWaitEvent` / `hipStreamWaitEvent`. It stays valid while the
+/// locus [`Event`](crate::Event) it came from lives (retain it to keep it longer:
+/// `clRetainEvent`); never release or destroy it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NativeEvent {
+    /// A `cl_event` of the location's OpenCL context.
+    OpenCl(*mut std::ffi::c_void),
+    /// A `DPCTLSyclEventRef`: a pointer to a `sycl::event` (dpctl's C API).
+    Sycl(*mut std::ffi::c_void),
+    /// A `CUevent` recorded on locus's stream of device `ordinal`.
+    Cuda {
+        /// The event.
+        event: u64,
+        /// The device (its primary context).
+        ordinal: u32,
+    },
+    /// A `hipEvent_t` recorded on locus's stream of device `ordinal`.
+    Hip {
+        /// The event.
+        event: u64,
+        /// The device.
+        ordinal: u32,
+    },
 }
 
 /// Completion of work on a queue (a launched kernel, a native asynchronous copy): wait on
@@ -53,6 +86,11 @@ impl Completion {
     /// True when the work is known to be finished, without blocking.
     pub fn poll_complete(&self) -> bool {
         self.work.as_ref().is_none_or(|w| w.poll())
+    }
+
+    /// The runtime's own event for the work ([`NativeWork::native_event`]).
+    pub fn native_event(&self) -> Option<NativeEvent> {
+        self.work.as_ref().and_then(|w| w.native_event())
     }
 
     /// Blocks until the work has finished.

@@ -347,6 +347,15 @@ impl Event {
         self.shared.native.is_some()
     }
 
+    /// The runtime's own event for this work, to order a user's work after it on the
+    /// device with no host wait (an OpenCL wait list, SYCL's `depends_on`,
+    /// `cuStreamWaitEvent`): valid while this `Event` (or a clone) lives. `None` for work
+    /// a locus worker thread ran, and where the runtime has no event to hand out
+    /// (WebGPU's submissions, OpenMP and host work, which are done when they return).
+    pub fn native_event(&self) -> Option<crate::core::completion::NativeEvent> {
+        self.shared.native.as_ref().and_then(|c| c.native_event())
+    }
+
     /// True once the work is known to be done (without blocking). Native work found
     /// done here is recorded as finished, and the memory it used is let go.
     pub fn is_complete(&self) -> bool {

@@ -701,3 +701,24 @@ fn a_pool_over_a_device_outside_the_registry_serves_and_reuses_its_blocks() {
     assert!(raw(&out) == data);
     assert!(sim[0].api.violations().is_empty());
 }
+
+/// A stream copy's event hands out the driver's `CUevent` and its device, for a user's
+/// `cuStreamWaitEvent` (issue 41, item 3).
+#[test]
+fn a_stream_copy_hands_out_its_cuevent() {
+    let sim = devices(vec![], true);
+    let d = dynamic(&sim[0]);
+    let [a, b] = [0; 2].map(|_| Arc::new(Memory::on(&d, 256).unwrap()));
+    let work = d.copy_async(&a, 0, &b, 0, 256, &NONE).unwrap().unwrap();
+    let event = Event::native(work, vec![Arc::clone(&a), Arc::clone(&b)]);
+    match event.native_event() {
+        Some(crate::core::completion::NativeEvent::Cuda {
+            event: e,
+            ordinal: 0,
+        }) => {
+            assert_ne!(e, 0)
+        }
+        other => panic!("a CUDA stream event, got {other:?}"),
+    }
+    event.wait().unwrap();
+}

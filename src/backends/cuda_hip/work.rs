@@ -41,6 +41,15 @@ impl<A: GpuApi> NativeWork for StreamEvent<A> {
         // SAFETY: as above.
         unsafe { self.api.event_wait(self.event) }.map_err(|e| self.failed("waiting for", e))
     }
+
+    fn native_event(&self) -> Option<crate::core::completion::NativeEvent> {
+        use crate::core::completion::NativeEvent;
+        let (event, ordinal) = (self.event, self.ordinal);
+        match A::TECHNOLOGY {
+            Technology::Hip => Some(NativeEvent::Hip { event, ordinal }),
+            _ => Some(NativeEvent::Cuda { event, ordinal }),
+        }
+    }
 }
 
 impl<A: GpuApi> Drop for StreamEvent<A> {

@@ -57,6 +57,10 @@ impl NativeWork for ClWork {
     fn is_queue_ordered(&self) -> bool {
         true
     }
+
+    fn native_event(&self) -> Option<crate::core::completion::NativeEvent> {
+        Some(crate::core::completion::NativeEvent::OpenCl(self.0.cast()))
+    }
 }
 
 /// One native asynchronous copy: (source buffer, offset, destination buffer, offset),

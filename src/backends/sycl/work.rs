@@ -34,6 +34,12 @@ impl NativeWork for SyclWork {
         unsafe { self.api.DPCTLEvent_Wait(self.event) };
         Ok(())
     }
+
+    fn native_event(&self) -> Option<crate::core::completion::NativeEvent> {
+        Some(crate::core::completion::NativeEvent::Sycl(
+            self.event.cast(),
+        ))
+    }
 }
 
 impl Drop for SyclWork {

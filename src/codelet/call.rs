@@ -405,19 +405,12 @@ impl<'k> Codelet<'k> {
     pub(super) fn call_async_among<'a>(
         &self,
         targets: &[Location],
-        mut args: Vec<Arg<'a>>,
+        args: Vec<Arg<'a>>,
         launch: Launch,
         host_fn: Option<HostFn<'_>>,
     ) -> Result<Pending<'a>> {
-        let before = totals(&args);
-        let started = self.start(targets, &mut args, launch, host_fn)?;
-        Ok(Pending {
-            completion: Some(started.completion),
-            before,
-            args,
-            lent: Vec::new(),
-            target: started.target,
-            fell_back: started.fell_back,
+        self.call_async_lent(targets, args, Vec::new(), launch, host_fn, |given, _| {
+            Ok(given)
         })
     }
 
@@ -431,6 +424,7 @@ impl<'k> Codelet<'k> {
         mut args: Vec<Arg<'a>>,
         mut lent: Vec<Box<dyn Lent + 'a>>,
         launch: Launch,
+        host_fn: Option<HostFn<'_>>,
         assemble: impl for<'s> FnOnce(
             Vec<Arg<'s>>,
             &'s mut [Box<dyn Lent + 'a>],
@@ -440,7 +434,7 @@ impl<'k> Codelet<'k> {
         let started = {
             let given = args.iter_mut().map(reborrow).collect();
             let mut full = assemble(given, &mut lent)?;
-            self.start(targets, &mut full, launch, None)?
+            self.start(targets, &mut full, launch, host_fn)?
         };
         Ok(Pending {
             completion: Some(started.completion),

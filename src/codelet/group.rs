@@ -34,6 +34,13 @@ struct Var<'k> {
     slot: Mutex<Slot<'k>>,
 }
 
+impl<'k> Var<'k> {
+    /// The slot, through the group's exclusive borrow (no lock to take).
+    fn slot_mut(&mut self) -> &mut Slot<'k> {
+        self.slot.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 fn make<T: Element>(at: Location, len: usize) -> Result<Box<dyn KernelBuffer>> {
     Ok(Box::new(Buffer::<T>::zeroed(at, len)?))
 }
@@ -259,8 +266,7 @@ impl<'k> Group<'k> {
         self = self.map::<T>(name, len, params)?;
         if let Some(var) = self.vars.last_mut() {
             var.make = None;
-            *var.slot.get_mut().unwrap_or_else(|e| e.into_inner()) =
-                Slot::Held(Held::Caller(buffer));
+            *var.slot_mut() = Slot::Held(Held::Caller(buffer));
         }
         Ok(self)
     }
@@ -331,8 +337,7 @@ impl<'k> Group<'k> {
         }
         for (var, buffer) in self.vars.iter_mut().zip(made) {
             if let Some(buffer) = buffer {
-                *var.slot.get_mut().unwrap_or_else(|e| e.into_inner()) =
-                    Slot::Held(Held::Own(buffer));
+                *var.slot_mut() = Slot::Held(Held::Own(buffer));
             }
         }
         for (member, bound) in self.members.iter_mut().zip(bound) {
@@ -351,7 +356,8 @@ impl<'k> Group<'k> {
     pub fn release(&mut self) -> Result<()> {
         let mut first = Ok(());
         for var in &mut self.vars {
-            let slot = var.slot.get_mut().unwrap_or_else(|e| e.into_inner());
+            let own = var.make.is_some();
+            let slot = var.slot_mut();
             if let Slot::Held(held) = slot {
                 if let Err(e) = held.get().settle() {
                     first = first.and(Err(e));
@@ -359,7 +365,7 @@ impl<'k> Group<'k> {
             }
             // The group's own buffers go (one still lent was lost with its `Pending`, which
             // was forgotten); the caller's stay bound.
-            if var.make.is_some() || matches!(slot, Slot::Lent(_)) {
+            if own || matches!(slot, Slot::Lent(_)) {
                 *slot = Slot::Unallocated;
             }
         }

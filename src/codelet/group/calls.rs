@@ -6,11 +6,11 @@ use super::*;
 impl<'k> Group<'k> {
     /// The full argument list of a member: the caller's `args` for the parameters the
     /// group does not hold, in order, and the group's variables for the others.
+    /// `loans` are the member's variables in parameter order ([`Group::lend`]).
     fn assemble<'s, 'a: 's>(
         name: &str,
         member: &Member<'_>,
         loans: &'s mut [Box<dyn Lent + 'a>],
-        vars: &[usize],
         args: Vec<Arg<'s>>,
     ) -> Result<Vec<Arg<'s>>> {
         let params = member.codelet.kernel().params();
@@ -38,19 +38,12 @@ impl<'k> Group<'k> {
                 args.len()
             )));
         }
-        // Per variable index: its lent buffer (each variable is bound once per codelet).
-        let mut slots: Vec<Option<&'s mut dyn KernelBuffer>> = Vec::new();
-        for (loan, &v) in loans.iter_mut().zip(vars) {
-            if slots.len() <= v {
-                slots.resize_with(v + 1, || None);
-            }
-            slots[v] = loan.buffer_mut();
-        }
+        let mut lent = loans.iter_mut();
         let mut given = args.into_iter();
         let mut full = Vec::with_capacity(params.len());
         for (p, b) in params.iter().zip(&member.bound) {
             full.push(match b {
-                Some(v) => match (slots.get_mut(*v).and_then(Option::take), p.kind) {
+                Some(_) => match (lent.next().and_then(|l| l.buffer_mut()), p.kind) {
                     (Some(buffer), ParamKind::Buffer(_, Intent::In)) => Arg::Buf(buffer),
                     (Some(buffer), _) => Arg::BufMut(buffer),
                     (None, _) => {
@@ -92,14 +85,9 @@ impl<'k> Group<'k> {
         let host = [Location::Host];
         let targets = if offload { all } else { &host[..] };
         let member = &self.members[m];
-        let loans = self.lend(m)?;
-        let vars: Vec<usize> = loans.iter().map(|l| l.var).collect();
-        let mut lent: Vec<Box<dyn Lent + '_>> = loans
-            .into_iter()
-            .map(|l| Box::new(l) as Box<dyn Lent>)
-            .collect();
+        let mut lent = self.lend(m)?;
         let given = args.iter_mut().map(reborrow).collect();
-        let mut full = Self::assemble(&self.name, member, &mut lent, &vars, given)?;
+        let mut full = Self::assemble(&self.name, member, &mut lent, given)?;
         member.codelet.call_among(targets, &mut full, launch, None)
     }
 
@@ -118,17 +106,12 @@ impl<'k> Group<'k> {
         let targets = self.targets_or_err()?; // "not allocated" before "no such codelet"
         let m = self.member_index(label)?;
         let member = &self.members[m];
-        let loans = self.lend(m)?;
-        let vars: Vec<usize> = loans.iter().map(|l| l.var).collect();
-        let lent: Vec<Box<dyn Lent + 'a>> = loans
-            .into_iter()
-            .map(|l| Box::new(l) as Box<dyn Lent + 'a>)
-            .collect();
+        let lent = self.lend(m)?;
         let name = &self.name;
         member
             .codelet
-            .call_async_lent(targets, args, lent, launch, |given, lent| {
-                Self::assemble(name, member, lent, &vars, given)
+            .call_async_lent(targets, args, lent, launch, None, |given, lent| {
+                Self::assemble(name, member, lent, given)
             })
     }
 

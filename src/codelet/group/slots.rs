@@ -40,8 +40,7 @@ impl Held<'_> {
 
 /// A variable's buffer, taken out of the group for one call: back in its slot when
 /// dropped (for an asynchronous call, when its [`Pending`] is, after the kernel).
-pub(super) struct Loan<'g, 'k> {
-    pub(super) var: usize,
+struct Loan<'g, 'k> {
     slot: &'g Mutex<Slot<'k>>,
     held: Option<Held<'k>>,
 }
@@ -98,7 +97,7 @@ impl<'k> Group<'k> {
         } = self;
         let v = &mut vars[i];
         let dtype = v.dtype;
-        match v.slot.get_mut().unwrap_or_else(|e| e.into_inner()) {
+        match v.slot_mut() {
             Slot::Held(held) => held
                 .get_mut()
                 .as_any_mut()
@@ -109,21 +108,20 @@ impl<'k> Group<'k> {
         }
     }
 
-    /// Takes the variables codelet `m` uses out of the group for one call (each is
-    /// given back when its loan is dropped); an error naming the variable and the call
-    /// using it when one is lent already.
-    pub(super) fn lend(&self, m: usize) -> Result<Vec<Loan<'_, 'k>>> {
+    /// Takes the variables codelet `m` uses out of the group for one call, in its
+    /// parameters' order (each is given back when its loan is dropped); an error naming
+    /// the variable and the call using it when one is lent already.
+    pub(super) fn lend(&self, m: usize) -> Result<Vec<Box<dyn Lent + '_>>> {
         let member = &self.members[m];
-        let mut loans = Vec::new();
+        let mut loans: Vec<Box<dyn Lent + '_>> = Vec::new();
         for v in member.bound.iter().flatten().copied() {
             let var = &self.vars[v];
             let mut slot = lock(&var.slot);
             match std::mem::replace(&mut *slot, Slot::Lent(member.label.clone())) {
-                Slot::Held(held) => loans.push(Loan {
-                    var: v,
+                Slot::Held(held) => loans.push(Box::new(Loan {
                     slot: &var.slot,
                     held: Some(held),
-                }),
+                })),
                 other => {
                     let e = match &other {
                         Slot::Lent(label) => lent_var(&self.name, &var.name, label),

@@ -7,12 +7,16 @@
 //! shut down) where OpenCL, SYCL and WebGPU are present together.
 //!
 //! Each run is this test binary started again as a child (`LOCUS_EXIT_CHILD` says how
-//! it ends); `LOCUS_EXIT_RUNS` sets the runs per way (20 by default).
+//! it ends, `LOCUS_BACKENDS` which technologies it probes), at every combination of the
+//! technologies present; `LOCUS_EXIT_RUNS` sets the runs per combination (20 by
+//! default).
 
+use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
-use locus::{Event, Location, Memory};
+use locus::{Event, Location, Memory, Technology};
 
 const WAYS: [&str; 4] = ["return", "exit", "drop", "forget"];
 
@@ -52,57 +56,88 @@ fn a_process_ends_cleanly_with_copies_pending() {
         child(&how);
         return;
     }
-    let runs: usize = std::env::var("LOCUS_EXIT_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20);
-    let me = std::env::current_exe().unwrap();
-    // Every runtime at once (the old failures needed OpenCL, SYCL and WebGPU together),
-    // then each pair of them with the host, a quarter as often.
-    let combos = [
-        (None, runs),
-        (Some("host,opencl,sycl"), runs.div_ceil(4)),
-        (Some("host,opencl,webgpu"), runs.div_ceil(4)),
-        (Some("host,sycl,webgpu"), runs.div_ceil(4)),
-        (Some("host,openmp,opencl"), runs.div_ceil(4)),
-    ];
-    let mut failures = Vec::new();
-    let mut total = 0;
-    for (backends, runs) in combos {
-        for how in WAYS {
-            for run in 0..runs {
-                total += 1;
-                let mut child = Command::new(&me);
-                child
-                    .args(["--exact", "a_process_ends_cleanly_with_copies_pending"])
-                    .arg("--nocapture")
-                    .env("LOCUS_EXIT_CHILD", how);
-                if let Some(list) = backends {
-                    child.env("LOCUS_BACKENDS", list);
-                }
-                let out = child.output().unwrap();
-                let stdout = String::from_utf8_lossy(&out.stdout);
-                if !out.status.success() || !stdout.contains("started") {
-                    let stderr = String::from_utf8_lossy(&out.stderr);
-                    let head: Vec<&str> = stderr
-                        .lines()
-                        .filter(|l| !l.trim_start().starts_with("at "))
-                        .take(12)
-                        .collect();
-                    failures.push(format!(
-                        "{backends:?} {how} run {run}: {:?}\n{}",
-                        out.status,
-                        head.join("\n")
-                    ));
-                }
-            }
+    let runs: usize = std::env::var("LOCUS_EXIT_RUNS").map_or(20, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("LOCUS_EXIT_RUNS={v:?} is not a whole number"))
+    });
+    // Every combination of the technologies this machine has (the host is always
+    // there), `runs` runs each, the ways to end taken in turn; every technology at once
+    // (where the old failures were: OpenCL, SYCL and WebGPU together) `runs` per way.
+    let mut present: Vec<Technology> = locus::available()
+        .iter()
+        .map(|l| l.technology())
+        .filter(|t| !t.is_host())
+        .collect();
+    present.sort();
+    present.dedup();
+    let mut plan: Vec<(String, &str, usize)> = Vec::new();
+    for mask in 0u32..1 << present.len() {
+        let mut list = vec!["host"];
+        list.extend(
+            (0..present.len())
+                .filter(|i| mask >> i & 1 == 1)
+                .map(|i| present[i].name()),
+        );
+        let every = mask + 1 == 1 << present.len();
+        let per_combination = if every { runs * WAYS.len() } else { runs };
+        for run in 0..per_combination {
+            plan.push((list.join(","), WAYS[run % WAYS.len()], run));
         }
     }
+    // Children run side by side (a loaded machine, as a user's is), one per core.
+    let me = std::env::current_exe().unwrap();
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    let width = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    std::thread::scope(|s| {
+        for _ in 0..width {
+            s.spawn(|| {
+                while let Some((backends, how, run)) =
+                    plan.get(next.fetch_add(1, Ordering::Relaxed))
+                {
+                    if let Some(failure) = run_child(&me, backends, how) {
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("{backends} {how} run {run}: {failure}"));
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
     println!(
-        "EXIT: {total} runs ({runs} per way with every runtime at {:?}, a quarter as many \
-         per pair of runtimes): {} failed",
-        locus::available(),
+        "EXIT: {} runs ({} combinations of host + {present:?}, {runs} runs each, {runs} per \
+         way with every one): {} failed",
+        plan.len(),
+        1 << present.len(),
         failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
+}
+
+/// Runs this test binary as a child that ends the way `how` says with only `backends`
+/// probed; `Some(what went wrong)` unless it exited 0 after starting its copies.
+fn run_child(me: &Path, backends: &str, how: &str) -> Option<String> {
+    let out = Command::new(me)
+        .args([
+            "--exact",
+            "a_process_ends_cleanly_with_copies_pending",
+            "--nocapture",
+        ])
+        .env("LOCUS_EXIT_CHILD", how)
+        .env("LOCUS_BACKENDS", backends)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if out.status.success() && stdout.contains("started") {
+        return None;
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let head: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("at "))
+        .take(12)
+        .collect();
+    Some(format!("{:?}\n{}", out.status, head.join("\n")))
 }

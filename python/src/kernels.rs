@@ -312,7 +312,7 @@ impl PyCodelet {
                             trigger.complete();
                         }
                         Err(e) => {
-                            let why = e.to_string();
+                            let why = crate::error_text(&e);
                             *lock(&slot) = Some(Err(e));
                             trigger.fail(why);
                         }

@@ -224,6 +224,20 @@ impl Inside {
     }
 }
 
+impl Inside {
+    /// Counts in a thread of locus's own that is about to take the GIL; `None`, counted
+    /// out again, when the interpreter is ending on another thread.
+    fn enter_detached() -> Option<Inside> {
+        IN_CALLS.fetch_add(1, Ordering::SeqCst);
+        DEPTH.with(|d| d.set(d.get() + 1));
+        let inside = Inside;
+        if ending_elsewhere() {
+            return None; // `inside` is dropped: counted out.
+        }
+        Some(inside)
+    }
+}
+
 impl Drop for Inside {
     fn drop(&mut self) {
         DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
@@ -291,6 +305,22 @@ where
         }
         out
     })
+}
+
+/// `Python::attach(f)` for a thread of locus's own (an asynchronous call's Python host
+/// function, a resource's failure callback, a Python error turned into text there):
+/// counted as inside locus, so the interpreter's end waits for it, and `None` without
+/// touching Python once the interpreter is ending on another thread (CPython would end
+/// such a thread with a forced unwind through Rust frames, which aborts the process).
+pub(crate) fn attach<R>(f: impl FnOnce(Python<'_>) -> R) -> Option<R> {
+    let _inside = Inside::enter_detached()?;
+    Some(Python::attach(f))
+}
+
+/// A Python error as text, on any thread: `e.to_string()` takes the GIL, which a thread
+/// of locus's own may no longer do once the interpreter is ending.
+pub(crate) fn error_text(e: &PyErr) -> String {
+    attach(|_| e.to_string()).unwrap_or_else(|| "a Python error (the interpreter is ending)".into())
 }
 
 /// The DLPack `(device_type, device_id)` of memory at `location`.

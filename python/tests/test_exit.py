@@ -8,12 +8,24 @@ below): 5 of 5 runs aborted with "FATAL: exception not rethrown" on the code bef
 session 21, 2 of 5 after it (a thread that finished a locus call just before the end
 began, waiting for the GIL, was unwound by CPython through Rust frames); the
 interpreter's `atexit` now lets such threads take the GIL back before CPython ends, and
-a thread finishing a call later parks."""
+a thread finishing a call later parks.
 
+And asynchronous codelet calls whose host function is Python, pending at the end
+(`HOSTFN`): 20 of 20 runs aborted on the code before (locus's call thread took the GIL
+while the interpreter was finalizing: pyo3's "The Python interpreter is not initialized",
+then "PyGILState_Release: thread state ... must be current"); such a thread no longer
+calls Python once the interpreter is ending.
+
+Each program runs as a process of its own, side by side (one per core), at every
+combination of the technologies present (the host is always there), 20 runs each."""
+
+import itertools
+import os
 import subprocess
 import sys
 import tempfile
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 
 import locus
 
@@ -57,36 +69,84 @@ DAEMON = textwrap.dedent(
     """
 )
 
+HOSTFN = textwrap.dedent(
+    """
+    import time, locus, numpy as np
+    def body(args, launch):
+        x, s, n = args
+        time.sleep(0.002)
+        x[:n] *= s
+    kernel = (locus.Kernel("scale").buffer("x", "float32", "inout")
+              .scalar("s", "float32").scalar("n", "uint32").host(body))
+    codelet = locus.Codelet(kernel, ["host"])
+    pending = []
+    for _ in range(64):
+        x = locus.Buffer.from_array(np.ones(1000, dtype=np.float32))
+        pending.append(codelet.call_async([x, 2.0, 1000], launch=1000))
+    print("started", len(pending), flush=True)
+    """
+)
 
-def _runs(script, env_how, runs):
-    failed = []
-    for i in range(runs):
-        # From another directory: the source tree's `locus` (no compiled part when the
-        # wheel is installed) must not shadow the installed package.
-        run = subprocess.run(
-            [sys.executable, "-c", script],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=tempfile.gettempdir(),
-            env={**__import__("os").environ, "HOW": env_how},
-        )
-        if run.returncode != 0 or ("started" not in run.stdout and "ending" not in run.stdout):
-            failed.append((env_how, i, run.returncode, run.stderr[-600:]))
-    return failed
+RUNS = 20
+
+
+def _run(script, how, backends):
+    """Runs `script` as a process of its own; None, or what went wrong."""
+    # From another directory: the source tree's `locus` (no compiled part when the
+    # wheel is installed) must not shadow the installed package.
+    env = {**os.environ, "HOW": how}
+    if backends is not None:
+        env["LOCUS_BACKENDS"] = backends
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tempfile.gettempdir(),
+        env=env,
+    )
+    if run.returncode == 0 and ("started" in run.stdout or "ending" in run.stdout):
+        return None
+    return (backends, how, run.returncode, run.stderr[-600:])
+
+
+def _side_by_side(plan):
+    """Runs each `(script, how, backends)` of `plan`, one process per core at a time."""
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        return [f for f in pool.map(lambda p: _run(*p), plan) if f is not None]
+
+
+def _combinations():
+    """Every combination of the technologies present, each with the host."""
+    present = sorted({l.split(":")[0] for l in locus.available()} - {"host"})
+    for k in range(len(present) + 1):
+        for chosen in itertools.combinations(present, k):
+            yield ",".join(["host", *chosen])
 
 
 def test_exit_with_copies_pending_is_clean():
     assert len(locus.available()) > 1, "SKIPPED: one location only"
-    failed = []
-    for how in ["keep", "drop", "exit"]:
-        failed += _runs(PENDING, how, 7)
-    print(f"EXIT python: 21 runs, {len(failed)} failed")
+    ways = ["keep", "drop", "exit"]
+    combinations = list(_combinations())
+    plan = []
+    for backends in combinations:
+        # Every technology at once (where the old failures were): RUNS per way.
+        every = backends == combinations[-1]
+        for i in range(RUNS * len(ways) if every else RUNS):
+            plan.append((PENDING, ways[i % len(ways)], backends))
+    failed = _side_by_side(plan)
+    print(f"EXIT python: {len(plan)} runs at {len(combinations)} combinations, {len(failed)} failed")
     assert not failed, failed
 
 
 def test_exit_with_daemon_threads_working_is_clean():
-    # 10 runs: the code before failed 2 of 5 (a pass by chance: 0.6^10, under 1%).
-    failed = _runs(DAEMON, "daemon", 10)
-    print(f"EXIT python daemon: 10 runs, {len(failed)} failed")
+    # The code before failed 2 of 5 (a pass by chance: 0.6^20).
+    failed = _side_by_side([(DAEMON, "daemon", None)] * RUNS)
+    print(f"EXIT python daemon: {RUNS} runs, {len(failed)} failed")
+    assert not failed, failed
+
+
+def test_exit_with_python_host_functions_pending_is_clean():
+    failed = _side_by_side([(HOSTFN, "hostfn", None)] * RUNS)
+    print(f"EXIT python host functions: {RUNS} runs, {len(failed)} failed")
     assert not failed, failed

@@ -59,7 +59,7 @@ pub const VARIABLES: &[Variable] = &[
     var("LOCUS_CAPI_BLESS", "set", "unset", "`cargo test -p locus-capi` rewrites `capi/include/locus.h` from the source instead of checking it", "tests"),
     var("LOCUS_CAPSULE_SEED", "a whole number", "a fixed seed", "replays one run of the DLPack capsule property test", "tests"),
     var("LOCUS_EXIT_CHILD", "set by the test itself", "unset", "marks the child process of `tests/exit_pending.rs`", "tests"),
-    var("LOCUS_EXIT_RUNS", "a whole number", "5", "how many processes `tests/exit_pending.rs` ends with work pending", "tests"),
+    var("LOCUS_EXIT_RUNS", "a whole number", "20", "how many processes `tests/exit_pending.rs` ends with work pending, per combination of technologies", "tests"),
     var("LOCUS_EXIT_WAIT_S", "seconds, 0 or more", "10", "how long the end of the process waits for background work before it stops releasing native objects", "library"),
     var("LOCUS_EXPECT_HIP_NO_DEVICE", "set", "unset", "the tests expect HIP to load and say it has no device (CI's CPU machines)", "tests"),
     var("LOCUS_EXPECT_NO_LIBCUDA", "set", "unset", "the tests expect no CUDA driver library (CI's CPU machines)", "tests"),

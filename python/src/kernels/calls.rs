@@ -46,8 +46,14 @@ pub(super) fn run(
     let report = region
         .run_if(cond, args, launch, |host_args, global| {
             if raised.is_none() {
-                let outcome = Python::attach(|py| {
+                // Not run once the interpreter is ending (the call fails, unseen).
+                let outcome = crate::attach(|py| {
                     call_host(py, function, &parts.kernel, host_args, global, lens)
+                })
+                .unwrap_or_else(|| {
+                    Err(LocusError::new_err(
+                        "the host function was not run: the interpreter is ending",
+                    ))
                 });
                 raised = outcome.err();
             }

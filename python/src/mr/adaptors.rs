@@ -176,7 +176,8 @@ impl PyFailureCallback {
     ) -> PyClassInitializer<PyFailureCallback> {
         let upstream = Arc::clone(&upstream_mr.get().inner);
         let inner = FailureCallback::new(upstream, usize::MAX, move |bytes| {
-            Python::attach(|py| {
+            // No retry once the interpreter is ending on another thread.
+            crate::attach(|py| {
                 callback
                     .call1(py, (bytes,))
                     .and_then(|r| r.is_truthy(py))
@@ -186,6 +187,7 @@ impl PyFailureCallback {
                         false
                     })
             })
+            .unwrap_or(false)
         });
         PyResource::init(Arc::new(inner), Some(upstream_mr), PyFailureCallback)
     }

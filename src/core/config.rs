@@ -52,7 +52,7 @@ pub const VARIABLES: &[Variable] = &[
     var("LOCUS_BACKENDS", "a comma-separated list of technologies (`opencl,sycl`)", "every technology", "which technologies are probed; the host always is", "library"),
     var("LOCUS_BENCH_LOCATIONS", "a comma-separated list of locations", "the first four available", "the locations of `benches/pipeline.rs`", "benches"),
     var("LOCUS_BENCH_MIB", "a whole number of MiB", "16 (pipeline), 64 (conversions)", "the buffer size of `benches/pipeline.rs` and `benches/conversions.rs`", "benches"),
-    var("LOCUS_BENCH_REPS", "a whole number above zero", "each benchmark's own", "timed repetitions per measurement of the benchmarks", "locus, benches"),
+    var("LOCUS_BENCH_REPS", "a whole number above zero", "each benchmark's own", "timed repetitions per measurement of the benchmarks in `benches/` (`locus bench` runs to its time budget instead)", "benches"),
     var("LOCUS_BENCH_TRACE", "`1`", "off", "`benches/pipeline.rs` prints when each call returned", "benches"),
     var("LOCUS_CACHE_DIR", "a directory", "`$XDG_CACHE_HOME/locus`, else `~/.cache/locus`", "where compiled OpenMP kernels and the planner's calibration are kept", "library"),
     var("LOCUS_CALIBRATION", "`off`, or a calibration file", "the file `locus calibrate` wrote for this machine", "the planner's measured costs: off, or another file", "library"),

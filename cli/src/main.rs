@@ -73,9 +73,23 @@ struct BenchArgs {
     /// own host-to-host send / receive in the same run (default sizes 4KiB,64KiB,1MiB,64MiB,256MiB).
     #[arg(long)]
     mpi: bool,
-    /// Per-cell bandwidth ratios of two --json reports (runs nothing else).
+    /// Per-cell bandwidth ratios of two --json reports, each change marked when it is
+    /// beyond the two cells' own spread (runs nothing else).
     #[arg(long, num_args = 2, value_names = ["OLD.json", "NEW.json"])]
     compare: Option<Vec<String>>,
+    /// Also both directions of every pair at once (a -> b while b -> a), each direction
+    /// and the sum, against the raw native calls doing the same.
+    #[arg(long)]
+    bidirectional: bool,
+    /// Also copies at once: from each location to all others, from all into each, or
+    /// every pair (nvbandwidth's shapes), per copy and in aggregate, at the largest size
+    /// up to 64 MiB.
+    #[arg(long, value_name = "SHAPE", value_enum)]
+    concurrent: Option<bench::together::Shape>,
+    /// Small copies, where the time per copy is the measure: sizes 1 B to 4 KiB
+    /// (unless --sizes says), the median and 99th percentile per copy.
+    #[arg(long)]
+    latency: bool,
 }
 
 #[derive(Args)]
@@ -343,9 +357,14 @@ fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     if let Some(v) = &args.locations {
         config.locations = location_list(v)?;
     }
+    if args.latency {
+        config.sizes = vec![1, 8, 64, 512, 4 << 10];
+    }
     if let Some(v) = &args.sizes {
         config.sizes = bench::parse_sizes(v).map_err(|e| e.to_string())?;
     }
+    config.bidirectional = args.bidirectional;
+    config.concurrent = args.concurrent;
     if let Some(v) = args.budget {
         config.cell_seconds = v;
     }

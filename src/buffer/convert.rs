@@ -260,7 +260,7 @@ fn through_device_scratch(
     };
     if upload {
         src.memory
-            .with_host_slice(src.offset, bytes, false, |s| scratch.write(0, s))?;
+            .with_host_bytes(src.offset, bytes, |s| scratch.write(0, s))?;
         let converted = on_the_device(&scratch_side, dst, count)?;
         return Ok(converted.map(|_| RouteKind::Staged));
     }
@@ -268,7 +268,7 @@ fn through_device_scratch(
         return Ok(None);
     }
     dst.memory
-        .with_host_slice(dst.offset, bytes, true, |d| scratch.read(0, d))?;
+        .with_host_bytes_mut(dst.offset, bytes, |d| scratch.read(0, d))?;
     Ok(Some(RouteKind::Staged))
 }
 
@@ -321,12 +321,11 @@ pub(super) fn convert_between(src: Side<'_>, dst: Side<'_>, count: usize) -> Res
     }
     if from_host && to_host {
         // Both sides in place: map each once and convert on every core.
-        src.memory
-            .with_host_slice(src.offset, src_span, false, |s| {
-                dst.memory.with_host_slice(dst.offset, dst_span, true, |d| {
-                    in_parallel(src.dtype, s, dst.dtype, d, &convert)
-                })
-            })?;
+        src.memory.with_host_bytes(src.offset, src_span, |s| {
+            dst.memory.with_host_bytes_mut(dst.offset, dst_span, |d| {
+                in_parallel(src.dtype, s, dst.dtype, d, &convert)
+            })
+        })?;
         return Ok(RouteKind::Mapped);
     }
     let mut src_stage = Staging::for_side(!from_host, src.dtype, count);
@@ -340,15 +339,14 @@ pub(super) fn convert_between(src: Side<'_>, dst: Side<'_>, count: usize) -> Res
             (true, _) => {
                 // Only the destination is staged (both in place returned above).
                 let d = dst_stage.bytes(d_len);
-                src.memory
-                    .with_host_slice(s_at, s_len, false, |s| convert(s, d))?;
+                src.memory.with_host_bytes(s_at, s_len, |s| convert(s, d))?;
                 dst.memory.write(d_at, d)?;
             }
             (false, true) => {
                 let s = src_stage.bytes(s_len);
                 src.memory.read(s_at, s)?;
                 dst.memory
-                    .with_host_slice(d_at, d_len, true, |d| convert(s, d))?;
+                    .with_host_bytes_mut(d_at, d_len, |d| convert(s, d))?;
             }
             (false, false) => {
                 let s = src_stage.bytes(s_len);
@@ -515,7 +513,7 @@ impl<T: Element> Buffer<T> {
                     convert_bytes(from, src, to, d)?;
                     memory.write(at, d)?;
                 } else {
-                    memory.with_host_slice(at, len, true, |d| convert_bytes(from, src, to, d))?;
+                    memory.with_host_bytes_mut(at, len, |d| convert_bytes(from, src, to, d))?;
                 }
             }
             self.count_host_io(memory, data.len() * to.size());
@@ -542,7 +540,7 @@ impl<T: Element> Buffer<T> {
                 memory.read(at, s)?;
                 convert_bytes(from, s, to, dst)?;
             } else {
-                memory.with_host_slice(at, len, false, |s| convert_bytes(from, s, to, dst))?;
+                memory.with_host_bytes(at, len, |s| convert_bytes(from, s, to, dst))?;
             }
         }
         self.count_host_io(memory, out.len() * from.size());

@@ -401,13 +401,41 @@ impl Memory {
         HostMapping::new(Arc::clone(self), range, write)
     }
 
-    /// Maps a range of a borrowed memory for the duration of `f`.
-    pub(crate) fn with_host_slice<R>(
+    /// Maps a range of a borrowed memory for reading, for the duration of `f`. Several
+    /// threads may read one memory at once: each gets a shared view.
+    pub(crate) fn with_host_bytes<R>(
+        &self,
+        offset: usize,
+        len: usize,
+        f: impl FnOnce(&[u8]) -> Result<R>,
+    ) -> Result<R> {
+        self.with_host_range(offset, len, false, |ptr| {
+            // SAFETY: `ptr` addresses `len` mapped bytes of this allocation, valid until
+            // the unmap after `f`; the view is shared (read-only) and does not escape `f`.
+            f(unsafe { slice_at(ptr, len) })
+        })
+    }
+
+    /// Maps a range of a borrowed memory for writing, for the duration of `f`.
+    pub(crate) fn with_host_bytes_mut<R>(
+        &self,
+        offset: usize,
+        len: usize,
+        f: impl FnOnce(&mut [u8]) -> Result<R>,
+    ) -> Result<R> {
+        self.with_host_range(offset, len, true, |ptr| {
+            // SAFETY: as in `with_host_bytes`; the callers (copies into this range, whose
+            // destination the caller chose) hold the only view that writes the range.
+            f(unsafe { slice_at_mut(ptr, len) })
+        })
+    }
+
+    fn with_host_range<R>(
         &self,
         offset: usize,
         len: usize,
         write: bool,
-        f: impl FnOnce(&mut [u8]) -> Result<R>,
+        f: impl FnOnce(*mut u8) -> Result<R>,
     ) -> Result<R> {
         self.check("map", offset, len)?;
         self.settle_before_host_use()?;
@@ -417,20 +445,35 @@ impl Memory {
             });
         }
         if len == 0 {
-            return f(&mut []);
+            return f(std::ptr::NonNull::<u64>::dangling().as_ptr().cast());
         }
         let ptr = self.device.map(&self.native, offset, len, write)?;
-        // SAFETY: `map` returned a host address of `len` bytes of this allocation that
-        // stays valid until `unmap`; the slice does not escape `f`, and the callers hold
-        // the only reference that writes to this range for the duration.
-        let slice = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
-        let result = f(slice);
-        // SAFETY: `ptr` came from `map` on this allocation and `slice` is gone.
+        let result = f(ptr);
+        // SAFETY: `ptr` came from `map` on this allocation and `f`'s view is gone.
         let unmapped = unsafe { self.device.unmap(&self.native, ptr) };
         let value = result?;
         unmapped?;
         Ok(value)
     }
+}
+
+/// `len` bytes at `ptr` as a shared slice.
+///
+/// # Safety
+/// `ptr` addresses `len` readable bytes (or is dangling and aligned when `len` is 0) that
+/// nobody writes while the slice lives.
+unsafe fn slice_at<'a>(ptr: *mut u8, len: usize) -> &'a [u8] {
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts(ptr, len) }
+}
+
+/// `len` bytes at `ptr` as an exclusive slice.
+///
+/// # Safety
+/// As [`slice_at`], and nothing else reads or writes them while the slice lives.
+unsafe fn slice_at_mut<'a>(ptr: *mut u8, len: usize) -> &'a mut [u8] {
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts_mut(ptr, len) }
 }
 
 impl Drop for Memory {

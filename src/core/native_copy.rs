@@ -80,8 +80,8 @@ impl Memory {
                 self.device()
                     .native_copy_within(self.native(), dst.native(), len)
             }
-            Pair::FromHost => self.with_host_slice(0, len, false, |bytes| dst.native_write(bytes)),
-            Pair::ToHost => dst.with_host_slice(0, len, true, |bytes| self.native_read(bytes)),
+            Pair::FromHost => self.with_host_bytes(0, len, |bytes| dst.native_write(bytes)),
+            Pair::ToHost => dst.with_host_bytes_mut(0, len, |bytes| self.native_read(bytes)),
             Pair::ThroughHost => {
                 let Some(host) = scratch.get_mut(..len) else {
                     return Err(Error::Invalid(format!(

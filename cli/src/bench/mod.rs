@@ -17,6 +17,7 @@ mod output;
 mod stats;
 mod svg;
 pub mod timing;
+pub mod together;
 
 use std::time::Instant;
 
@@ -43,6 +44,10 @@ pub struct Config {
     pub min_runs: usize,
     /// Stop starting new cells once this much time has passed.
     pub max_seconds: Option<f64>,
+    /// Also both directions of every pair at once (`--bidirectional`).
+    pub bidirectional: bool,
+    /// Also copies at once in these shapes (`--concurrent`).
+    pub concurrent: Option<together::Shape>,
 }
 
 impl Config {
@@ -54,6 +59,8 @@ impl Config {
             cell_seconds: 0.15,
             min_runs: 5,
             max_seconds: Some(110.0),
+            bidirectional: false,
+            concurrent: None,
         }
     }
 
@@ -227,6 +234,12 @@ pub struct Report {
     /// devices of one technology (empty in reports made before it existed).
     #[serde(default)]
     pub bandwidth_test: Vec<bandwidth_test::BandwidthCell>,
+    /// Both directions of each pair at once (`--bidirectional`; empty otherwise).
+    #[serde(default)]
+    pub bidirectional: Vec<together::DuplexCell>,
+    /// Copies at once (`--concurrent`; empty otherwise).
+    #[serde(default)]
+    pub concurrent: Vec<together::ConcurrentRun>,
     /// Wall time of the run.
     pub seconds: f64,
     /// Anything left out, and why.
@@ -372,6 +385,7 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         .max()
         .ok_or_else(|| Error::Invalid("no sizes to run".into()))?;
     check_memory(registry, &config.locations, max)?;
+    together::check(config)?;
     let mut notes = Vec::new();
     // The raw baselines use the same native allocations.
     let memories = pair_memories(registry, &config.locations, max, &mut notes)?;
@@ -488,6 +502,21 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         }
     }
     host_src.clear();
+    let mut bidirectional = Vec::new();
+    if config.bidirectional {
+        bidirectional = together::bidirectional(
+            &memories,
+            &config.sizes,
+            config.cell_seconds,
+            config.min_runs,
+            &mut |what| progress(total, total, what),
+        )?;
+    }
+    drop((memories, host_src, host_dst, scratch));
+    let concurrent = match config.concurrent {
+        Some(shape) => together::contention(registry, config, shape, &mut notes)?,
+        None => Vec::new(),
+    };
     let access = access_latency(registry, config)?;
     let bandwidth_test = bandwidth_test::run(registry, config, &mut notes)?;
     progress(total, total, "done");
@@ -503,6 +532,8 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         cells,
         access,
         bandwidth_test,
+        bidirectional,
+        concurrent,
         seconds: started.elapsed().as_secs_f64(),
         notes,
     })

@@ -93,8 +93,11 @@ pub fn table(report: &Report) -> String {
             &mut out,
             report,
             small,
-            &format!("Latency, us per copy (median), {}:", format_size(small)),
-            |c| Some(format!("{:.1}", c.latency_us)),
+            &format!(
+                "Latency, us per copy (median / 99th percentile), {}:",
+                format_size(small)
+            ),
+            |c| Some(format!("{:.1}/{:.1}", c.latency_us, c.stats.p99_s * 1e6)),
         );
         matrix(
             &mut out,
@@ -179,23 +182,88 @@ pub fn table(report: &Report) -> String {
             );
         }
     }
+    together(&mut out, report);
     for n in &report.notes {
         let _ = writeln!(out, "note: {n}");
     }
     out
 }
 
+/// The `--bidirectional` and `--concurrent` sections.
+fn together(out: &mut String, report: &Report) {
+    if !report.bidirectional.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nBoth directions at once, GB/s and us per copy (median each way; sum = both over the wall time), raw API beside:"
+        );
+        let _ = writeln!(
+            out,
+            "  {:<10} {:<10} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} | {:>8} {:>8} {:>8}",
+            "a",
+            "b",
+            "size",
+            "a->b",
+            "b->a",
+            "sum",
+            "a->b us",
+            "b->a us",
+            "raw a->b",
+            "raw b->a",
+            "raw sum"
+        );
+        for c in &report.bidirectional {
+            let _ = writeln!(
+                out,
+                "  {:<10} {:<10} {:>8} {:>8.2} {:>8.2} {:>8.2} {:>9.1} {:>9.1} | {:>8.2} {:>8.2} {:>8.2}",
+                c.a,
+                c.b,
+                format_size(c.bytes),
+                c.a_to_b_gbps,
+                c.b_to_a_gbps,
+                c.sum_gbps,
+                c.a_to_b.median_s * 1e6,
+                c.b_to_a.median_s * 1e6,
+                c.raw_gbps[0],
+                c.raw_gbps[1],
+                c.raw_gbps[2]
+            );
+        }
+    }
+    for run in &report.concurrent {
+        let _ = writeln!(
+            out,
+            "\nConcurrent copies, {}{}, {} each: {:.2} GB/s in aggregate",
+            run.shape,
+            run.center
+                .as_ref()
+                .map_or(String::new(), |c| format!(" ({c})")),
+            format_size(run.bytes),
+            run.aggregate_gbps
+        );
+        for c in &run.copies {
+            let _ = writeln!(
+                out,
+                "  {:<10} -> {:<10} {:8.2} GB/s  (cv {:.0}%)",
+                c.src,
+                c.dst,
+                c.gbps,
+                c.stats.cv * 100.0
+            );
+        }
+    }
+}
+
 /// The report as CSV: one row per cell, every figure.
 pub fn csv(report: &Report) -> String {
     let mut out = String::from(
-        "src,dst,bytes,route,runs,median_s,min_s,max_s,median_gbps,best_gbps,worst_gbps,latency_us,memcpy_gbps,efficiency_vs_memcpy,raw_api,raw_median_s,raw_median_gbps,overhead_vs_raw,legs,reason\n",
+        "src,dst,bytes,route,runs,median_s,min_s,max_s,median_gbps,best_gbps,worst_gbps,latency_us,memcpy_gbps,efficiency_vs_memcpy,raw_api,raw_median_s,raw_median_gbps,overhead_vs_raw,legs,reason,p99_s,cv\n",
     );
     let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     for c in &report.cells {
         let _ =
             writeln!(
             out,
-            "{},{},{},{},{},{:e},{:e},{:e},{:.4},{:.4},{:.4},{:.3},{:.4},{:.4},{},{},{},{},{},{}",
+            "{},{},{},{},{},{:e},{:e},{:e},{:.4},{:.4},{:.4},{:.3},{:.4},{:.4},{},{},{},{},{},{},{:e},{:.4}",
             c.src,
             c.dst,
             c.bytes,
@@ -216,36 +284,50 @@ pub fn csv(report: &Report) -> String {
             c.overhead_vs_raw.map_or(String::new(), |o| format!("{o:.4}")),
             quote(&c.legs.join("; ")),
             quote(&c.reason),
+            c.stats.p99_s,
+            c.stats.cv,
         );
     }
     out
 }
 
-/// Compares two reports cell by cell: new / old median bandwidth, with regressions
-/// (below 0.9) marked.
+/// How far apart two medians may be before the change is more than the noise: two
+/// standard deviations of their ratio (from each cell's coefficient of variation), or
+/// 10% where a report has none (made before locus recorded it).
+fn spread(old: &super::Stats, new: &super::Stats) -> f64 {
+    if old.cv > 0.0 && new.cv > 0.0 {
+        2.0 * (old.cv * old.cv + new.cv * new.cv).sqrt()
+    } else {
+        0.10
+    }
+}
+
+/// Compares two reports cell by cell: new / old median bandwidth, each change marked
+/// (REGRESSION or faster) when it is beyond the two cells' own spread.
 pub fn compare(old: &Report, new: &Report) -> Result<String> {
-    let index: BTreeMap<(&str, &str, u64), f64> = old
+    let index: BTreeMap<(&str, &str, u64), &super::Cell> = old
         .cells
         .iter()
-        .map(|c| ((c.src.as_str(), c.dst.as_str(), c.bytes), c.gbps.median))
+        .map(|c| ((c.src.as_str(), c.dst.as_str(), c.bytes), c))
         .collect();
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<12} {:<12} {:>9} {:>10} {:>10} {:>7}",
-        "src", "dst", "size", "old GB/s", "new GB/s", "ratio"
+        "{:<12} {:<12} {:>9} {:>10} {:>10} {:>7} {:>7}",
+        "src", "dst", "size", "old GB/s", "new GB/s", "ratio", "spread"
     );
     let (mut matched, mut slower, mut faster) = (0, 0, 0);
     for c in &new.cells {
-        let Some(&before) = index.get(&(c.src.as_str(), c.dst.as_str(), c.bytes)) else {
+        let Some(before) = index.get(&(c.src.as_str(), c.dst.as_str(), c.bytes)) else {
             continue;
         };
         matched += 1;
-        let ratio = c.gbps.median / before;
-        let flag = if ratio < 0.9 {
+        let ratio = c.gbps.median / before.gbps.median;
+        let spread = spread(&before.stats, &c.stats);
+        let flag = if ratio < 1.0 - spread {
             slower += 1;
             "  REGRESSION"
-        } else if ratio > 1.1 {
+        } else if ratio > 1.0 + spread {
             faster += 1;
             "  faster"
         } else {
@@ -253,13 +335,14 @@ pub fn compare(old: &Report, new: &Report) -> Result<String> {
         };
         let _ = writeln!(
             out,
-            "{:<12} {:<12} {:>9} {:>10.2} {:>10.2} {:>7.2}{flag}",
+            "{:<12} {:<12} {:>9} {:>10.2} {:>10.2} {:>7.2} {:>6.0}%{flag}",
             c.src,
             c.dst,
             format_size(c.bytes),
-            before,
+            before.gbps.median,
             c.gbps.median,
-            ratio
+            ratio,
+            spread * 100.0
         );
     }
     if matched == 0 {
@@ -269,7 +352,9 @@ pub fn compare(old: &Report, new: &Report) -> Result<String> {
     }
     let _ = writeln!(
         out,
-        "\n{matched} cells compared: {slower} slower than 0.9x, {faster} faster than 1.1x"
+        "\n{matched} cells compared: {slower} slower and {faster} faster beyond their spread \
+         (two standard deviations of the pair of runs, from each cell's coefficient of \
+         variation; 10% where a report has none)"
     );
     Ok(out)
 }

@@ -17,6 +17,14 @@ pub struct Stats {
     pub min_s: f64,
     /// Slowest run.
     pub max_s: f64,
+    /// The 99th percentile: the time 99 runs in 100 stay within (the slowest run when
+    /// there are fewer than 100). 0 in reports made before it existed.
+    #[serde(default)]
+    pub p99_s: f64,
+    /// Coefficient of variation: the runs' standard deviation over their mean (0.02 is
+    /// a spread of 2%). 0 in reports made before it existed.
+    #[serde(default)]
+    pub cv: f64,
 }
 
 impl Stats {
@@ -33,11 +41,21 @@ impl Stats {
         } else {
             (s[n / 2 - 1] + s[n / 2]) / 2.0
         };
+        let mean = s.iter().sum::<f64>() / n as f64;
+        let variance = s.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
+        // The nearest-rank percentile: the smallest time with 99% of the runs at or below it.
+        let p99 = s[(n * 99).div_ceil(100).clamp(1, n) - 1];
         Ok(Stats {
             runs: n,
             median_s: median,
             min_s: s[0],
             max_s: s[n - 1],
+            p99_s: p99,
+            cv: if mean > 0.0 {
+                variance.sqrt() / mean
+            } else {
+                0.0
+            },
         })
     }
 
@@ -76,6 +94,12 @@ mod tests {
         let even = Stats::of(&ms(&[4, 1, 3, 2])).unwrap();
         assert!((even.median_s - 0.0025).abs() < 1e-12);
         assert_eq!(Stats::of(&ms(&[7])).unwrap().median_s, 0.007);
+        // 100 runs of 1..=100 ms: p99 is 99 ms; 5 runs: the slowest.
+        let hundred = Stats::of(&ms(&(1..=100).collect::<Vec<_>>())).unwrap();
+        assert_eq!((hundred.p99_s, s.p99_s), (0.099, 0.005));
+        // 1, 3, 5 ms: mean 3, standard deviation sqrt(8/3).
+        assert!((s.cv - (8.0f64 / 3.0).sqrt() / 3.0).abs() < 1e-9);
+        assert_eq!(Stats::of(&ms(&[2, 2, 2])).unwrap().cv, 0.0);
         assert!(Stats::of(&[]).is_err());
         assert!((Stats::gbps(2_000_000_000, 2.0) - 1.0).abs() < 1e-12);
     }

@@ -200,46 +200,54 @@ impl Device for OpenClDevice {
         self.finish_event("clEnqueueFillBuffer", event)
     }
 
-    fn map(&self, native: &Native, offset: usize, len: usize, write: bool) -> Result<*mut u8> {
-        let flags = if write {
-            CL_MAP_READ | CL_MAP_WRITE
-        } else {
-            CL_MAP_READ
-        };
-        let mut host: cl_mem = ptr::null_mut();
+    fn map(&self, native: &Native, offset: usize, _len: usize, _write: bool) -> Result<*mut u8> {
         let (mem, base) = mem_of(native);
-        // SAFETY: a blocking map of a bounds-checked range of a live buffer.
-        let event = unsafe {
-            enqueue_map_buffer(
-                self.queue.get(),
-                mem,
-                CL_BLOCKING,
-                flags,
-                base + offset,
-                len,
-                &mut host,
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(|code| self.fail("clEnqueueMapBuffer", code))?;
-        self.finish_event("clEnqueueMapBuffer", event)?;
-        Ok(host.cast())
+        // The buffer's one mapping, whole and for reading and writing (see `mappings`):
+        // a range of it is an address inside.
+        let host = self.mappings.acquire(mem, || {
+            let size = cl3::memory::get_mem_object_info(mem, CL_MEM_SIZE)
+                .map_err(|code| self.fail("clGetMemObjectInfo(CL_MEM_SIZE)", code))?
+                .to_size();
+            let mut host: cl_mem = ptr::null_mut();
+            // SAFETY: a blocking map of the whole of a live buffer, made by this device.
+            let event = unsafe {
+                enqueue_map_buffer(
+                    self.queue.get(),
+                    mem,
+                    CL_BLOCKING,
+                    CL_MAP_READ | CL_MAP_WRITE,
+                    0,
+                    size,
+                    &mut host,
+                    0,
+                    ptr::null(),
+                )
+            }
+            .map_err(|code| self.fail("clEnqueueMapBuffer", code))?;
+            self.finish_event("clEnqueueMapBuffer", event)?;
+            Ok(host.cast())
+        })?;
+        // SAFETY: `base + offset` is inside the buffer (the range was bounds-checked), so
+        // inside its mapping.
+        Ok(unsafe { host.add(base + offset) })
     }
 
-    unsafe fn unmap(&self, native: &Native, ptr: *mut u8) -> Result<()> {
-        // SAFETY: `ptr` came from `map` on this buffer (caller's contract).
-        let event = unsafe {
-            enqueue_unmap_mem_object(
-                self.queue.get(),
-                mem_of(native).0,
-                ptr.cast(),
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(|code| self.fail("clEnqueueUnmapMemObject", code))?;
-        self.finish_event("clEnqueueUnmapMemObject", event)
+    unsafe fn unmap(&self, native: &Native, _ptr: *mut u8) -> Result<()> {
+        let mem = mem_of(native).0;
+        let unmap = |host: *mut u8| {
+            // SAFETY: `host` is the buffer's mapping from `map`, whose last user is done.
+            let event = unsafe {
+                enqueue_unmap_mem_object(self.queue.get(), mem, host.cast(), 0, ptr::null())
+            }
+            .map_err(|code| self.fail("clEnqueueUnmapMemObject", code))?;
+            self.finish_event("clEnqueueUnmapMemObject", event)
+        };
+        self.mappings.release(mem, unmap).unwrap_or_else(|| {
+            Err(Error::Invalid(format!(
+                "{}: unmap of a buffer with no open mapping (a bug: please report it)",
+                self.location
+            )))
+        })
     }
 
     fn live_allocations(&self) -> usize {

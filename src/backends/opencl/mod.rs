@@ -26,7 +26,7 @@ use opencl3::device::{
 use opencl3::event::{release_event, wait_for_events};
 use opencl3::memory::{
     create_buffer, release_mem_object, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR,
-    CL_MEM_READ_WRITE,
+    CL_MEM_READ_WRITE, CL_MEM_SIZE,
 };
 use opencl3::types::{cl_event, cl_int, cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
 
@@ -43,6 +43,7 @@ use crate::core::native::{MemoryKind, Native};
 mod device;
 mod kernels;
 mod kinds;
+mod mappings;
 mod work;
 
 pub use work::ClWork;
@@ -62,6 +63,8 @@ pub struct OpenClDevice {
     /// Held around `clSVMAlloc` and `clSVMFree`: NVIDIA's OpenCL returned no memory to
     /// one of two threads allocating SVM at once.
     svm: Mutex<()>,
+    /// Host mappings open now, one per buffer, shared (`map` / `unmap`).
+    mappings: mappings::Mappings,
 }
 
 /// Every `cl_mem` locus made and has not released, by address. OpenCL has no safe way
@@ -205,6 +208,7 @@ impl OpenClDevice {
             kernels: Mutex::new(HashMap::new()),
             made: Mutex::new(HashMap::new()),
             svm: Mutex::new(()),
+            mappings: mappings::Mappings::default(),
         })
     }
 

@@ -104,7 +104,7 @@ impl WebGpuDevice {
         // device's own returned above without one.
         let index = self.scoped("Queue::submit (async copy)", || {
             if upload {
-                src.with_host_slice(src_offset, len, false, |data| {
+                src.with_host_bytes(src_offset, len, |data| {
                     self.queue.write_buffer(d, d_base + dst_offset as u64, data);
                     Ok(())
                 })?;

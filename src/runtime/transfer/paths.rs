@@ -111,9 +111,7 @@ impl CopyPath for DstWrites {
     }
 
     fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
-        src.with_host_slice(so, len, false, |bytes| {
-            dst.device().write(dst.native(), d, bytes)
-        })
+        src.with_host_bytes(so, len, |bytes| dst.device().write(dst.native(), d, bytes))
     }
 }
 
@@ -154,9 +152,7 @@ impl CopyPath for SrcReads {
     }
 
     fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
-        dst.with_host_slice(d, len, true, |bytes| {
-            src.device().read(src.native(), so, bytes)
-        })
+        dst.with_host_bytes_mut(d, len, |bytes| src.device().read(src.native(), so, bytes))
     }
 }
 
@@ -186,8 +182,8 @@ impl CopyPath for BothMapped {
     }
 
     fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
-        src.with_host_slice(so, len, false, |from| {
-            dst.with_host_slice(d, len, true, |to| {
+        src.with_host_bytes(so, len, |from| {
+            dst.with_host_bytes_mut(d, len, |to| {
                 to.copy_from_slice(from);
                 Ok(())
             })

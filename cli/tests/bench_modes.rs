@@ -1,0 +1,186 @@
+//! `locus bench`'s modes beyond the matrix, end to end at every location this machine
+//! must have: both directions at once (`--bidirectional`), copies at once in
+//! nvbandwidth's shapes (`--concurrent`), the latency sweep (`--latency`) with each
+//! cell's spread, and `--compare` judging changes against that spread.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn locus() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_locus"));
+    c.env(
+        "XDG_RUNTIME_DIR",
+        std::env::var("XDG_RUNTIME_DIR").unwrap_or_else(|_| "/tmp".into()),
+    );
+    c
+}
+
+fn number(v: &Value, what: &str) -> f64 {
+    let x = v
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what} is not a number: {v}"));
+    assert!(x.is_finite() && x > 0.0, "{what} = {x}");
+    x
+}
+
+/// A timing's figures: positive and finite, the 99th percentile at or above the median,
+/// a coefficient of variation finite and not negative.
+fn check_stats(s: &Value, what: &str) {
+    let median = number(&s["median_s"], &format!("{what} median"));
+    let p99 = number(&s["p99_s"], &format!("{what} p99"));
+    assert!(p99 >= median, "{what}: p99 {p99} below the median {median}");
+    let cv = s["cv"].as_f64().unwrap();
+    assert!(cv.is_finite() && cv >= 0.0, "{what}: cv {cv}");
+    assert!(s["runs"].as_u64().unwrap() >= 2, "{what}: {s}");
+}
+
+fn run(args: &[&str]) -> Value {
+    let out = locus().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "locus {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is the JSON report")
+}
+
+#[test]
+fn bidirectional_concurrent_and_latency_report_every_pair() {
+    let required = common::required_locations();
+    if required.len() < 2 {
+        println!("SKIPPED: one location only ({required:?})");
+        return;
+    }
+    let list: Vec<String> = required.iter().map(|l| l.to_string()).collect();
+    let k = list.len();
+    let locations = list.join(",");
+    let report = run(&[
+        "bench",
+        "--locations",
+        &locations,
+        "--latency",
+        "--sizes",
+        "64,4KiB",
+        "--bidirectional",
+        "--concurrent",
+        "all",
+        "--budget",
+        "0.002",
+        "--json",
+    ]);
+
+    // The matrix's cells carry their spread.
+    let cells = report["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2 * k * k);
+    for c in cells {
+        check_stats(&c["stats"], &format!("{} -> {}", c["src"], c["dst"]));
+    }
+
+    // Both directions of every unordered pair at each size, through locus and raw.
+    let duplex = report["bidirectional"].as_array().unwrap();
+    assert_eq!(duplex.len(), 2 * k * (k - 1) / 2, "{duplex:?}");
+    let mut pairs = std::collections::BTreeSet::new();
+    for c in duplex {
+        let what = format!("{} <-> {} at {}", c["a"], c["b"], c["bytes"]);
+        assert_ne!(c["a"], c["b"]);
+        pairs.insert((c["a"].to_string(), c["b"].to_string(), c["bytes"].as_u64()));
+        check_stats(&c["a_to_b"], &what);
+        check_stats(&c["b_to_a"], &what);
+        for key in ["a_to_b_gbps", "b_to_a_gbps", "sum_gbps"] {
+            number(&c[key], &format!("{what} {key}"));
+        }
+        for (i, g) in c["raw_gbps"].as_array().unwrap().iter().enumerate() {
+            number(g, &format!("{what} raw {i}"));
+        }
+        assert!(
+            c["raw_api"][0].as_str().is_some_and(|s| !s.is_empty()),
+            "{what}"
+        );
+    }
+    assert_eq!(pairs.len(), duplex.len(), "each pair once per size");
+
+    // one-to-all and all-to-one: a run per location with a copy to or from each other
+    // one; all-pairs: one run with every ordered pair.
+    let runs = report["concurrent"].as_array().unwrap();
+    let of = |shape: &str| {
+        runs.iter()
+            .filter(|r| r["shape"] == shape)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(of("one-to-all").len(), k);
+    assert_eq!(of("all-to-one").len(), k);
+    assert_eq!(of("all-pairs").len(), 1);
+    for r in runs {
+        let shape = r["shape"].as_str().unwrap();
+        let copies = r["copies"].as_array().unwrap();
+        let expected = if shape == "all-pairs" {
+            k * (k - 1)
+        } else {
+            k - 1
+        };
+        assert_eq!(copies.len(), expected, "{shape}: {r}");
+        assert_eq!(r["bytes"], 4096, "the largest size");
+        let center = r["center"].as_str();
+        for c in copies {
+            let what = format!("{shape} {} -> {}", c["src"], c["dst"]);
+            assert_ne!(c["src"], c["dst"], "{what}");
+            match shape {
+                "one-to-all" => assert_eq!(c["src"].as_str(), center, "{what}"),
+                "all-to-one" => assert_eq!(c["dst"].as_str(), center, "{what}"),
+                _ => assert!(center.is_none()),
+            }
+            check_stats(&c["stats"], &what);
+            number(&c["gbps"], &what);
+        }
+        check_stats(&r["wall"], shape);
+        number(&r["aggregate_gbps"], shape);
+    }
+
+    // A report compared with itself: every change within the spread.
+    let dir = std::env::temp_dir().join(format!("locus-bench-modes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("report.json");
+    std::fs::write(&file, report.to_string()).unwrap();
+    let out = locus()
+        .args(["bench", "--compare"])
+        .args([&file, &file])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "{} cells compared: 0 slower and 0 faster beyond their spread",
+            cells.len()
+        )),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn modes_with_one_location_or_an_unknown_shape_are_refused_before_anything_runs() {
+    for (args, needle) in [
+        (
+            vec!["bench", "--locations", "host", "--bidirectional"],
+            "--bidirectional: copies between locations need two or more, and 1 was given",
+        ),
+        (
+            vec!["bench", "--locations", "host", "--concurrent", "all-pairs"],
+            "--concurrent: copies between locations need two or more",
+        ),
+        (
+            vec!["bench", "--concurrent", "sideways"],
+            "possible values: one-to-all, all-to-one, all-pairs, all",
+        ),
+    ] {
+        let out = locus().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing measured");
+    }
+}

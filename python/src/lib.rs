@@ -210,31 +210,29 @@ thread_local! {
 struct Inside;
 
 impl Inside {
+    /// Counts this thread in. Counted before any check of the interpreter's end: either
+    /// the ending thread sees this thread inside, or this thread sees the end.
+    fn count_in() -> Inside {
+        IN_CALLS.fetch_add(1, Ordering::SeqCst);
+        DEPTH.with(|d| d.set(d.get() + 1));
+        Inside
+    }
+
     /// Counts this thread in; parks it for good instead when the interpreter is ending
     /// on another thread (the thread holds the GIL here, as every entry point does).
     fn enter() -> Inside {
-        // Counted before the check: either the ending thread sees this thread inside,
-        // or this thread sees the interpreter ending.
-        IN_CALLS.fetch_add(1, Ordering::SeqCst);
-        DEPTH.with(|d| d.set(d.get() + 1));
+        let inside = Inside::count_in();
         if ending_elsewhere() {
             park_for_good(true);
         }
-        Inside
+        inside
     }
-}
 
-impl Inside {
     /// Counts in a thread of locus's own that is about to take the GIL; `None`, counted
     /// out again, when the interpreter is ending on another thread.
     fn enter_detached() -> Option<Inside> {
-        IN_CALLS.fetch_add(1, Ordering::SeqCst);
-        DEPTH.with(|d| d.set(d.get() + 1));
-        let inside = Inside;
-        if ending_elsewhere() {
-            return None; // `inside` is dropped: counted out.
-        }
-        Some(inside)
+        let inside = Inside::count_in();
+        (!ending_elsewhere()).then_some(inside)
     }
 }
 

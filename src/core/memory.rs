@@ -412,7 +412,7 @@ impl Memory {
         self.with_host_range(offset, len, false, |ptr| {
             // SAFETY: `ptr` addresses `len` mapped bytes of this allocation, valid until
             // the unmap after `f`; the view is shared (read-only) and does not escape `f`.
-            f(unsafe { slice_at(ptr, len) })
+            f(unsafe { std::slice::from_raw_parts(ptr, len) })
         })
     }
 
@@ -426,7 +426,7 @@ impl Memory {
         self.with_host_range(offset, len, true, |ptr| {
             // SAFETY: as in `with_host_bytes`; the callers (copies into this range, whose
             // destination the caller chose) hold the only view that writes the range.
-            f(unsafe { slice_at_mut(ptr, len) })
+            f(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
         })
     }
 
@@ -455,25 +455,6 @@ impl Memory {
         unmapped?;
         Ok(value)
     }
-}
-
-/// `len` bytes at `ptr` as a shared slice.
-///
-/// # Safety
-/// `ptr` addresses `len` readable bytes (or is dangling and aligned when `len` is 0) that
-/// nobody writes while the slice lives.
-unsafe fn slice_at<'a>(ptr: *mut u8, len: usize) -> &'a [u8] {
-    // SAFETY: the caller's contract.
-    unsafe { std::slice::from_raw_parts(ptr, len) }
-}
-
-/// `len` bytes at `ptr` as an exclusive slice.
-///
-/// # Safety
-/// As [`slice_at`], and nothing else reads or writes them while the slice lives.
-unsafe fn slice_at_mut<'a>(ptr: *mut u8, len: usize) -> &'a mut [u8] {
-    // SAFETY: the caller's contract.
-    unsafe { std::slice::from_raw_parts_mut(ptr, len) }
 }
 
 impl Drop for Memory {

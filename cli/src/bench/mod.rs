@@ -389,7 +389,7 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
     let mut notes = Vec::new();
     // The raw baselines use the same native allocations.
     let memories = pair_memories(registry, &config.locations, max, &mut notes)?;
-    let mut host_src = vec![0x5Au8; max as usize];
+    let host_src = vec![0x5Au8; max as usize];
     let mut host_dst = vec![0u8; max as usize];
     let mut scratch = vec![0u8; max as usize];
     let mut memcpy = Vec::new();
@@ -501,7 +501,6 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
             }
         }
     }
-    host_src.clear();
     let mut bidirectional = Vec::new();
     if config.bidirectional {
         bidirectional = together::bidirectional(

@@ -29,41 +29,44 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// the last job's end). The first error (or panic) of any job ends the run and is
 /// returned; no thread is left waiting.
 pub fn at_once(budget: f64, min_runs: usize, jobs: Vec<Job<'_>>) -> Result<(Vec<Stats>, Stats)> {
-    let n = jobs.len();
-    let barrier = Barrier::new(n + 1);
+    let barrier = Barrier::new(jobs.len() + 1);
     let stop = AtomicBool::new(false);
     let failed: Mutex<Option<Error>> = Mutex::new(None);
-    let samples: Vec<Mutex<Vec<Duration>>> = (0..n).map(|_| Mutex::new(Vec::new())).collect();
     let mut walls = Vec::new();
-    std::thread::scope(|s| {
-        for (mut job, mine) in jobs.into_iter().zip(&samples) {
-            let (barrier, stop, failed) = (&barrier, &stop, &failed);
-            s.spawn(move || {
-                let mut warm_up = true;
-                loop {
-                    barrier.wait();
-                    if stop.load(Ordering::Acquire) {
-                        break;
-                    }
-                    let t = Instant::now();
-                    let outcome = catch_unwind(AssertUnwindSafe(&mut job)).unwrap_or_else(|_| {
-                        Err(Error::Invalid(
-                            "a copy panicked (a bug: please report it)".into(),
-                        ))
-                    });
-                    let took = t.elapsed();
-                    match outcome {
-                        Ok(()) if !warm_up => lock(mine).push(took),
-                        Ok(()) => {}
-                        Err(e) => {
-                            lock(failed).get_or_insert(e);
+    let samples: Vec<Vec<Duration>> = std::thread::scope(|s| {
+        let threads: Vec<_> = jobs
+            .into_iter()
+            .map(|mut job| {
+                let (barrier, stop, failed) = (&barrier, &stop, &failed);
+                s.spawn(move || {
+                    let mut times = Vec::new();
+                    let mut warm_up = true;
+                    loop {
+                        barrier.wait();
+                        if stop.load(Ordering::Acquire) {
+                            return times;
                         }
+                        let t = Instant::now();
+                        let outcome =
+                            catch_unwind(AssertUnwindSafe(&mut job)).unwrap_or_else(|_| {
+                                Err(Error::Invalid(
+                                    "a copy panicked (a bug: please report it)".into(),
+                                ))
+                            });
+                        let took = t.elapsed();
+                        match outcome {
+                            Ok(()) if !warm_up => times.push(took),
+                            Ok(()) => {}
+                            Err(e) => {
+                                lock(failed).get_or_insert(e);
+                            }
+                        }
+                        warm_up = false;
+                        barrier.wait();
                     }
-                    warm_up = false;
-                    barrier.wait();
-                }
-            });
-        }
+                })
+            })
+            .collect();
         let start = Instant::now();
         for round in 0.. {
             let timed = round > min_runs.max(1) && start.elapsed().as_secs_f64() >= budget
@@ -80,13 +83,18 @@ pub fn at_once(budget: f64, min_runs: usize, jobs: Vec<Job<'_>>) -> Result<(Vec<
                 walls.push(t.elapsed());
             }
         }
+        // A job's panic was caught in its thread, so every thread returns its times.
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap_or_default())
+            .collect()
     });
     if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e);
     }
     let each = samples
-        .into_iter()
-        .map(|m| Stats::of(&m.into_inner().unwrap_or_else(|e| e.into_inner())))
+        .iter()
+        .map(|times| Stats::of(times))
         .collect::<Result<Vec<_>>>()?;
     Ok((each, Stats::of(&walls)?))
 }
@@ -252,11 +260,7 @@ impl Endpoints {
     pub fn new(registry: &Registry, locations: &[Location], bytes: usize) -> Result<Endpoints> {
         let k = locations.len();
         if k < 2 {
-            return Err(Error::Invalid(format!(
-                "--concurrent: copies between locations need two or more, and \
-                 {k} {} given; pass --locations with several (or leave it out for every one found)",
-                if k == 1 { "was" } else { "were" }
-            )));
+            return Err(too_few("--concurrent", k));
         }
         let mut host_bytes = 0u128;
         for &l in locations {
@@ -368,17 +372,21 @@ impl Endpoints {
 /// two locations.
 pub fn check(config: &super::Config) -> Result<()> {
     let k = config.locations.len();
-    let option = match (config.bidirectional, config.concurrent) {
-        _ if k >= 2 => return Ok(()),
-        (true, _) => "--bidirectional",
-        (false, Some(_)) => "--concurrent",
-        (false, None) => return Ok(()),
-    };
-    Err(Error::Invalid(format!(
+    match (config.bidirectional, config.concurrent) {
+        _ if k >= 2 => Ok(()),
+        (true, _) => Err(too_few("--bidirectional", k)),
+        (false, Some(_)) => Err(too_few("--concurrent", k)),
+        (false, None) => Ok(()),
+    }
+}
+
+/// The error for copies between locations asked of fewer than two.
+fn too_few(option: &str, k: usize) -> Error {
+    Error::Invalid(format!(
         "{option}: copies between locations need two or more, and {k} {} given; \
          pass --locations with several (or leave it out for every one found)",
         if k == 1 { "was" } else { "were" }
-    )))
+    ))
 }
 
 /// Largest bytes per copy of a concurrent run: each copy has buffers of its own, so the

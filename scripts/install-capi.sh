@@ -18,6 +18,11 @@ target="${CARGO_TARGET_DIR:-target}/release"
 
 install -d "$prefix/include" "$prefix/lib/pkgconfig"
 install -m 644 capi/include/locus.h "$prefix/include/locus.h"
+# libumem's API: umem.h (C, with umem_utils.h and umem_config.h) and umem.hpp (C++).
+install -m 644 capi/include/umem.h capi/include/umem_utils.h capi/include/umem_config.h \
+  capi/include/umem.hpp "$prefix/include/"
+install -d "$prefix/share/doc/locus"
+install -m 644 capi/include/LICENSE-umem "$prefix/share/doc/locus/LICENSE-umem"
 install -m 755 "$target/liblocus.so" "$prefix/lib/liblocus.so.$version"
 ln -sf "liblocus.so.$version" "$prefix/lib/liblocus.so"
 install -m 644 "$target/liblocus.a" "$prefix/lib/liblocus.a"
@@ -35,4 +40,4 @@ Libs: -L\${libdir} -Wl,-rpath,\${libdir} -llocus
 Libs.private: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 Cflags: -I\${includedir}
 PC
-echo "installed locus $version into $prefix (include/locus.h, lib/liblocus.so, lib/liblocus.a, lib/pkgconfig/locus.pc)"
+echo "installed locus $version into $prefix (include/locus.h, umem.h, umem.hpp, lib/liblocus.so, lib/liblocus.a, lib/pkgconfig/locus.pc)"

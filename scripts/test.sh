@@ -17,7 +17,7 @@ trap 'printf "\n==> [%ss] end (exit %s)\n" "$SECONDS" "$?"' EXIT
 # libamdhip64-dev has the headers the HIP bindings are checked against. Open MPI is for
 # the `mpi` feature (tests/mpi.rs starts its jobs with mpirun; loopback only).
 packages=(pocl-opencl-icd ocl-icd-opencl-dev clinfo mesa-vulkan-drivers libvulkan1 bindgen libclang-dev
-          libamdhip64-5 libamdhip64-dev valgrind openmpi-bin libopenmpi-dev)
+          libamdhip64-5 libamdhip64-dev valgrind openmpi-bin libopenmpi-dev cmake)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -236,6 +236,9 @@ POCL_DEVICES="pthread pthread" "$capi_prefix/conformance-static" | tail -1
 LOCUS_BACKENDS=host,openmp ASAN_OPTIONS=detect_leaks=1 "$capi_prefix/conformance-asan" | tail -1
 LOCUS_BACKENDS=host,openmp valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
   --error-exitcode=3 "$capi_prefix/conformance" | tail -1
+# libumem's API (umem.h, umem.hpp): umem's own tests, C and C++ conformance at every
+# location, the document's examples (also as a CMake project), valgrind and sanitizers.
+POCL_DEVICES="pthread pthread" capi/tests/run-umem.sh "$capi_prefix"
 rm -rf "$capi_prefix"
 
 step "leaks: the host pool under valgrind, then the asynchrony run started before the Python step"

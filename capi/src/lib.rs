@@ -11,6 +11,9 @@
 mod handles;
 mod memory;
 mod text;
+/// libumem's API (`umem.h`, hand-written to keep umem's layouts and inline functions).
+/// cbindgen:ignore
+pub mod umem;
 
 use std::cell::RefCell;
 use std::ffi::{c_char, CString};

@@ -231,6 +231,17 @@ cc -std=c11 -g -pthread -fsanitize=address,undefined -fno-sanitize-recover=undef
   capi/tests/c/threads.c $(pkg-config --cflags --libs locus) -o "$capi_prefix/threads-asan"
 LOCUS_BACKENDS=host,openmp "$capi_prefix/threads-asan"
 POCL_DEVICES="pthread pthread" "$capi_prefix/conformance-static" | tail -1
+# Memory kinds, native handles, asynchronous copies and events, resources and defaults,
+# typed buffers with declared access: at every location, then under the sanitizers and
+# valgrind (host, OpenMP).
+cc -std=c11 -Wall -Wextra -Werror capi/tests/c/native_api.c $(pkg-config --cflags --libs locus) \
+  -o "$capi_prefix/native_api"
+cc -std=c11 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+  capi/tests/c/native_api.c $(pkg-config --cflags --libs locus) -o "$capi_prefix/native_api-asan"
+POCL_DEVICES="pthread pthread" "$capi_prefix/native_api" | tail -1
+LOCUS_BACKENDS=host,openmp ASAN_OPTIONS=detect_leaks=1 "$capi_prefix/native_api-asan" | tail -1
+LOCUS_BACKENDS=host,openmp valgrind --quiet --leak-check=full --show-possibly-lost=no \
+  --errors-for-leak-kinds=definite --error-exitcode=3 "$capi_prefix/native_api" | tail -1
 # The vendor runtimes' own allocations are not locus's to answer for: the sanitizer and
 # valgrind runs use the host and OpenMP (libgomp) only.
 LOCUS_BACKENDS=host,openmp ASAN_OPTIONS=detect_leaks=1 "$capi_prefix/conformance-asan" | tail -1

@@ -44,9 +44,146 @@ typedef enum {
   LOCUS_ERROR_INTERNAL = 10,
 } LocusStatus;
 
+// Which runtime a [`LocusNative`] handle belongs to.
+typedef enum {
+  // Host memory: `pointer`.
+  LOCUS_NATIVE_HOST = 0,
+  // `omp_target_alloc` memory: `pointer` on OpenMP device `device`.
+  LOCUS_NATIVE_OPENMP = 1,
+  // An OpenCL buffer: `object` is the `cl_mem`, the allocation starts `offset` bytes
+  // into it.
+  LOCUS_NATIVE_OPENCL = 2,
+  // CUDA memory: `pointer` is the `CUdeviceptr`.
+  LOCUS_NATIVE_CUDA = 3,
+  // HIP memory: `pointer` is the device address.
+  LOCUS_NATIVE_HIP = 4,
+  // SYCL USM: `pointer`.
+  LOCUS_NATIVE_SYCL = 5,
+  // A wgpu buffer, `offset` bytes in. wgpu's Rust buffer is no C object (no
+  // `WGPUBuffer`): C reaches it through locus's copies or a host mapping.
+  LOCUS_NATIVE_WEBGPU = 6,
+} LocusNativeKind;
+
+// Which runtime a [`LocusNativeEvent`] belongs to.
+typedef enum {
+  // The work has no event of a runtime (it ran on a locus thread, or is done):
+  // wait with `locus_event_wait`.
+  LOCUS_EVENT_NONE = 0,
+  // `handle` is a `cl_event`.
+  LOCUS_EVENT_OPENCL = 1,
+  // `handle` is a `DPCTLSyclEventRef` (a `sycl::event *`).
+  LOCUS_EVENT_SYCL = 2,
+  // `handle` is a `CUevent` recorded on device `device`'s stream.
+  LOCUS_EVENT_CUDA = 3,
+  // `handle` is a `hipEvent_t` recorded on device `device`'s stream.
+  LOCUS_EVENT_HIP = 4,
+} LocusNativeEventKind;
+
+// The kind of memory an allocation is (`locus_memory_new_kind`); each location offers
+// some (`locus info` lists them).
+typedef enum {
+  // The location's ordinary memory (what `locus_memory_new` gives).
+  LOCUS_KIND_DEFAULT = 0,
+  // Page-locked host memory of a CUDA / HIP device.
+  LOCUS_KIND_PINNED_HOST = 1,
+  // Managed (unified) memory of a CUDA / HIP device.
+  LOCUS_KIND_MANAGED = 2,
+  // SYCL USM device memory.
+  LOCUS_KIND_USM_DEVICE = 3,
+  // SYCL USM shared memory.
+  LOCUS_KIND_USM_SHARED = 4,
+  // SYCL USM host memory.
+  LOCUS_KIND_USM_HOST = 5,
+  // Device memory from the CUDA / HIP driver's stream-ordered pool.
+  LOCUS_KIND_STREAM_ORDERED = 6,
+  // An OpenCL buffer in host-accessible memory (`CL_MEM_ALLOC_HOST_PTR`).
+  LOCUS_KIND_HOST_VISIBLE = 7,
+  // OpenCL coarse-grained shared virtual memory.
+  LOCUS_KIND_SVM_COARSE = 8,
+  // OpenCL fine-grained buffer SVM.
+  LOCUS_KIND_SVM_FINE = 9,
+} LocusMemoryKind;
+
+// The element type of a buffer.
+typedef enum {
+  LOCUS_U8 = 0,
+  LOCUS_I8 = 1,
+  LOCUS_U16 = 2,
+  LOCUS_I16 = 3,
+  LOCUS_U32 = 4,
+  LOCUS_I32 = 5,
+  LOCUS_U64 = 6,
+  LOCUS_I64 = 7,
+  LOCUS_F32 = 8,
+  LOCUS_F64 = 9,
+} LocusElement;
+
+// How an access uses the data.
+typedef enum {
+  // Reads only: the data is current there; other copies stay valid.
+  LOCUS_READ = 0,
+  // Reads and writes: the data is current there, and that copy becomes the only
+  // valid one when the access ends.
+  LOCUS_READ_WRITE = 1,
+} LocusAccessMode;
+
+// An open access to a buffer, made by `locus_buffer_access`, ended by
+// `locus_access_end`.
+typedef struct LocusAccess LocusAccess;
+
+// A typed buffer, made by `locus_buffer_new` / `locus_buffer_from_host`, freed by
+// `locus_buffer_free`.
+typedef struct LocusBuffer LocusBuffer;
+
+// The completion of asynchronous work, made by `locus_memory_copy_async` and freed by
+// `locus_event_free` (freeing does not wait: the work finishes on its own, and the
+// memory it uses stays alive until then).
+typedef struct LocusEvent LocusEvent;
+
 // An allocation at one location, made by `locus_memory_new` and freed by
 // `locus_memory_free`. Opaque to C.
 typedef struct LocusMemory LocusMemory;
+
+// An ordered stream of work (locus's `Queue`): work submitted on it runs after the work
+// submitted on it before. Made by `locus_queue_new`, freed by `locus_queue_free`.
+typedef struct LocusQueue LocusQueue;
+
+// A memory resource, made by one of the `locus_resource_*` constructors and freed by
+// `locus_resource_free` (memory allocated from it keeps what it needs alive).
+typedef struct LocusResource LocusResource;
+
+// The runtime's own handle of an allocation.
+typedef struct {
+  // Which runtime, and so which fields mean something.
+  LocusNativeKind kind;
+  // The address (host, OpenMP, CUDA, HIP, SYCL USM); NULL for OpenCL and WebGPU.
+  void *pointer;
+  // The `cl_mem` (OpenCL); NULL otherwise.
+  void *object;
+  // Where the allocation starts inside `object` (OpenCL, WebGPU); 0 otherwise.
+  size_t offset;
+  // The OpenMP device number (OpenMP), the device's ordinal otherwise.
+  int32_t device;
+} LocusNative;
+
+// The runtime's own event of asynchronous work, for a wait on the device
+// (`cuStreamWaitEvent`, an OpenCL wait list, SYCL's `depends_on`, ...). Owned by the
+// `LocusEvent`: valid while it is, never released by C.
+typedef struct {
+  LocusNativeEventKind kind;
+  void *handle;
+  uint32_t device;
+} LocusNativeEvent;
+
+// Counts of a statistics adaptor (RMM's `bytes_counter` / `allocations_counter`).
+typedef struct {
+  size_t current_bytes;
+  size_t peak_bytes;
+  size_t total_bytes;
+  size_t current_count;
+  size_t peak_count;
+  size_t total_count;
+} LocusStatistics;
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,6 +195,64 @@ const char *locus_last_error(void);
 
 // This library's version (`"0.1.0"`), a static string.
 const char *locus_version(void);
+
+// A zeroed buffer of `count` elements of `element` (a `LocusElement`) made at
+// `location`, into `*out`.
+//
+// # Safety
+// `location` is NULL or NUL-terminated; `out` is NULL or points to a `LocusBuffer *`.
+LocusStatus locus_buffer_new(const char *location,
+                             int32_t element,
+                             size_t count,
+                             LocusBuffer **out);
+
+// A buffer at `location` holding a copy of `count` elements of `element` at `data` (host
+// memory), into `*out`.
+//
+// # Safety
+// `data` holds `count` elements (NULL when `count` is 0); `location` and `out` as for
+// `locus_buffer_new`.
+LocusStatus locus_buffer_from_host(const char *location,
+                                   int32_t element,
+                                   const void *data,
+                                   size_t count,
+                                   LocusBuffer **out);
+
+// Declares an access to the buffer at `location` and opens it: the data is current
+// there when this returns (moved, or served in place where `location` reaches a copy),
+// `*native` is the runtime's handle of the memory to use, `*out` the access to end
+// with `locus_access_end`. A write access while any other access is open, or any access
+// while a write is open, is `LOCUS_ERROR_INVALID`.
+//
+// # Safety
+// `location` is NULL or NUL-terminated; `native` is NULL or points to a `LocusNative`;
+// `out` is NULL or points to a `LocusAccess *`.
+LocusStatus locus_buffer_access(const LocusBuffer *buffer,
+                                const char *location,
+                                int32_t mode,
+                                LocusNative *native,
+                                LocusAccess **out);
+
+// Ends an access: after a write, the memory it served holds the only current copy.
+// Ending the same access twice is `LOCUS_ERROR_BAD_HANDLE`.
+LocusStatus locus_access_end(LocusAccess *access);
+
+// Copies the buffer's current data (every element) into host memory at `dst` of
+// `capacity` bytes; a capacity smaller than the data is `LOCUS_ERROR_INVALID`.
+//
+// # Safety
+// `dst` holds `capacity` writable bytes.
+LocusStatus locus_buffer_read(const LocusBuffer *buffer, void *dst, size_t capacity);
+
+// The buffer's element count, into `*count`.
+//
+// # Safety
+// `count` is NULL or points to a `size_t`.
+LocusStatus locus_buffer_len(const LocusBuffer *buffer, size_t *count);
+
+// Frees a buffer handle; memory an open access uses stays valid until it ends. NULL
+// does nothing.
+LocusStatus locus_buffer_free(LocusBuffer *buffer);
 
 // Allocates `bytes` at `location` (`"host"`, `"opencl:0"`, `"cuda:1"`, ...) through
 // its default memory resource, and stores the new handle in `*out`. Free it with
@@ -133,6 +328,212 @@ LocusStatus locus_memory_is_accessible_from(const LocusMemory *memory,
 // # Safety
 // `address` is NULL or points to a `void *`.
 LocusStatus locus_memory_host_pointer(const LocusMemory *memory, void **address);
+
+// Allocates `bytes` of memory of `kind` (a `LocusMemoryKind`) at `location` and stores the new handle in
+// `*out` (free it with `locus_memory_free`). A kind the location does not offer is
+// `LOCUS_ERROR_INVALID`, naming the kinds it offers.
+//
+// # Safety
+// `location` is NULL or a NUL-terminated string; `out` is NULL or points to a
+// `LocusMemory *`.
+LocusStatus locus_memory_new_kind(const char *location,
+                                  int32_t kind,
+                                  size_t bytes,
+                                  LocusMemory **out);
+
+// The runtime's own handle of the memory, into `*native` (valid until the memory is
+// freed; locus still owns it: do not free it).
+//
+// # Safety
+// `native` is NULL or points to a `LocusNative`.
+LocusStatus locus_memory_native(const LocusMemory *memory, LocusNative *native);
+
+// Makes a new queue, into `*out`.
+//
+// # Safety
+// `out` is NULL or points to a `LocusQueue *`.
+LocusStatus locus_queue_new(LocusQueue **out);
+
+// Frees a queue (work on it goes on). NULL does nothing.
+LocusStatus locus_queue_free(LocusQueue *queue);
+
+// Waits for everything submitted on the queue so far; the first failure among it is the
+// status.
+LocusStatus locus_queue_wait(const LocusQueue *queue);
+
+// Starts a copy of `len` bytes from `src` at `src_offset` to `dst` at `dst_offset` and
+// returns at once; the event of its completion goes into `*event` (NULL: no event; the
+// copy still completes). On `queue` (NULL: none) it runs after the work submitted there
+// before. Both ranges are checked first; nothing starts when either is out of range.
+// Do not touch the destination range before the event completes.
+//
+// # Safety
+// `event` is NULL or points to a `LocusEvent *`.
+LocusStatus locus_memory_copy_async(const LocusMemory *src,
+                                    size_t src_offset,
+                                    const LocusMemory *dst,
+                                    size_t dst_offset,
+                                    size_t len,
+                                    const LocusQueue *queue,
+                                    LocusEvent **event);
+
+// Waits for the work; its failure, if it failed, is the status.
+LocusStatus locus_event_wait(const LocusEvent *event);
+
+// Whether the work has completed (successfully or not), into `*done`, without waiting.
+//
+// # Safety
+// `done` is NULL or points to a `bool`.
+LocusStatus locus_event_is_complete(const LocusEvent *event, bool *done);
+
+// The runtime's own event of the work, into `*native` (`LOCUS_EVENT_NONE` when it has
+// none).
+//
+// # Safety
+// `native` is NULL or points to a `LocusNativeEvent`.
+LocusStatus locus_event_native(const LocusEvent *event, LocusNativeEvent *native);
+
+// Frees the event handle without waiting. NULL does nothing.
+LocusStatus locus_event_free(LocusEvent *event);
+
+// The resource memory at `location` is allocated from now (its upstream unless
+// replaced with `locus_resource_set_default`), into `*out`.
+//
+// # Safety
+// `location` is NULL or NUL-terminated; `out` is NULL or points to a `LocusResource *`.
+LocusStatus locus_resource_default(const char *location, LocusResource **out);
+
+// Makes `resource` the default of its location (buffers and `locus_memory_new` there
+// allocate from it); refused when it allocates elsewhere.
+//
+// # Safety
+// `location` is NULL or NUL-terminated.
+LocusStatus locus_resource_set_default(const char *location, const LocusResource *resource);
+
+// The location's own allocator for memory of `kind` (a `LocusMemoryKind`), into `*out`.
+//
+// # Safety
+// As [`locus_resource_default`].
+LocusStatus locus_resource_upstream(const char *location, int32_t kind, LocusResource **out);
+
+// A pool over `upstream` (RMM's `pool_memory_resource`): `initial` bytes taken at once,
+// growing to at most `maximum` (0: no limit), blocks coalesced when freed.
+//
+// # Safety
+// `out` is NULL or points to a `LocusResource *`.
+LocusStatus locus_resource_pool(const LocusResource *upstream,
+                                size_t initial,
+                                size_t maximum,
+                                LocusResource **out);
+
+// An arena over `upstream` (RMM's `arena_memory_resource`): per-thread arenas taking
+// `superblock` bytes at a time.
+//
+// # Safety
+// `out` is NULL or points to a `LocusResource *`.
+LocusStatus locus_resource_arena(const LocusResource *upstream,
+                                 size_t superblock,
+                                 LocusResource **out);
+
+// Bins for sizes `smallest`, 2x, ... up to `largest` over `upstream`, `per_chunk`
+// blocks at a time; larger requests go to `fallback` (RMM's
+// `binning_memory_resource`).
+//
+// # Safety
+// `out` is NULL or points to a `LocusResource *`.
+LocusStatus locus_resource_binning(const LocusResource *upstream,
+                                   const LocusResource *fallback,
+                                   size_t smallest,
+                                   size_t largest,
+                                   size_t per_chunk,
+                                   LocusResource **out);
+
+// Blocks of `block` bytes over `upstream`, `per_chunk` per upstream allocation (RMM's
+// `fixed_size_memory_resource`).
+//
+// # Safety
+// `out` is NULL or points to a `LocusResource *`.
+LocusStatus locus_resource_fixed_size(const LocusResource *upstream,
+                                      size_t block,
+                                      size_t per_chunk,
+                                      LocusResource **out);
+
+// `inner` with at most `budget` bytes allocated at once (RMM's `limiting_resource_adaptor`).
+//
+// # Safety
+// `out` is NULL or points to a `LocusResource *`.
+LocusStatus locus_resource_limiting(const LocusResource *inner, size_t budget, LocusResource **out);
+
+// `inner`, counting bytes and allocations (RMM's `statistics_resource_adaptor`); read
+// them with `locus_resource_statistics_totals`.
+//
+// # Safety
+// `out` is NULL or points to a `LocusResource *`.
+LocusStatus locus_resource_statistics(const LocusResource *inner, LocusResource **out);
+
+// The counts of a resource made by `locus_resource_statistics`, into `*totals`.
+//
+// # Safety
+// `totals` is NULL or points to a `LocusStatistics`.
+LocusStatus locus_resource_statistics_totals(const LocusResource *resource,
+                                             LocusStatistics *totals);
+
+// `inner`, keeping a record of every live allocation (RMM's
+// `tracking_resource_adaptor`); `locus_resource_outstanding` counts them.
+//
+// # Safety
+// `out` is NULL or points to a `LocusResource *`.
+LocusStatus locus_resource_tracking(const LocusResource *inner, LocusResource **out);
+
+// How many allocations of a tracking adaptor are live, and their bytes.
+//
+// # Safety
+// `count` and `bytes` are NULL or point to a `size_t`.
+LocusStatus locus_resource_outstanding(const LocusResource *resource, size_t *count, size_t *bytes);
+
+// `inner`, writing a CSV line per allocation and free to the file at `path` (RMM's
+// `logging_resource_adaptor`, its columns).
+//
+// # Safety
+// `path` is NULL or NUL-terminated; `out` is NULL or points to a `LocusResource *`.
+LocusStatus locus_resource_logging(const LocusResource *inner,
+                                   const char *path,
+                                   LocusResource **out);
+
+// `inner`, calling `callback(bytes, data)` when an allocation fails; when it returns
+// true the allocation is tried again, up to `retries` times (RMM's
+// `failure_callback_resource_adaptor`). The callback may run on any thread that
+// allocates, and must not unwind (C++ exceptions) into locus.
+//
+// # Safety
+// `callback` is a valid function for the resource's lifetime; `data` is what it
+// expects; `out` is NULL or points to a `LocusResource *`.
+LocusStatus locus_resource_failure_callback(const LocusResource *inner,
+                                            size_t retries,
+                                            bool (*callback)(size_t, void*),
+                                            void *data,
+                                            LocusResource **out);
+
+// The location a resource allocates at, into `buf` (see `LOCUS_ERROR_BUFFER_TOO_SMALL`).
+//
+// # Safety
+// `buf` is NULL or holds `capacity` bytes; `needed` is NULL or points to a `size_t`.
+LocusStatus locus_resource_location(const LocusResource *resource,
+                                    char *buf,
+                                    size_t capacity,
+                                    size_t *needed);
+
+// Allocates `bytes` from `resource` into `*out` (free with `locus_memory_free`: the
+// block goes back to the resource).
+//
+// # Safety
+// `out` is NULL or points to a `LocusMemory *`.
+LocusStatus locus_memory_from_resource(const LocusResource *resource,
+                                       size_t bytes,
+                                       LocusMemory **out);
+
+// Frees a resource handle (memory allocated from it stays valid). NULL does nothing.
+LocusStatus locus_resource_free(LocusResource *resource);
 
 // How many locations this machine has (the host first), into `*count`.
 //

@@ -1,17 +1,96 @@
-//! The live memory handles. C holds a `LocusMemory *`, which locus never dereferences:
-//! it is a number (counted up from one, never reused, so a stale handle cannot come to
-//! name newer memory) and a key into this table, which holds the memory. A call clones
-//! the memory's `Arc` out of the table under its lock and works on that, so a handle
-//! freed on another thread meanwhile stays valid for the call, and a stale or made-up
-//! handle is an error instead of undefined behaviour.
+//! The live handles. C holds a pointer to an opaque type (`LocusMemory *`,
+//! `LocusQueue *`, ...), which locus never dereferences: it is a number (counted up
+//! from one, shared by every kind of handle and never reused, so a stale handle cannot
+//! come to name a newer object, nor a handle of one kind pass for another) and a key
+//! into its kind's table, which holds the object. A call clones the object's `Arc` out
+//! of the table under its lock and works on that, so a handle freed on another thread
+//! meanwhile stays valid for the call, and a stale or made-up handle is an error instead
+//! of undefined behaviour.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-
-use locus_rs::Memory;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::{Fail, LocusStatus};
+
+/// One kind of handle: its opaque C type `P`, the Rust object `T` it names.
+pub(crate) struct Handles<T> {
+    /// What C calls this kind of handle ("a locus memory handle").
+    name: &'static str,
+    /// The function that makes one ("locus_memory_new").
+    made_by: &'static str,
+    table: Mutex<Option<HashMap<usize, Arc<T>>>>,
+}
+
+impl<T> Handles<T> {
+    pub(crate) const fn new(name: &'static str, made_by: &'static str) -> Handles<T> {
+        Handles {
+            name,
+            made_by,
+            table: Mutex::new(None),
+        }
+    }
+
+    fn table(&self) -> MutexGuard<'_, Option<HashMap<usize, Arc<T>>>> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Makes a handle for `object`.
+    pub(crate) fn insert<P>(&self, object: T) -> *mut P {
+        static NEXT: AtomicUsize = AtomicUsize::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        self.table()
+            .get_or_insert_with(HashMap::new)
+            .insert(id, Arc::new(object));
+        // A number, never dereferenced (by locus or, the header says, by C).
+        std::ptr::without_provenance_mut(id)
+    }
+
+    /// The object behind a live handle.
+    pub(crate) fn get<P>(&self, handle: *const P, what: &str) -> Result<Arc<T>, Fail> {
+        if handle.is_null() {
+            return Err(Fail::new(
+                LocusStatus::LocusErrorNull,
+                format!("{what} is NULL"),
+            ));
+        }
+        self.table()
+            .as_ref()
+            .and_then(|t| t.get(&(handle as usize)))
+            .map(Arc::clone)
+            .ok_or_else(|| self.not_live(handle as usize, what))
+    }
+
+    /// Removes a live handle; the object is dropped once no call is using it. NULL does
+    /// nothing.
+    pub(crate) fn remove<P>(&self, handle: *mut P, what: &str) -> Result<(), Fail> {
+        if handle.is_null() {
+            return Ok(());
+        }
+        let removed = self
+            .table()
+            .as_mut()
+            .and_then(|t| t.remove(&(handle as usize)));
+        match removed {
+            Some(object) => {
+                drop(object);
+                Ok(())
+            }
+            None => Err(self.not_live(handle as usize, what)),
+        }
+    }
+
+    fn not_live(&self, handle: usize, what: &str) -> Fail {
+        Fail::new(
+            LocusStatus::LocusErrorBadHandle,
+            format!(
+                "{what} ({handle:#x}) is not a live {}: it was freed already, or it did not \
+                 come from {}",
+                self.name, self.made_by
+            ),
+        )
+    }
+}
 
 /// An allocation at one location, made by `locus_memory_new` and freed by
 /// `locus_memory_free`. Opaque to C.
@@ -19,60 +98,6 @@ pub struct LocusMemory {
     _opaque: [u8; 0],
 }
 
-type Table = HashMap<usize, Arc<Memory>>;
-
-fn table() -> MutexGuard<'static, Table> {
-    static TABLE: OnceLock<Mutex<Table>> = OnceLock::new();
-    TABLE
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-}
-
-/// Makes a handle for `memory`.
-pub(crate) fn insert(memory: Memory) -> *mut LocusMemory {
-    static NEXT: AtomicUsize = AtomicUsize::new(1);
-    let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    table().insert(id, Arc::new(memory));
-    // A number, never dereferenced (by locus or, the header says, by C).
-    std::ptr::without_provenance_mut(id)
-}
-
-/// The memory behind a live handle.
-pub(crate) fn get(handle: *const LocusMemory, what: &str) -> Result<Arc<Memory>, Fail> {
-    if handle.is_null() {
-        return Err(Fail::new(
-            LocusStatus::LocusErrorNull,
-            format!("{what} is NULL"),
-        ));
-    }
-    table()
-        .get(&(handle as usize))
-        .map(Arc::clone)
-        .ok_or_else(|| not_live(handle, what))
-}
-
-/// Removes a live handle; the memory is freed once no call is using it.
-pub(crate) fn remove(handle: *mut LocusMemory) -> Result<(), Fail> {
-    if handle.is_null() {
-        return Ok(());
-    }
-    let removed = table().remove(&(handle as usize));
-    match removed {
-        Some(entry) => {
-            drop(entry);
-            Ok(())
-        }
-        None => Err(not_live(handle, "the memory")),
-    }
-}
-
-fn not_live(handle: *const LocusMemory, what: &str) -> Fail {
-    Fail::new(
-        LocusStatus::LocusErrorBadHandle,
-        format!(
-            "{what} ({handle:p}) is not a live locus memory handle: it was freed already, or \
-             it did not come from locus_memory_new"
-        ),
-    )
-}
+/// The live memory handles.
+pub(crate) static MEMORY: Handles<locus_rs::Memory> =
+    Handles::new("locus memory handle", "locus_memory_new");

@@ -8,8 +8,12 @@
 //! that use.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+mod buffers;
 mod handles;
 mod memory;
+mod native;
+mod queues;
+mod resources;
 mod text;
 /// libumem's API (`umem.h`, hand-written to keep umem's layouts and inline functions).
 /// cbindgen:ignore
@@ -21,7 +25,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use locus_rs::Error;
 
+pub use buffers::*;
 pub use memory::*;
+pub use native::*;
+pub use queues::*;
+pub use resources::*;
 pub use text::*;
 
 /// What a call returned: `LOCUS_OK`, or why it did nothing.

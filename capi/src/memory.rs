@@ -7,7 +7,7 @@ use std::ffi::{c_char, c_void};
 
 use locus_rs::Memory;
 
-use crate::handles::{self, LocusMemory};
+use crate::handles::{LocusMemory, MEMORY};
 use crate::text::{location_arg, out_arg, text_out};
 use crate::{call, Fail, LocusStatus};
 
@@ -43,7 +43,10 @@ pub unsafe extern "C" fn locus_memory_new(
     call("locus_memory_new", || {
         let location = location_arg(location, "location")?;
         let out = out_arg(out, "out")?;
-        *out = handles::insert(Memory::new(location, bytes)?);
+        *out = MEMORY.insert(Memory::from_resource(
+            &locus_rs::resource::default_for(location)?,
+            bytes,
+        )?);
         Ok(())
     })
 }
@@ -52,7 +55,7 @@ pub unsafe extern "C" fn locus_memory_new(
 /// returns). NULL does nothing; a handle freed already is `LOCUS_ERROR_BAD_HANDLE`.
 #[no_mangle]
 pub extern "C" fn locus_memory_free(memory: *mut LocusMemory) -> LocusStatus {
-    call("locus_memory_free", || handles::remove(memory))
+    call("locus_memory_free", || MEMORY.remove(memory, "the memory"))
 }
 
 /// Its size in bytes, into `*bytes`.
@@ -65,7 +68,7 @@ pub unsafe extern "C" fn locus_memory_size(
     bytes: *mut usize,
 ) -> LocusStatus {
     call("locus_memory_size", || {
-        let m = handles::get(memory, "memory")?;
+        let m = MEMORY.get(memory, "memory")?;
         *out_arg(bytes, "bytes")? = m.len();
         Ok(())
     })
@@ -83,7 +86,7 @@ pub unsafe extern "C" fn locus_memory_location(
     needed: *mut usize,
 ) -> LocusStatus {
     call("locus_memory_location", || {
-        let m = handles::get(memory, "memory")?;
+        let m = MEMORY.get(memory, "memory")?;
         text_out(&m.location().to_string(), buf, capacity, needed)
     })
 }
@@ -100,7 +103,7 @@ pub unsafe extern "C" fn locus_memory_write(
     len: usize,
 ) -> LocusStatus {
     call("locus_memory_write", || {
-        let m = handles::get(memory, "memory")?;
+        let m = MEMORY.get(memory, "memory")?;
         Ok(m.write(offset, bytes_arg(src, len, "src")?)?)
     })
 }
@@ -118,7 +121,7 @@ pub unsafe extern "C" fn locus_memory_read(
     len: usize,
 ) -> LocusStatus {
     call("locus_memory_read", || {
-        let m = handles::get(memory, "memory")?;
+        let m = MEMORY.get(memory, "memory")?;
         if len == 0 {
             return Ok(m.read(offset, &mut [])?);
         }
@@ -144,7 +147,7 @@ pub extern "C" fn locus_memory_fill(
     byte: u8,
 ) -> LocusStatus {
     call("locus_memory_fill", || {
-        let m = handles::get(memory, "memory")?;
+        let m = MEMORY.get(memory, "memory")?;
         let end = offset.checked_add(len).ok_or_else(|| {
             Fail::new(
                 LocusStatus::LocusErrorInvalid,
@@ -167,7 +170,7 @@ pub extern "C" fn locus_memory_copy(
     len: usize,
 ) -> LocusStatus {
     call("locus_memory_copy", || {
-        let (s, d) = (handles::get(src, "src")?, handles::get(dst, "dst")?);
+        let (s, d) = (MEMORY.get(src, "src")?, MEMORY.get(dst, "dst")?);
         s.copy_to(src_offset, &d, dst_offset, len)?;
         Ok(())
     })
@@ -186,7 +189,7 @@ pub unsafe extern "C" fn locus_memory_is_accessible_from(
     result: *mut bool,
 ) -> LocusStatus {
     call("locus_memory_is_accessible_from", || {
-        let m = handles::get(memory, "memory")?;
+        let m = MEMORY.get(memory, "memory")?;
         let at = location_arg(location, "location")?;
         locus_rs::registry().device(at)?;
         *out_arg(result, "result")? = m.is_accessible_from(at);
@@ -207,7 +210,7 @@ pub unsafe extern "C" fn locus_memory_host_pointer(
     address: *mut *mut c_void,
 ) -> LocusStatus {
     call("locus_memory_host_pointer", || {
-        let m = handles::get(memory, "memory")?;
+        let m = MEMORY.get(memory, "memory")?;
         let out = out_arg(address, "address")?;
         let ptr = m.host_pointer().ok_or_else(|| {
             Fail::new(

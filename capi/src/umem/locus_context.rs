@@ -206,7 +206,8 @@ unsafe extern "C" fn alloc(ctx: Ctx, nbytes: usize) -> usize {
             let (location, kind) =
                 backing(ctx).map_err(|e| (UMEM_VALUE_ERROR, format!("umem_alloc: {e}")))?;
             let memory = match kind {
-                MemoryKind::Default => Memory::new(location, nbytes),
+                MemoryKind::Default => locus_rs::resource::default_for(location)
+                    .and_then(|r| Memory::from_resource(&r, nbytes)),
                 kind => Memory::new_kind(location, kind, nbytes),
             }
             .map_err(|e| status_of("umem_alloc", &e))?;

@@ -1,0 +1,202 @@
+//! Asynchronous copies, queues and events in C: a copy that returns at once with an event
+//! (on a queue, after everything submitted there before), waits, and the runtime's own
+//! event for a C program's device-side wait.
+
+use std::ffi::c_void;
+
+use locus_rs::{Event, Queue};
+
+use crate::handles::{Handles, LocusMemory, MEMORY};
+use crate::text::out_arg;
+use crate::{call, LocusStatus};
+
+/// An ordered stream of work (locus's `Queue`): work submitted on it runs after the work
+/// submitted on it before. Made by `locus_queue_new`, freed by `locus_queue_free`.
+pub struct LocusQueue {
+    _opaque: [u8; 0],
+}
+
+/// The completion of asynchronous work, made by `locus_memory_copy_async` and freed by
+/// `locus_event_free` (freeing does not wait: the work finishes on its own, and the
+/// memory it uses stays alive until then).
+pub struct LocusEvent {
+    _opaque: [u8; 0],
+}
+
+pub(crate) static QUEUES: Handles<Queue> = Handles::new("locus queue handle", "locus_queue_new");
+pub(crate) static EVENTS: Handles<Event> =
+    Handles::new("locus event handle", "locus_memory_copy_async");
+
+/// Which runtime a [`LocusNativeEvent`] belongs to.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocusNativeEventKind {
+    /// The work has no event of a runtime (it ran on a locus thread, or is done):
+    /// wait with `locus_event_wait`.
+    LocusEventNone = 0,
+    /// `handle` is a `cl_event`.
+    LocusEventOpencl = 1,
+    /// `handle` is a `DPCTLSyclEventRef` (a `sycl::event *`).
+    LocusEventSycl = 2,
+    /// `handle` is a `CUevent` recorded on device `device`'s stream.
+    LocusEventCuda = 3,
+    /// `handle` is a `hipEvent_t` recorded on device `device`'s stream.
+    LocusEventHip = 4,
+}
+
+/// The runtime's own event of asynchronous work, for a wait on the device
+/// (`cuStreamWaitEvent`, an OpenCL wait list, SYCL's `depends_on`, ...). Owned by the
+/// `LocusEvent`: valid while it is, never released by C.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct LocusNativeEvent {
+    pub kind: LocusNativeEventKind,
+    pub handle: *mut c_void,
+    pub device: u32,
+}
+
+/// Makes a new queue, into `*out`.
+///
+/// # Safety
+/// `out` is NULL or points to a `LocusQueue *`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_queue_new(out: *mut *mut LocusQueue) -> LocusStatus {
+    call("locus_queue_new", || {
+        *out_arg(out, "out")? = QUEUES.insert(Queue::new());
+        Ok(())
+    })
+}
+
+/// Frees a queue (work on it goes on). NULL does nothing.
+#[no_mangle]
+pub extern "C" fn locus_queue_free(queue: *mut LocusQueue) -> LocusStatus {
+    call("locus_queue_free", || QUEUES.remove(queue, "the queue"))
+}
+
+/// Waits for everything submitted on the queue so far; the first failure among it is the
+/// status.
+#[no_mangle]
+pub extern "C" fn locus_queue_wait(queue: *const LocusQueue) -> LocusStatus {
+    call("locus_queue_wait", || {
+        Ok(QUEUES.get(queue, "queue")?.wait()?)
+    })
+}
+
+/// Starts a copy of `len` bytes from `src` at `src_offset` to `dst` at `dst_offset` and
+/// returns at once; the event of its completion goes into `*event` (NULL: no event; the
+/// copy still completes). On `queue` (NULL: none) it runs after the work submitted there
+/// before. Both ranges are checked first; nothing starts when either is out of range.
+/// Do not touch the destination range before the event completes.
+///
+/// # Safety
+/// `event` is NULL or points to a `LocusEvent *`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_copy_async(
+    src: *const LocusMemory,
+    src_offset: usize,
+    dst: *const LocusMemory,
+    dst_offset: usize,
+    len: usize,
+    queue: *const LocusQueue,
+    event: *mut *mut LocusEvent,
+) -> LocusStatus {
+    call("locus_memory_copy_async", || {
+        let (s, d) = (MEMORY.get(src, "src")?, MEMORY.get(dst, "dst")?);
+        let queue = if queue.is_null() {
+            None
+        } else {
+            Some(*QUEUES.get(queue, "queue")?)
+        };
+        let out = if event.is_null() {
+            None
+        } else {
+            Some(out_arg(event, "event")?)
+        };
+        let done = match queue {
+            Some(q) => s.copy_to_async_on(q, src_offset, &d, dst_offset, len, &[])?,
+            None => s.copy_to_async(src_offset, &d, dst_offset, len, &[])?,
+        };
+        if let Some(out) = out {
+            *out = EVENTS.insert(done);
+        }
+        Ok(())
+    })
+}
+
+/// Waits for the work; its failure, if it failed, is the status.
+#[no_mangle]
+pub extern "C" fn locus_event_wait(event: *const LocusEvent) -> LocusStatus {
+    call("locus_event_wait", || {
+        Ok(EVENTS.get(event, "event")?.wait()?)
+    })
+}
+
+/// Whether the work has completed (successfully or not), into `*done`, without waiting.
+///
+/// # Safety
+/// `done` is NULL or points to a `bool`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_event_is_complete(
+    event: *const LocusEvent,
+    done: *mut bool,
+) -> LocusStatus {
+    call("locus_event_is_complete", || {
+        let e = EVENTS.get(event, "event")?;
+        *out_arg(done, "done")? = e.is_complete();
+        Ok(())
+    })
+}
+
+/// The runtime's own event of the work, into `*native` (`LOCUS_EVENT_NONE` when it has
+/// none).
+///
+/// # Safety
+/// `native` is NULL or points to a `LocusNativeEvent`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_event_native(
+    event: *const LocusEvent,
+    native: *mut LocusNativeEvent,
+) -> LocusStatus {
+    call("locus_event_native", || {
+        use locus_rs::NativeEvent;
+        let e = EVENTS.get(event, "event")?;
+        let out = out_arg(native, "native")?;
+        let (kind, handle, device) = match e.native_event() {
+            None => (
+                LocusNativeEventKind::LocusEventNone,
+                std::ptr::null_mut(),
+                0,
+            ),
+            Some(NativeEvent::OpenCl(h)) => (LocusNativeEventKind::LocusEventOpencl, h, 0),
+            Some(NativeEvent::Sycl(h)) => (LocusNativeEventKind::LocusEventSycl, h, 0),
+            Some(NativeEvent::Cuda { event, ordinal }) => (
+                LocusNativeEventKind::LocusEventCuda,
+                std::ptr::without_provenance_mut(event as usize),
+                ordinal,
+            ),
+            Some(NativeEvent::Hip { event, ordinal }) => (
+                LocusNativeEventKind::LocusEventHip,
+                std::ptr::without_provenance_mut(event as usize),
+                ordinal,
+            ),
+            // A runtime added to locus after this C API was written.
+            Some(_) => (
+                LocusNativeEventKind::LocusEventNone,
+                std::ptr::null_mut(),
+                0,
+            ),
+        };
+        *out = LocusNativeEvent {
+            kind,
+            handle,
+            device,
+        };
+        Ok(())
+    })
+}
+
+/// Frees the event handle without waiting. NULL does nothing.
+#[no_mangle]
+pub extern "C" fn locus_event_free(event: *mut LocusEvent) -> LocusStatus {
+    call("locus_event_free", || EVENTS.remove(event, "the event"))
+}

@@ -1,0 +1,280 @@
+/* The rest of the native C API at every location this machine has: memory kinds and
+ * native handles, asynchronous copies on queues with events, memory resources and
+ * per-location defaults, typed buffers with declared access; bad input answered with a
+ * status and a message. Compiled against the installed library:
+ * cc native_api.c $(pkg-config --cflags --libs locus). */
+#include <locus.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                                                  \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                          \
+            fprintf(stderr, __VA_ARGS__);                                                 \
+            fprintf(stderr, " (last error: %s)\n", locus_last_error());                   \
+            failures++;                                                                   \
+        }                                                                                 \
+    } while (0)
+#define OK(call) CHECK((call) == LOCUS_OK, "%s", #call)
+#define REFUSED(call, status, word)                                                       \
+    do {                                                                                  \
+        LocusStatus s_ = (call);                                                          \
+        CHECK(s_ == (status), "%s returned %d", #call, (int)s_);                          \
+        CHECK(strstr(locus_last_error(), (word)) != NULL, "%s: message lacks \"%s\"",     \
+              #call, (word));                                                             \
+    } while (0)
+
+/* What technology a location's native handles belong to. */
+static LocusNativeKind expected_kind(const char *at) {
+    if (strncmp(at, "openmp", 6) == 0) return LOCUS_NATIVE_OPENMP;
+    if (strncmp(at, "opencl", 6) == 0) return LOCUS_NATIVE_OPENCL;
+    if (strncmp(at, "cuda", 4) == 0) return LOCUS_NATIVE_CUDA;
+    if (strncmp(at, "hip", 3) == 0) return LOCUS_NATIVE_HIP;
+    if (strncmp(at, "sycl", 4) == 0) return LOCUS_NATIVE_SYCL;
+    if (strncmp(at, "webgpu", 6) == 0) return LOCUS_NATIVE_WEBGPU;
+    return LOCUS_NATIVE_HOST;
+}
+
+static void kinds_and_handles(const char *at) {
+    int offered = 0;
+    for (int kind = LOCUS_KIND_DEFAULT; kind <= LOCUS_KIND_SVM_FINE; kind++) {
+        LocusMemory *m = NULL;
+        LocusStatus s = locus_memory_new_kind(at, kind, 1000, &m);
+        if (s != LOCUS_OK) {
+            CHECK(kind != LOCUS_KIND_DEFAULT, "%s: the default kind refused", at);
+            CHECK(s == LOCUS_ERROR_INVALID || s == LOCUS_ERROR_UNAVAILABLE, "%s kind %d: %d", at, kind, s);
+            CHECK(strstr(locus_last_error(), at) != NULL, "%s kind %d: message lacks the location", at, kind);
+            continue;
+        }
+        offered++;
+        LocusNative n;
+        OK(locus_memory_native(m, &n));
+        if (kind == LOCUS_KIND_DEFAULT) {
+            CHECK(n.kind == expected_kind(at), "%s: native kind %d", at, (int)n.kind);
+            if (n.kind == LOCUS_NATIVE_OPENCL) CHECK(n.object != NULL && n.pointer == NULL, "%s: cl_mem", at);
+            else if (n.kind != LOCUS_NATIVE_WEBGPU) CHECK(n.pointer != NULL, "%s: pointer", at);
+        }
+        unsigned char in[1000], out[1000];
+        for (int i = 0; i < 1000; i++) in[i] = (unsigned char)(i * 7 + kind);
+        OK(locus_memory_write(m, 0, in, sizeof in));
+        OK(locus_memory_read(m, 0, out, sizeof out));
+        CHECK(memcmp(in, out, sizeof in) == 0, "%s kind %d: round trip", at, kind);
+        OK(locus_memory_free(m));
+    }
+    printf("%s: %d memory kinds offered\n", at, offered);
+    LocusMemory *m = NULL;
+    REFUSED(locus_memory_new_kind(at, 42, 8, &m), LOCUS_ERROR_INVALID, "LocusMemoryKind");
+}
+
+static void async_copies(const char *at) {
+    enum { N = 1 << 20 };
+    unsigned char *in = malloc(N), *out = malloc(N);
+    for (int i = 0; i < N; i++) in[i] = (unsigned char)(i * 13);
+    LocusMemory *h1 = NULL, *d = NULL, *h2 = NULL;
+    OK(locus_memory_new("host", N, &h1));
+    OK(locus_memory_new(at, N, &d));
+    OK(locus_memory_new("host", N, &h2));
+    OK(locus_memory_write(h1, 0, in, N));
+    LocusQueue *q = NULL;
+    OK(locus_queue_new(&q));
+    LocusEvent *up = NULL, *down = NULL;
+    /* In order on the queue: the second copy starts after the first. */
+    OK(locus_memory_copy_async(h1, 0, d, 0, N, q, &up));
+    OK(locus_memory_copy_async(d, 0, h2, 0, N, q, &down));
+    LocusNativeEvent native;
+    OK(locus_event_native(up, &native));
+    OK(locus_event_wait(down));
+    bool done = false;
+    OK(locus_event_is_complete(down, &done));
+    CHECK(done, "%s: waited event not complete", at);
+    OK(locus_memory_read(h2, 0, out, N));
+    CHECK(memcmp(in, out, N) == 0, "%s: async round trip differs", at);
+    /* No queue, no event kept. */
+    OK(locus_memory_copy_async(h1, 0, d, 0, N, NULL, NULL));
+    OK(locus_queue_wait(q));
+    LocusEvent *bad = NULL;
+    REFUSED(locus_memory_copy_async(h1, 1, d, 0, N, q, &bad), LOCUS_ERROR_INVALID, "");
+    CHECK(bad == NULL, "%s: a refused copy made an event", at);
+    OK(locus_event_free(up));
+    OK(locus_event_free(down));
+    REFUSED(locus_event_free(down), LOCUS_ERROR_BAD_HANDLE, "not a live");
+    REFUSED(locus_event_wait((LocusEvent *)q), LOCUS_ERROR_BAD_HANDLE, "event");
+    OK(locus_queue_free(q));
+    OK(locus_memory_free(h1));
+    OK(locus_memory_free(d));
+    OK(locus_memory_free(h2));
+    free(in);
+    free(out);
+    printf("%s: async copies ok (native event kind %d)\n", at, (int)native.kind);
+}
+
+static bool failure_seen(size_t bytes, void *data) {
+    (void)bytes;
+    ++*(int *)data;
+    return false;
+}
+
+static void resources(const char *at) {
+    LocusResource *up = NULL, *pool = NULL, *stats = NULL, *limit = NULL, *track = NULL;
+    OK(locus_resource_upstream(at, LOCUS_KIND_DEFAULT, &up));
+    OK(locus_resource_pool(up, 1 << 20, 0, &pool));
+    OK(locus_resource_statistics(pool, &stats));
+    LocusMemory *m[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++) OK(locus_memory_from_resource(stats, 1000 * (i + 1), &m[i]));
+    LocusStatistics t;
+    OK(locus_resource_statistics_totals(stats, &t));
+    CHECK(t.current_count == 3 && t.total_count == 3, "%s: %zu allocations counted", at, t.current_count);
+    for (int i = 0; i < 3; i++) OK(locus_memory_free(m[i]));
+    OK(locus_resource_statistics_totals(stats, &t));
+    CHECK(t.current_count == 0 && t.peak_count == 3, "%s: %zu left", at, t.current_count);
+    REFUSED(locus_resource_statistics_totals(pool, &t), LOCUS_ERROR_INVALID, "statistics");
+
+    /* The location's default resource: locus_memory_new allocates through it. */
+    LocusResource *before = NULL;
+    OK(locus_resource_default(at, &before));
+    OK(locus_resource_set_default(at, stats));
+    LocusMemory *through = NULL;
+    OK(locus_memory_new(at, 4096, &through));
+    OK(locus_resource_statistics_totals(stats, &t));
+    CHECK(t.current_count == 1, "%s: locus_memory_new did not use the default", at);
+    OK(locus_memory_free(through));
+    OK(locus_resource_set_default(at, before));
+    if (strcmp(at, "host") != 0) {
+        LocusResource *host = NULL;
+        OK(locus_resource_upstream("host", LOCUS_KIND_DEFAULT, &host));
+        REFUSED(locus_resource_set_default(at, host), LOCUS_ERROR_INVALID, "allocates at host");
+        OK(locus_resource_free(host));
+    }
+
+    /* Adaptors: a budget, a record of live blocks, a callback on failure, a log. */
+    OK(locus_resource_limiting(up, 4096, &limit));
+    int called = 0;
+    LocusResource *cb = NULL;
+    OK(locus_resource_failure_callback(limit, 2, failure_seen, &called, &cb));
+    LocusMemory *big = NULL;
+    CHECK(locus_memory_from_resource(cb, 8192, &big) == LOCUS_ERROR_OUT_OF_MEMORY, "%s: over budget", at);
+    CHECK(called == 1 && big == NULL, "%s: callback called %d times", at, called);
+    OK(locus_resource_tracking(up, &track));
+    LocusMemory *one = NULL;
+    OK(locus_memory_from_resource(track, 512, &one));
+    size_t count = 0, bytes = 0;
+    OK(locus_resource_outstanding(track, &count, &bytes));
+    CHECK(count == 1 && bytes == 512, "%s: %zu live of %zu bytes", at, count, bytes);
+    OK(locus_memory_free(one));
+    OK(locus_resource_outstanding(track, &count, &bytes));
+    CHECK(count == 0, "%s: %zu still live", at, count);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/locus-capi-log-%d.csv", (int)(strlen(at) * 7 + at[0]));
+    LocusResource *log = NULL, *fixed = NULL, *bins = NULL, *arena = NULL;
+    OK(locus_resource_logging(up, path, &log));
+    OK(locus_resource_fixed_size(up, 256, 16, &fixed));
+    OK(locus_resource_binning(up, up, 256, 4096, 8, &bins));
+    OK(locus_resource_arena(up, 1 << 20, &arena));
+    LocusResource *each[4] = {log, fixed, bins, arena};
+    for (int i = 0; i < 4; i++) {
+        LocusMemory *x = NULL;
+        OK(locus_memory_from_resource(each[i], 200, &x));
+        OK(locus_memory_fill(x, 0, 200, 9));
+        OK(locus_memory_free(x));
+        char where[32];
+        OK(locus_resource_location(each[i], where, sizeof where, NULL));
+        CHECK(strcmp(where, at) == 0, "%s: resource at %s", at, where);
+        OK(locus_resource_free(each[i]));
+    }
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL, "%s: no log at %s", at, path);
+    if (f) {
+        char line[256];
+        int lines = 0;
+        while (fgets(line, sizeof line, f)) lines++;
+        CHECK(lines >= 3, "%s: the log has %d lines", at, lines);
+        fclose(f);
+        remove(path);
+    }
+    REFUSED(locus_resource_pool(NULL, 0, 0, &pool), LOCUS_ERROR_NULL, "upstream");
+    LocusResource *res[] = {up, pool, stats, limit, track, cb, before};
+    for (size_t i = 0; i < sizeof res / sizeof res[0]; i++) OK(locus_resource_free(res[i]));
+    printf("%s: resources ok\n", at);
+}
+
+static void buffers(const char *at) {
+    enum { N = 1000 };
+    float in[N], out[N];
+    for (int i = 0; i < N; i++) in[i] = (float)i;
+    LocusBuffer *b = NULL;
+    OK(locus_buffer_from_host("host", LOCUS_F32, in, N, &b));
+    size_t len = 0;
+    OK(locus_buffer_len(b, &len));
+    CHECK(len == N, "%s: %zu elements", at, len);
+
+    /* A write at the location, through its native handle where host code reaches it. */
+    LocusNative n;
+    LocusAccess *w = NULL;
+    OK(locus_buffer_access(b, at, LOCUS_READ_WRITE, &n, &w));
+    LocusMemory *probe = NULL;
+    void *host_view = NULL;
+    OK(locus_memory_new(at, 64, &probe));
+    bool reachable = locus_memory_host_pointer(probe, &host_view) == LOCUS_OK;
+    OK(locus_memory_free(probe));
+    bool wrote = false;
+    if (reachable && n.pointer != NULL) {
+        float *p = (float *)n.pointer;
+        for (int i = 0; i < N; i++) p[i] *= 2.0f;
+        wrote = true;
+    }
+    LocusAccess *r = NULL;
+    LocusNative rn;
+    REFUSED(locus_buffer_access(b, "host", LOCUS_READ, &rn, &r), LOCUS_ERROR_INVALID, "open write access");
+    REFUSED(locus_buffer_read(b, out, sizeof out), LOCUS_ERROR_INVALID, "open write access");
+    OK(locus_access_end(w));
+    REFUSED(locus_access_end(w), LOCUS_ERROR_BAD_HANDLE, "not a live");
+
+    /* Reads overlap reads; a write waits for them to end. */
+    LocusAccess *r1 = NULL, *r2 = NULL;
+    OK(locus_buffer_access(b, "host", LOCUS_READ, &rn, &r1));
+    CHECK(rn.kind == LOCUS_NATIVE_HOST || rn.pointer != NULL || rn.object != NULL || rn.kind == LOCUS_NATIVE_WEBGPU,
+          "%s: a read handle", at);
+    OK(locus_buffer_access(b, at, LOCUS_READ, &rn, &r2));
+    REFUSED(locus_buffer_access(b, at, LOCUS_READ_WRITE, &rn, &w), LOCUS_ERROR_INVALID, "read access");
+    OK(locus_access_end(r1));
+    OK(locus_access_end(r2));
+    OK(locus_buffer_read(b, out, sizeof out));
+    for (int i = 0; i < N; i++)
+        CHECK(out[i] == (wrote ? 2.0f : 1.0f) * (float)i, "%s: element %d is %g", at, i, (double)out[i]);
+    REFUSED(locus_buffer_read(b, out, 10), LOCUS_ERROR_INVALID, "bytes");
+    REFUSED(locus_buffer_access(b, at, 5, &rn, &r), LOCUS_ERROR_INVALID, "LocusAccessMode");
+    OK(locus_buffer_free(b));
+
+    LocusBuffer *z = NULL;
+    OK(locus_buffer_new(at, LOCUS_F64, 10, &z));
+    double zeros[10];
+    OK(locus_buffer_read(z, zeros, sizeof zeros));
+    for (int i = 0; i < 10; i++) CHECK(zeros[i] == 0.0, "%s: zeroed", at);
+    OK(locus_buffer_free(z));
+    REFUSED(locus_buffer_new(at, 77, 10, &z), LOCUS_ERROR_INVALID, "LocusElement");
+    printf("%s: buffers ok (%s through the native handle)\n", at, wrote ? "written" : "not written");
+}
+
+int main(void) {
+    size_t count = 0;
+    OK(locus_location_count(&count));
+    for (size_t i = 0; i < count; i++) {
+        char at[32];
+        OK(locus_location_name(i, at, sizeof at, NULL));
+        kinds_and_handles(at);
+        async_copies(at);
+        resources(at);
+        buffers(at);
+    }
+    if (failures) {
+        fprintf(stderr, "%d checks failed\n", failures);
+        return 1;
+    }
+    printf("native C API: every check passed at %zu locations\n", count);
+    return 0;
+}

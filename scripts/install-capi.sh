@@ -23,6 +23,9 @@ install -m 644 capi/include/umem.h capi/include/umem_utils.h capi/include/umem_c
   capi/include/umem.hpp "$prefix/include/"
 install -d "$prefix/share/doc/locus"
 install -m 644 capi/include/LICENSE-umem "$prefix/share/doc/locus/LICENSE-umem"
+# HAMR's C++ API (hamr_buffer.h and the headers HAMR installs beside it), over locus.h.
+install -m 644 capi/include/hamr_*.h "$prefix/include/"
+install -m 644 capi/include/LICENSE-hamr "$prefix/share/doc/locus/LICENSE-hamr"
 install -m 755 "$target/liblocus.so" "$prefix/lib/liblocus.so.$version"
 ln -sf "liblocus.so.$version" "$prefix/lib/liblocus.so"
 install -m 644 "$target/liblocus.a" "$prefix/lib/liblocus.a"
@@ -40,4 +43,4 @@ Libs: -L\${libdir} -Wl,-rpath,\${libdir} -llocus
 Libs.private: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 Cflags: -I\${includedir}
 PC
-echo "installed locus $version into $prefix (include/locus.h, umem.h, umem.hpp, lib/liblocus.so, lib/liblocus.a, lib/pkgconfig/locus.pc)"
+echo "installed locus $version into $prefix (include/locus.h, umem.h, umem.hpp, hamr_buffer.h, lib/liblocus.so, lib/liblocus.a, lib/pkgconfig/locus.pc)"

@@ -196,7 +196,7 @@ echo "--- mpirun -np 3 python/examples/16_mpi_jacobi.py host openmp:0 sycl:0"
 LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 3 \
   "$LOCUS_SYCL_VENV/bin/python" python/examples/16_mpi_jacobi.py host openmp:0 sycl:0
 
-step "C API: installed into a prefix, C programs compiled against it with pkg-config at every location"
+step "C API: installed into a prefix; C and C++ programs (locus.h, umem, HAMR) compiled against it with pkg-config at every location"
 # The header is what cbindgen makes of capi/src (capi/tests/header.rs); the library is
 # installed as a user installs it; the conformance program runs every pair of
 # locations and bad input, linked shared and static, then under valgrind (no memory
@@ -250,6 +250,10 @@ LOCUS_BACKENDS=host,openmp valgrind --quiet --leak-check=full --errors-for-leak-
 # libumem's API (umem.h, umem.hpp): umem's own tests, C and C++ conformance at every
 # location, the document's examples (also as a CMake project), valgrind and sanitizers.
 POCL_DEVICES="pthread pthread" capi/tests/run-umem.sh "$capi_prefix"
+# HAMR's C++ API (hamr_buffer.h): HAMR's own tests and its guide's OpenMP example as
+# written and with their producers at OpenCL, SYCL and WebGPU, conformance at every
+# allocator, sanitizers and valgrind.
+POCL_DEVICES="pthread pthread" capi/tests/run-hamr.sh "$capi_prefix"
 rm -rf "$capi_prefix"
 
 step "leaks: the host pool under valgrind, then the asynchrony run started before the Python step"

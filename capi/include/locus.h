@@ -348,6 +348,22 @@ LocusStatus locus_memory_new_kind(const char *location,
 // `native` is NULL or points to a `LocusNative`.
 LocusStatus locus_memory_native(const LocusMemory *memory, LocusNative *native);
 
+// Wraps memory a C program allocated itself (`pointer`, `bytes` long, of `kind` at
+// `location`: host memory, an OpenMP device pointer, a CUDA / HIP device or pinned or
+// managed pointer, SYCL USM) as locus memory, into `*out`, without copying it. locus never
+// frees it: the caller keeps it alive until `locus_memory_free` of the handle returns. An
+// OpenCL or WebGPU location (whose memory is an object, not a pointer) is refused.
+//
+// # Safety
+// `pointer` is a live allocation of at least `bytes` bytes of that kind at that location,
+// valid until the handle is freed; `location` is NULL or NUL-terminated; `out` is NULL or
+// points to a `LocusMemory *`.
+LocusStatus locus_memory_adopt(const char *location,
+                               int32_t kind,
+                               void *pointer,
+                               size_t bytes,
+                               LocusMemory **out);
+
 // Makes a new queue, into `*out`.
 //
 // # Safety

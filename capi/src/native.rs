@@ -4,7 +4,7 @@
 
 use std::ffi::{c_char, c_void};
 
-use locus_rs::{Memory, MemoryKind, Native};
+use locus_rs::{GpuMemory, Memory, MemoryKind, Native, Technology, UsmKind};
 
 use crate::handles::{LocusMemory, MEMORY};
 use crate::text::{location_arg, out_arg};
@@ -209,4 +209,91 @@ pub(crate) fn kind_arg(kind: i32) -> Result<MemoryKind, Fail> {
                 format!("memory kind {kind} is not a LocusMemoryKind (0 ..= 9)"),
             )
         })
+}
+
+/// Wraps memory a C program allocated itself (`pointer`, `bytes` long, of `kind` at
+/// `location`: host memory, an OpenMP device pointer, a CUDA / HIP device or pinned or
+/// managed pointer, SYCL USM) as locus memory, into `*out`, without copying it. locus never
+/// frees it: the caller keeps it alive until `locus_memory_free` of the handle returns. An
+/// OpenCL or WebGPU location (whose memory is an object, not a pointer) is refused.
+///
+/// # Safety
+/// `pointer` is a live allocation of at least `bytes` bytes of that kind at that location,
+/// valid until the handle is freed; `location` is NULL or NUL-terminated; `out` is NULL or
+/// points to a `LocusMemory *`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_adopt(
+    location: *const c_char,
+    kind: i32,
+    pointer: *mut c_void,
+    bytes: usize,
+    out: *mut *mut LocusMemory,
+) -> LocusStatus {
+    call("locus_memory_adopt", || {
+        let at = location_arg(location, "location")?;
+        let kind = kind_arg(kind)?;
+        let out = out_arg(out, "out")?;
+        if pointer.is_null() && bytes > 0 {
+            return Err(Fail::new(
+                LocusStatus::LocusErrorNull,
+                format!("pointer is NULL for {bytes} bytes"),
+            ));
+        }
+        let p = pointer.cast::<u8>();
+        let refuse = |what: &str| {
+            Fail::new(
+                LocusStatus::LocusErrorInvalid,
+                format!("{at}: {what}; allocate there with locus_memory_new instead"),
+            )
+        };
+        let native = match at.technology() {
+            Technology::Host => Native::Host { ptr: p },
+            Technology::OpenMp => {
+                // The OpenMP device number of the location, as its own memory records it.
+                let probe = Memory::new(at, 1)?;
+                match probe.native() {
+                    Native::OpenMp { device, .. } => Native::OpenMp {
+                        ptr: p,
+                        device: *device,
+                    },
+                    _ => return Err(refuse("no OpenMP device number")),
+                }
+            }
+            Technology::Cuda | Technology::Hip => {
+                let gpu = match kind {
+                    MemoryKind::Default => GpuMemory::Device,
+                    MemoryKind::PinnedHost => GpuMemory::Pinned,
+                    MemoryKind::Managed => GpuMemory::Managed,
+                    MemoryKind::StreamOrdered => GpuMemory::StreamOrdered,
+                    _ => return Err(refuse("that kind is not a CUDA / HIP memory kind")),
+                };
+                let ptr = p as u64;
+                if at.technology() == Technology::Cuda {
+                    Native::Cuda { ptr, kind: gpu }
+                } else {
+                    Native::Hip { ptr, kind: gpu }
+                }
+            }
+            Technology::Sycl => {
+                let usm = match kind {
+                    MemoryKind::Default | MemoryKind::UsmDevice => UsmKind::Device,
+                    MemoryKind::UsmShared => UsmKind::Shared,
+                    MemoryKind::UsmHost => UsmKind::Host,
+                    _ => return Err(refuse("that kind is not a SYCL USM kind")),
+                };
+                Native::Sycl { ptr: p, kind: usm }
+            }
+            _ => {
+                return Err(refuse(
+                    "its memory is an object, not a pointer a program can hand over",
+                ))
+            }
+        };
+        // SAFETY: the caller's contract: a live allocation of `bytes` of this kind at
+        // `at`, kept alive by the caller until the handle is freed; the deleter frees
+        // nothing.
+        let memory = unsafe { Memory::adopt(at, native, bytes, |_| {}) }?;
+        *out = MEMORY.insert(memory);
+        Ok(())
+    })
 }

@@ -29,6 +29,16 @@
 
 namespace hamr
 {
+/** locus: an OpenCL buffer holding a hamr::buffer's data, for a user's OpenCL kernel:
+ * `mem` is the `cl_mem` (pass it as the kernel argument), the data starts `offset` bytes
+ * into it; `owner` keeps it alive. */
+struct opencl_handle
+{
+    std::shared_ptr<void> owner;
+    void *mem = nullptr;
+    size_t offset = 0;
+};
+
 template <typename T>
 class HAMR_EXPORT buffer
 {
@@ -269,6 +279,39 @@ public:
     std::shared_ptr<const T> get_openmp_accessible() const { return accessible(location_of(allocator::openmp)); }
     /// locus: a USM pointer usable by SYCL kernels on the active SYCL device
     std::shared_ptr<const T> get_sycl_accessible() const { return accessible(location_of(allocator::sycl)); }
+    /// locus: the data in an OpenCL buffer of the active OpenCL device (the buffer's own
+    /// where it lives there, else a temporary copy); an empty handle after an error
+    opencl_handle get_opencl_accessible() const
+    {
+        opencl_handle h;
+        if (!m_size) return h;
+        std::string at = location_of(allocator::opencl);
+        locus_detail::memory_ptr mem = m_mem;
+        LocusNative n;
+        char here[32] = {0};
+        locus_memory_location(m_mem.get(), here, sizeof here, nullptr);
+        if (at != here)
+        {
+            bool ok = true;
+            mem = locus_detail::allocate(at, LOCUS_KIND_DEFAULT, m_size * sizeof(T), ok);
+            if (!ok) return h;
+            if (locus_memory_copy(m_mem.get(), 0, mem.get(), 0, m_size * sizeof(T)) != LOCUS_OK)
+            {
+                HAMR_LOCUS_ERROR("failed to move the data to " + at);
+                return h;
+            }
+        }
+        if (locus_memory_native(mem.get(), &n) != LOCUS_OK || n.kind != LOCUS_NATIVE_OPENCL)
+        {
+            HAMR_LOCUS_ERROR(at + " memory is not an OpenCL buffer");
+            return h;
+        }
+        h.owner = mem;
+        h.mem = n.object;
+        h.offset = n.offset;
+        return h;
+    }
+
     /// the device HAMR would choose: CUDA, else HIP, else OpenMP, as this build enables them
     std::shared_ptr<const T> get_device_accessible() const
     {

@@ -63,6 +63,16 @@ cmake -S examples/cpp/hamr -B "$out/cmake" >/dev/null && cmake --build "$out/cma
 "$out/cmake/hello_openmp" 2>&1 | cmp -s - "$out/hello.log"
 echo "the CMake project builds and runs it"
 
+echo "--- the guide's CUDA and HIP examples, where their compilers are"
+for ex in hello_cuda:nvcc hello_hip:hipcc; do
+  dir="examples/cpp/hamr/${ex%%:*}"
+  if command -v "${ex##*:}" >/dev/null; then
+    (cd "$dir" && make >/dev/null) && echo "${ex%%:*}: built with ${ex##*:}"
+  else
+    echo "SKIPPED: ${ex%%:*} (no ${ex##*:} here)"
+  fi
+done
+
 echo "--- conformance at every allocator present"
 allocators=(cpp malloc openmp "${others[@]}")
 present cuda && allocators+=(cuda cuda_uva cuda_host)

@@ -5,6 +5,11 @@
 // non-zero return and a message, nothing written.
 #include <hamr_buffer.h>
 #include <hamr_buffer_util.h>
+#include <hamr_cuda_malloc_allocator.h>
+#include <hamr_hip_malloc_allocator.h>
+#include <hamr_openmp_allocator.h>
+#include <hamr_malloc_allocator.h>
+#include <hamr_new_allocator.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -102,6 +107,21 @@ static void members(allocator a, const std::string &name)
         CHECK(err.text.str().find("ERROR") != std::string::npos, err.text.str());
     }
     CHECK(host_values(b)[2] == 9.0f && b.size() == 3, name + ": nothing written");
+    {
+        capture_cerr err;
+        buffer<float> probe(allocator::hip, 1);
+        if (probe.size() == 0)
+        {
+            CHECK(b.move(allocator::hip) == -1 && b.get_allocator() == a, name + ": a move to a missing technology");
+            CHECK(host_values(b)[2] == 9.0f && b.size() == 3, name + ": nothing lost by a refused move");
+        }
+    }
+    {
+        capture_cerr err;  // no OpenCL here: an error printed, an empty handle
+        auto cl = b.get_opencl_accessible();
+        CHECK((cl.mem != nullptr && cl.owner != nullptr) || err.text.str().find("opencl:0") != std::string::npos,
+              name + ": an OpenCL view, or why not: " + err.text.str());
+    }
 
     {
         capture_cerr err;
@@ -183,6 +203,16 @@ int main(int argc, char **argv)
         std::printf("hamr::buffer with allocator %s: ok\n", name.c_str());
     }
     pipeline(all);
+    {
+        auto om = hamr::openmp_allocator<double>::allocate(8, 2.0);
+        CHECK(om != nullptr, "openmp_allocator");
+        auto nm = hamr::new_allocator<int>::allocate(4, 3);
+        auto mm = hamr::malloc_allocator<float>::allocate(4, 1.5f);
+        CHECK(nm.get()[3] == 3 && mm.get()[0] == 1.5f, "new / malloc allocators");
+        capture_cerr err;
+        auto cm = hamr::cuda_malloc_allocator<float>::allocate(4);
+        CHECK(cm != nullptr || err.text.str().find("cuda:0") != std::string::npos, err.text.str());
+    }
     {
         capture_cerr err;
         buffer<float> nowhere(allocator::hip, 10, 1.0f);

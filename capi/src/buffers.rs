@@ -137,6 +137,17 @@ struct Access {
     ended: Mutex<bool>,
 }
 
+/// A handle for a new buffer, with no access open.
+fn new_handle(buffer: AnyBuffer) -> *mut LocusBuffer {
+    BUFFERS.insert(BufferHandle {
+        shared: Mutex::new(Shared {
+            buffer,
+            readers: 0,
+            writer: None,
+        }),
+    })
+}
+
 static BUFFERS: Handles<BufferHandle> = Handles::new(
     "locus buffer handle",
     "locus_buffer_new or locus_buffer_from_host",
@@ -167,13 +178,7 @@ pub unsafe extern "C" fn locus_buffer_new(
         let at = location_arg(location, "location")?;
         let out = out_arg(out, "out")?;
         let buffer = AnyBuffer::zeroed(element, at, count)?;
-        *out = BUFFERS.insert(BufferHandle {
-            shared: Mutex::new(Shared {
-                buffer,
-                readers: 0,
-                writer: None,
-            }),
-        });
+        *out = new_handle(buffer);
         Ok(())
     })
 }
@@ -213,13 +218,7 @@ pub unsafe extern "C" fn locus_buffer_from_host(
             unsafe { std::slice::from_raw_parts(data.cast::<u8>(), bytes) }
         };
         let buffer = AnyBuffer::from_bytes(element, at, slice)?;
-        *out = BUFFERS.insert(BufferHandle {
-            shared: Mutex::new(Shared {
-                buffer,
-                readers: 0,
-                writer: None,
-            }),
-        });
+        *out = new_handle(buffer);
         Ok(())
     })
 }

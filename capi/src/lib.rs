@@ -100,6 +100,15 @@ fn set_last_error(message: &str) {
     LAST_ERROR.with(|last| *last.borrow_mut() = text);
 }
 
+/// What a caught panic says.
+pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
+}
+
 /// Runs one C call: its result as a status, a failure's message kept for
 /// [`locus_last_error`], a panic caught and reported as `LOCUS_ERROR_INTERNAL`.
 pub(crate) fn call(name: &str, f: impl FnOnce() -> Result<(), Fail>) -> LocusStatus {
@@ -110,11 +119,7 @@ pub(crate) fn call(name: &str, f: impl FnOnce() -> Result<(), Fail>) -> LocusSta
             fail.status
         }
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".into());
+            let what = panic_text(panic.as_ref());
             set_last_error(&format!(
                 "{name}: locus failed inside ({what}); please report this message"
             ));

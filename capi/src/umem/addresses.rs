@@ -8,6 +8,7 @@
 //! an address back to its allocation and offset, per location.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -80,13 +81,22 @@ pub(crate) fn find_elsewhere(
     accept: impl Fn(Location) -> bool,
 ) -> Option<(Location, Found)> {
     let table = table();
-    let mut locations: Vec<Location> = table.keys().map(|(l, _)| *l).collect();
-    locations.dedup();
-    locations
-        .into_iter()
-        .filter(|l| are_pointers(*l))
-        .map(|l| (l, find_in(&table, l, address, n)))
-        .find(|(l, found)| !matches!(found, Found::Unknown) && accept(*l))
+    // Each location with allocations once: from the first key, then past each
+    // location's last possible key (O(locations x log n), not a walk of every entry).
+    let mut next = table.keys().next().map(|(l, _)| *l);
+    while let Some(l) = next {
+        if are_pointers(l) && accept(l) {
+            let found = find_in(&table, l, address, n);
+            if !matches!(found, Found::Unknown) {
+                return Some((l, found));
+            }
+        }
+        next = table
+            .range((Bound::Excluded((l, usize::MAX)), Bound::Unbounded))
+            .next()
+            .map(|((l, _), _)| *l);
+    }
+    None
 }
 
 fn find_in(table: &Table, location: Location, address: usize, n: usize) -> Found {

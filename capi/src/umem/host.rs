@@ -61,10 +61,7 @@ unsafe extern "C" fn free(_ctx: Ctx, adr: usize) {
 
 unsafe extern "C" fn aligned_alloc(ctx: Ctx, alignment: usize, size: usize) -> usize {
     let word = std::mem::size_of::<usize>();
-    let Some(req) = (alignment - 1)
-        .checked_add(word)
-        .and_then(|extra| extra.checked_add(size.max(1)))
-    else {
+    let Some(req) = super::virtual_context::aligned_request(alignment, size) else {
         // SAFETY: umem calls a method with its own context.
         unsafe {
             host_error(

@@ -211,11 +211,7 @@ pub(crate) unsafe fn guarded<R>(ctx: Ctx, method: &str, fallback: R, f: impl FnO
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".into());
+            let what = crate::panic_text(panic.as_ref());
             // SAFETY: the caller's contract.
             unsafe {
                 set_status_text(

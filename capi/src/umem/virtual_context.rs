@@ -285,6 +285,14 @@ pub unsafe extern "C" fn umemVirtual_calloc(
     }
 }
 
+/// The bytes umem's `aligned_alloc` asks for: `alignment - 1` to find an aligned address,
+/// a word before it for the origin, then `size` (at least 1); `None` when that overflows.
+pub(crate) fn aligned_request(alignment: usize, size: usize) -> Option<usize> {
+    (alignment - 1)
+        .checked_add(std::mem::size_of::<usize>())
+        .and_then(|extra| extra.checked_add(size.max(1)))
+}
+
 /// umem's default `aligned_alloc`: a zeroed allocation `alignment - 1 + sizeof(uintptr_t)`
 /// bytes larger, the aligned address inside it, and the allocation's address stored in
 /// the word before the aligned one (written through the host context).
@@ -299,10 +307,7 @@ pub unsafe extern "C" fn umemVirtual_aligned_alloc(
     size: usize,
 ) -> usize {
     let word = std::mem::size_of::<usize>();
-    let Some(req) = (alignment - 1)
-        .checked_add(word)
-        .and_then(|extra| extra.checked_add(size.max(1)))
-    else {
+    let Some(req) = aligned_request(alignment, size) else {
         // SAFETY: a constructed context (the caller's contract).
         unsafe {
             set_status_text(

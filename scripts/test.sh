@@ -54,6 +54,11 @@ diff -u src/backends/hip/rtc_bindings.rs "${TMPDIR:-/tmp}/locus-hiprtc-bindings.
 diff -u src/backends/hip/pool_bindings.rs "${TMPDIR:-/tmp}/locus-hippool-bindings.rs"
 echo "ok: src/backends/hip/bindings.rs, rtc_bindings.rs and pool_bindings.rs are up to date"
 
+step "documents: every relative link and anchor resolves; the README at most 300 lines"
+python3 scripts/check-links.py
+readme_lines=$(wc -l < README.md)
+[ "$readme_lines" -le 300 ] || { echo "FAIL: README.md has $readme_lines lines (at most 300: move detail into docs/guide/)"; exit 1; }
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

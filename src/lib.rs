@@ -77,3 +77,9 @@ pub use runtime::{access, event, mirror, transfer};
 pub fn is_accessible_from(memory: &Memory, accessor: Location) -> bool {
     memory.is_accessible_from(accessor)
 }
+
+/// The README's Rust code, compiled as a doctest so that the front page cannot drift
+/// from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

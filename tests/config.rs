@@ -15,6 +15,11 @@ const NOT_VARIABLES: &[&str] = &[
     "LOCUS_OK",
     "LOCUS_ERROR",
     "LOCUS_H",
+    // The C API's constants (locus.h).
+    "LOCUS_EVENT",
+    "LOCUS_NATIVE",
+    "LOCUS_KIND",
+    "LOCUS_READ",
 ];
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -41,7 +46,16 @@ fn names_in(text: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     let mut rest = text;
     while let Some(at) = rest.find("LOCUS_") {
+        // Part of a longer name (umem.h's `UMEM_LOCUS_DEVICE`): not a variable.
+        let inside = rest[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
         let tail = &rest[at..];
+        if inside {
+            rest = &tail["LOCUS_".len()..];
+            continue;
+        }
         let len = tail
             .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
             .unwrap_or(tail.len());

@@ -337,7 +337,7 @@ unsafe extern "C" fn is_accessible_from(src: Ctx, dest: Ctx) -> bool {
     }
 }
 
-static LOCUS_TABLE: UmemVtbl = UmemVtbl {
+static LOCATION_TABLE: UmemVtbl = UmemVtbl {
     dtor,
     is_accessible_from,
     alloc,
@@ -359,7 +359,7 @@ unsafe fn construct(base: Ctx, host: *mut UmemHost, kind: UmemDeviceType, ctor: 
         umemHost_ctor(host);
         umemVirtual_ctor(base, host);
         (*base).kind = kind;
-        (*base).vptr = &LOCUS_TABLE;
+        (*base).vptr = &LOCATION_TABLE;
         run(base, ctor, || {
             let (location, _) =
                 backing(base).map_err(|e| (UMEM_VALUE_ERROR, format!("{ctor}: {e}")))?;

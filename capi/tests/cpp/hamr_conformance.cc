@@ -8,6 +8,9 @@
 #include <hamr_cuda_malloc_allocator.h>
 #include <hamr_hip_malloc_allocator.h>
 #include <hamr_openmp_allocator.h>
+#include <hamr_openmp_print.h>
+#include <hamr_cuda_print.h>
+#include <hamr_hip_print.h>
 #include <hamr_malloc_allocator.h>
 #include <hamr_new_allocator.h>
 
@@ -206,6 +209,11 @@ int main(int argc, char **argv)
     {
         auto om = hamr::openmp_allocator<double>::allocate(8, 2.0);
         CHECK(om != nullptr, "openmp_allocator");
+        {
+            capture_cerr err;
+            CHECK(hamr::openmp_print(om.get(), 8) == 0, "openmp_print");
+            CHECK(err.text.str() == "2, 2, 2, 2, 2, 2, 2, 2\n", err.text.str());
+        }
         auto nm = hamr::new_allocator<int>::allocate(4, 3);
         auto mm = hamr::malloc_allocator<float>::allocate(4, 1.5f);
         CHECK(nm.get()[3] == 3 && mm.get()[0] == 1.5f, "new / malloc allocators");

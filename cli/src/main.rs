@@ -65,6 +65,10 @@ struct BenchArgs {
     /// One CSV row per cell: `--csv` to stdout, `--csv=FILE` to a file.
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
     csv: Option<String>,
+    /// The report as a Markdown record (the command, the date, the machine, a table per
+    /// size and mode): `--markdown` to stdout, `--markdown=FILE` to a file.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    markdown: Option<String>,
     /// An SVG heat map of the matrix with bandwidth-against-size curves.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<String>,
@@ -324,7 +328,7 @@ fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
-/// Writes a `--json` / `--csv` output: to stdout for `-` (the flag alone), else to the file.
+/// Writes a `--json` / `--csv` / `--markdown` output: to stdout for `-` (the flag alone), else to the file.
 fn emit(sink: &str, text: &str) -> Result<(), String> {
     if sink == "-" {
         print!("{text}");
@@ -373,7 +377,9 @@ fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     }
     let mut progress = progress_bar();
     let report = bench::run(registry, &config, &mut progress).map_err(|e| e.to_string())?;
-    let machine_output = args.json.as_deref() == Some("-") || args.csv.as_deref() == Some("-");
+    let machine_output = [&args.json, &args.csv, &args.markdown]
+        .iter()
+        .any(|sink| sink.as_deref() == Some("-"));
     if !machine_output {
         print!("{}", bench::table(&report));
     }
@@ -383,6 +389,13 @@ fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     }
     if let Some(sink) = &args.csv {
         emit(sink, &bench::csv(&report))?;
+    }
+    if let Some(sink) = &args.markdown {
+        let command = std::iter::once("locus".to_string())
+            .chain(std::env::args().skip(1))
+            .collect::<Vec<_>>()
+            .join(" ");
+        emit(sink, &bench::markdown(&report, &command))?;
     }
     if let Some(path) = args.plot {
         std::fs::write(&path, bench::plot(&report)).map_err(|e| format!("writing {path}: {e}"))?;

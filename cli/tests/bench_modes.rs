@@ -184,3 +184,68 @@ fn modes_with_one_location_or_an_unknown_shape_are_refused_before_anything_runs(
         assert!(out.stdout.is_empty(), "{args:?}: nothing measured");
     }
 }
+
+#[test]
+fn markdown_records_the_command_the_machine_and_every_cell() {
+    let required = common::required_locations();
+    if required.len() < 2 {
+        println!("SKIPPED: one location only ({required:?})");
+        return;
+    }
+    let list: Vec<String> = required.iter().map(|l| l.to_string()).collect();
+    let locations = list.join(",");
+    let out = locus()
+        .args([
+            "bench",
+            "--locations",
+            &locations,
+            "--sizes",
+            "4KiB,64KiB",
+            "--budget",
+            "0.002",
+        ])
+        .args(["--bidirectional", "--markdown"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("# locus bench on "), "{text}");
+    assert!(
+        text.contains("Made by `locus bench --locations"),
+        "the command is recorded: {text}"
+    );
+    for l in &list {
+        assert!(
+            text.contains(&format!("| `{l}` |")),
+            "{l} is described: {text}"
+        );
+    }
+    // Two bandwidth matrices and the two comparisons, each with a row per source and a
+    // positive number per destination.
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|line| list.iter().any(|l| line.starts_with(&format!("| {l} |"))))
+        .collect();
+    assert_eq!(rows.len(), 4 * list.len(), "{text}");
+    for row in &rows[..2 * list.len()] {
+        for v in row
+            .split('|')
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .skip(1)
+        {
+            let x: f64 = v.parse().unwrap_or_else(|_| panic!("{v} in {row}"));
+            assert!(x.is_finite() && x > 0.0, "{row}");
+        }
+    }
+    let duplex = text.lines().filter(|line| line.contains(" <-> ")).count();
+    assert_eq!(
+        duplex,
+        2 * list.len() * (list.len() - 1) / 2,
+        "a row per pair and size: {text}"
+    );
+}

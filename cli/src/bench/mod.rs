@@ -11,6 +11,7 @@
 
 pub mod bandwidth_test;
 pub mod calibrate;
+mod markdown;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 mod output;
@@ -23,6 +24,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+pub use markdown::markdown;
 pub use output::{compare, csv, table};
 pub use stats::{format_size, parse_size, parse_sizes, Stats};
 pub use svg::plot;

@@ -104,45 +104,57 @@ fn quick_json_csv_plot_and_compare() {
     for a in report["access"].as_array().unwrap() {
         positive(&a["median_us"], "access latency");
     }
-    // The bandwidthTest shape: for every device with a page-locked host kind (SYCL USM
-    // host here; CUDA / HIP pinned on a GPU machine), pageable and page-locked in both
-    // directions and device to device; the others named in a note.
+    // Host memory as a dimension: for every device, pageable and huge-page host memory
+    // and each page-locked or host-visible kind it offers (SYCL USM host and OpenCL
+    // host-visible here; CUDA / HIP pinned on a GPU machine), both directions, and
+    // device to device; a device without a page-locked kind named in a note.
     let shaped = report["bandwidth_test"].as_array().unwrap();
     for l in locus::available().into_iter().filter(|l| !l.is_host()) {
         let kinds = locus::registry().device(l).unwrap().memory_kinds();
-        let has_locked = kinds.iter().any(|k| {
-            matches!(
-                k,
-                locus::MemoryKind::PinnedHost | locus::MemoryKind::UsmHost
-            )
-        });
-        let at: Vec<_> = shaped
+        let locked: Vec<String> = kinds
+            .iter()
+            .filter(|k| {
+                matches!(
+                    k,
+                    locus::MemoryKind::PinnedHost
+                        | locus::MemoryKind::UsmHost
+                        | locus::MemoryKind::HostVisible
+                )
+            })
+            .map(|k| k.to_string())
+            .collect();
+        let mut rows: Vec<(String, String)> = shaped
             .iter()
             .filter(|c| c["location"] == l.to_string().as_str())
+            .map(|c| {
+                positive(&c["gbps"]["median"], "host memory cell");
+                (
+                    c["direction"].as_str().unwrap().to_string(),
+                    c["host_memory"].as_str().unwrap().to_string(),
+                )
+            })
+            .filter(|(d, _)| !d.starts_with("to "))
             .collect();
-        if has_locked {
-            let mut rows: Vec<(String, String)> = at
-                .iter()
-                .map(|c| {
-                    positive(&c["gbps"]["median"], "bandwidthTest");
-                    (
-                        c["direction"].as_str().unwrap().to_string(),
-                        c["host_memory"].as_str().unwrap().to_string(),
-                    )
-                })
-                .filter(|(d, _)| !d.starts_with("to "))
-                .collect();
-            rows.sort();
-            assert_eq!(rows.len(), 5, "{l}: {rows:?}");
-            assert!(rows.contains(&("host-to-device".into(), "pageable".into())));
-            assert!(rows.contains(&("device-to-host".into(), "pageable".into())));
-            assert!(rows.contains(&("device-to-device".into(), "-".into())));
-        } else {
-            assert!(at.is_empty(), "{l} has no page-locked kind");
+        rows.sort();
+        let hosts = ["pageable".to_string(), "huge-pages".to_string()]
+            .into_iter()
+            .chain(locked.iter().cloned());
+        let mut want: Vec<(String, String)> = hosts
+            .flat_map(|h| {
+                [
+                    ("host-to-device".to_string(), h.clone()),
+                    ("device-to-host".to_string(), h),
+                ]
+            })
+            .chain([("device-to-device".to_string(), "-".to_string())])
+            .collect();
+        want.sort();
+        assert_eq!(rows, want, "{l}");
+        if locked.is_empty() {
             let notes = report["notes"].as_array().unwrap();
             assert!(notes.iter().any(|n| {
                 let n = n.as_str().unwrap();
-                n.contains("bandwidthTest") && n.contains(&l.to_string())
+                n.contains("no page-locked") && n.contains(&l.to_string())
             }));
         }
     }

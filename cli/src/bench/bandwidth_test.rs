@@ -1,8 +1,12 @@
-//! The CUDA samples' `bandwidthTest` shape next to the matrix: per device that has a
-//! page-locked host memory kind (CUDA / HIP pinned host memory, SYCL USM host memory),
-//! host-to-device and device-to-host from pageable and from that host memory,
-//! device-to-device on the device, and device-to-device between devices of one
-//! technology (peer where enabled), at one size (32 MiB, bandwidthTest's default).
+//! Host memory as a dimension, in the CUDA samples' `bandwidthTest` shape, next to the
+//! matrix: for every device, host-to-device and device-to-host from each kind of host
+//! memory a program has: pageable (a `Vec`, the C library's pages, as a user's array
+//! is), huge pages (locus's own host memory: large allocations are mapped with
+//! transparent huge pages advised), and each page-locked or host-visible kind the device
+//! offers (CUDA / HIP pinned host memory, SYCL USM host memory, an OpenCL
+//! `CL_MEM_ALLOC_HOST_PTR` buffer); device-to-device on the device, and between devices
+//! of one technology (peer where enabled), at one size (32 MiB, bandwidthTest's
+//! default).
 
 use serde::{Deserialize, Serialize};
 
@@ -33,15 +37,29 @@ pub struct BandwidthCell {
     pub gbps: Bandwidth,
 }
 
-/// The page-locked host kind a device offers, if any.
-fn host_kind(kinds: &[MemoryKind]) -> Option<MemoryKind> {
-    [MemoryKind::PinnedHost, MemoryKind::UsmHost]
-        .into_iter()
-        .find(|k| kinds.contains(k))
+/// The page-locked or host-visible host kinds a device offers.
+fn locked_kinds(kinds: &[MemoryKind]) -> Vec<MemoryKind> {
+    [
+        MemoryKind::PinnedHost,
+        MemoryKind::UsmHost,
+        MemoryKind::HostVisible,
+    ]
+    .into_iter()
+    .filter(|k| kinds.contains(k))
+    .collect()
 }
 
-/// Runs the bandwidthTest shape on every location of `config` with a page-locked host
-/// kind; the others are named in `notes`.
+/// The system's transparent huge page policy (`always`, `madvise`, `never`), where Linux
+/// says.
+fn huge_page_policy() -> Option<String> {
+    let text = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok()?;
+    let start = text.find('[')? + 1;
+    let end = start + text[start..].find(']')?;
+    Some(text[start..end].to_string())
+}
+
+/// Runs the host-memory dimension on every device of `config`; what a device lacks is
+/// named in `notes`.
 pub(super) fn run(
     registry: &Registry,
     config: &Config,
@@ -51,17 +69,23 @@ pub(super) fn run(
     let mut without = Vec::new();
     for &l in config.locations.iter().filter(|l| !l.is_host()) {
         let device = registry.device(l)?;
-        let Some(kind) = host_kind(&device.memory_kinds()) else {
-            without.push(l.to_string());
-            continue;
-        };
         let n = BYTES.min(device.info().max_allocation) as usize;
-        let pageable = Memory::new(Location::Host, n)?;
-        let locked = Memory::on_kind(device, n, kind)?;
+        let mut hosts: Vec<(String, Memory)> = vec![
+            ("pageable".into(), Memory::from_vec(vec![0x5Au8; n])),
+            ("huge-pages".into(), Memory::new(Location::Host, n)?),
+        ];
+        let locked = locked_kinds(&device.memory_kinds());
+        if locked.is_empty() {
+            without.push(l.to_string());
+        }
+        for kind in locked {
+            hosts.push((kind.to_string(), Memory::on_kind(device, n, kind)?));
+        }
         let (a, b) = (Memory::new(l, n)?, Memory::new(l, n)?);
-        pageable.fill(0..n, &[0x5A])?;
-        locked.fill(0..n, &[0x5A])?;
         a.fill(0..n, &[0x5A])?;
+        for (_, h) in &hosts {
+            h.fill(0..n, &[0x5A])?;
+        }
         let mut cell = |direction: String, host: &str, src: &Memory, dst: &Memory| -> Result<()> {
             let mut route = None;
             let stats = measure(config.cell_seconds, config.min_runs, || {
@@ -79,11 +103,10 @@ pub(super) fn run(
             });
             Ok(())
         };
-        let kind_name = kind.to_string();
-        cell("host-to-device".into(), "pageable", &pageable, &a)?;
-        cell("host-to-device".into(), &kind_name, &locked, &a)?;
-        cell("device-to-host".into(), "pageable", &a, &pageable)?;
-        cell("device-to-host".into(), &kind_name, &a, &locked)?;
+        for (name, h) in &hosts {
+            cell("host-to-device".into(), name, h, &a)?;
+            cell("device-to-host".into(), name, &a, h)?;
+        }
         cell("device-to-device".into(), "-", &a, &b)?;
         for &other in config
             .locations
@@ -96,8 +119,14 @@ pub(super) fn run(
     }
     if !without.is_empty() {
         notes.push(format!(
-            "bandwidthTest shape: no page-locked host memory kind at {} (CUDA / HIP pinned host memory and SYCL USM host memory have one)",
+            "host memory: no page-locked or host-visible host memory kind at {} (CUDA / HIP pinned host memory, SYCL USM host memory and OpenCL host-visible buffers are such kinds)",
             without.join(", ")
+        ));
+    }
+    if let Some(policy) = huge_page_policy() {
+        notes.push(format!(
+            "host memory: `huge-pages` is locus's host memory, whose large allocations ask for transparent huge pages; the system's policy is `{policy}`{}",
+            if policy == "never" { ", so they are plain pages here" } else { "" }
         ));
     }
     Ok(out)

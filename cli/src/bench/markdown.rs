@@ -1,7 +1,8 @@
 //! `locus bench --markdown`: the report as a Markdown record for documents: the command
 //! that made it and when, the machine and its devices, the host's memcpy, a bandwidth
 //! matrix per size, efficiency against memcpy and against each raw native API at the
-//! largest size, and the duplex and concurrent runs when there were any.
+//! largest size, the host memory kinds per device, and the duplex and concurrent runs
+//! when there were any.
 
 use std::fmt::Write;
 
@@ -118,6 +119,25 @@ pub fn markdown(report: &Report, command: &str) -> String {
             &format!("Against the raw native API at {size} (locus time / raw time - 1):"),
             |c| c.overhead_vs_raw.map(|o| format!("{:+.1}%", o * 100.0)),
         );
+    }
+    if !report.bandwidth_test.is_empty() {
+        let _ = writeln!(
+            out,
+            "Host memory kinds, {} (the CUDA samples' bandwidthTest shape), GB/s (median):\n",
+            format_size(report.bandwidth_test[0].bytes)
+        );
+        let _ = writeln!(
+            out,
+            "| Device | Direction | Host memory | GB/s | Route |\n|---|---|---|---|---|"
+        );
+        for c in &report.bandwidth_test {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.2} | {} |",
+                c.location, c.direction, c.host_memory, c.gbps.median, c.route
+            );
+        }
+        let _ = writeln!(out);
     }
     if !report.bidirectional.is_empty() {
         let _ = writeln!(out, "Both directions at once, GB/s (median):\n");

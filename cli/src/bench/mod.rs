@@ -231,9 +231,10 @@ pub struct Report {
     pub cells: Vec<Cell>,
     /// Access latencies.
     pub access: Vec<AccessTiming>,
-    /// The CUDA samples' bandwidthTest shape: pageable and page-locked host memory to
-    /// and from each device that has a page-locked kind, device to device, and between
-    /// devices of one technology (empty in reports made before it existed).
+    /// Host memory as a dimension, in the CUDA samples' bandwidthTest shape: pageable,
+    /// huge-page and each page-locked or host-visible host memory to and from every
+    /// device, device to device, and between devices of one technology (empty in reports
+    /// made before it existed).
     #[serde(default)]
     pub bandwidth_test: Vec<bandwidth_test::BandwidthCell>,
     /// Both directions of each pair at once (`--bidirectional`; empty otherwise).

@@ -171,7 +171,7 @@ pub fn table(report: &Report) -> String {
     if !report.bandwidth_test.is_empty() {
         let _ = writeln!(
             out,
-            "\nbandwidthTest shape (the CUDA samples' bandwidthTest, {}):",
+            "\nHost memory kinds (the CUDA samples' bandwidthTest shape, {}):",
             format_size(report.bandwidth_test[0].bytes)
         );
         for c in &report.bandwidth_test {

@@ -69,7 +69,9 @@ pub use half;
 pub use runtime::event::{Event, EventTrigger};
 pub use runtime::queue::Queue;
 pub use runtime::registry::{available, device_as, registry, Registry};
-pub use runtime::transfer::{CopyOptions, Route, RouteKind, TransferStats, TransferTotals, Via};
+pub use runtime::transfer::{
+    copy_batch, BatchCopy, CopyOptions, Route, RouteKind, TransferStats, TransferTotals, Via,
+};
 pub use runtime::{access, event, mirror, transfer};
 
 /// Can code running at `accessor` use `memory` in place, without a copy? Not symmetric:

@@ -175,6 +175,16 @@ typedef struct {
   uint32_t device;
 } LocusNativeEvent;
 
+// One copy of a batch (`locus_memory_copy_batch`): `len` bytes from `src` at
+// `src_offset` to `dst` at `dst_offset`.
+typedef struct {
+  const LocusMemory *src;
+  size_t src_offset;
+  const LocusMemory *dst;
+  size_t dst_offset;
+  size_t len;
+} LocusCopy;
+
 // Counts of a statistics adaptor (RMM's `bytes_counter` / `allocations_counter`).
 typedef struct {
   size_t current_bytes;
@@ -411,6 +421,16 @@ LocusStatus locus_event_native(const LocusEvent *event, LocusNativeEvent *native
 
 // Frees the event handle without waiting. NULL does nothing.
 LocusStatus locus_event_free(LocusEvent *event);
+
+// Runs `count` copies between any locations and returns when all are done. Every copy
+// is checked first (handles, ranges, two copies writing the same bytes or one reading
+// what another writes): on bad input nothing is copied. A runtime's fixed cost is paid
+// once per batch where its queue carries the copies (OpenCL, CUDA, HIP). When a started
+// copy fails the message names each failed copy and how many completed.
+//
+// # Safety
+// `copies` is NULL (with `count` 0) or points to `count` `LocusCopy` values.
+LocusStatus locus_memory_copy_batch(const LocusCopy *copies, size_t count);
 
 // The resource memory at `location` is allocated from now (its upstream unless
 // replaced with `locus_resource_set_default`), into `*out`.

@@ -200,3 +200,57 @@ pub unsafe extern "C" fn locus_event_native(
 pub extern "C" fn locus_event_free(event: *mut LocusEvent) -> LocusStatus {
     call("locus_event_free", || EVENTS.remove(event, "the event"))
 }
+
+/// One copy of a batch (`locus_memory_copy_batch`): `len` bytes from `src` at
+/// `src_offset` to `dst` at `dst_offset`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct LocusCopy {
+    pub src: *const LocusMemory,
+    pub src_offset: usize,
+    pub dst: *const LocusMemory,
+    pub dst_offset: usize,
+    pub len: usize,
+}
+
+/// Runs `count` copies between any locations and returns when all are done. Every copy
+/// is checked first (handles, ranges, two copies writing the same bytes or one reading
+/// what another writes): on bad input nothing is copied. A runtime's fixed cost is paid
+/// once per batch where its queue carries the copies (OpenCL, CUDA, HIP). When a started
+/// copy fails the message names each failed copy and how many completed.
+///
+/// # Safety
+/// `copies` is NULL (with `count` 0) or points to `count` `LocusCopy` values.
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_copy_batch(
+    copies: *const LocusCopy,
+    count: usize,
+) -> LocusStatus {
+    call("locus_memory_copy_batch", || {
+        if count == 0 {
+            return Ok(());
+        }
+        if copies.is_null() {
+            return Err(crate::Fail::new(
+                LocusStatus::LocusErrorNull,
+                format!("copies is NULL for {count} copies"),
+            ));
+        }
+        // SAFETY: `copies` points to `count` values (the caller's contract).
+        let copies = unsafe { std::slice::from_raw_parts(copies, count) };
+        let batch = copies
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                Ok(locus_rs::BatchCopy::new(
+                    &MEMORY.get(c.src, &format!("copies[{i}].src"))?,
+                    c.src_offset,
+                    &MEMORY.get(c.dst, &format!("copies[{i}].dst"))?,
+                    c.dst_offset,
+                    c.len,
+                ))
+            })
+            .collect::<Result<Vec<_>, crate::Fail>>()?;
+        Ok(locus_rs::copy_batch(&batch)?)
+    })
+}

@@ -90,6 +90,10 @@ struct BenchArgs {
     /// up to 64 MiB.
     #[arg(long, value_name = "SHAPE", value_enum)]
     concurrent: Option<bench::together::Shape>,
+    /// Also many small copies per pair (1000 of 4 KiB): one by one through locus, as one
+    /// copy_batch, and one by one through the raw native calls.
+    #[arg(long)]
+    batch: bool,
     /// Small copies, where the time per copy is the measure: sizes 1 B to 4 KiB
     /// (unless --sizes says), the median and 99th percentile per copy.
     #[arg(long)]
@@ -369,6 +373,7 @@ fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     }
     config.bidirectional = args.bidirectional;
     config.concurrent = args.concurrent;
+    config.batch = args.batch;
     if let Some(v) = args.budget {
         config.cell_seconds = v;
     }

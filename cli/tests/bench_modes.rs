@@ -249,3 +249,47 @@ fn markdown_records_the_command_the_machine_and_every_cell() {
         "a row per pair and size: {text}"
     );
 }
+
+#[test]
+fn batch_times_small_copies_three_ways_at_every_pair() {
+    // One location per technology (every pair of those: a round is 1000 copies).
+    let mut list: Vec<String> = Vec::new();
+    for l in common::required_locations() {
+        if !list
+            .iter()
+            .any(|s| s.split(':').next() == Some(l.technology().name()))
+        {
+            list.push(l.to_string());
+        }
+    }
+    let locations = list.join(",");
+    let report = run(&[
+        "bench",
+        "--quick",
+        "--locations",
+        &locations,
+        "--sizes",
+        "4KiB",
+        "--budget",
+        "0.002",
+        "--batch",
+        "--json",
+    ]);
+    let cells = report["batch"].as_array().unwrap();
+    assert_eq!(
+        cells.len(),
+        list.len() * list.len(),
+        "a cell per ordered pair"
+    );
+    for c in cells {
+        let what = format!("{} -> {}", c["src"], c["dst"]);
+        assert_eq!(c["copies"], 1000, "{what}");
+        assert_eq!(c["bytes"], 4096, "{what}");
+        for (i, way) in ["one by one", "batch", "raw"].iter().enumerate() {
+            number(&c["us_per_copy"][i], &format!("{what}: {way}"));
+        }
+        for way in ["one_by_one", "batch", "raw"] {
+            check_stats(&c[way], &format!("{what}: {way}"));
+        }
+    }
+}

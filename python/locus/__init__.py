@@ -39,6 +39,7 @@ from ._locus import (  # noqa: E402, F401
     Queue,
     __version__,
     available,
+    copy_batch,
     dlpack_device,
     dtypes,
     info,

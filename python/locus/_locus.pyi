@@ -423,6 +423,12 @@ class PendingCall:
     @property
     def target(self) -> str: ...
 
+def copy_batch(copies: list[Tuple["Memory", int, "Memory", int, int]]) -> None:
+    """Many copies (src, src_offset, dst, dst_offset, nbytes), any locations each, checked
+    together first (nothing copied on bad input); a runtime's fixed cost paid once per
+    batch where its queue carries the copies."""
+    ...
+
 def route(src: str, dst: str) -> dict[str, str]:
     """How data at `src` reaches code at `dst`: {"kind": ..., "reason": ...}."""
     ...

@@ -57,3 +57,23 @@ def test_routes_and_transfer_counters(location):
     moved = c.transfers
     assert sum(v["bytes"] for k, v in moved.items() if k != "in-place") == c.bytes_moved
     assert all(v["calls"] >= 1 for v in moved.values())
+
+
+def test_copy_batch_equals_the_copies_one_by_one(location):
+    # 64 scattered copies from the host into `location` and back, as one batch each way.
+    n, slot = 64 * 1024, 1024
+    src = locus.Memory("host", n)
+    data = bytes((i * 31 + 7) % 256 for i in range(n))
+    src.write(data)
+    mid, back = locus.Memory(location, n), locus.Memory("host", n)
+    mid.set(0)
+    back.set(0)
+    order = [(i * 37) % 64 for i in range(64)]
+    locus.copy_batch([(src, i * slot, mid, j * slot, slot) for i, j in enumerate(order)])
+    locus.copy_batch([(mid, j * slot, back, j * slot, slot) for j in order])
+    want = bytearray(n)
+    for i, j in enumerate(order):
+        want[j * slot : (j + 1) * slot] = data[i * slot : (i + 1) * slot]
+    assert back.read() == bytes(want)
+    with pytest.raises(ValueError, match="nothing was copied"):
+        locus.copy_batch([(src, 0, mid, 0, 100), (src, 0, mid, 50, 100)])

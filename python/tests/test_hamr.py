@@ -35,7 +35,11 @@ def test_hamr_s_own_numpy_test_runs_unchanged():
         "import sys, runpy, locus.hamr; sys.modules['hamr'] = locus.hamr; "
         f"runpy.run_path({script!r}, run_name='__main__')"
     )
-    done = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=300)
+    # Run from this directory: `python -c` puts the working directory first on the path,
+    # and python/ holds locus's sources without the built extension.
+    done = subprocess.run(
+        [sys.executable, "-c", run], capture_output=True, text=True, timeout=300, cwd=HERE
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "TEST 1: Verify the result ... OK" in done.stderr
     assert "TEST 2: display the modified hamr::buffer ... OK" in done.stderr

@@ -91,12 +91,12 @@ def test_buffers_through_mpi4py_itself():
     mpirun("plain_mpi4py")
 
 
-def test_the_readme_example_runs(tmp_path):
-    # The README's Python MPI example, as printed there, on two ranks.
+def test_the_guide_s_example_runs(tmp_path):
+    # The guide's Python MPI example (docs/guide/mpi.md), as printed there, on two ranks.
     missing = {"opencl:0", "webgpu:0"} - set(__import__("locus").available())
     if missing:
-        pytest.skip(f"the README example uses {', '.join(sorted(missing))}, which this machine lacks")
-    readme = open(os.path.join(os.path.dirname(RANKS), "..", "..", "README.md")).read()
+        pytest.skip(f"the guide's example uses {', '.join(sorted(missing))}, which this machine lacks")
+    readme = open(os.path.join(os.path.dirname(RANKS), "..", "..", "docs", "guide", "mpi.md")).read()
     start = readme.index("from mpi4py import MPI\nimport locus\nfrom locus.mpi import Comm")
     code = readme[start : readme.index("```", start)]
     script = tmp_path / "readme_mpi.py"

@@ -49,7 +49,7 @@ def test_assign_and_swap_between_locations(location):
 def write_at(b, i, value):
     """Writes one element through a host handle. The handle goes with this frame: a
     WebGPU buffer's host view must be gone before GPU work on it (a handle kept alive
-    after its `with` block keeps its mapping; see the README's known limits)."""
+    after its `with` block keeps its mapping; see docs/guide/python.md)."""
     with b.access_mut("host") as h:
         np.asarray(h)[i] = value
 

@@ -111,6 +111,37 @@ static void async_copies(const char *at) {
     free(in);
     free(out);
     printf("%s: async copies ok (native event kind %d)\n", at, (int)native.kind);
+
+    /* A batch: 64 copies of 1 KiB into scattered slots and back, checked byte for byte. */
+    enum { SLOT = 1024, COUNT = 64 };
+    unsigned char *src = malloc(SLOT * COUNT), *got = malloc(SLOT * COUNT), *want = malloc(SLOT * COUNT);
+    for (int i = 0; i < SLOT * COUNT; i++) src[i] = (unsigned char)(i * 7 + 3);
+    LocusMemory *s = NULL, *mid = NULL, *back = NULL;
+    OK(locus_memory_new("host", SLOT * COUNT, &s));
+    OK(locus_memory_new(at, SLOT * COUNT, &mid));
+    OK(locus_memory_new("host", SLOT * COUNT, &back));
+    OK(locus_memory_write(s, 0, src, SLOT * COUNT));
+    LocusCopy there[COUNT], home[COUNT];
+    for (int i = 0; i < COUNT; i++) {
+        int j = (i * 37) % COUNT;
+        there[i] = (LocusCopy){s, (size_t)i * SLOT, mid, (size_t)j * SLOT, SLOT};
+        home[i] = (LocusCopy){mid, (size_t)j * SLOT, back, (size_t)j * SLOT, SLOT};
+        memcpy(want + j * SLOT, src + i * SLOT, SLOT);
+    }
+    OK(locus_memory_copy_batch(there, COUNT));
+    OK(locus_memory_copy_batch(home, COUNT));
+    OK(locus_memory_read(back, 0, got, SLOT * COUNT));
+    CHECK(memcmp(got, want, SLOT * COUNT) == 0, "%s: the batch's bytes differ", at);
+    LocusCopy clash[2] = {{s, 0, mid, 0, 100}, {s, 0, mid, 50, 100}};
+    REFUSED(locus_memory_copy_batch(clash, 2), LOCUS_ERROR_INVALID, "nothing was copied");
+    REFUSED(locus_memory_copy_batch(NULL, 3), LOCUS_ERROR_NULL, "copies");
+    OK(locus_memory_copy_batch(NULL, 0));
+    OK(locus_memory_free(s));
+    OK(locus_memory_free(mid));
+    OK(locus_memory_free(back));
+    free(src);
+    free(got);
+    free(want);
 }
 
 static bool failure_seen(size_t bytes, void *data) {

@@ -139,6 +139,27 @@ pub fn markdown(report: &Report, command: &str) -> String {
         }
         let _ = writeln!(out);
     }
+    if !report.batch.is_empty() {
+        let _ = writeln!(
+            out,
+            "Small copies ({} of {} per pair), us per copy (median):\n",
+            report.batch[0].copies,
+            format_size(report.batch[0].bytes)
+        );
+        let _ = writeln!(
+            out,
+            "| Pair | One by one | One copy_batch | Raw calls one by one |\n|---|---|---|---|"
+        );
+        for c in &report.batch {
+            let [one, batch, raw] = c.us_per_copy;
+            let _ = writeln!(
+                out,
+                "| {} -> {} | {one:.2} | {batch:.2} | {raw:.2} |",
+                c.src, c.dst
+            );
+        }
+        let _ = writeln!(out);
+    }
     if !report.bidirectional.is_empty() {
         let _ = writeln!(out, "Both directions at once, GB/s (median):\n");
         let _ = writeln!(out, "| Pair | Size | a -> b | b -> a |\n|---|---|---|---|");

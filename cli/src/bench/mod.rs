@@ -9,7 +9,9 @@
 //! raw native transfer (what a user would write by hand: one native call, or a native
 //! read into a host buffer plus a native write out of it for a cross-backend pair).
 
+mod access;
 pub mod bandwidth_test;
+pub mod batch;
 pub mod calibrate;
 mod markdown;
 #[cfg(feature = "mpi")]
@@ -29,8 +31,8 @@ pub use output::{compare, csv, table};
 pub use stats::{format_size, parse_size, parse_sizes, Stats};
 pub use svg::plot;
 
-use locus::{Buffer, Location, Memory, Registry, RouteKind, TransferStats};
 use locus::{Error, Result};
+use locus::{Location, Memory, Registry, RouteKind, TransferStats};
 use timing::{measure, measure_together};
 
 /// What to run.
@@ -50,6 +52,8 @@ pub struct Config {
     pub bidirectional: bool,
     /// Also copies at once in these shapes (`--concurrent`).
     pub concurrent: Option<together::Shape>,
+    /// Also many small copies per pair, one by one and as one batch (`--batch`).
+    pub batch: bool,
 }
 
 impl Config {
@@ -63,6 +67,7 @@ impl Config {
             max_seconds: Some(110.0),
             bidirectional: false,
             concurrent: None,
+            batch: false,
         }
     }
 
@@ -243,6 +248,10 @@ pub struct Report {
     /// Copies at once (`--concurrent`; empty otherwise).
     #[serde(default)]
     pub concurrent: Vec<together::ConcurrentRun>,
+    /// Many small copies per pair, one by one, batched and raw (`--batch`; empty
+    /// otherwise).
+    #[serde(default)]
+    pub batch: Vec<batch::BatchCell>,
     /// Wall time of the run.
     pub seconds: f64,
     /// Anything left out, and why.
@@ -519,7 +528,12 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         Some(shape) => together::contention(registry, config, shape, &mut notes)?,
         None => Vec::new(),
     };
-    let access = access_latency(registry, config)?;
+    let batch = if config.batch {
+        batch::run(registry, config, &mut |what| progress(total, total, what))?
+    } else {
+        Vec::new()
+    };
+    let access = access::latency(registry, config)?;
     let bandwidth_test = bandwidth_test::run(registry, config, &mut notes)?;
     progress(total, total, "done");
     Ok(Report {
@@ -536,6 +550,7 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         bandwidth_test,
         bidirectional,
         concurrent,
+        batch,
         seconds: started.elapsed().as_secs_f64(),
         notes,
     })
@@ -551,41 +566,4 @@ fn raw_baseline<'a>(
     let api = src.native_calls_to(dst);
     let copy = move |n: usize, host: &mut [u8]| src.native_copy_to(dst, n, host);
     (api, copy)
-}
-
-/// `access()` latency on the host: in place (must not grow with size) and from a
-/// cached replica.
-fn access_latency(registry: &Registry, config: &Config) -> Result<Vec<AccessTiming>> {
-    let mut out = Vec::new();
-    let sizes = [4u64 << 10, *config.sizes.iter().max().unwrap_or(&(1 << 20))];
-    for &l in &config.locations {
-        let (in_place, _) = locus::access::location_accessibility(registry, l, Location::Host)?;
-        for &bytes in &sizes {
-            let cap = registry.device(l)?.info().max_allocation;
-            if bytes > cap {
-                continue;
-            }
-            let b = Buffer::<u8>::zeroed(l, bytes as usize)?;
-            if !in_place {
-                drop(b.access(Location::Host)?); // make the replica once
-            }
-            let stats = measure(config.cell_seconds.min(0.05), config.min_runs, || {
-                drop(std::hint::black_box(b.access(Location::Host)?));
-                Ok(())
-            })?;
-            out.push(AccessTiming {
-                location: l.to_string(),
-                accessor: "host".into(),
-                case: if in_place {
-                    "in-place"
-                } else {
-                    "cached replica"
-                }
-                .into(),
-                bytes,
-                median_us: stats.median_s * 1e6,
-            });
-        }
-    }
-    Ok(out)
 }

@@ -191,6 +191,27 @@ pub fn table(report: &Report) -> String {
 
 /// The `--bidirectional` and `--concurrent` sections.
 fn together(out: &mut String, report: &Report) {
+    if !report.batch.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nSmall copies ({} of {} per pair), us per copy (median): one by one, as one copy_batch, raw calls one by one:",
+            report.batch[0].copies,
+            format_size(report.batch[0].bytes)
+        );
+        for c in &report.batch {
+            let [one, batch, raw] = c.us_per_copy;
+            let _ = writeln!(
+                out,
+                "  {:<10} -> {:<10} {:>8.2} {:>8.2} {:>8.2}   batch {:.1}x faster",
+                c.src,
+                c.dst,
+                one,
+                batch,
+                raw,
+                one / batch
+            );
+        }
+    }
     if !report.bidirectional.is_empty() {
         let _ = writeln!(
             out,

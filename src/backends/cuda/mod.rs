@@ -4,7 +4,7 @@
 //! reports "libcuda.so not found" instead.
 //!
 //! The conformance suite and the rest run on CUDA wherever `LOCUS_REQUIRE` names cuda
-//! (`scripts/run-offline.sh` on a node without a toolchain; the README's hardware table
+//! (`scripts/run-offline.sh` on a node without a toolchain; the backends table in docs/guide/backends.md
 //! says where they ran); on machines without a GPU the shared logic runs against the
 //! strict simulated driver (`cuda_hip/simulated.rs`).
 

@@ -75,17 +75,8 @@ impl Memory {
             }
             return Ok(Event::done());
         }
-        // The source's device first, then the destination's (host -> SYCL).
-        let other = (!Arc::ptr_eq(self.device(), dst.device())).then(|| dst.device());
-        for device in std::iter::once(self.device())
-            .chain(other)
-            .filter(|_| len > 0 && native_wanted(self, dst, len))
-        {
-            if let Some(work) = device.copy_async(self, src_offset, dst, dst_offset, len, &after)? {
-                // Counted here: the worker path counts in `copy_to`.
-                super::stats::global().record(super::route_between(self, dst, len).kind, len);
-                return Ok(Event::native(work, vec![Arc::clone(self), Arc::clone(dst)]));
-            }
+        if let Some(event) = self.copy_native_async(src_offset, dst, dst_offset, len, after)? {
+            return Ok(event);
         }
         let (src, dst) = (Arc::clone(self), Arc::clone(dst));
         let deps: Vec<Event> = after.to_vec();
@@ -115,6 +106,35 @@ impl Memory {
             worker::run_waiting(job)?;
         }
         Ok(event)
+    }
+
+    /// Starts the copy on a runtime's own queue where one carries it (the rules of
+    /// [`Memory::copy_to_async`]) and returns its event; `None`, starting nothing, where
+    /// none does. Bounds are the caller's to check.
+    pub(crate) fn copy_native_async(
+        self: &Arc<Self>,
+        src_offset: usize,
+        dst: &Arc<Memory>,
+        dst_offset: usize,
+        len: usize,
+        after: &[Event],
+    ) -> Result<Option<Event>> {
+        // The source's device first, then the destination's (host -> SYCL).
+        let other = (!Arc::ptr_eq(self.device(), dst.device())).then(|| dst.device());
+        for device in std::iter::once(self.device())
+            .chain(other)
+            .filter(|_| len > 0 && native_wanted(self, dst, len))
+        {
+            if let Some(work) = device.copy_async(self, src_offset, dst, dst_offset, len, &after)? {
+                // Counted here: the worker path counts in `copy_to`.
+                super::stats::global().record(super::route_between(self, dst, len).kind, len);
+                return Ok(Some(Event::native(
+                    work,
+                    vec![Arc::clone(self), Arc::clone(dst)],
+                )));
+            }
+        }
+        Ok(None)
     }
 
     /// [`Memory::copy_to_async`] on `queue`: it starts after everything submitted on

@@ -19,6 +19,7 @@
 //! this machine ([`cost`], `locus calibrate`), or by a fixed order before one exists.
 
 mod async_copy;
+mod batch;
 mod copy;
 pub mod cost;
 pub mod matrix;
@@ -27,6 +28,7 @@ pub(crate) mod staged;
 pub mod stats;
 
 pub use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
+pub use batch::{copy_batch, BatchCopy};
 pub use copy::{
     access_route, copy_route, copy_route_for, global_stats, route_between, route_table,
     CopyOptions, Via,

@@ -1,0 +1,189 @@
+//! Copies in batches ([`copy_batch`]): many copies between any locations, checked
+//! together first, then issued so that each runtime's fixed cost is paid once per batch
+//! instead of once per copy: every copy whose route is a call of OpenCL, CUDA or HIP is
+//! queued on that runtime's queue without a wait, and the batch waits for all of them at
+//! the end; the others (host memcpy, mapped and staged routes, SYCL and WebGPU, whose
+//! queued copies cost more than their synchronous ones) run on the caller's thread
+//! meanwhile.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::core::error::{Error, Result};
+use crate::core::location::Technology;
+use crate::core::memory::Memory;
+use crate::core::route::Endpoint;
+use crate::runtime::event::Event;
+use crate::runtime::registry::registry;
+
+/// One copy of a batch: `len` bytes from `src` at `src_offset` to `dst` at `dst_offset`.
+#[derive(Clone)]
+pub struct BatchCopy {
+    /// The source.
+    pub src: Arc<Memory>,
+    /// Where in the source.
+    pub src_offset: usize,
+    /// The destination.
+    pub dst: Arc<Memory>,
+    /// Where in the destination.
+    pub dst_offset: usize,
+    /// Bytes.
+    pub len: usize,
+}
+
+impl BatchCopy {
+    /// A copy of `len` bytes from `src` at `src_offset` to `dst` at `dst_offset`.
+    pub fn new(
+        src: &Arc<Memory>,
+        src_offset: usize,
+        dst: &Arc<Memory>,
+        dst_offset: usize,
+        len: usize,
+    ) -> BatchCopy {
+        BatchCopy {
+            src: Arc::clone(src),
+            src_offset,
+            dst: Arc::clone(dst),
+            dst_offset,
+            len,
+        }
+    }
+
+    fn describe(&self, i: usize) -> String {
+        format!(
+            "copy {i} ({} bytes, {} at {} -> {} at {})",
+            self.len,
+            self.src.location(),
+            self.src_offset,
+            self.dst.location(),
+            self.dst_offset
+        )
+    }
+}
+
+/// Checks every copy before any runs: each range inside its memory, and no two copies
+/// writing the same bytes (their order would decide the result). A batch may read what
+/// another copy of it writes only where it does not matter which runs first, so that is
+/// refused too.
+fn check(copies: &[BatchCopy]) -> Result<()> {
+    for (i, c) in copies.iter().enumerate() {
+        c.src
+            .check("copy_batch source", c.src_offset, c.len)
+            .and_then(|_| c.dst.check("copy_batch destination", c.dst_offset, c.len))
+            .map_err(|e| {
+                Error::Invalid(format!(
+                    "copy_batch: {}: {e}; nothing was copied",
+                    c.describe(i)
+                ))
+            })?;
+    }
+    // Writes sorted by destination memory and offset: two overlap only as neighbours, and
+    // a read overlaps a write only if it overlaps the last write starting before its end.
+    let key = |m: &Arc<Memory>, offset: usize| (Arc::as_ptr(m) as usize, offset);
+    let mut writes: Vec<usize> = (0..copies.len()).filter(|&i| copies[i].len > 0).collect();
+    writes.sort_by_key(|&i| key(&copies[i].dst, copies[i].dst_offset));
+    for pair in writes.windows(2) {
+        let (a, b) = (&copies[pair[0]], &copies[pair[1]]);
+        if Arc::ptr_eq(&a.dst, &b.dst) && a.dst_offset + a.len > b.dst_offset {
+            return Err(conflict(
+                copies,
+                pair[0],
+                pair[1],
+                "write the same bytes of",
+            ));
+        }
+    }
+    for (j, r) in copies.iter().enumerate().filter(|(_, c)| c.len > 0) {
+        let end = key(&r.src, r.src_offset + r.len);
+        let before = writes.partition_point(|&i| key(&copies[i].dst, copies[i].dst_offset) < end);
+        if let Some(&i) = before.checked_sub(1).map(|k| &writes[k]) {
+            let w = &copies[i];
+            if i != j && Arc::ptr_eq(&w.dst, &r.src) && w.dst_offset + w.len > r.src_offset {
+                return Err(conflict(copies, j, i, "reads what the other writes in"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether queueing this pair's copies pays: a queued OpenCL, CUDA or HIP copy costs an
+/// enqueue, where a synchronous one also waits for the queue to drain. A queued SYCL or
+/// WebGPU copy carries an event of its own that costs more than the synchronous copy
+/// (SYCL's through dpctl, WebGPU's a submission and a poll), so those run here, one after
+/// another (`locus bench --batch` measures both ways).
+fn queues_cheaply(src: &Memory, dst: &Memory) -> bool {
+    let tech = |m: &Memory| m.location().technology();
+    let cheap =
+        |t: Technology| matches!(t, Technology::OpenCl | Technology::Cuda | Technology::Hip);
+    let costly = |t: Technology| matches!(t, Technology::WebGpu);
+    (cheap(tech(src)) || cheap(tech(dst))) && !costly(tech(src)) && !costly(tech(dst))
+}
+
+fn conflict(copies: &[BatchCopy], a: usize, b: usize, what: &str) -> Error {
+    Error::Invalid(format!(
+        "copy_batch: {} and {} {what} {}: their order would decide the result; split the \
+         batch there; nothing was copied",
+        copies[a].describe(a),
+        copies[b].describe(b),
+        copies[b].dst.location()
+    ))
+}
+
+/// Runs `copies`, any locations each, and returns when all are done. Every copy is
+/// checked first (ranges, copies writing the same bytes or reading what another
+/// writes): on bad input nothing is copied. A copy that fails once started does not stop
+/// the others; the error then names each failed copy and how many completed.
+pub fn copy_batch(copies: &[BatchCopy]) -> Result<()> {
+    check(copies)?;
+    let mut queued: Vec<(usize, Event)> = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    // Queued where the synchronous copy would take a runtime's own call too; the other
+    // routes (a memcpy between host views, a mapped copy) are cheaper run here than
+    // queued. Decided once per pair of devices and size.
+    let mut queue_it: HashMap<(usize, usize, usize), bool> = HashMap::new();
+    for (i, c) in copies.iter().enumerate().filter(|(_, c)| c.len > 0) {
+        let key = (
+            Arc::as_ptr(c.src.device()) as *const u8 as usize,
+            Arc::as_ptr(c.dst.device()) as *const u8 as usize,
+            c.len,
+        );
+        let native = *queue_it.entry(key).or_insert_with(|| {
+            queues_cheaply(&c.src, &c.dst)
+                && registry()
+                    .matrix()
+                    .plan(Endpoint::of(&c.src), Endpoint::of(&c.dst), c.len)
+                    .1
+                    .is_runtime_call()
+        });
+        let started = if native {
+            c.src
+                .copy_native_async(c.src_offset, &c.dst, c.dst_offset, c.len, &[])
+        } else {
+            Ok(None)
+        };
+        match started {
+            Ok(Some(event)) => queued.push((i, event)),
+            Ok(None) => {
+                if let Err(e) = c.src.copy_to(c.src_offset, &c.dst, c.dst_offset, c.len) {
+                    failed.push(format!("{}: {e}", c.describe(i)));
+                }
+            }
+            Err(e) => failed.push(format!("{}: {e}", c.describe(i))),
+        }
+    }
+    for (i, event) in queued {
+        if let Err(e) = event.wait() {
+            failed.push(format!("{}: {e}", copies[i].describe(i)));
+        }
+    }
+    if failed.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "copy_batch: {} of {} copies failed ({} completed): {}",
+        failed.len(),
+        copies.len(),
+        copies.len() - failed.len(),
+        failed.join("; ")
+    )))
+}

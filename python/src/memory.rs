@@ -487,7 +487,13 @@ impl PyMirror {
 }
 
 /// One copy of a batch as Python gives it: (src, src_offset, dst, dst_offset, nbytes).
-type PyCopy<'py> = (Bound<'py, PyMemory>, usize, Bound<'py, PyMemory>, usize, usize);
+type PyCopy<'py> = (
+    Bound<'py, PyMemory>,
+    usize,
+    Bound<'py, PyMemory>,
+    usize,
+    usize,
+);
 
 /// Runs many copies between locus memories, any locations each, and returns when all are
 /// done: `copy_batch([(src, src_offset, dst, dst_offset, nbytes), ...])`. Every copy is
@@ -495,15 +501,18 @@ type PyCopy<'py> = (Bound<'py, PyMemory>, usize, Bound<'py, PyMemory>, usize, us
 /// writes): on bad input nothing is copied. A runtime's fixed cost is paid once per batch
 /// where its queue carries the copies (OpenCL, CUDA, HIP).
 #[pyfunction]
-pub(crate) fn copy_batch(
-    py: Python<'_>,
-    copies: Vec<PyCopy<'_>>,
-) -> PyResult<()> {
+pub(crate) fn copy_batch(py: Python<'_>, copies: Vec<PyCopy<'_>>) -> PyResult<()> {
     crate::guarded(|| {
         let batch = copies
             .iter()
             .map(|(src, so, dst, doff, n)| {
-                Ok(locus::BatchCopy::new(src.get().mem()?, *so, dst.get().mem()?, *doff, *n))
+                Ok(locus::BatchCopy::new(
+                    src.get().mem()?,
+                    *so,
+                    dst.get().mem()?,
+                    *doff,
+                    *n,
+                ))
             })
             .collect::<PyResult<Vec<_>>>()?;
         crate::detach(py, || locus::copy_batch(&batch)).map_err(py_err)

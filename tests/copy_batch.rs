@@ -90,6 +90,15 @@ fn bad_batches_are_refused_before_anything_is_copied() {
             "a read of a written range",
         );
         assert!(e.contains("reads what the other writes"), "{e}");
+        // A copy within one memory, and another copy writing what the first reads.
+        let e = refused(
+            &[
+                BatchCopy::new(&dst, 100, &dst, 150, 100),
+                BatchCopy::new(&src, 0, &dst, 0, 120),
+            ],
+            "a read of bytes another copy writes, past the copy's own write",
+        );
+        assert!(e.contains("reads what the other writes"), "{e}");
         // Nothing to copy is no error; a copy of zero bytes anywhere is none.
         copy_batch(&[]).unwrap();
         copy_batch(&[BatchCopy::new(&src, N, &dst, N, 0)]).unwrap();

@@ -96,11 +96,17 @@ fn check(copies: &[BatchCopy]) -> Result<()> {
     for (j, r) in copies.iter().enumerate().filter(|(_, c)| c.len > 0) {
         let end = key(&r.src, r.src_offset + r.len);
         let before = writes.partition_point(|&i| key(&copies[i].dst, copies[i].dst_offset) < end);
-        if let Some(&i) = before.checked_sub(1).map(|k| &writes[k]) {
+        // The last write starting before the read ends, or the one before it when that
+        // is the copy's own write (a copy may read and write one memory).
+        for &i in writes[..before].iter().rev().take(2) {
             let w = &copies[i];
-            if i != j && Arc::ptr_eq(&w.dst, &r.src) && w.dst_offset + w.len > r.src_offset {
+            if i == j {
+                continue;
+            }
+            if Arc::ptr_eq(&w.dst, &r.src) && w.dst_offset + w.len > r.src_offset {
                 return Err(conflict(copies, j, i, "reads what the other writes in"));
             }
+            break;
         }
     }
     Ok(())

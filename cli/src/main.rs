@@ -94,6 +94,10 @@ struct BenchArgs {
     /// copy_batch, and one by one through the raw native calls.
     #[arg(long)]
     batch: bool,
+    /// Every mode in one run: the matrix and host memory kinds (always), and
+    /// --bidirectional, --concurrent all and --batch.
+    #[arg(long)]
+    all: bool,
     /// Small copies, where the time per copy is the measure: sizes 1 B to 4 KiB
     /// (unless --sizes says), the median and 99th percentile per copy.
     #[arg(long)]
@@ -371,9 +375,13 @@ fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     if let Some(v) = &args.sizes {
         config.sizes = bench::parse_sizes(v).map_err(|e| e.to_string())?;
     }
-    config.bidirectional = args.bidirectional;
-    config.concurrent = args.concurrent;
-    config.batch = args.batch;
+    config.bidirectional = args.bidirectional || args.all;
+    config.concurrent = if args.all {
+        Some(bench::together::Shape::All)
+    } else {
+        args.concurrent
+    };
+    config.batch = args.batch || args.all;
     if let Some(v) = args.budget {
         config.cell_seconds = v;
     }

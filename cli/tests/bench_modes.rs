@@ -293,3 +293,43 @@ fn batch_times_small_copies_three_ways_at_every_pair() {
         }
     }
 }
+
+#[test]
+fn all_runs_every_mode_in_one_report() {
+    let mut list: Vec<String> = Vec::new();
+    for l in common::required_locations() {
+        if !list
+            .iter()
+            .any(|s| s.split(':').next() == Some(l.technology().name()))
+        {
+            list.push(l.to_string());
+        }
+    }
+    if list.len() < 2 {
+        println!("SKIPPED: one location only ({list:?})");
+        return;
+    }
+    let locations = list.join(",");
+    let report = run(&[
+        "bench",
+        "--quick",
+        "--locations",
+        &locations,
+        "--sizes",
+        "4KiB",
+        "--budget",
+        "0.002",
+        "--all",
+        "--json",
+    ]);
+    for part in [
+        "cells",
+        "bandwidth_test",
+        "bidirectional",
+        "concurrent",
+        "batch",
+    ] {
+        let n = report[part].as_array().map_or(0, Vec::len);
+        assert!(n > 0, "--all ran no {part}");
+    }
+}

@@ -308,6 +308,14 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     ) -> Result<Option<Completion>> {
         Ok(None)
     }
+    /// True when a copy queued by [`Device::copy_async`] costs less than the same copy
+    /// made synchronously (an enqueue, where the synchronous copy also waits for the
+    /// queue to drain), so that a batch of copies queues them all and waits once
+    /// ([`copy_batch`](crate::transfer::copy_batch)). The default: no (a queued copy that
+    /// carries an event of its own, as SYCL's and WebGPU's do, costs more).
+    fn queues_copies_cheaply(&self) -> bool {
+        false
+    }
     /// Waits until every operation locus queued on this device is done (kernels
     /// launched by queue-ordered codelet calls, asynchronous copies), so that a consumer
     /// outside locus (another queue, a DLPack consumer) sees finished data. The default:

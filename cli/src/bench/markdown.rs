@@ -23,6 +23,16 @@ fn date(unix_time: u64) -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
+/// A bandwidth with two decimals, or three significant digits below 0.1 GB/s (a slow
+/// small copy must not read as zero).
+fn gbps(v: f64) -> String {
+    if v >= 0.1 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
 fn locations(report: &Report) -> Vec<String> {
     let mut seen: Vec<String> = Vec::new();
     for c in &report.cells {
@@ -100,7 +110,7 @@ pub fn markdown(report: &Report, command: &str) -> String {
             format_size(bytes)
         );
         matrix(&mut out, report, bytes, &title, |c| {
-            Some(format!("{:.2}", c.gbps.median))
+            Some(gbps(c.gbps.median))
         });
     }
     if let Some(&largest) = report.sizes.iter().max() {
@@ -133,7 +143,7 @@ pub fn markdown(report: &Report, command: &str) -> String {
         for c in &report.bandwidth_test {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {:.2} | {} |",
+                "| `{}` | {} | {} | {:.2} | {} |",
                 c.location, c.direction, c.host_memory, c.gbps.median, c.route
             );
         }

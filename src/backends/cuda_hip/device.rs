@@ -3,6 +3,11 @@
 use super::*;
 
 impl<A: GpuApi> Device for GpuDevice<A> {
+    fn queues_copies_cheaply(&self) -> bool {
+        // An async copy on locus's stream; the synchronous copy also synchronizes it.
+        true
+    }
+
     fn copy_async(
         &self,
         src: &Memory,

@@ -16,6 +16,11 @@ impl Device for OpenClDevice {
         self.start_copy(src, src_offset, dst, dst_offset, len, after)
     }
 
+    fn queues_copies_cheaply(&self) -> bool {
+        // An enqueue on the in-order queue; the synchronous copy also waits for it.
+        true
+    }
+
     fn synchronize(&self) -> Result<()> {
         self.queue.finish().map_err(|e| self.fail("clFinish", e.0))
     }

@@ -10,7 +10,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::core::error::{Error, Result};
-use crate::core::location::Technology;
 use crate::core::memory::Memory;
 use crate::core::route::Endpoint;
 use crate::runtime::event::Event;
@@ -112,17 +111,12 @@ fn check(copies: &[BatchCopy]) -> Result<()> {
     Ok(())
 }
 
-/// Whether queueing this pair's copies pays: a queued OpenCL, CUDA or HIP copy costs an
-/// enqueue, where a synchronous one also waits for the queue to drain. A queued SYCL or
-/// WebGPU copy carries an event of its own that costs more than the synchronous copy
-/// (SYCL's through dpctl, WebGPU's a submission and a poll), so those run here, one after
-/// another (`locus bench --batch` measures both ways).
+/// Whether queueing this pair's copies pays: either side's device says its queued
+/// copies cost less than its synchronous ones (OpenCL, CUDA, HIP); SYCL's and WebGPU's
+/// queued copies carry an event of their own that costs more, so those run here, one
+/// after another (`locus bench --batch` measures both ways).
 fn queues_cheaply(src: &Memory, dst: &Memory) -> bool {
-    let tech = |m: &Memory| m.location().technology();
-    let cheap =
-        |t: Technology| matches!(t, Technology::OpenCl | Technology::Cuda | Technology::Hip);
-    let costly = |t: Technology| matches!(t, Technology::WebGpu);
-    (cheap(tech(src)) || cheap(tech(dst))) && !costly(tech(src)) && !costly(tech(dst))
+    src.device().queues_copies_cheaply() || dst.device().queues_copies_cheaply()
 }
 
 fn conflict(copies: &[BatchCopy], a: usize, b: usize, what: &str) -> Error {

@@ -44,6 +44,11 @@ for src in "$here"/test_*.c "$here"/test_*.cc; do
         echo "SKIPPED: $name as written (no cuda:0 here)"
       fi
       case "$name" in test_cudamanaged_*) continue ;; esac
+      # umem's own bug: these copy 10 bytes into a 10-byte host allocation and compare
+      # it as a C string, reading the byte after it (0 only by chance).
+      case "$name" in test_cuda_init | test_cuda_init_cxx)
+        echo "SKIPPED: $name at the locations (it reads past a 10-byte allocation)"; continue ;;
+      esac
       for entry in "${present[@]}"; do
         read -r location reached in_place <<<"$entry"
         # CUDA's answers (not reached from the host; a connection is a copy) asserted.

@@ -19,6 +19,20 @@ fn locus() -> Command {
     c
 }
 
+/// The first required location of each technology.
+fn one_per_technology() -> Vec<String> {
+    let mut list: Vec<String> = Vec::new();
+    for l in common::required_locations() {
+        if !list
+            .iter()
+            .any(|s| s.split(':').next() == Some(l.technology().name()))
+        {
+            list.push(l.to_string());
+        }
+    }
+    list
+}
+
 fn number(v: &Value, what: &str) -> f64 {
     let x = v
         .as_f64()
@@ -253,15 +267,7 @@ fn markdown_records_the_command_the_machine_and_every_cell() {
 #[test]
 fn batch_times_small_copies_three_ways_at_every_pair() {
     // One location per technology (every pair of those: a round is 1000 copies).
-    let mut list: Vec<String> = Vec::new();
-    for l in common::required_locations() {
-        if !list
-            .iter()
-            .any(|s| s.split(':').next() == Some(l.technology().name()))
-        {
-            list.push(l.to_string());
-        }
-    }
+    let list = one_per_technology();
     let locations = list.join(",");
     let report = run(&[
         "bench",
@@ -296,15 +302,7 @@ fn batch_times_small_copies_three_ways_at_every_pair() {
 
 #[test]
 fn all_runs_every_mode_in_one_report() {
-    let mut list: Vec<String> = Vec::new();
-    for l in common::required_locations() {
-        if !list
-            .iter()
-            .any(|s| s.split(':').next() == Some(l.technology().name()))
-        {
-            list.push(l.to_string());
-        }
-    }
+    let list = one_per_technology();
     if list.len() < 2 {
         println!("SKIPPED: one location only ({list:?})");
         return;

@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 
+use super::output::locations;
 use super::{format_size, Cell, Report};
 
 /// A UTC date `YYYY-MM-DD` from seconds since the Unix epoch (the civil calendar).
@@ -31,16 +32,6 @@ fn gbps(v: f64) -> String {
     } else {
         format!("{v:.3e}")
     }
-}
-
-fn locations(report: &Report) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    for c in &report.cells {
-        if !seen.contains(&c.src) {
-            seen.push(c.src.clone());
-        }
-    }
-    seen
 }
 
 /// One matrix: a row per source, a column per destination, `value` of each cell.

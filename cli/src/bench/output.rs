@@ -6,7 +6,8 @@ use std::fmt::Write;
 use super::{format_size, Report};
 use locus::{Error, Result};
 
-fn locations(report: &Report) -> Vec<String> {
+/// The report's locations, in the order its cells list them.
+pub(super) fn locations(report: &Report) -> Vec<String> {
     let mut seen = Vec::new();
     for c in &report.cells {
         if !seen.contains(&c.src) {

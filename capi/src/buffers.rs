@@ -134,7 +134,6 @@ struct Access {
     buffer: Arc<BufferHandle>,
     memory: Arc<Memory>,
     write: bool,
-    ended: Mutex<bool>,
 }
 
 /// A handle for a new buffer, with no access open.
@@ -296,7 +295,6 @@ pub unsafe extern "C" fn locus_buffer_access(
             buffer: handle,
             memory,
             write,
-            ended: Mutex::new(false),
         });
         Ok(())
     })
@@ -307,12 +305,7 @@ pub unsafe extern "C" fn locus_buffer_access(
 #[no_mangle]
 pub extern "C" fn locus_access_end(access: *mut LocusAccess) -> LocusStatus {
     call("locus_access_end", || {
-        let a = ACCESSES.get(access, "access")?;
-        ACCESSES.remove(access, "the access")?;
-        let mut ended = a.ended.lock().unwrap_or_else(|e| e.into_inner());
-        if std::mem::replace(&mut *ended, true) {
-            return Ok(());
-        }
+        let a = ACCESSES.take(access, "the access")?;
         let mut shared = a.buffer.lock();
         if a.write {
             on_buffer!(&mut shared.buffer, b => b.declare_written(&a.memory));

@@ -67,17 +67,23 @@ impl<T> Handles<T> {
         if handle.is_null() {
             return Ok(());
         }
-        let removed = self
+        self.take(handle, what).map(drop)
+    }
+
+    /// Removes a live handle and returns its object: of two calls ending one handle at
+    /// once, exactly one gets it.
+    pub(crate) fn take<P>(&self, handle: *mut P, what: &str) -> Result<Arc<T>, Fail> {
+        if handle.is_null() {
+            return Err(Fail::new(
+                LocusStatus::LocusErrorNull,
+                format!("{what} is NULL"),
+            ));
+        }
+        let taken = self
             .table()
             .as_mut()
             .and_then(|t| t.remove(&(handle as usize)));
-        match removed {
-            Some(object) => {
-                drop(object);
-                Ok(())
-            }
-            None => Err(self.not_live(handle as usize, what)),
-        }
+        taken.ok_or_else(|| self.not_live(handle as usize, what))
     }
 
     fn not_live(&self, handle: usize, what: &str) -> Fail {

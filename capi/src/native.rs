@@ -4,6 +4,7 @@
 
 use std::ffi::{c_char, c_void};
 
+use locus_rs::backends::openmp::OpenMpDevice;
 use locus_rs::{GpuMemory, Memory, MemoryKind, Native, Technology, UsmKind};
 
 use crate::handles::{LocusMemory, MEMORY};
@@ -248,17 +249,10 @@ pub unsafe extern "C" fn locus_memory_adopt(
         };
         let native = match at.technology() {
             Technology::Host => Native::Host { ptr: p },
-            Technology::OpenMp => {
-                // The OpenMP device number of the location, as its own memory records it.
-                let probe = Memory::new(at, 1)?;
-                match probe.native() {
-                    Native::OpenMp { device, .. } => Native::OpenMp {
-                        ptr: p,
-                        device: *device,
-                    },
-                    _ => return Err(refuse("no OpenMP device number")),
-                }
-            }
+            Technology::OpenMp => Native::OpenMp {
+                ptr: p,
+                device: locus_rs::device_as::<OpenMpDevice>(at)?.device_number(),
+            },
             Technology::Cuda | Technology::Hip => {
                 let gpu = match kind {
                     MemoryKind::Default => GpuMemory::Device,

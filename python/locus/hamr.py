@@ -149,7 +149,10 @@ class _buffer:
         return buffer_handle(self._b.access_mut(_location(buffer_allocator_sycl)))
 
     def host_accessible(self) -> bool:
-        return self._b.access("host").in_place
+        """Whether host code uses the buffer's own memory in place (asks, moves nothing)."""
+        from . import route
+
+        return route(self._b.location, "host")["kind"] == "in-place"
 
     def move(self, alloc: int) -> int:
         self._b.move_to(_location(alloc))

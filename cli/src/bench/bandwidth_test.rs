@@ -71,7 +71,7 @@ pub(super) fn run(
         let device = registry.device(l)?;
         let n = BYTES.min(device.info().max_allocation) as usize;
         let mut hosts: Vec<(String, Memory)> = vec![
-            ("pageable".into(), Memory::from_vec(vec![0x5Au8; n])),
+            ("pageable".into(), Memory::from_vec(vec![0u8; n])),
             ("huge-pages".into(), Memory::new(Location::Host, n)?),
         ];
         let locked = locked_kinds(&device.memory_kinds());

@@ -63,9 +63,11 @@ pub use crate::core::location::{parse_locations, parse_technologies, Location, T
 pub use crate::core::mapping::HostMapping;
 pub use crate::core::memory::Memory;
 pub use crate::core::native::{GpuMemory, MemoryKind, Native, UsmKind};
+pub use crate::core::native_queue::NativeQueue;
 pub use buffer::{Buffer, ReadGuard, Scalar, Section, Transfer, Triplet, WriteGuard};
 /// The half-precision types `f16` and `bf16` buffers hold (the `half` crate).
 pub use half;
+pub use runtime::adopted_queue::AdoptedQueue;
 pub use runtime::event::{Event, EventTrigger};
 pub use runtime::queue::Queue;
 pub use runtime::registry::{available, device_as, registry, Registry};

@@ -329,6 +329,28 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     fn orders_after(&self, _work: &Completion) -> bool {
         false
     }
+    /// Adopts a user's own queue of this device (see
+    /// [`ForeignQueue`](super::native_queue::ForeignQueue)); it must belong to this
+    /// device and to the context locus uses here. The default: this technology has no
+    /// queue to adopt.
+    fn adopt_queue(
+        &self,
+        native: &super::native_queue::NativeQueue,
+    ) -> Result<std::sync::Arc<dyn super::native_queue::ForeignQueue>> {
+        Err(Error::Invalid(format!(
+            "{}: cannot adopt {}: {} work runs where it is called, with no queue to order \
+             it on; use a locus::Queue of its own",
+            self.location(),
+            native.describe(),
+            self.location().technology().name()
+        )))
+    }
+    /// The runtime queue locus submits this device's work to (an in-order queue: a
+    /// user's work queued there runs after locus's queued copies and launches); `None`
+    /// where the technology has none.
+    fn native_queue(&self) -> Option<super::native_queue::NativeQueue> {
+        None
+    }
     /// Launches `spec` after `after` (the moves its arguments still wait for): ordered on
     /// the device's own queue where the backend can take them natively (OpenCL events
     /// of its context), after a host wait otherwise. The default waits for every

@@ -7,6 +7,7 @@
 //! - [`element`]: numeric element types and their conversions (Rust's `as`);
 //! - [`device`]: the [`Device`](device::Device) trait every backend implements, and the facts a device reports;
 //! - [`native`]: each technology's handle to an allocation;
+//! - [`native_queue`]: a runtime's own queue, and one a backend adopted from a user;
 //! - [`memory`] and [`mapping`]: one untyped allocation, and host access to it in place;
 //! - [`host_memory`]: the host's available memory, as the system reports it;
 //! - [`aligned`]: allocations aligned beyond the default (umem's `aligned_alloc`);
@@ -34,6 +35,7 @@ pub mod mapping;
 pub mod memory;
 pub mod native;
 pub mod native_copy;
+pub mod native_queue;
 pub mod route;
 pub mod shutdown;
 pub mod size;

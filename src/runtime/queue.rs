@@ -4,8 +4,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::adopted_queue;
 use super::event::Event;
-use crate::core::error::Result;
+use crate::core::error::{Error, Result};
 
 /// A queue of work (a stream): asynchronous operations submitted on one queue
 /// ([`Memory::copy_to_async_on`](crate::Memory::copy_to_async_on)) run in submission order, each after the one
@@ -95,20 +96,32 @@ impl Queue {
         after: &[Event],
         submit: impl FnOnce(&[Event]) -> Result<Event>,
     ) -> Result<Event> {
+        let foreign = adopted_queue::foreign(self.0)?;
         let slot = self.slot();
         let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
         tail.retain(|e| !e.is_complete());
         let mut deps = after.to_vec();
         deps.extend(tail.iter().cloned());
-        match submit(&deps) {
-            Ok(event) => {
-                // The new work runs after everything before it: its event stands for all.
-                *tail = vec![event.clone()];
-                Ok(event)
-            }
-            // Nothing was submitted: what the queue followed, it still follows.
-            Err(e) => Err(e),
+        // An adopted queue: after what the user submitted to it so far.
+        if let Some((_, queue)) = &foreign {
+            deps.extend(adopted_queue::marker(queue.as_ref())?);
         }
+        // Nothing submitted on error: what the queue followed, it still follows.
+        let event = submit(&deps)?;
+        // The new work runs after everything before it: its event stands for all.
+        *tail = vec![event.clone()];
+        drop(tail);
+        // And the user's later work on the adopted queue after it.
+        if let Some((location, queue)) = foreign {
+            adopted_queue::follow(queue.as_ref(), &event).map_err(|e| {
+                Error::Invalid(format!(
+                    "{location}: the work was submitted, but ordering {}'s later work after \
+                     it failed ({e}); wait for the returned event before using the queue",
+                    queue.native().describe()
+                ))
+            })?;
+        }
+        Ok(event)
     }
 
     /// Orders the work submitted on this queue from now on after `event`, without a wait
@@ -143,22 +156,43 @@ impl Queue {
 
     /// The events the queue's next work would follow that are still running (kept apart:
     /// see [`Queue::order_after`]).
+    ///
+    /// For an adopted queue, a marker of the user's work on it so far is among them (a
+    /// failed marker is waited for here: the queue is drained instead).
     pub(crate) fn pending(&self) -> Vec<Event> {
+        let foreign = adopted_queue::foreign(self.0).ok().flatten();
         let slot = self.slot();
         let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
         tail.retain(|e| !e.is_complete());
-        tail.clone()
+        let mut pending = tail.clone();
+        drop(tail);
+        if let Some((_, queue)) = foreign {
+            match adopted_queue::marker(queue.as_ref()) {
+                Ok(marker) => pending.extend(marker.filter(|m| !m.is_complete())),
+                Err(_) => {
+                    let _ = queue.synchronize();
+                }
+            }
+        }
+        pending
     }
 
     /// Waits for everything submitted on this queue (the synchronous form of the queue);
     /// the first failure.
+    ///
+    /// For an adopted queue ([`Queue::from_native`]), everything submitted to the native
+    /// queue too (`clFinish`, `queue.wait()`, `cuStreamSynchronize`).
     pub fn wait(&self) -> Result<()> {
+        let foreign = adopted_queue::foreign(self.0)?;
         let slot = self.slot();
         let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
-        std::mem::take(&mut *tail)
-            .iter()
-            .map(Event::wait)
-            .fold(Ok(()), Result::and)
+        let taken = std::mem::take(&mut *tail);
+        drop(tail);
+        let ours = taken.iter().map(Event::wait).fold(Ok(()), Result::and);
+        match foreign {
+            Some((_, queue)) => ours.and(queue.synchronize()),
+            None => ours,
+        }
     }
 }
 

@@ -25,6 +25,28 @@ impl Device for OpenClDevice {
         self.queue.finish().map_err(|e| self.fail("clFinish", e.0))
     }
 
+    fn adopt_queue(
+        &self,
+        native: &crate::core::native_queue::NativeQueue,
+    ) -> Result<Arc<dyn crate::core::native_queue::ForeignQueue>> {
+        use crate::core::native_queue::NativeQueue;
+        match native {
+            // SAFETY: `Queue::from_native`'s contract: a live `cl_command_queue`.
+            NativeQueue::OpenCl(queue) => Ok(Arc::new(unsafe { self.adopt(queue.cast()) }?)),
+            other => Err(Error::Invalid(format!(
+                "{}: cannot adopt {}: an OpenCL location adopts OpenCL command queues",
+                self.location,
+                other.describe()
+            ))),
+        }
+    }
+
+    fn native_queue(&self) -> Option<crate::core::native_queue::NativeQueue> {
+        Some(crate::core::native_queue::NativeQueue::OpenCl(
+            self.queue.get().cast(),
+        ))
+    }
+
     fn location(&self) -> Location {
         self.location
     }

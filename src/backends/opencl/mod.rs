@@ -40,6 +40,7 @@ use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::native::{MemoryKind, Native};
 
+mod adopted;
 mod device;
 mod kernels;
 mod kinds;

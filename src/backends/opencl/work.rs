@@ -4,12 +4,13 @@
 use super::*;
 
 /// An OpenCL command's event: the OpenCL backend's own queued work. Commands run on
-/// the device's in-order queue, which every later locus operation there goes through.
+/// the device's in-order queue, which every later locus operation there goes through
+/// (except markers and gates on a user's queue locus adopted).
 ///
 /// It releases its `cl_event` itself (not through `opencl3::event::Event`, whose drop
 /// panics when the release fails): a failed release is ignored, and none is made once
 /// the process is exiting ([`crate::core::shutdown`]), since the runtime may be gone.
-pub struct ClWork(cl_event);
+pub struct ClWork(cl_event, bool);
 
 // SAFETY: OpenCL objects may be used and released from any thread (OpenCL 1.1+: every
 // API call is thread-safe except clSetKernelArg, which this does not call).
@@ -21,7 +22,13 @@ impl ClWork {
     /// Takes the event out of `event` (released by this value from now on).
     pub(super) fn adopt(event: opencl3::event::Event) -> ClWork {
         let event = std::mem::ManuallyDrop::new(event);
-        ClWork(event.get())
+        ClWork(event.get(), true)
+    }
+
+    /// An event of work on another queue (a user's, adopted): not ordered by locus's
+    /// queue (released by this value).
+    pub(super) fn elsewhere(event: cl_event) -> ClWork {
+        ClWork(event, false)
     }
 
     /// The `cl_event` (valid while this lives).
@@ -55,7 +62,7 @@ impl NativeWork for ClWork {
     }
 
     fn is_queue_ordered(&self) -> bool {
-        true
+        self.1
     }
 
     fn native_event(&self) -> Option<crate::core::completion::NativeEvent> {
@@ -164,6 +171,6 @@ impl OpenClDevice {
         }
         .map_err(|code| self.fail(call, code))?;
         let _ = opencl3::command_queue::flush(queue);
-        Ok(Some(Completion::new(ClWork(event))))
+        Ok(Some(Completion::new(ClWork(event, true))))
     }
 }

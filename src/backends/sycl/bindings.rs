@@ -183,6 +183,8 @@ pub struct DpctlApi {
         unsafe extern "C" fn(VRef: DPCTLDeviceVectorRef, index: size_t) -> DPCTLSyclDeviceRef,
     pub DPCTLDeviceMgr_GetDevices:
         unsafe extern "C" fn(device_identifier: ::std::os::raw::c_int) -> DPCTLDeviceVectorRef,
+    pub DPCTLContext_AreEq:
+        unsafe extern "C" fn(CtxRef1: DPCTLSyclContextRef, CtxRef2: DPCTLSyclContextRef) -> bool,
     pub DPCTLContext_Delete: unsafe extern "C" fn(CtxRef: DPCTLSyclContextRef),
     pub DPCTLDevice_Delete: unsafe extern "C" fn(DRef: DPCTLSyclDeviceRef),
     pub DPCTLDevice_IsCPU: unsafe extern "C" fn(DRef: DPCTLSyclDeviceRef) -> bool,
@@ -196,6 +198,8 @@ pub struct DpctlApi {
         unsafe extern "C" fn(DRef: DPCTLSyclDeviceRef) -> *const ::std::os::raw::c_char,
     pub DPCTLDevice_GetVendor:
         unsafe extern "C" fn(DRef: DPCTLSyclDeviceRef) -> *const ::std::os::raw::c_char,
+    pub DPCTLDevice_AreEq:
+        unsafe extern "C" fn(DRef1: DPCTLSyclDeviceRef, DRef2: DPCTLSyclDeviceRef) -> bool,
     pub DPCTLDevice_HasAspect:
         unsafe extern "C" fn(DRef: DPCTLSyclDeviceRef, AT: DPCTLSyclAspectType) -> bool,
     pub DPCTLDevice_GetMaxMemAllocSize: unsafe extern "C" fn(DRef: DPCTLSyclDeviceRef) -> u64,
@@ -214,6 +218,7 @@ pub struct DpctlApi {
     pub DPCTLQueue_Delete: unsafe extern "C" fn(QRef: DPCTLSyclQueueRef),
     pub DPCTLQueue_Copy: unsafe extern "C" fn(QRef: DPCTLSyclQueueRef) -> DPCTLSyclQueueRef,
     pub DPCTLQueue_GetContext: unsafe extern "C" fn(QRef: DPCTLSyclQueueRef) -> DPCTLSyclContextRef,
+    pub DPCTLQueue_GetDevice: unsafe extern "C" fn(QRef: DPCTLSyclQueueRef) -> DPCTLSyclDeviceRef,
     pub DPCTLQueue_SubmitRange: unsafe extern "C" fn(
         KRef: DPCTLSyclKernelRef,
         QRef: DPCTLSyclQueueRef,
@@ -239,6 +244,13 @@ pub struct DpctlApi {
         Count: size_t,
         DepEvents: *const DPCTLSyclEventRef,
         DepEventsCount: size_t,
+    ) -> DPCTLSyclEventRef,
+    pub DPCTLQueue_SubmitBarrier:
+        unsafe extern "C" fn(QRef: DPCTLSyclQueueRef) -> DPCTLSyclEventRef,
+    pub DPCTLQueue_SubmitBarrierForEvents: unsafe extern "C" fn(
+        QRef: DPCTLSyclQueueRef,
+        DepEvents: *const DPCTLSyclEventRef,
+        NDepEvents: size_t,
     ) -> DPCTLSyclEventRef,
     pub DPCTLQueue_Memset: unsafe extern "C" fn(
         QRef: DPCTLSyclQueueRef,
@@ -332,6 +344,7 @@ impl DpctlApi {
         let DPCTLDeviceMgr_GetDevices = __library
             .get(b"DPCTLDeviceMgr_GetDevices\0")
             .map(|sym| *sym)?;
+        let DPCTLContext_AreEq = __library.get(b"DPCTLContext_AreEq\0").map(|sym| *sym)?;
         let DPCTLContext_Delete = __library.get(b"DPCTLContext_Delete\0").map(|sym| *sym)?;
         let DPCTLDevice_Delete = __library.get(b"DPCTLDevice_Delete\0").map(|sym| *sym)?;
         let DPCTLDevice_IsCPU = __library.get(b"DPCTLDevice_IsCPU\0").map(|sym| *sym)?;
@@ -347,6 +360,7 @@ impl DpctlApi {
             .map(|sym| *sym)?;
         let DPCTLDevice_GetName = __library.get(b"DPCTLDevice_GetName\0").map(|sym| *sym)?;
         let DPCTLDevice_GetVendor = __library.get(b"DPCTLDevice_GetVendor\0").map(|sym| *sym)?;
+        let DPCTLDevice_AreEq = __library.get(b"DPCTLDevice_AreEq\0").map(|sym| *sym)?;
         let DPCTLDevice_HasAspect = __library.get(b"DPCTLDevice_HasAspect\0").map(|sym| *sym)?;
         let DPCTLDevice_GetMaxMemAllocSize = __library
             .get(b"DPCTLDevice_GetMaxMemAllocSize\0")
@@ -364,11 +378,18 @@ impl DpctlApi {
         let DPCTLQueue_Delete = __library.get(b"DPCTLQueue_Delete\0").map(|sym| *sym)?;
         let DPCTLQueue_Copy = __library.get(b"DPCTLQueue_Copy\0").map(|sym| *sym)?;
         let DPCTLQueue_GetContext = __library.get(b"DPCTLQueue_GetContext\0").map(|sym| *sym)?;
+        let DPCTLQueue_GetDevice = __library.get(b"DPCTLQueue_GetDevice\0").map(|sym| *sym)?;
         let DPCTLQueue_SubmitRange = __library.get(b"DPCTLQueue_SubmitRange\0").map(|sym| *sym)?;
         let DPCTLQueue_Wait = __library.get(b"DPCTLQueue_Wait\0").map(|sym| *sym)?;
         let DPCTLQueue_Memcpy = __library.get(b"DPCTLQueue_Memcpy\0").map(|sym| *sym)?;
         let DPCTLQueue_MemcpyWithEvents = __library
             .get(b"DPCTLQueue_MemcpyWithEvents\0")
+            .map(|sym| *sym)?;
+        let DPCTLQueue_SubmitBarrier = __library
+            .get(b"DPCTLQueue_SubmitBarrier\0")
+            .map(|sym| *sym)?;
+        let DPCTLQueue_SubmitBarrierForEvents = __library
+            .get(b"DPCTLQueue_SubmitBarrierForEvents\0")
             .map(|sym| *sym)?;
         let DPCTLQueue_Memset = __library.get(b"DPCTLQueue_Memset\0").map(|sym| *sym)?;
         let DPCTLQueue_Fill8 = __library.get(b"DPCTLQueue_Fill8\0").map(|sym| *sym)?;
@@ -408,6 +429,7 @@ impl DpctlApi {
             DPCTLDeviceVector_Size,
             DPCTLDeviceVector_GetAt,
             DPCTLDeviceMgr_GetDevices,
+            DPCTLContext_AreEq,
             DPCTLContext_Delete,
             DPCTLDevice_Delete,
             DPCTLDevice_IsCPU,
@@ -417,6 +439,7 @@ impl DpctlApi {
             DPCTLDevice_GetPlatform,
             DPCTLDevice_GetName,
             DPCTLDevice_GetVendor,
+            DPCTLDevice_AreEq,
             DPCTLDevice_HasAspect,
             DPCTLDevice_GetMaxMemAllocSize,
             DPCTLEvent_Wait,
@@ -428,10 +451,13 @@ impl DpctlApi {
             DPCTLQueue_Delete,
             DPCTLQueue_Copy,
             DPCTLQueue_GetContext,
+            DPCTLQueue_GetDevice,
             DPCTLQueue_SubmitRange,
             DPCTLQueue_Wait,
             DPCTLQueue_Memcpy,
             DPCTLQueue_MemcpyWithEvents,
+            DPCTLQueue_SubmitBarrier,
+            DPCTLQueue_SubmitBarrierForEvents,
             DPCTLQueue_Memset,
             DPCTLQueue_Fill8,
             DPCTLQueue_Fill16,
@@ -473,6 +499,13 @@ impl DpctlApi {
     ) -> DPCTLDeviceVectorRef {
         (self.DPCTLDeviceMgr_GetDevices)(device_identifier)
     }
+    pub unsafe fn DPCTLContext_AreEq(
+        &self,
+        CtxRef1: DPCTLSyclContextRef,
+        CtxRef2: DPCTLSyclContextRef,
+    ) -> bool {
+        (self.DPCTLContext_AreEq)(CtxRef1, CtxRef2)
+    }
     pub unsafe fn DPCTLContext_Delete(&self, CtxRef: DPCTLSyclContextRef) -> () {
         (self.DPCTLContext_Delete)(CtxRef)
     }
@@ -508,6 +541,13 @@ impl DpctlApi {
         DRef: DPCTLSyclDeviceRef,
     ) -> *const ::std::os::raw::c_char {
         (self.DPCTLDevice_GetVendor)(DRef)
+    }
+    pub unsafe fn DPCTLDevice_AreEq(
+        &self,
+        DRef1: DPCTLSyclDeviceRef,
+        DRef2: DPCTLSyclDeviceRef,
+    ) -> bool {
+        (self.DPCTLDevice_AreEq)(DRef1, DRef2)
     }
     pub unsafe fn DPCTLDevice_HasAspect(
         &self,
@@ -557,6 +597,9 @@ impl DpctlApi {
     pub unsafe fn DPCTLQueue_GetContext(&self, QRef: DPCTLSyclQueueRef) -> DPCTLSyclContextRef {
         (self.DPCTLQueue_GetContext)(QRef)
     }
+    pub unsafe fn DPCTLQueue_GetDevice(&self, QRef: DPCTLSyclQueueRef) -> DPCTLSyclDeviceRef {
+        (self.DPCTLQueue_GetDevice)(QRef)
+    }
     pub unsafe fn DPCTLQueue_SubmitRange(
         &self,
         KRef: DPCTLSyclKernelRef,
@@ -595,6 +638,17 @@ impl DpctlApi {
         DepEventsCount: size_t,
     ) -> DPCTLSyclEventRef {
         (self.DPCTLQueue_MemcpyWithEvents)(QRef, Dest, Src, Count, DepEvents, DepEventsCount)
+    }
+    pub unsafe fn DPCTLQueue_SubmitBarrier(&self, QRef: DPCTLSyclQueueRef) -> DPCTLSyclEventRef {
+        (self.DPCTLQueue_SubmitBarrier)(QRef)
+    }
+    pub unsafe fn DPCTLQueue_SubmitBarrierForEvents(
+        &self,
+        QRef: DPCTLSyclQueueRef,
+        DepEvents: *const DPCTLSyclEventRef,
+        NDepEvents: size_t,
+    ) -> DPCTLSyclEventRef {
+        (self.DPCTLQueue_SubmitBarrierForEvents)(QRef, DepEvents, NDepEvents)
     }
     pub unsafe fn DPCTLQueue_Memset(
         &self,

@@ -22,6 +22,28 @@ impl Device for SyclDevice {
         Ok(())
     }
 
+    fn adopt_queue(
+        &self,
+        native: &crate::core::native_queue::NativeQueue,
+    ) -> Result<Arc<dyn crate::core::native_queue::ForeignQueue>> {
+        use crate::core::native_queue::NativeQueue;
+        match native {
+            // SAFETY: `Queue::from_native`'s contract: a live `DPCTLSyclQueueRef`.
+            NativeQueue::Sycl(queue) => Ok(Arc::new(unsafe { self.adopt(queue.cast()) }?)),
+            other => Err(Error::Invalid(format!(
+                "{}: cannot adopt {}: a SYCL location adopts SYCL queues",
+                self.location,
+                other.describe()
+            ))),
+        }
+    }
+
+    fn native_queue(&self) -> Option<crate::core::native_queue::NativeQueue> {
+        Some(crate::core::native_queue::NativeQueue::Sycl(
+            self.queue.cast(),
+        ))
+    }
+
     fn location(&self) -> Location {
         self.location
     }

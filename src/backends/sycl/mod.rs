@@ -49,6 +49,7 @@ pub use calls::SyclError;
 /// What to check when a copy is refused.
 const COPY_HINT: &str = "check that both pointers are USM of this device's context or host memory";
 
+mod adopted;
 mod device;
 mod kernels;
 mod work;

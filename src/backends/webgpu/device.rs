@@ -20,6 +20,27 @@ impl Device for WebGpuDevice {
         self.wait("Device::poll", None)
     }
 
+    fn adopt_queue(
+        &self,
+        native: &crate::core::native_queue::NativeQueue,
+    ) -> Result<Arc<dyn crate::core::native_queue::ForeignQueue>> {
+        use crate::core::native_queue::NativeQueue;
+        match native {
+            NativeQueue::WebGpu(queue) => Ok(Arc::new(self.adopt(queue)?)),
+            other => Err(Error::Invalid(format!(
+                "{}: cannot adopt {}: a WebGPU location adopts its device's wgpu queue",
+                self.location,
+                other.describe()
+            ))),
+        }
+    }
+
+    fn native_queue(&self) -> Option<crate::core::native_queue::NativeQueue> {
+        Some(crate::core::native_queue::NativeQueue::WebGpu(
+            self.queue.clone(),
+        ))
+    }
+
     fn location(&self) -> Location {
         self.location
     }

@@ -16,6 +16,7 @@
 //! wgpu panics on validation errors by default; locus installs an error handler that
 //! records them instead, and returns them as [`Error::Backend`].
 
+mod adopted;
 mod lent;
 mod native_calls;
 mod staging;

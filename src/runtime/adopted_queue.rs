@@ -143,14 +143,18 @@ impl Queue {
     /// [`AdoptedQueue`] and the work submitted on it.
     pub unsafe fn from_native(location: Location, native: NativeQueue) -> Result<AdoptedQueue> {
         let device = registry().device(location)?;
-        let foreign = device.adopt_queue(&native)?;
+        Ok(Queue::adopting(location, device.adopt_queue(&native)?))
+    }
+
+    /// A new queue standing for `foreign`, a queue of `location`'s device.
+    pub(crate) fn adopting(location: Location, foreign: Arc<dyn ForeignQueue>) -> AdoptedQueue {
         let queue = Queue::new();
         lock().insert(queue.id(), Adoption::Live(location, Arc::clone(&foreign)));
-        Ok(AdoptedQueue {
+        AdoptedQueue {
             queue,
             location,
             native: foreign,
-        })
+        }
     }
 
     /// The runtime queue to hand a user at `location`: the one adopted, for an adopted

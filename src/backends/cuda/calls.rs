@@ -231,6 +231,24 @@ impl GpuApi for CudaApi {
             .map_err(err("cuEventRecord"))
     }
 
+    unsafe fn event_record_on(&self, event: u64, stream: u64) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { result::event::record(event as sys::CUevent, stream as sys::CUstream) }
+            .map_err(err("cuEventRecord"))
+    }
+
+    unsafe fn stream_wait_event(&self, stream: u64, event: u64) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe {
+            result::stream::wait_event(
+                stream as sys::CUstream,
+                event as sys::CUevent,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+        }
+        .map_err(err("cuStreamWaitEvent"))
+    }
+
     unsafe fn event_wait(&self, event: u64) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
         unsafe { result::event::synchronize(event as sys::CUevent) }

@@ -128,6 +128,18 @@ pub trait GpuApi: Send + Sync + 'static {
     /// # Safety
     /// `event` came from `event_create` and is not destroyed.
     unsafe fn event_record(&self, event: u64) -> Result<(), GpuError>;
+    /// Records `event` on `stream`, a user's stream of the current device's context.
+    ///
+    /// # Safety
+    /// As for `event_record`; `stream` is a live stream (checked by the driver: one of
+    /// another context is an error).
+    unsafe fn event_record_on(&self, event: u64, stream: u64) -> Result<(), GpuError>;
+    /// Makes `stream`'s later work wait on the device for `event`
+    /// (`cuStreamWaitEvent` / `hipStreamWaitEvent`), with no host wait.
+    ///
+    /// # Safety
+    /// As for `event_record_on`.
+    unsafe fn stream_wait_event(&self, stream: u64, event: u64) -> Result<(), GpuError>;
     /// Blocks until `event` completes.
     ///
     /// # Safety

@@ -220,6 +220,35 @@ impl<A: GpuApi> Device for GpuDevice<A> {
     fn orders_after(&self, work: &Completion) -> bool {
         self.stream_ordered(work)
     }
+
+    fn adopt_queue(
+        &self,
+        native: &crate::core::native_queue::NativeQueue,
+    ) -> Result<Arc<dyn crate::core::native_queue::ForeignQueue>> {
+        use crate::core::native_queue::NativeQueue;
+        match (native, A::TECHNOLOGY) {
+            (NativeQueue::Cuda { stream, ordinal }, Technology::Cuda)
+            | (NativeQueue::Hip { stream, ordinal }, Technology::Hip) => {
+                Ok(Arc::new(self.adopt(*stream, *ordinal)?))
+            }
+            (other, technology) => Err(Error::Invalid(format!(
+                "{}: cannot adopt {}: a {} location adopts {} streams",
+                self.location,
+                other.describe(),
+                technology.name(),
+                technology.name()
+            ))),
+        }
+    }
+
+    fn native_queue(&self) -> Option<crate::core::native_queue::NativeQueue> {
+        use crate::core::native_queue::NativeQueue;
+        let (stream, ordinal) = (self.api.stream_handle(self.ordinal), self.ordinal);
+        Some(match A::TECHNOLOGY {
+            Technology::Hip => NativeQueue::Hip { stream, ordinal },
+            _ => NativeQueue::Cuda { stream, ordinal },
+        })
+    }
 }
 
 impl<A: GpuApi> GpuDevice<A> {

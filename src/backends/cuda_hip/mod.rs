@@ -30,6 +30,7 @@ use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 
 pub use crate::core::native::GpuMemory;
 
+mod adopted;
 mod api;
 mod device;
 mod kernels;
@@ -455,3 +456,6 @@ pub(crate) fn enable_peers<A: GpuApi>(devices: &[Arc<GpuDevice<A>>]) {
 
 #[cfg(all(test, feature = "cuda"))]
 mod tests;
+
+#[cfg(all(test, feature = "cuda"))]
+mod adopted_tests;

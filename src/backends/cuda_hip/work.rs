@@ -13,6 +13,8 @@ pub(super) struct StreamEvent<A: GpuApi> {
     pub(super) event: u64,
     /// The device whose context the event belongs to.
     pub(super) ordinal: u32,
+    /// Recorded on the device's own stream (locus's), not on a user's adopted one.
+    pub(super) own_stream: bool,
 }
 
 impl<A: GpuApi> StreamEvent<A> {
@@ -63,12 +65,23 @@ impl<A: GpuApi> Drop for StreamEvent<A> {
 }
 
 impl<A: GpuApi> GpuDevice<A> {
-    /// True when `work` is an event on this device's own stream: everything locus
-    /// queues on the device later runs after it with no wait (one in-order stream per
-    /// device carries every copy, memset, launch and event).
+    /// True when everything locus queues on this device later runs after `work` with no
+    /// host wait: an event on the device's own stream (one in-order stream per device
+    /// carries every copy, memset, launch and event), or on a user's stream of this
+    /// device, which the own stream is then made to wait for (`cuStreamWaitEvent`).
     pub(super) fn stream_ordered(&self, work: &Completion) -> bool {
-        work.work_as::<StreamEvent<A>>()
-            .is_some_and(|e| e.ordinal == self.ordinal && Arc::ptr_eq(&e.api, &self.api))
+        let Some(e) = work.work_as::<StreamEvent<A>>() else {
+            return false;
+        };
+        if e.ordinal != self.ordinal || !Arc::ptr_eq(&e.api, &self.api) {
+            return false;
+        }
+        if e.own_stream {
+            return true;
+        }
+        let own = self.api.stream_handle(self.ordinal);
+        // SAFETY: the event lives while `work` does; the device's own stream is live.
+        self.activate().is_ok() && unsafe { self.api.stream_wait_event(own, e.event) }.is_ok()
     }
 
     /// Within this device: `cuMemcpyDtoDAsync` / `hipMemcpyAsync` on its stream and an
@@ -105,6 +118,7 @@ impl<A: GpuApi> GpuDevice<A> {
                 .event_create()
                 .map_err(|e| self.fail("event create", e))?,
             ordinal: self.ordinal,
+            own_stream: true,
         };
         // SAFETY: both ranges were bounds-checked and do not overlap; the returned Event
         // keeps both memories alive until the copy (and the event after it) completes.

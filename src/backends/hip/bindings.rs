@@ -305,6 +305,11 @@ pub struct HipApiRaw {
     pub hipStreamCreateWithFlags:
         unsafe extern "C" fn(stream: *mut hipStream_t, flags: ::std::os::raw::c_uint) -> hipError_t,
     pub hipStreamSynchronize: unsafe extern "C" fn(stream: hipStream_t) -> hipError_t,
+    pub hipStreamWaitEvent: unsafe extern "C" fn(
+        stream: hipStream_t,
+        event: hipEvent_t,
+        flags: ::std::os::raw::c_uint,
+    ) -> hipError_t,
     pub hipEventCreateWithFlags:
         unsafe extern "C" fn(event: *mut hipEvent_t, flags: ::std::os::raw::c_uint) -> hipError_t,
     pub hipEventRecord: unsafe extern "C" fn(event: hipEvent_t, stream: hipStream_t) -> hipError_t,
@@ -410,6 +415,7 @@ impl HipApiRaw {
             .get(b"hipStreamCreateWithFlags\0")
             .map(|sym| *sym)?;
         let hipStreamSynchronize = __library.get(b"hipStreamSynchronize\0").map(|sym| *sym)?;
+        let hipStreamWaitEvent = __library.get(b"hipStreamWaitEvent\0").map(|sym| *sym)?;
         let hipEventCreateWithFlags = __library
             .get(b"hipEventCreateWithFlags\0")
             .map(|sym| *sym)?;
@@ -447,6 +453,7 @@ impl HipApiRaw {
             hipGetErrorString,
             hipStreamCreateWithFlags,
             hipStreamSynchronize,
+            hipStreamWaitEvent,
             hipEventCreateWithFlags,
             hipEventRecord,
             hipEventDestroy,
@@ -518,6 +525,14 @@ impl HipApiRaw {
     }
     pub unsafe fn hipStreamSynchronize(&self, stream: hipStream_t) -> hipError_t {
         (self.hipStreamSynchronize)(stream)
+    }
+    pub unsafe fn hipStreamWaitEvent(
+        &self,
+        stream: hipStream_t,
+        event: hipEvent_t,
+        flags: ::std::os::raw::c_uint,
+    ) -> hipError_t {
+        (self.hipStreamWaitEvent)(stream, event, flags)
     }
     pub unsafe fn hipEventCreateWithFlags(
         &self,

@@ -219,6 +219,22 @@ impl GpuApi for HipApi {
         })
     }
 
+    unsafe fn event_record_on(&self, event: u64, stream: u64) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        self.check("hipEventRecord", unsafe {
+            self.raw
+                .hipEventRecord(event as hipEvent_t, stream as hipStream_t)
+        })
+    }
+
+    unsafe fn stream_wait_event(&self, stream: u64, event: u64) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract; flags must be 0.
+        self.check("hipStreamWaitEvent", unsafe {
+            self.raw
+                .hipStreamWaitEvent(stream as hipStream_t, event as hipEvent_t, 0)
+        })
+    }
+
     unsafe fn event_wait(&self, event: u64) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
         self.check("hipEventSynchronize", unsafe {

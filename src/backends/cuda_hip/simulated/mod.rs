@@ -9,7 +9,8 @@
 //!   only when something waits for them (a synchronous call, a stream synchronisation,
 //!   an event wait, or an event query, which reports "not ready" once before the work
 //!   runs); a DMA reads its source when it runs, not when it was queued;
-//! - **one stream per device, in order**: a memset is queued on it like a copy (locus
+//! - **one stream per device, in order**, and the users' own streams (created by tests,
+//!   waited for across streams only through events: `cuStreamWaitEvent`): a memset is queued on it like a copy (locus
 //!   never uses the NULL stream, whose work a non-blocking stream does not wait for: a
 //!   NULL-stream memset, held back like this, read back the bytes from before it);
 //! - **events belong to their context**: recording, waiting for, querying or destroying
@@ -35,61 +36,26 @@ use std::sync::atomic::AtomicU64;
 const DRIVER_ALIGNMENT: usize = 256;
 
 use super::*;
+use streams::{device_stream_handle, Op, StreamId, Streams};
+
+mod streams;
 
 thread_local! {
     /// The (driver instance, device) current on this thread.
     static CURRENT: Cell<Option<(u64, u32)>> = const { Cell::new(None) };
 }
 
-/// Queued work: runs when something waits for it.
-type Op = Box<dyn FnOnce() + Send>;
-
-/// A device's stream: work queued in order, of which the first `ran` items have run.
-#[derive(Default)]
-struct Stream {
-    pending: std::collections::VecDeque<Op>,
-    ran: u64,
-}
-
-impl Stream {
-    /// Queues `op`; its position (what an event recorded now waits for).
-    fn push(&mut self, op: Op) -> u64 {
-        self.pending.push_back(op);
-        self.queued()
-    }
-
-    /// How many items were ever queued.
-    fn queued(&self) -> u64 {
-        self.ran + self.pending.len() as u64
-    }
-
-    /// Runs the queued work up to position `upto`.
-    fn run_to(&mut self, upto: u64) {
-        while self.ran < upto {
-            let Some(op) = self.pending.pop_front() else {
-                return;
-            };
-            op();
-            self.ran += 1;
-        }
-    }
-
-    /// Runs everything queued.
-    fn run_all(&mut self) {
-        self.run_to(self.queued());
-    }
-}
-
 struct EventState {
     ordinal: u32,
-    at: Option<u64>,
+    /// The stream it was recorded on, and the position it waits for there.
+    at: Option<(StreamId, u64)>,
     queried: bool,
 }
 
 #[derive(Default)]
 struct State {
-    /// One stream per device.
-    streams: Vec<Stream>,
+    /// One stream per device, and the users' own.
+    streams: Streams,
     events: HashMap<u64, EventState>,
     fail_once: Vec<&'static str>,
     violations: Vec<String>,
@@ -137,7 +103,7 @@ impl Strict {
     ) -> Strict {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let state = State {
-            streams: (0..devices).map(|_| Stream::default()).collect(),
+            streams: Streams::new(devices),
             ..State::default()
         };
         Strict {
@@ -201,10 +167,10 @@ impl Strict {
     /// Queues `op` on the device's stream; runs the stream up to it when `wait` is set.
     fn queue(&self, ordinal: u32, wait: bool, op: Op) {
         let mut state = self.lock();
-        let stream = &mut state.streams[ordinal as usize];
-        let at = stream.push(op);
+        let id = StreamId::Device(ordinal);
+        let at = state.streams.push(id, op);
         if wait {
-            stream.run_to(at);
+            state.streams.run_to(id, at);
         }
     }
 
@@ -216,6 +182,41 @@ impl Strict {
             // strictness checks: a range freed or refilled early shows as wrong data).
             unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
         })
+    }
+
+    /// Records `event` at the end of stream `id`'s queued work.
+    fn record(&self, event: u64, id: StreamId) {
+        let mut state = self.lock();
+        let at = state.streams.queued(id);
+        if let Some(e) = state.events.get_mut(&event) {
+            e.at = Some((id, at));
+            e.queried = false;
+        }
+    }
+
+    /// The stream `handle` names on the current device `device`.
+    fn stream(&self, call: &'static str, handle: u64, device: u32) -> Result<StreamId, GpuError> {
+        self.lock().streams.resolve(handle, device).ok_or_else(|| {
+            error(
+                call,
+                INVALID_HANDLE,
+                "CUDA_ERROR_INVALID_HANDLE: not a stream of the current context",
+            )
+        })
+    }
+
+    /// A user's own stream of the current device (`cuStreamCreate`).
+    pub(super) fn create_stream(&self) -> Result<u64, GpuError> {
+        let device = self.enter("cuStreamCreate")?;
+        Ok(self.lock().streams.create(device))
+    }
+
+    /// A user's work on their own stream (a kernel of theirs), run when the stream is.
+    pub(super) fn enqueue_user(&self, stream: u64, op: Op) -> Result<(), GpuError> {
+        let device = self.enter("cuLaunchKernel")?;
+        let id = self.stream("cuLaunchKernel", stream, device)?;
+        self.lock().streams.push(id, op);
+        Ok(())
     }
 
     fn event(&self, call: &'static str, event: u64) -> Result<u32, GpuError> {
@@ -245,7 +246,7 @@ impl GpuApi for Strict {
         let devices = {
             let mut state = self.lock();
             state.calls.push("cuCtxSetCurrent");
-            state.streams.len()
+            state.streams.devices()
         };
         if ordinal as usize >= devices {
             return Err(error("cuCtxSetCurrent", 101, "CUDA_ERROR_INVALID_DEVICE"));
@@ -340,7 +341,7 @@ impl GpuApi for Strict {
             // let such a copy read freed memory (the RMM-kinds test read zeros when
             // libtest's output capture reused the block).
             _ => {
-                self.lock().streams[device as usize].run_all();
+                self.lock().streams.run_all(StreamId::Device(device));
                 release()
             }
         }
@@ -391,7 +392,7 @@ impl GpuApi for Strict {
 
     fn synchronize(&self) -> Result<(), GpuError> {
         let device = self.enter("cuStreamSynchronize")?;
-        self.lock().streams[device as usize].run_all();
+        self.lock().streams.run_all(StreamId::Device(device));
         Ok(())
     }
 
@@ -411,40 +412,37 @@ impl GpuApi for Strict {
 
     unsafe fn event_record(&self, event: u64) -> Result<(), GpuError> {
         let device = self.event("cuEventRecord", event)?;
-        let mut state = self.lock();
-        let at = state.streams[device as usize].queued();
-        if let Some(e) = state.events.get_mut(&event) {
-            e.at = Some(at);
-            e.queried = false;
-        }
+        self.record(event, StreamId::Device(device));
         Ok(())
     }
 
     unsafe fn event_wait(&self, event: u64) -> Result<(), GpuError> {
-        let device = self.event("cuEventSynchronize", event)?;
+        self.event("cuEventSynchronize", event)?;
         let mut state = self.lock();
-        let at = state.events.get(&event).and_then(|e| e.at).unwrap_or(0);
-        state.streams[device as usize].run_to(at);
+        if let Some((id, at)) = state.events.get(&event).and_then(|e| e.at) {
+            state.streams.run_to(id, at);
+        }
         Ok(())
     }
 
     unsafe fn event_query(&self, event: u64) -> Result<bool, GpuError> {
-        let device = self.event("cuEventQuery", event)?;
+        self.event("cuEventQuery", event)?;
         let mut state = self.lock();
         let Some(e) = state.events.get_mut(&event) else {
             return Ok(true);
         };
-        let at = e.at.unwrap_or(0);
+        let Some((id, at)) = e.at else {
+            return Ok(true);
+        };
         let first = !e.queried;
         e.queried = true;
-        let stream = &mut state.streams[device as usize];
-        if stream.ran >= at {
+        if state.streams.ran(id) >= at {
             return Ok(true);
         }
         if first {
             return Ok(false);
         }
-        stream.run_to(at);
+        state.streams.run_to(id, at);
         Ok(true)
     }
 
@@ -495,19 +493,34 @@ impl GpuApi for Strict {
     }
 
     fn stream_handle(&self, ordinal: u32) -> u64 {
-        0x5000 + u64::from(ordinal)
+        device_stream_handle(ordinal)
     }
 
     unsafe fn synchronize_stream(&self, stream: u64) -> Result<(), GpuError> {
         let device = self.enter("cuStreamSynchronize")?;
-        if stream != self.stream_handle(device) && stream > 2 {
-            return Err(error(
-                "cuStreamSynchronize",
-                INVALID_HANDLE,
-                "CUDA_ERROR_INVALID_HANDLE: not a stream of the current context",
-            ));
+        let id = if stream <= 2 {
+            StreamId::Device(device)
+        } else {
+            self.stream("cuStreamSynchronize", stream, device)?
+        };
+        self.lock().streams.run_all(id);
+        Ok(())
+    }
+
+    unsafe fn event_record_on(&self, event: u64, stream: u64) -> Result<(), GpuError> {
+        let device = self.event("cuEventRecord", event)?;
+        let id = self.stream("cuEventRecord", stream, device)?;
+        self.record(event, id);
+        Ok(())
+    }
+
+    unsafe fn stream_wait_event(&self, stream: u64, event: u64) -> Result<(), GpuError> {
+        let device = self.event("cuStreamWaitEvent", event)?;
+        let id = self.stream("cuStreamWaitEvent", stream, device)?;
+        let mut state = self.lock();
+        if let Some((on, at)) = state.events.get(&event).and_then(|e| e.at) {
+            state.streams.push_wait(id, on, at);
         }
-        self.lock().streams[device as usize].run_all();
         Ok(())
     }
 

@@ -1,0 +1,120 @@
+//! A user's own CUDA or HIP stream, adopted ([`Device::adopt_queue`]): locus's stream
+//! waits on the device for an event recorded on the user's stream (`cuStreamWaitEvent`),
+//! and the user's stream waits for locus's stream events the same way. Work locus runs
+//! on a worker thread is waited for on the host (neither API has user events).
+//!
+//! [`Device::adopt_queue`]: crate::core::device::Device::adopt_queue
+
+use super::work::StreamEvent;
+use super::*;
+use crate::core::native_queue::{ForeignQueue, NativeQueue};
+
+/// The adopted stream (never destroyed by locus).
+pub(super) struct AdoptedStream<A: GpuApi> {
+    api: Arc<A>,
+    ordinal: u32,
+    location: Location,
+    stream: u64,
+}
+
+impl<A: GpuApi> AdoptedStream<A> {
+    fn fail(&self, what: &'static str, e: GpuError) -> Error {
+        Error::Backend {
+            location: self.location,
+            call: e.call,
+            message: format!("{what}: {e}"),
+            hint: "the adopted stream must stay alive while it is used".into(),
+        }
+    }
+
+    fn activate(&self) -> Result<()> {
+        self.api
+            .activate(self.ordinal)
+            .map_err(|e| self.fail("set device", e))
+    }
+
+    /// A new event recorded on the user's stream.
+    fn record(&self) -> Result<StreamEvent<A>> {
+        self.activate()?;
+        let event = StreamEvent {
+            api: Arc::clone(&self.api),
+            event: self
+                .api
+                .event_create()
+                .map_err(|e| self.fail("event create", e))?,
+            ordinal: self.ordinal,
+            own_stream: false,
+        };
+        // SAFETY: a live event of the current device; the stream is live (the adopter's
+        // contract), and the driver refuses one of another context.
+        unsafe { self.api.event_record_on(event.event, self.stream) }
+            .map_err(|e| self.fail("record an event on the adopted stream", e))?;
+        Ok(event)
+    }
+}
+
+impl<A: GpuApi> GpuDevice<A> {
+    /// Adopts `stream` of device `ordinal`, checked by recording an event on it.
+    pub(super) fn adopt(&self, stream: u64, ordinal: u32) -> Result<AdoptedStream<A>> {
+        let what = format!(
+            "{} stream {stream:#x} of device {ordinal}",
+            A::TECHNOLOGY.name()
+        );
+        if ordinal != self.ordinal {
+            return Err(Error::Invalid(format!(
+                "{}: cannot adopt {what}: it belongs to another device; adopt it at {}:{ordinal}",
+                self.location,
+                A::TECHNOLOGY.name().to_lowercase()
+            )));
+        }
+        let adopted = AdoptedStream {
+            api: Arc::clone(&self.api),
+            ordinal,
+            location: self.location,
+            stream,
+        };
+        adopted.record().map_err(|e| {
+            Error::Invalid(format!(
+                "{}: cannot adopt {what}: {e}; pass a live stream of this device's primary \
+                 context",
+                self.location
+            ))
+        })?;
+        Ok(adopted)
+    }
+}
+
+impl<A: GpuApi> ForeignQueue for AdoptedStream<A> {
+    fn native(&self) -> NativeQueue {
+        let (stream, ordinal) = (self.stream, self.ordinal);
+        match A::TECHNOLOGY {
+            Technology::Hip => NativeQueue::Hip { stream, ordinal },
+            _ => NativeQueue::Cuda { stream, ordinal },
+        }
+    }
+
+    fn marker(&self) -> Result<Option<Completion>> {
+        self.record().map(|e| Some(Completion::new(e)))
+    }
+
+    fn follow(&self, work: &Completion) -> Result<bool> {
+        let Some(e) = work.work_as::<StreamEvent<A>>() else {
+            return Ok(false);
+        };
+        if !Arc::ptr_eq(&e.api, &self.api) {
+            return Ok(false);
+        }
+        self.activate()?;
+        // SAFETY: the event lives while `work` does; the stream is live.
+        unsafe { self.api.stream_wait_event(self.stream, e.event) }
+            .map_err(|e| self.fail("make the adopted stream wait", e))?;
+        Ok(true)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.activate()?;
+        // SAFETY: the stream is live (the adopter's contract).
+        unsafe { self.api.synchronize_stream(self.stream) }
+            .map_err(|e| self.fail("synchronize the adopted stream", e))
+    }
+}

@@ -46,23 +46,23 @@ fn users_queue(at: Location) -> cl_command_queue {
     .unwrap()
 }
 
-fn locus_reads_after_the_user_s_kernel(at: Location) {
-    let n = 1usize << 18;
+/// The user's kernel on their queue: fills `data` (n u32) with `i * 3 + 1` after a spin;
+/// nobody waits for it.
+fn enqueue_slow_fill(
+    at: Location,
+    queue: cl_command_queue,
+    data: &Memory,
+    sink: &Memory,
+    n: usize,
+) {
     let device = locus::device_as::<OpenClDevice>(at).unwrap();
     let program = Program::create_and_build_from_source(device.context(), SLOW_FILL, "").unwrap();
     let kernel = opencl3::kernel::Kernel::create(&program, "slow_fill").unwrap();
-    let data = Arc::new(Memory::new(at, 4 * n).unwrap());
-    data.fill(0..4 * n, &[0]).unwrap();
-    let sink = Memory::new(at, 4).unwrap();
-    let queue = users_queue(at);
-    // SAFETY: the user's live queue, in locus's context.
-    let adopted = unsafe { Queue::from_native(at, NativeQueue::OpenCl(queue.cast())) }.unwrap();
-
-    // The user's kernel, not waited for.
-    let (mem, sink_mem) = (cl_mem_of(&data), cl_mem_of(&sink));
+    let (mem, sink_mem) = (cl_mem_of(data), cl_mem_of(sink));
     let (count, spins) = (n as u32, 20_000_000u32);
     // SAFETY: arguments match the kernel's parameters; the buffers outlive the kernel
-    // (the queue is finished below before they are dropped).
+    // (the caller finishes the queue before they are dropped); OpenCL retains the kernel
+    // while it is queued.
     unsafe {
         kernel.set_arg(0, &mem).unwrap();
         kernel.set_arg(1, &count).unwrap();
@@ -81,6 +81,19 @@ fn locus_reads_after_the_user_s_kernel(at: Location) {
         .unwrap();
         cl3::event::release_event(event).unwrap();
     }
+}
+
+fn locus_reads_after_the_user_s_kernel(at: Location) {
+    let n = 1usize << 18;
+    let data = Arc::new(Memory::new(at, 4 * n).unwrap());
+    data.fill(0..4 * n, &[0]).unwrap();
+    let sink = Memory::new(at, 4).unwrap();
+    let queue = users_queue(at);
+    // SAFETY: the user's live queue, in locus's context.
+    let adopted = unsafe { Queue::from_native(at, NativeQueue::OpenCl(queue.cast())) }.unwrap();
+
+    // The user's kernel, not waited for.
+    enqueue_slow_fill(at, queue, &data, &sink, n);
 
     // locus reads on the adopted queue: after the kernel.
     let host = Arc::new(Memory::new(Location::Host, 4 * n).unwrap());
@@ -102,6 +115,7 @@ fn locus_reads_after_the_user_s_kernel(at: Location) {
 
     // locus writes on the adopted queue (not waited for); the user's blocking read there.
     let fresh = common::pattern_u8(4 * n, 9);
+    let mem = cl_mem_of(&data);
     let upload = Arc::new(Memory::new(Location::Host, 4 * n).unwrap());
     upload.write(0, &fresh).unwrap();
     let _ = upload
@@ -138,6 +152,36 @@ fn locus_reads_after_the_user_s_kernel(at: Location) {
         .wait()
         .unwrap();
     drop(adopted);
+}
+
+/// HAMR's stream form: a buffer whose moves go on the adopted queue. The user's kernel
+/// writes the buffer in place through a write access, on their queue; the buffer's next
+/// read (to the host, no wait by the user) sees it, and `synchronize` drains the queue.
+fn a_buffer_on_the_adopted_queue_reads_after_the_user_s_kernel(at: Location) {
+    let n = 1usize << 16;
+    let queue = users_queue(at);
+    // SAFETY: the user's live queue, in locus's context.
+    let adopted = unsafe { Queue::from_native(at, NativeQueue::OpenCl(queue.cast())) }.unwrap();
+    let mut b = locus::Buffer::<u32>::zeroed(at, n)
+        .unwrap()
+        .with_queue(adopted.queue());
+    let sink = Memory::new(at, 4).unwrap();
+    {
+        let guard = b.access_mut(at).unwrap();
+        assert!(guard.is_in_place());
+        enqueue_slow_fill(at, queue, guard.memory(), &sink, n);
+    }
+    let got = b.to_vec().unwrap();
+    let want: Vec<u32> = (0..n as u32).map(|i| i * 3 + 1).collect();
+    assert!(
+        got == want,
+        "{at}: the buffer's read came before the user's kernel on its queue"
+    );
+    b.synchronize().unwrap();
+    drop(b);
+    drop(adopted);
+    // SAFETY: the queue made above, released once.
+    unsafe { cl3::command_queue::release_command_queue(queue) }.unwrap();
 }
 
 fn bad_queues_are_refused(at: Location, others: &[Location]) {
@@ -195,6 +239,7 @@ fn an_adopted_opencl_queue_orders_both_ways() {
     );
     for at in &opencl {
         locus_reads_after_the_user_s_kernel(*at);
+        a_buffer_on_the_adopted_queue_reads_after_the_user_s_kernel(*at);
         bad_queues_are_refused(*at, &others);
     }
 }

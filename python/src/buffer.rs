@@ -24,6 +24,8 @@ pub(crate) struct PyBuffer {
     pub(crate) writers: Mutex<Vec<Writer>>,
     /// dpctl's memory object over the SYCL replica read handles last exported.
     pub(crate) usm_cache: Arc<crate::usm::UsmMemoryCache>,
+    /// The queue its moves go on (`set_queue`), kept alive with its adoption.
+    pub(crate) queue: Mutex<Option<crate::events::PyQueue>>,
 }
 
 // Python's allocator aligns objects to 16 bytes: a pyclass that needs more would be
@@ -79,6 +81,7 @@ impl PyBuffer {
             readonly,
             writers: Mutex::new(Vec::new()),
             usm_cache: Arc::default(),
+            queue: Mutex::new(None),
         }
     }
 
@@ -230,9 +233,10 @@ impl PyBuffer {
 impl PyBuffer {
     /// `n` elements (an int or a shape tuple) of `dtype` at `location` (`"host"`,
     /// `"opencl:0"`, ...), zeroed or each equal to `fill`, in transfer mode `transfer`
-    /// (`"async"`, HAMR's default, `"sync_host"` or `"sync"`; see `set_transfer`).
+    /// (`"async"`, HAMR's default, `"sync_host"` or `"sync"`; see `set_transfer`), its
+    /// moves on `queue` when one is given (see `set_queue`).
     #[new]
-    #[pyo3(signature = (location, n, dtype=None, fill=None, transfer="async"))]
+    #[pyo3(signature = (location, n, dtype=None, fill=None, transfer="async", queue=None))]
     fn new(
         py: Python<'_>,
         location: &str,
@@ -240,6 +244,7 @@ impl PyBuffer {
         dtype: Option<&Bound<'_, PyAny>>,
         fill: Option<&Bound<'_, PyAny>>,
         transfer: &str,
+        queue: Option<crate::events::PyQueue>,
     ) -> PyResult<PyBuffer> {
         guarded(|| {
             let mode = transfer_mode(transfer)?;
@@ -257,7 +262,10 @@ impl PyBuffer {
             })
             .map_err(py_err)?;
             store.set_transfer(mode);
-            Ok(PyBuffer::wrap(store, dtype, shape, false))
+            store.set_queue(queue.as_ref().map(|q| q.inner));
+            let buffer = PyBuffer::wrap(store, dtype, shape, false);
+            *lock(&buffer.queue) = queue;
+            Ok(buffer)
         })
     }
 
@@ -282,6 +290,23 @@ impl PyBuffer {
     fn set_transfer(&self, py: Python<'_>, mode: &str) -> PyResult<()> {
         let mode = transfer_mode(mode)?;
         self.held(py)?.set_transfer(mode);
+        Ok(())
+    }
+
+    /// The queue the buffer's moves go on (HAMR's stream), or `None`.
+    #[getter]
+    fn queue(&self) -> Option<crate::events::PyQueue> {
+        lock(&self.queue).clone()
+    }
+
+    /// Puts the buffer's moves on `queue` (HAMR's `set_stream`; `None`: none): each
+    /// starts after the work submitted there before, and later work there comes after
+    /// it. With a queue adopted from another library (`Queue.from_external`), the
+    /// library's own work on it is ordered with the moves on the device, and
+    /// `synchronize()` waits for that queue too.
+    fn set_queue(&self, py: Python<'_>, queue: Option<crate::events::PyQueue>) -> PyResult<()> {
+        self.held(py)?.set_queue(queue.as_ref().map(|q| q.inner));
+        *lock(&self.queue) = queue;
         Ok(())
     }
 

@@ -97,9 +97,26 @@ impl PyTrigger {
 /// whatever it is also given to wait for. Queues are numbers: cheap to make, equal when
 /// the same queue.
 #[pyclass(frozen, eq, hash, module = "locus", name = "Queue")]
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone)]
 pub(crate) struct PyQueue {
     pub(crate) inner: Queue,
+    /// For a queue adopted from another library's (`Queue.from_external`): the adoption
+    /// and the library's object, kept alive while this queue is.
+    pub(crate) adopted: Option<Arc<crate::queues::Adopted>>,
+}
+
+impl PartialEq for PyQueue {
+    fn eq(&self, other: &PyQueue) -> bool {
+        self.inner == other.inner
+    }
+}
+
+impl Eq for PyQueue {}
+
+impl std::hash::Hash for PyQueue {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.inner.hash(state);
+    }
 }
 
 #[pymethods]
@@ -109,6 +126,7 @@ impl PyQueue {
     fn new() -> PyQueue {
         PyQueue {
             inner: Queue::new(),
+            adopted: None,
         }
     }
 
@@ -130,7 +148,15 @@ impl PyQueue {
     }
 
     fn __repr__(&self) -> String {
-        format!("<locus.Queue {}>", self.inner.id())
+        match &self.adopted {
+            Some(a) => format!(
+                "<locus.Queue {} adopted from {} at {}>",
+                self.inner.id(),
+                a.queue.native().describe(),
+                a.queue.location()
+            ),
+            None => format!("<locus.Queue {}>", self.inner.id()),
+        }
     }
 }
 

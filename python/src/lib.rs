@@ -14,6 +14,7 @@ mod handle;
 mod kernels;
 mod memory;
 mod mr;
+mod queues;
 mod resources;
 mod store;
 mod usm;

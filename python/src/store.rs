@@ -253,6 +253,11 @@ impl Store {
         on_store!(self, b => b.set_transfer(mode))
     }
 
+    /// Sets the queue the buffer's moves go on.
+    pub fn set_queue(&mut self, queue: Option<locus::Queue>) {
+        on_store!(self, b => b.set_queue(queue))
+    }
+
     /// Waits for every move in flight (HAMR's `synchronize`).
     pub fn synchronize(&self) -> locus::Result<()> {
         on_store!(self, b => b.synchronize())

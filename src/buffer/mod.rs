@@ -229,6 +229,16 @@ impl<T: Pod> Buffer<T> {
         // Moves that failed since the last look leave their targets stale.
         replicas.iter_mut().for_each(Replica::prune);
         recover(&mut replicas);
+        // On a queue adopted from a user: whatever comes next follows the user's work
+        // there so far (their kernel may write this buffer in place).
+        if let Some(marker) = self.queue.and_then(|q| q.foreign_marker()) {
+            replicas.iter_mut().for_each(|r| {
+                r.pending.push(pending::Pending {
+                    event: marker.clone(),
+                    writes: false,
+                })
+            });
+        }
         replicas
     }
 

@@ -134,12 +134,15 @@ impl<T: Pod> Buffer<T> {
         self.queue
     }
 
-    /// Waits for every move in flight (HAMR's `synchronize`). A failed move is the error
-    /// (one still running, or one that failed since the last `synchronize`, even if a
-    /// guard's `wait` reported it already), and the replica it was writing is no longer
-    /// current: the data is served from the last replica it did arrive at.
+    /// Waits for every move in flight (HAMR's `synchronize`), and with a queue
+    /// ([`Buffer::with_queue`]) for everything submitted on it (HAMR's
+    /// `cudaStreamSynchronize`; an adopted queue's native work too). A failed move is the
+    /// error (one still running, or one that failed since the last `synchronize`, even
+    /// if a guard's `wait` reported it already), and the replica it was writing is no
+    /// longer current: the data is served from the last replica it did arrive at.
     pub fn synchronize(&self) -> Result<()> {
-        self.settled().map(drop)
+        self.settled().map(drop)?;
+        self.queue.map_or(Ok(()), |q| q.wait())
     }
 
     /// Orders every later use of this buffer after `event` (the consumer's own work

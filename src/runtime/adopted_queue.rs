@@ -157,6 +157,20 @@ impl Queue {
         }
     }
 
+    /// For an adopted queue, an event of the work the user submitted to the native queue
+    /// so far (a failed marker drains the queue instead); `None` for locus's own queues,
+    /// whose work locus already tracks.
+    pub(crate) fn foreign_marker(self) -> Option<Event> {
+        let (_, queue) = foreign(self.id()).ok().flatten()?;
+        match marker(queue.as_ref()) {
+            Ok(marker) => marker.filter(|m| !m.is_complete()),
+            Err(_) => {
+                let _ = queue.synchronize();
+                None
+            }
+        }
+    }
+
     /// The runtime queue to hand a user at `location`: the one adopted, for an adopted
     /// queue of that location; otherwise the device's own in-order queue, that locus's
     /// queued copies and launches there run on (a user's work submitted to it runs after

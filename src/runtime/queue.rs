@@ -160,20 +160,12 @@ impl Queue {
     /// For an adopted queue, a marker of the user's work on it so far is among them (a
     /// failed marker is waited for here: the queue is drained instead).
     pub(crate) fn pending(&self) -> Vec<Event> {
-        let foreign = adopted_queue::foreign(self.0).ok().flatten();
         let slot = self.slot();
         let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
         tail.retain(|e| !e.is_complete());
         let mut pending = tail.clone();
         drop(tail);
-        if let Some((_, queue)) = foreign {
-            match adopted_queue::marker(queue.as_ref()) {
-                Ok(marker) => pending.extend(marker.filter(|m| !m.is_complete())),
-                Err(_) => {
-                    let _ = queue.synchronize();
-                }
-            }
-        }
+        pending.extend(self.foreign_marker());
         pending
     }
 

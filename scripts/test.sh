@@ -236,6 +236,11 @@ cc -std=c11 -g -pthread -fsanitize=address,undefined -fno-sanitize-recover=undef
   capi/tests/c/threads.c $(pkg-config --cflags --libs locus) -o "$capi_prefix/threads-asan"
 LOCUS_BACKENDS=host,openmp "$capi_prefix/threads-asan"
 POCL_DEVICES="pthread pthread" "$capi_prefix/conformance-static" | tail -1
+# A C program's own OpenCL queue adopted by locus, its kernel and read ordered with locus's
+# copies on the device (the example links libOpenCL itself: it is the program's code).
+cc -std=c11 -Wall -Wextra -Werror examples/c/opencl_queue.c $(pkg-config --cflags --libs locus) -lOpenCL \
+  -o "$capi_prefix/opencl_queue"
+for loc in opencl:0 opencl:1 opencl:2; do POCL_DEVICES="pthread pthread" "$capi_prefix/opencl_queue" "$loc"; done
 # Memory kinds, native handles, asynchronous copies and events, resources and defaults,
 # typed buffers with declared access: at every location, then under the sanitizers and
 # valgrind (host, OpenMP).

@@ -184,6 +184,33 @@ fn a_buffer_on_the_adopted_queue_reads_after_the_user_s_kernel(at: Location) {
     unsafe { cl3::command_queue::release_command_queue(queue) }.unwrap();
 }
 
+/// locus's own queue, handed out and adopted back: a copy locus runs on a worker thread
+/// (between two OpenCL devices) enqueues on that queue itself, so the adopted queue must
+/// not be held behind a gate waiting for it (that deadlocked).
+fn adopting_locus_s_own_queue_with_a_worker_s_copy(at: Location, other: Location) {
+    let native = Queue::new()
+        .native_at(at)
+        .expect("an OpenCL location hands out its queue");
+    // SAFETY: locus's own live queue.
+    let adopted = unsafe { Queue::from_native(at, native) }.unwrap();
+    let n = 1 << 20;
+    let data = common::pattern_u8(n, 13);
+    let src = Arc::new(Memory::new(other, n).unwrap());
+    src.write(0, &data).unwrap();
+    let dst = Arc::new(Memory::new(at, n).unwrap());
+    src.copy_to_async_on(adopted.queue(), 0, &dst, 0, n, &[])
+        .unwrap()
+        .wait()
+        .unwrap();
+    let mut back = vec![0u8; n];
+    dst.read(0, &mut back).unwrap();
+    assert!(
+        back == data,
+        "{at} <- {other} on locus's own queue, adopted"
+    );
+    adopted.synchronize().unwrap();
+}
+
 fn bad_queues_are_refused(at: Location, others: &[Location]) {
     let queue = users_queue(at);
     for other in others.iter().filter(|o| **o != at) {
@@ -240,6 +267,9 @@ fn an_adopted_opencl_queue_orders_both_ways() {
     for at in &opencl {
         locus_reads_after_the_user_s_kernel(*at);
         a_buffer_on_the_adopted_queue_reads_after_the_user_s_kernel(*at);
+        if let Some(other) = opencl.iter().find(|o| *o != at) {
+            adopting_locus_s_own_queue_with_a_worker_s_copy(*at, *other);
+        }
         bad_queues_are_refused(*at, &others);
     }
 }

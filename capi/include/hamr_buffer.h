@@ -168,7 +168,7 @@ public:
         bool ok = true;
         locus_detail::memory_ptr mem = locus_detail::allocate(at, kind, bytes, ok);
         if (!ok) return -1;
-        if (m_size && locus_memory_copy(m_mem.get(), 0, mem.get(), 0, m_size * sizeof(T)) != LOCUS_OK)
+        if (m_size && copy_bytes(m_mem.get(), 0, mem.get(), 0, m_size * sizeof(T), at == "host"))
             return HAMR_LOCUS_ERROR("reserve: failed to move the data");
         m_mem = mem;
         m_data = std::shared_ptr<T>(m_mem, (T *)locus_detail::pointer(m_mem));
@@ -290,6 +290,7 @@ public:
         LocusNative n;
         char here[32] = {0};
         locus_memory_location(m_mem.get(), here, sizeof here, nullptr);
+        if (settle()) return h;
         if (at != here)
         {
             bool ok = true;
@@ -353,7 +354,8 @@ public:
     void set_transfer_synchronous_host() { m_sync = transfer::sync_host; }
     void set_transfer_synchronous() { m_sync = transfer::sync; }
 
-    /// waits for the buffer's moves: locus's have completed when they return, so 0
+    /// waits for the buffer's moves and everything else on its stream (HAMR's
+    /// cudaStreamSynchronize); without a stream the moves completed when they returned
     int synchronize() const { return m_stream.synchronize(); }
 
     /// prints the buffer's state and contents to std::cerr (HAMR's format)
@@ -406,9 +408,28 @@ private:
             std::to_string(size));
     }
 
+    /// waits for the moves in flight on the buffer's stream (nothing without one)
+    int settle() const { return m_stream.locus_queue() ? m_stream.synchronize() : 0; }
+
+    /// copies bytes: on the stream when the buffer has one (waited for in sync mode, and
+    /// in sync_host mode when `to_host`), else a synchronous copy
+    int copy_bytes(LocusMemory *src, size_t src_at, LocusMemory *dst, size_t dst_at, size_t n,
+        bool to_host) const
+    {
+        LocusQueue *q = m_stream.locus_queue();
+        if (!q) return locus_memory_copy(src, src_at, dst, dst_at, n) == LOCUS_OK ? 0 : -1;
+        LocusEvent *done = nullptr;
+        if (locus_memory_copy_async(src, src_at, dst, dst_at, n, q, &done) != LOCUS_OK) return -1;
+        bool wait = m_sync == transfer::sync || (m_sync == transfer::sync_host && to_host);
+        int rc = wait && locus_event_wait(done) != LOCUS_OK ? -1 : 0;
+        locus_event_free(done);
+        return rc;
+    }
+
     std::shared_ptr<const T> accessible(const std::string &location) const
     {
         bool in = false;
+        if (settle()) return nullptr;
         return std::static_pointer_cast<const T>(locus_detail::view(m_mem, m_size * sizeof(T), location, in));
     }
 
@@ -446,7 +467,7 @@ private:
         if (out_of_range("write", at, n, m_capacity)) return -1;
         if constexpr (std::is_same_v<T, U>)
         {
-            if (locus_memory_write(m_mem.get(), at * sizeof(T), src, n * sizeof(T)) != LOCUS_OK)
+            if (settle() || locus_memory_write(m_mem.get(), at * sizeof(T), src, n * sizeof(T)) != LOCUS_OK)
                 return HAMR_LOCUS_ERROR("failed to copy " + std::to_string(n) + " values in");
             return 0;
         }
@@ -464,7 +485,7 @@ private:
         if (!n) return 0;
         if constexpr (std::is_same_v<T, U>)
         {
-            if (locus_memory_read(m_mem.get(), at * sizeof(T), dest, n * sizeof(T)) != LOCUS_OK)
+            if (settle() || locus_memory_read(m_mem.get(), at * sizeof(T), dest, n * sizeof(T)) != LOCUS_OK)
                 return HAMR_LOCUS_ERROR("failed to copy " + std::to_string(n) + " values out");
             return 0;
         }
@@ -485,8 +506,8 @@ private:
         if (!n) return 0;
         if constexpr (std::is_same_v<T, U>)
         {
-            if (locus_memory_copy(src.m_mem.get(), src_start * sizeof(T), m_mem.get(), at * sizeof(T),
-                    n * sizeof(T)) != LOCUS_OK)
+            if (src.settle() || copy_bytes(src.m_mem.get(), src_start * sizeof(T), m_mem.get(),
+                    at * sizeof(T), n * sizeof(T), location_of(m_alloc) == "host"))
                 return HAMR_LOCUS_ERROR("failed to copy " + std::to_string(n) + " values");
             return 0;
         }

@@ -206,6 +206,40 @@ const char *locus_last_error(void);
 // This library's version (`"0.1.0"`), a static string.
 const char *locus_version(void);
 
+// Adopts a program's own queue of `location`'s device, into `*out`: `kind` is a
+// `LocusNativeKind`, `handle` the queue (`LOCUS_NATIVE_OPENCL`: a `cl_command_queue` of
+// locus's context there; `LOCUS_NATIVE_SYCL`: a `DPCTLSyclQueueRef` of locus's
+// context; `LOCUS_NATIVE_CUDA`: a `CUstream` / `cudaStream_t` of the device's primary
+// context, NULL for the legacy default stream; `LOCUS_NATIVE_HIP`: a `hipStream_t`).
+// Copies submitted on the returned queue (`locus_memory_copy_async`) run after the
+// program's work queued there before, and the program's later work there runs after
+// them, ordered on the device. A queue of another device or context is an error naming
+// both. `locus_queue_free` lets go of it; locus never destroys the native queue (an
+// OpenCL or SYCL queue may be released by the program at once: locus holds its own
+// reference; a CUDA or HIP stream must outlive the queue and its work).
+//
+// # Safety
+// `location` is NULL or a NUL-terminated string; `handle` is a live queue of the
+// runtime `kind` names; `out` is NULL or points to a `LocusQueue *`.
+LocusStatus locus_queue_from_native(const char *location,
+                                    int32_t kind,
+                                    void *handle,
+                                    LocusQueue **out);
+
+// The runtime queue of `queue` at `location`, into `*kind` (a `LocusNativeKind`) and
+// `*handle`: the adopted queue for a queue adopted there, else the device's own
+// in-order queue locus submits to (a program's work queued there runs after locus's
+// queued copies); `LOCUS_NATIVE_HOST` and NULL where the technology has none (host,
+// OpenMP) or no C handle (WebGPU). Valid while locus runs; never release it.
+//
+// # Safety
+// `location` is NULL or a NUL-terminated string; `kind` and `handle` are NULL or point
+// to an `int32_t` and a `void *`.
+LocusStatus locus_queue_native(const LocusQueue *queue,
+                               const char *location,
+                               int32_t *kind,
+                               void **handle);
+
 // A zeroed buffer of `count` elements of `element` (a `LocusElement`) made at
 // `location`, into `*out`.
 //
@@ -380,7 +414,8 @@ LocusStatus locus_memory_adopt(const char *location,
 // `out` is NULL or points to a `LocusQueue *`.
 LocusStatus locus_queue_new(LocusQueue **out);
 
-// Frees a queue (work on it goes on). NULL does nothing.
+// Frees a queue (work on it goes on; an adopted native queue is let go, never
+// destroyed). NULL does nothing.
 LocusStatus locus_queue_free(LocusQueue *queue);
 
 // Waits for everything submitted on the queue so far; the first failure among it is the

@@ -67,10 +67,18 @@ pub unsafe extern "C" fn locus_queue_new(out: *mut *mut LocusQueue) -> LocusStat
     })
 }
 
-/// Frees a queue (work on it goes on). NULL does nothing.
+/// Frees a queue (work on it goes on; an adopted native queue is let go, never
+/// destroyed). NULL does nothing.
 #[no_mangle]
 pub extern "C" fn locus_queue_free(queue: *mut LocusQueue) -> LocusStatus {
-    call("locus_queue_free", || QUEUES.remove(queue, "the queue"))
+    call("locus_queue_free", || {
+        if queue.is_null() {
+            return Ok(());
+        }
+        let taken = QUEUES.take(queue, "the queue")?;
+        crate::adopted_queues::forget(*taken);
+        Ok(())
+    })
 }
 
 /// Waits for everything submitted on the queue so far; the first failure among it is the

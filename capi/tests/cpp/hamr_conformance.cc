@@ -191,6 +191,39 @@ static void pipeline(const std::vector<std::pair<std::string, allocator>> &all)
     }
 }
 
+/// HAMR's stream form over a queue locus adopted (locus's own OpenCL queue of the active
+/// OpenCL device, as a program's code would hand it over): moves go on it
+/// asynchronously (HAMR's default), synchronize() waits for it, every read sees the
+/// data; a stream that cannot be adopted leaves no queue and an error naming both.
+static void streams(allocator a, const std::string &name)
+{
+    LocusQueue *ours = nullptr;
+    int32_t kind = 0;
+    void *handle = nullptr;
+    CHECK(locus_queue_new(&ours) == LOCUS_OK, name);
+    std::string at = "opencl:" + std::to_string(hamr::locus_detail::active_device(allocator::opencl));
+    CHECK(locus_queue_native(ours, at.c_str(), &kind, &handle) == LOCUS_OK, locus_last_error());
+    if (kind != LOCUS_NATIVE_OPENCL)
+    {
+        locus_queue_free(ours);
+        std::printf("SKIPPED hamr::stream over an OpenCL queue: no %s\n", at.c_str());
+        return;
+    }
+    hamr::stream strm = hamr::stream::adopt(at.c_str(), kind, handle);
+    CHECK(strm.locus_queue() != nullptr, locus_last_error());
+    const size_t n = 4096;
+    buffer<float> b(a, strm, n, 2.5f);
+    CHECK(b.get_transfer_mode() == hamr::buffer_transfer::async, name + ": async with a stream");
+    buffer<float> c(allocator::opencl, strm, n, 0.0f);
+    CHECK(c.set(0, b, 0, n) == 0, name + ": a move on the stream");
+    CHECK(c.move(a) == 0 && c.move(allocator::opencl) == 0, name + ": moves on the stream");
+    CHECK(c.synchronize() == 0, name + ": synchronize waits for the stream");
+    for (float v : host_values(c)) CHECK(v == 2.5f, name + ": after the stream's moves");
+    CHECK(hamr::stream::adopt("host", kind, handle).locus_queue() == nullptr, name);
+    CHECK(std::string(locus_last_error()).find("host") != std::string::npos, locus_last_error());
+    locus_queue_free(ours);
+}
+
 int main(int argc, char **argv)
 {
     std::vector<std::pair<std::string, allocator>> all;
@@ -203,6 +236,7 @@ int main(int argc, char **argv)
     for (auto &[name, a] : all)
     {
         members(a, name);
+        streams(a, name);
         std::printf("hamr::buffer with allocator %s: ok\n", name.c_str());
     }
     pipeline(all);

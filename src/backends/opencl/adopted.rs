@@ -21,6 +21,8 @@ pub(super) struct AdoptedClQueue {
     queue: cl_command_queue,
     context: cl_context,
     location: Location,
+    /// It is locus's own queue of the device (handed out, then adopted).
+    own: bool,
 }
 
 // SAFETY: OpenCL queues, contexts and events may be used from any thread (OpenCL 1.1+).
@@ -95,6 +97,7 @@ impl OpenClDevice {
             queue,
             context: self.context.get(),
             location: self.location,
+            own: queue == self.queue.get(),
         })
     }
 }
@@ -129,6 +132,11 @@ impl ForeignQueue for AdoptedClQueue {
     }
 
     fn gate(&self) -> Result<Option<Gate>> {
+        // Never on locus's own queue: the worker's copy the gate waits for may enqueue
+        // there itself, behind the gate (a deadlock); the caller waits on the host.
+        if self.own {
+            return Ok(None);
+        }
         let gate =
             create_user_event(self.context).map_err(|c| self.fail("clCreateUserEvent", c))?;
         // SAFETY: the retained queue; the user event lives until the gate opens.

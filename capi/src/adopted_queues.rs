@@ -1,0 +1,137 @@
+//! Queues across libraries in C: a C program's own runtime queue adopted by locus
+//! (`locus_queue_from_native`: locus's work submitted on it runs after the program's
+//! work there, and the program's later work there after locus's, ordered on the
+//! device), and the runtime queue locus uses handed out (`locus_queue_native`).
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void};
+use std::sync::{Mutex, OnceLock};
+
+use locus_rs::{AdoptedQueue, Location, NativeQueue, Queue};
+
+use crate::native::LocusNativeKind;
+use crate::queues::{LocusQueue, QUEUES};
+use crate::text::{location_arg, out_arg};
+use crate::{call, Fail, LocusStatus};
+
+/// The adoptions behind C queue handles, by queue id (let go by `locus_queue_free`).
+fn adoptions() -> &'static Mutex<HashMap<u64, AdoptedQueue>> {
+    static ADOPTIONS: OnceLock<Mutex<HashMap<u64, AdoptedQueue>>> = OnceLock::new();
+    ADOPTIONS.get_or_init(Mutex::default)
+}
+
+/// Lets go of the adoption behind `queue`, if any (its native queue is never destroyed).
+pub(crate) fn forget(queue: Queue) {
+    let taken = adoptions()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&queue.id());
+    drop(taken);
+}
+
+fn native_arg(at: Location, kind: i32, handle: *mut c_void) -> Result<NativeQueue, Fail> {
+    let invalid = |what: String| Fail::new(LocusStatus::LocusErrorInvalid, what);
+    if handle.is_null() && !matches!(at, Location::Cuda(_) | Location::Hip(_)) {
+        return Err(Fail::new(
+            LocusStatus::LocusErrorNull,
+            format!("{at}: handle is NULL; pass the runtime's queue"),
+        ));
+    }
+    let stream = handle as usize as u64;
+    Ok(match (kind, at) {
+        (2, Location::OpenCl(_)) => NativeQueue::OpenCl(handle),
+        (5, Location::Sycl(_)) => NativeQueue::Sycl(handle),
+        (3, Location::Cuda(ordinal)) => NativeQueue::Cuda { stream, ordinal },
+        (4, Location::Hip(ordinal)) => NativeQueue::Hip { stream, ordinal },
+        (2..=5, _) => {
+            return Err(invalid(format!(
+                "{at}: a queue of kind {kind} is not one of this location's technology \
+                 (OpenCL: LOCUS_NATIVE_OPENCL, SYCL: LOCUS_NATIVE_SYCL, CUDA: \
+                 LOCUS_NATIVE_CUDA, HIP: LOCUS_NATIVE_HIP)"
+            )))
+        }
+        _ => {
+            return Err(invalid(format!(
+                "{at}: kind {kind} names no queue locus adopts (LOCUS_NATIVE_OPENCL, \
+                 LOCUS_NATIVE_SYCL, LOCUS_NATIVE_CUDA or LOCUS_NATIVE_HIP)"
+            )))
+        }
+    })
+}
+
+/// Adopts a program's own queue of `location`'s device, into `*out`: `kind` is a
+/// `LocusNativeKind`, `handle` the queue (`LOCUS_NATIVE_OPENCL`: a `cl_command_queue` of
+/// locus's context there; `LOCUS_NATIVE_SYCL`: a `DPCTLSyclQueueRef` of locus's
+/// context; `LOCUS_NATIVE_CUDA`: a `CUstream` / `cudaStream_t` of the device's primary
+/// context, NULL for the legacy default stream; `LOCUS_NATIVE_HIP`: a `hipStream_t`).
+/// Copies submitted on the returned queue (`locus_memory_copy_async`) run after the
+/// program's work queued there before, and the program's later work there runs after
+/// them, ordered on the device. A queue of another device or context is an error naming
+/// both. `locus_queue_free` lets go of it; locus never destroys the native queue (an
+/// OpenCL or SYCL queue may be released by the program at once: locus holds its own
+/// reference; a CUDA or HIP stream must outlive the queue and its work).
+///
+/// # Safety
+/// `location` is NULL or a NUL-terminated string; `handle` is a live queue of the
+/// runtime `kind` names; `out` is NULL or points to a `LocusQueue *`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_queue_from_native(
+    location: *const c_char,
+    kind: i32,
+    handle: *mut c_void,
+    out: *mut *mut LocusQueue,
+) -> LocusStatus {
+    call("locus_queue_from_native", || {
+        let at = location_arg(location, "location")?;
+        let native = native_arg(at, kind, handle)?;
+        let out = out_arg(out, "out")?;
+        // SAFETY: the caller's contract: a live queue of that runtime.
+        let adopted = unsafe { Queue::from_native(at, native) }?;
+        let queue = adopted.queue();
+        adoptions()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(queue.id(), adopted);
+        *out = QUEUES.insert(queue);
+        Ok(())
+    })
+}
+
+/// The runtime queue of `queue` at `location`, into `*kind` (a `LocusNativeKind`) and
+/// `*handle`: the adopted queue for a queue adopted there, else the device's own
+/// in-order queue locus submits to (a program's work queued there runs after locus's
+/// queued copies); `LOCUS_NATIVE_HOST` and NULL where the technology has none (host,
+/// OpenMP) or no C handle (WebGPU). Valid while locus runs; never release it.
+///
+/// # Safety
+/// `location` is NULL or a NUL-terminated string; `kind` and `handle` are NULL or point
+/// to an `int32_t` and a `void *`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_queue_native(
+    queue: *const LocusQueue,
+    location: *const c_char,
+    kind: *mut i32,
+    handle: *mut *mut c_void,
+) -> LocusStatus {
+    call("locus_queue_native", || {
+        let q = *QUEUES.get(queue, "queue")?;
+        let at = location_arg(location, "location")?;
+        let (kind, handle) = (out_arg(kind, "kind")?, out_arg(handle, "handle")?);
+        let (k, h) = match q.native_at(at) {
+            Some(NativeQueue::OpenCl(h)) => (LocusNativeKind::LocusNativeOpencl, h),
+            Some(NativeQueue::Sycl(h)) => (LocusNativeKind::LocusNativeSycl, h),
+            Some(NativeQueue::Cuda { stream, .. }) => (
+                LocusNativeKind::LocusNativeCuda,
+                std::ptr::without_provenance_mut(stream as usize),
+            ),
+            Some(NativeQueue::Hip { stream, .. }) => (
+                LocusNativeKind::LocusNativeHip,
+                std::ptr::without_provenance_mut(stream as usize),
+            ),
+            _ => (LocusNativeKind::LocusNativeHost, std::ptr::null_mut()),
+        };
+        *kind = k as i32;
+        *handle = h;
+        Ok(())
+    })
+}

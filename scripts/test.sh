@@ -141,6 +141,11 @@ for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   target/release/examples/15_openhmpp_cond "$loc"
 done
 
+# Your own queue and kernel around locus's copies (OpenCL, SYCL, WebGPU; CUDA on a GPU).
+for loc in opencl:0 opencl:1 opencl:2 sycl:0 webgpu:0; do
+  target/release/examples/17_foreign_queues "$loc"
+done
+
 step "leaks, in the background: the asynchrony tests under valgrind (no memory definitely lost)"
 # Events, queues, worker threads and the memory async work keeps: about three minutes
 # on one core, so it runs beside the Python and C steps (mostly one core each); the
@@ -181,6 +186,10 @@ echo "--- python/examples/01_locations.py"
 "$LOCUS_SYCL_VENV/bin/python" python/examples/01_locations.py
 echo "--- python/examples/05_codelet_vec_add.py (every available target)"
 "$LOCUS_SYCL_VENV/bin/python" python/examples/05_codelet_vec_add.py
+for loc in opencl:0 opencl:1 opencl:2 sycl:0; do
+  echo "--- python/examples/17_foreign_queues.py $loc (pyopencl / dpnp on their own queue)"
+  "$LOCUS_SYCL_VENV/bin/python" -W ignore python/examples/17_foreign_queues.py "$loc"
+done
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   for ex in 02_buffers 03_declared_access 06_jacobi 07_async 08_memory_resources 09_queues_and_events; do
     echo "--- python/examples/$ex.py $loc"

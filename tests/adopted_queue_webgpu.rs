@@ -53,7 +53,7 @@ fn both_ways(at: Location) {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains(&format!("{at}: cannot adopt wgpu queue")) && err.contains("not the queue"),
+        err.contains(&format!("{at}: cannot adopt a wgpu queue")) && err.contains("not the queue"),
         "{err}"
     );
 }

@@ -76,7 +76,14 @@ class Buffer:
         dtype: Optional[_DType] = None,
         fill: Any = None,
         transfer: Literal["async", "sync_host", "sync"] = "async",
+        queue: Optional["Queue"] = None,
     ) -> None: ...
+    @property
+    def queue(self) -> Optional["Queue"]:
+        """The queue the buffer's moves go on (HAMR's stream), or None."""
+    def set_queue(self, queue: Optional["Queue"]) -> None:
+        """Puts the buffer's moves on `queue`; with one adopted from another library, its
+        work there is ordered with the moves, and `synchronize` waits for it."""
     @property
     def transfer(self) -> Literal["async", "sync_host", "sync"]:
         """HAMR's transfer mode: "async" (moves start and the call returns; what uses the
@@ -324,6 +331,9 @@ class Event:
     def wait(self) -> None: ...
     def is_complete(self) -> bool: ...
     def is_native(self) -> bool: ...
+    def native(self) -> Optional[dict[str, Any]]:
+        """The runtime's own event for another library's wait on the device:
+        {"kind": "opencl" | "sycl" | "cuda" | "hip", "handle": int, "device": int}, or None."""
 
 class EventTrigger:
     """Completes the event `Event.user()` made with it, once."""
@@ -335,10 +345,20 @@ class Queue:
     """Work submitted on a queue runs in order (CUDA's stream)."""
 
     def __init__(self) -> None: ...
+    @staticmethod
+    def from_external(obj: Any, location: Optional[str] = None) -> "Queue":
+        """Adopts another library's queue or stream (dpctl.SyclQueue, pyopencl.CommandQueue,
+        cupy.cuda.Stream, torch.cuda.Stream, or a raw handle with `location`): locus's work
+        on it follows the library's, and the library's later work follows locus's."""
     @property
     def id(self) -> int: ...
     def wait(self) -> None: ...
     def last(self) -> Optional[Event]: ...
+    def native(self, location: str) -> Optional[int]:
+        """The raw runtime queue at `location` (the adopted one, else locus's own)."""
+    def to_external(self, location: str, library: Optional[str] = None) -> Any:
+        """The queue as its library's object: dpctl.SyclQueue, pyopencl.CommandQueue,
+        cupy.cuda.ExternalStream (library="torch": torch.cuda.ExternalStream)."""
 
 class Mirror:
     """A source allocation and its paired memory at another location (umem's connection)."""

@@ -55,6 +55,28 @@ impl PyEvent {
         self.inner.is_native()
     }
 
+    /// The runtime's own event of the work, for another library's wait on the device
+    /// (`cuStreamWaitEvent`, an OpenCL wait list, SYCL's `depends_on`): a dict
+    /// `{"kind": "opencl" | "sycl" | "cuda" | "hip", "handle": int, "device": int}`
+    /// (`handle`: a `cl_event`, a `DPCTLSyclEventRef`, a `CUevent`, a `hipEvent_t`,
+    /// valid while this event lives), or `None` where the work has none (it ran on a
+    /// locus thread).
+    fn native<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        use locus::NativeEvent;
+        let (kind, handle, device) = match self.inner.native_event() {
+            Some(NativeEvent::OpenCl(h)) => ("opencl", h as usize as u64, 0),
+            Some(NativeEvent::Sycl(h)) => ("sycl", h as usize as u64, 0),
+            Some(NativeEvent::Cuda { event, ordinal }) => ("cuda", event, ordinal),
+            Some(NativeEvent::Hip { event, ordinal }) => ("hip", event, ordinal),
+            _ => return Ok(None),
+        };
+        let out = PyDict::new(py);
+        out.set_item("kind", kind)?;
+        out.set_item("handle", handle)?;
+        out.set_item("device", device)?;
+        Ok(Some(out))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "<locus.Event complete: {}, native: {}>",

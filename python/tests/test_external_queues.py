@@ -120,3 +120,18 @@ def test_a_dpctl_queue_of_another_context_is_refused(sycl_location):
     assert other.sycl_context != ours.sycl_context
     with pytest.raises(locus.LocusError, match="another SYCL context"):
         locus.Queue.from_external(other)
+
+
+@pytest.mark.parametrize("cl_location", OPENCL)
+def test_an_opencl_copy_hands_out_its_cl_event(cl_location):
+    src = locus.Memory(cl_location, 4096)
+    dst = locus.Memory(cl_location, 4096)
+    event = src.copy_to_async(dst, 4096)
+    native = event.native()
+    assert native is not None and native["kind"] == "opencl" and native["handle"] != 0
+    event.wait()
+    (gate, trigger) = locus.Event.user()
+    behind = src.copy_to_async(locus.Memory("host", 4096), 4096, after=[gate])
+    trigger.complete()
+    behind.wait()
+    assert behind.native() is None, "a worker thread's copy has no runtime event"

@@ -20,7 +20,7 @@ impl WebGpuDevice {
     pub(super) fn adopt(&self, queue: &wgpu::Queue) -> Result<AdoptedWgpuQueue> {
         if *queue != self.queue {
             return Err(Error::Invalid(format!(
-                "{}: cannot adopt wgpu queue {queue:?}: it is not the queue of locus's \
+                "{}: cannot adopt a wgpu queue: it is not the queue of locus's \
                  device `{}` (WebGPU has one queue per device, and locus's buffers live on \
                  its own); use locus::Queue::native_at, or the queue of \
                  locus::backends::webgpu::WebGpuDevice::queue",

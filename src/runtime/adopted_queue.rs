@@ -6,6 +6,7 @@
 //! on the device, with no host wait, where the runtime can express it.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::event::{when_done, Event};
@@ -32,9 +33,16 @@ fn lock() -> std::sync::MutexGuard<'static, HashMap<u64, Adoption>> {
     adoptions().lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Set by the first adoption: until then no queue is adopted, and every submission
+/// skips the table's lock.
+static ANY: AtomicBool = AtomicBool::new(false);
+
 /// The native queue behind queue `id`, if it was adopted; an error once its
 /// [`AdoptedQueue`] is gone (work submitted then would not be ordered with the user's).
 pub(crate) fn foreign(id: u64) -> Result<Option<(Location, Arc<dyn ForeignQueue>)>> {
+    if !ANY.load(Ordering::Acquire) {
+        return Ok(None);
+    }
     match lock().get(&id) {
         None => Ok(None),
         Some(Adoption::Live(location, queue)) => Ok(Some((*location, Arc::clone(queue)))),
@@ -150,6 +158,7 @@ impl Queue {
     pub(crate) fn adopting(location: Location, foreign: Arc<dyn ForeignQueue>) -> AdoptedQueue {
         let queue = Queue::new();
         lock().insert(queue.id(), Adoption::Live(location, Arc::clone(&foreign)));
+        ANY.store(true, Ordering::Release);
         AdoptedQueue {
             queue,
             location,

@@ -140,9 +140,9 @@ impl ForeignQueue for AdoptedSyclQueue {
             return Ok(false);
         };
         // The barrier's own event is not needed: its reference is deleted at once (SYCL
-        // runs the barrier regardless).
-        drop(self.barrier(&[event])?);
-        Ok(true)
+        // runs the barrier regardless). A barrier the runtime refuses (an event of
+        // another context) leaves the wait to the caller, on the host.
+        Ok(self.barrier(&[event]).map(drop).is_ok())
     }
 
     fn synchronize(&self) -> Result<()> {

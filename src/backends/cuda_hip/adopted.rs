@@ -36,15 +36,8 @@ impl<A: GpuApi> AdoptedStream<A> {
     /// A new event recorded on the user's stream.
     fn record(&self) -> Result<StreamEvent<A>> {
         self.activate()?;
-        let event = StreamEvent {
-            api: Arc::clone(&self.api),
-            event: self
-                .api
-                .event_create()
-                .map_err(|e| self.fail("event create", e))?,
-            ordinal: self.ordinal,
-            own_stream: false,
-        };
+        let event = StreamEvent::create(&self.api, self.ordinal, false)
+            .map_err(|e| self.fail("event create", e))?;
         // SAFETY: a live event of the current device; the stream is live (the adopter's
         // contract), and the driver refuses one of another context.
         unsafe { self.api.event_record_on(event.event, self.stream) }

@@ -18,6 +18,17 @@ pub(super) struct StreamEvent<A: GpuApi> {
 }
 
 impl<A: GpuApi> StreamEvent<A> {
+    /// A new event of device `ordinal` (current on this thread), to be recorded on its own
+    /// stream (`own_stream`) or on a user's.
+    pub(super) fn create(api: &Arc<A>, ordinal: u32, own_stream: bool) -> Result<Self, GpuError> {
+        Ok(StreamEvent {
+            api: Arc::clone(api),
+            event: api.event_create()?,
+            ordinal,
+            own_stream,
+        })
+    }
+
     fn failed(&self, doing: &str, e: GpuError) -> Error {
         Error::Invalid(format!(
             "{doing} a {} stream event of device {}: {e}",
@@ -111,15 +122,8 @@ impl<A: GpuApi> GpuDevice<A> {
             return Ok(None);
         }
         self.activate()?;
-        let event = StreamEvent {
-            api: Arc::clone(&self.api),
-            event: self
-                .api
-                .event_create()
-                .map_err(|e| self.fail("event create", e))?,
-            ordinal: self.ordinal,
-            own_stream: true,
-        };
+        let event = StreamEvent::create(&self.api, self.ordinal, true)
+            .map_err(|e| self.fail("event create", e))?;
         // SAFETY: both ranges were bounds-checked and do not overlap; the returned Event
         // keeps both memories alive until the copy (and the event after it) completes.
         unsafe {

@@ -79,15 +79,7 @@ impl SyclDevice {
             )));
         }
         // SAFETY: a live queue; the copy is locus's own reference, deleted at drop.
-        let copy = unsafe { self.api.DPCTLQueue_Copy(queue) };
-        if copy.is_null() {
-            return Err(Error::Backend {
-                location: self.location,
-                call: "DPCTLQueue_Copy",
-                message: "dpctl returned no queue".into(),
-                hint: "the SYCL runtime may be out of resources".into(),
-            });
-        }
+        let copy = unsafe { self.copy_queue_ref(queue) }?;
         Ok(AdoptedSyclQueue {
             api: self.api,
             queue: copy,

@@ -265,9 +265,18 @@ impl SyclDevice {
     /// so the context, that owns this device's USM allocations. Delete it with
     /// [`SyclDevice::delete_queue_ref`] when nobody took it.
     pub fn queue_ref_copy(&self) -> Result<DPCTLSyclQueueRef> {
-        // SAFETY: `self.queue` is this device's live queue; the copy is a new reference
-        // the caller owns.
-        let copy = unsafe { self.api.DPCTLQueue_Copy(self.queue) };
+        // SAFETY: `self.queue` is this device's live queue.
+        unsafe { self.copy_queue_ref(self.queue) }
+    }
+
+    /// A new reference to `queue` (`DPCTLQueue_Copy`), owned by the caller.
+    ///
+    /// # Safety
+    /// `queue` is a live queue reference.
+    unsafe fn copy_queue_ref(&self, queue: DPCTLSyclQueueRef) -> Result<DPCTLSyclQueueRef> {
+        // SAFETY: a live queue (the caller's contract); the copy is a new reference the
+        // caller owns.
+        let copy = unsafe { self.api.DPCTLQueue_Copy(queue) };
         if copy.is_null() {
             return Err(Error::Backend {
                 location: self.location,

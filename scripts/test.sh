@@ -142,7 +142,7 @@ for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
 done
 
 # Your own queue and kernel around locus's copies (OpenCL, SYCL, WebGPU; CUDA on a GPU).
-for loc in opencl:0 opencl:1 opencl:2 sycl:0 webgpu:0; do
+for loc in opencl:0 opencl:1 sycl:0 webgpu:0; do
   target/release/examples/17_foreign_queues "$loc"
 done
 
@@ -186,7 +186,7 @@ echo "--- python/examples/01_locations.py"
 "$LOCUS_SYCL_VENV/bin/python" python/examples/01_locations.py
 echo "--- python/examples/05_codelet_vec_add.py (every available target)"
 "$LOCUS_SYCL_VENV/bin/python" python/examples/05_codelet_vec_add.py
-for loc in opencl:0 opencl:1 opencl:2 sycl:0; do
+for loc in opencl:0 opencl:1 sycl:0; do
   echo "--- python/examples/17_foreign_queues.py $loc (pyopencl / dpnp on their own queue)"
   "$LOCUS_SYCL_VENV/bin/python" -W ignore python/examples/17_foreign_queues.py "$loc"
 done

@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import Buffer, Handle
+from . import Buffer, Handle, Queue
 
 __all__ = [
     "buffer",
@@ -129,6 +129,11 @@ class _buffer:
             self._b = Buffer(_location(alloc), n, self._dtype, fill=fill,
                              transfer=_TRANSFER.get(sync, "async"))
         self._stream = stream
+        if stream is not None and stream != 0:
+            # HAMR's stream form: the buffer's moves on the user's stream or queue (a
+            # locus.Queue, or any object Queue.from_external adopts).
+            queue = stream if isinstance(stream, Queue) else Queue.from_external(stream)
+            self._b.set_queue(queue)
 
     def size(self) -> int:
         return len(self._b)

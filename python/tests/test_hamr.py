@@ -98,3 +98,21 @@ def test_the_guides_cupy_example_needs_a_gpu():
     buf = hamr.buffer_float(hamr.buffer_allocator_cuda, 16, 3.1415)
     arr = cupy.array(buf.get_cuda_accessible())
     assert float(arr.sum()) == pytest.approx(16 * 3.1415, rel=1e-5)
+
+
+def test_a_hamr_buffer_made_with_a_pyopencl_queue_moves_on_it():
+    """HAMR's stream form with a user's queue (issue 41.4): the buffer's moves go on the
+    adopted queue, `async` by default, and `synchronize` waits for it."""
+    cl = pytest.importorskip("pyopencl", reason="pyopencl is not installed")
+    if "opencl:0" not in locus.available():
+        pytest.skip("no opencl:0 here")
+    ours = locus.Queue().to_external("opencl:0")
+    queue = cl.CommandQueue(ours.context)
+    b = hamr.buffer_float(hamr.buffer_allocator_opencl, queue, 0, 100, 2.0)
+    adopted = b.locus_buffer().queue
+    assert adopted is not None and adopted.native("opencl:0") == queue.int_ptr
+    assert b.locus_buffer().transfer == "async"
+    b.move(hamr.buffer_allocator_malloc)
+    b.move(hamr.buffer_allocator_opencl)
+    assert b.synchronize() == 0
+    np.testing.assert_array_equal(b.locus_buffer().to_numpy(), np.full(100, 2.0, np.float32))

@@ -250,6 +250,11 @@ POCL_DEVICES="pthread pthread" "$capi_prefix/conformance-static" | tail -1
 cc -std=c11 -Wall -Wextra -Werror examples/c/opencl_queue.c $(pkg-config --cflags --libs locus) -lOpenCL \
   -o "$capi_prefix/opencl_queue"
 for loc in opencl:0 opencl:1 opencl:2; do POCL_DEVICES="pthread pthread" "$capi_prefix/opencl_queue" "$loc"; done
+# A C program's OpenMP target region after locus's upload, through a detached task that
+# locus_event_on_complete fulfils.
+cc -std=c11 -Wall -Wextra -Werror -fopenmp examples/c/openmp_target.c $(pkg-config --cflags --libs locus) \
+  -o "$capi_prefix/openmp_target"
+"$capi_prefix/openmp_target" openmp:0
 # Memory kinds, native handles, asynchronous copies and events, resources and defaults,
 # typed buffers with declared access: at every location, then under the sanitizers and
 # valgrind (host, OpenMP).

@@ -2,7 +2,8 @@
 //! [`Event::native_event`] is the runtime's own event, which a user's work takes as a
 //! device-side dependency with no host wait. Here a user's own OpenCL command queue, in
 //! locus's context, reads the memory locus's copy wrote, after that copy's `cl_event`
-//! (its wait list), at every OpenCL location.
+//! (its wait list), at every OpenCL location. And `Event::on_complete`, for code with no
+//! event of a runtime to wait on (an OpenMP detached task).
 #![cfg(feature = "opencl")]
 
 mod common;
@@ -87,4 +88,36 @@ fn every_opencl_location_hands_out_its_cl_event() {
         a_user_queue_waits_on_locus_s_copy(at);
         a_worker_s_copy_has_no_native_event(at);
     }
+}
+
+/// `Event::on_complete`: called once the work is done, with its outcome, never before
+/// and without blocking the caller (a gated copy), at once for finished work.
+#[test]
+fn on_complete_runs_after_the_work_with_its_outcome() {
+    use std::sync::mpsc;
+    let (gate, open) = locus::Event::user();
+    let src = Arc::new(Memory::new(Location::Host, 64).unwrap());
+    let dst = Arc::new(Memory::new(Location::Host, 64).unwrap());
+    src.write(0, &[5; 64]).unwrap();
+    let copy = src.copy_to_async(0, &dst, 0, 64, &[gate]).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let seen = Arc::clone(&dst);
+    copy.on_complete(move |outcome| {
+        let mut back = [0u8; 64];
+        seen.read(0, &mut back).unwrap();
+        tx.send((outcome.is_ok(), back[63])).unwrap();
+    });
+    assert!(rx.try_recv().is_err(), "called before the gated copy ran");
+    open.complete();
+    assert_eq!(rx.recv().unwrap(), (true, 5));
+    // Finished work: called at once, on this thread.
+    let (tx, rx) = mpsc::channel();
+    locus::Event::done().on_complete(move |o| tx.send(o.is_ok()).unwrap());
+    assert_eq!(rx.try_recv(), Ok(true));
+    // A failure reaches the callback.
+    let (failing, trigger) = locus::Event::user();
+    let (tx, rx) = mpsc::channel();
+    failing.on_complete(move |o| tx.send(o.is_err()).unwrap());
+    trigger.fail("the producer failed");
+    assert!(rx.recv().unwrap());
 }

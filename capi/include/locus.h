@@ -175,6 +175,10 @@ typedef struct {
   uint32_t device;
 } LocusNativeEvent;
 
+// A function locus calls once work is done, with the pointer it was given and the
+// work's status (`LOCUS_OK`, or why it failed).
+typedef void (*LocusEventCallback)(void *data, LocusStatus status);
+
 // One copy of a batch (`locus_memory_copy_batch`): `len` bytes from `src` at
 // `src_offset` to `dst` at `dst_offset`.
 typedef struct {
@@ -453,6 +457,16 @@ LocusStatus locus_event_is_complete(const LocusEvent *event, bool *done);
 // # Safety
 // `native` is NULL or points to a `LocusNativeEvent`.
 LocusStatus locus_event_native(const LocusEvent *event, LocusNativeEvent *native);
+
+// Calls `done(data, status)` once the work is done: at once, on this thread, when it
+// already is; otherwise on a locus thread (this call never blocks). For code that must
+// start after locus's work with no host wait of its own: `omp_fulfill_event` of an
+// OpenMP detached task (examples/c/openmp_target.c), an OpenCL user event. The event
+// handle may be freed meanwhile.
+//
+// # Safety
+// `done` is safe to call once, from any thread, with `data`; it must not unwind.
+LocusStatus locus_event_on_complete(const LocusEvent *event, LocusEventCallback done, void *data);
 
 // Frees the event handle without waiting. NULL does nothing.
 LocusStatus locus_event_free(LocusEvent *event);

@@ -78,6 +78,13 @@ impl Fail {
     }
 }
 
+impl Fail {
+    /// The status C sees.
+    pub(crate) fn status(&self) -> LocusStatus {
+        self.status
+    }
+}
+
 impl From<Error> for Fail {
     fn from(e: Error) -> Fail {
         let status = match &e {

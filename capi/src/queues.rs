@@ -203,6 +203,56 @@ pub unsafe extern "C" fn locus_event_native(
     })
 }
 
+/// A function locus calls once work is done, with the pointer it was given and the
+/// work's status (`LOCUS_OK`, or why it failed).
+pub type LocusEventCallback = Option<unsafe extern "C" fn(data: *mut c_void, status: LocusStatus)>;
+
+/// The caller's pointer, carried to the thread that calls back.
+struct CallbackData(*mut c_void);
+
+// SAFETY: locus never dereferences it; the caller's contract makes it usable from the
+// thread that calls back.
+unsafe impl Send for CallbackData {}
+
+/// Calls `done(data, status)` once the work is done: at once, on this thread, when it
+/// already is; otherwise on a locus thread (this call never blocks). For code that must
+/// start after locus's work with no host wait of its own: `omp_fulfill_event` of an
+/// OpenMP detached task (examples/c/openmp_target.c), an OpenCL user event. The event
+/// handle may be freed meanwhile.
+///
+/// # Safety
+/// `done` is safe to call once, from any thread, with `data`; it must not unwind.
+#[no_mangle]
+pub unsafe extern "C" fn locus_event_on_complete(
+    event: *const LocusEvent,
+    done: LocusEventCallback,
+    data: *mut c_void,
+) -> LocusStatus {
+    call("locus_event_on_complete", || {
+        let e = EVENTS.get(event, "event")?;
+        let done = done.ok_or_else(|| {
+            crate::Fail::new(
+                LocusStatus::LocusErrorNull,
+                "done is NULL; pass the function to call",
+            )
+        })?;
+        let data = CallbackData(data);
+        e.on_complete(move |outcome| {
+            let data = data;
+            let status = match outcome {
+                Ok(()) => LocusStatus::LocusOk,
+                Err(e) => {
+                    let fail = crate::Fail::from(e);
+                    fail.status()
+                }
+            };
+            // SAFETY: the caller's contract: callable once, from any thread, with `data`.
+            unsafe { done(data.0, status) };
+        });
+        Ok(())
+    })
+}
+
 /// Frees the event handle without waiting. NULL does nothing.
 #[no_mangle]
 pub extern "C" fn locus_event_free(event: *mut LocusEvent) -> LocusStatus {

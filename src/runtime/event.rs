@@ -298,6 +298,15 @@ impl Event {
         )
     }
 
+    /// Runs `f` with the work's outcome once it is done: at once, here, when it already
+    /// is; otherwise on a locus thread, so the caller never blocks. For code outside locus
+    /// that must start after the work without a host wait of its own: OpenMP's
+    /// `omp_fulfill_event` of a detached task, a runtime's user event.
+    pub fn on_complete(&self, f: impl FnOnce(Result<()>) + Send + 'static) {
+        let event = self.clone();
+        when_done(self.clone(), move || f(event.wait()));
+    }
+
     /// Blocks until the work is done; its error, if any (every waiter gets it). The
     /// event's lock is not held while waiting: `is_complete` and other waiters stay
     /// free meanwhile.

@@ -74,3 +74,40 @@ def test_jax_gpu_arrays_in_and_out_without_a_copy():
         y = jnp.from_dlpack(h)
         assert y.unsafe_buffer_pointer() == h.__cuda_array_interface__["data"][0]
         assert float(jnp.sum(y)) == 3.0 * n
+
+
+def test_cupy_on_its_own_stream_adopted_writes_before_locus_reads():
+    """Issue 41: CuPy's kernel writes a locus buffer in place on the user's own stream,
+    adopted by locus; no synchronize in user code; 20 runs, none stale."""
+    cupy = _cupy()
+    at = (_gpu_locations("cuda") or _gpu_locations("hip"))[0]
+    stream = cupy.cuda.Stream(non_blocking=True)
+    lq = locus.Queue.from_external(stream)
+    assert lq.native(at) == stream.ptr
+    n = 1 << 22
+    want = np.arange(n, dtype=np.float32) * 3 + 1
+    stale = 0
+    for _ in range(20):
+        b = locus.Buffer(at, n, dtype="float32", queue=lq)
+        with b.access_mut(at) as h, stream:
+            x = cupy.asarray(h)
+            x[:] = cupy.arange(n, dtype=cupy.float32) * 3 + 1
+            del x
+        stale += not np.array_equal(b.to_numpy(), want)
+    assert stale == 0, f"{at}: {stale} of 20 reads were stale"
+
+
+def test_torch_on_its_own_stream_adopted_writes_before_locus_reads():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    if not torch.cuda.is_available() or not _gpu_locations("cuda"):
+        pytest.skip("no CUDA device for PyTorch and locus here")
+    at = "cuda:0"
+    stream = torch.cuda.Stream()
+    lq = locus.Queue.from_external(stream)
+    n = 1 << 22
+    b = locus.Buffer(at, n, dtype="float32", queue=lq)
+    with b.access_mut(at) as h, torch.cuda.stream(stream):
+        x = torch.from_dlpack(h)
+        x.copy_(torch.arange(n, dtype=torch.float32, device="cuda") * 3 + 1)
+        del x
+    np.testing.assert_array_equal(b.to_numpy(), np.arange(n, dtype=np.float32) * 3 + 1)

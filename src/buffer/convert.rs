@@ -110,9 +110,9 @@ enum KernelLanguage {
     OpenClC,
     /// WGSL (WebGPU), 64 invocations per workgroup, 32-bit scalars.
     Wgsl,
-    /// CUDA C++ (CUDA through NVRTC; HIP through hiprtc with `hip`), one thread per
-    /// element.
-    CudaC { hip: bool },
+    /// CUDA C++ (CUDA through NVRTC, HIP through hiprtc: the same source), one thread
+    /// per element.
+    CudaC,
 }
 
 impl KernelLanguage {
@@ -121,7 +121,7 @@ impl KernelLanguage {
         match self {
             KernelLanguage::OpenClC => opencl_c_conversion(from, to).map(|s| (s, 1)),
             KernelLanguage::Wgsl => wgsl_conversion(from, to).map(|s| (s, 64)),
-            KernelLanguage::CudaC { hip } => cuda_conversion(from, to, hip).map(|s| (s, 256)),
+            KernelLanguage::CudaC => cuda_conversion(from, to).map(|s| (s, 256)),
         }
     }
 }
@@ -147,10 +147,8 @@ fn kernel_language(
             && to.size() >= 4
             && wgsl_converts(staged, device.info().kind == "cpu"))
         .then_some(KernelLanguage::Wgsl),
-        l @ (Language::Cuda | Language::Hip) => {
-            (sized(from) && sized(to)).then_some(KernelLanguage::CudaC {
-                hip: l == Language::Hip,
-            })
+        Language::Cuda | Language::Hip => {
+            (sized(from) && sized(to)).then_some(KernelLanguage::CudaC)
         }
         Language::OpenMpC => None,
     }

@@ -11,25 +11,21 @@ impl<A: GpuApi> GpuDevice<A> {
     ) -> Result<Completion> {
         self.activate()?;
         let key = cache_key(spec.source, spec.entry);
-        let function = {
+        // A failed compile is cached too: every later launch (a conversion's, each
+        // time it is asked for) reports it at once instead of running the compiler again.
+        let compiled = {
             let mut cache = self.functions.lock().unwrap_or_else(|e| e.into_inner());
-            match cache.get(&key) {
-                Some(f) => *f,
-                None => {
-                    let f =
-                        self.api
-                            .compile(spec.source, spec.entry)
-                            .map_err(|e| Error::Backend {
-                                location: self.location,
-                                call: e.call,
-                                message: e.to_string(),
-                                hint: format!("fix the source of `{}`", spec.entry),
-                            })?;
-                    cache.insert(key, f);
-                    f
-                }
-            }
+            cache
+                .entry(key)
+                .or_insert_with(|| self.api.compile(spec.source, spec.entry))
+                .clone()
         };
+        let function = compiled.map_err(|e| Error::Backend {
+            location: self.location,
+            call: e.call,
+            message: e.to_string(),
+            hint: format!("fix the source of `{}`", spec.entry),
+        })?;
         let mut values: Vec<[u8; 8]> = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             let mut v = [0u8; 8];

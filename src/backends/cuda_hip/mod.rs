@@ -104,7 +104,7 @@ pub struct GpuDevice<A: GpuApi> {
     stream_ordered_pools: bool,
     peers: Mutex<HashSet<u32>>,
     staging: Mutex<Vec<(u64, u64)>>,
-    functions: Mutex<HashMap<u64, u64>>,
+    functions: Mutex<HashMap<u64, std::result::Result<u64, GpuError>>>,
     live: AtomicUsize,
     /// Pageable uploads up to this size are the driver's own call
     /// ([`GpuApi::DRIVER_WRITES_PAGEABLE_UP_TO`]).
@@ -459,3 +459,6 @@ mod tests;
 
 #[cfg(all(test, feature = "cuda"))]
 mod adopted_tests;
+
+#[cfg(all(test, feature = "cuda"))]
+mod compile_tests;

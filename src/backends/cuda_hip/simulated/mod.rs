@@ -15,6 +15,8 @@
 //!   NULL-stream memset, held back like this, read back the bytes from before it);
 //! - **events belong to their context**: recording, waiting for, querying or destroying
 //!   an event needs its device current;
+//! - **run-time compilers**: a source that includes a header fails to compile (NVRTC and
+//!   hiprtc bring their own built-ins and find no system header);
 //! - **launch sizes**: a zero or oversized grid, or a block of more than 1024 threads,
 //!   is `CUDA_ERROR_INVALID_VALUE`;
 //! - **exclusive-process devices**: a device in `busy` refuses a context;
@@ -458,9 +460,21 @@ impl GpuApi for Strict {
         self.peer.contains(&(from, to))
     }
 
-    fn compile(&self, _: &str, entry: &str) -> Result<u64, GpuError> {
+    fn compile(&self, source: &str, entry: &str) -> Result<u64, GpuError> {
+        self.lock().calls.push("nvrtcCompileProgram");
         if entry.is_empty() {
             return Err(GpuError::other("nvrtcCompileProgram", "no entry point"));
+        }
+        // NVRTC and hiprtc compile with their own built-in declarations and find no
+        // system header: `#include <hip/hip_runtime.h>` fails on a real machine.
+        if let Some(line) = source
+            .lines()
+            .find(|l| l.trim_start().starts_with("#include"))
+        {
+            return Err(GpuError::other(
+                "nvrtcCompileProgram",
+                format!("catastrophic error: cannot open source file ({line})"),
+            ));
         }
         Ok(1)
     }

@@ -1,0 +1,60 @@
+//! Run-time compilation on the strict simulated driver (issue 48, item 4): a source that
+//! includes a header fails as NVRTC and hiprtc fail on it, a failed compile is cached
+//! (the compiler is not run again at every launch), and locus's conversion kernels
+//! include nothing.
+
+use super::simulated::Strict;
+use super::*;
+
+fn device(api: &Arc<Strict>) -> GpuDevice<Strict> {
+    GpuDevice::new(
+        Arc::clone(api),
+        0,
+        GpuFacts {
+            name: "sim 0".into(),
+            memory_bytes: 1 << 30,
+            concurrent_managed_access: true,
+            stream_ordered_pools: true,
+            notes: vec![],
+        },
+    )
+}
+
+fn spec(source: &str) -> LaunchSpec<'_> {
+    LaunchSpec {
+        source,
+        entry: "k",
+        workgroup: [256, 1, 1],
+        global: [1000, 1],
+        dims: 1,
+    }
+}
+
+fn compiles(api: &Strict) -> usize {
+    api.calls()
+        .iter()
+        .filter(|c| **c == "nvrtcCompileProgram")
+        .count()
+}
+
+#[test]
+fn a_failed_compile_is_reported_and_not_run_again() {
+    let api = Arc::new(Strict::new(1, vec![], 1 << 20, vec![]));
+    let d = device(&api);
+    let source = "#include <hip/hip_runtime.h>\nextern \"C\" __global__ void k() {}";
+    for _ in 0..3 {
+        let err = d
+            .launch(&spec(source), &[])
+            .err()
+            .expect("an include fails");
+        assert!(err.to_string().contains("cannot open source file"), "{err}");
+    }
+    // On the code before, each launch ran the compiler again (3).
+    assert_eq!(compiles(&api), 1, "the failure is cached");
+    // A good kernel compiles once and launches every time.
+    let good = "extern \"C\" __global__ void k() {}";
+    for _ in 0..3 {
+        d.launch(&spec(good), &[]).unwrap();
+    }
+    assert_eq!(compiles(&api), 2);
+}

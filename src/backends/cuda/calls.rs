@@ -213,6 +213,29 @@ impl GpuApi for CudaApi {
         unsafe { result::stream::synchronize(self.stream()) }.map_err(err("cuStreamSynchronize"))
     }
 
+    fn keep_pool_memory(&self) -> Result<(), GpuError> {
+        let mut device: sys::CUdevice = 0;
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        let mut threshold: u64 = u64::MAX;
+        // SAFETY: out-pointers to locals; the context of the device is current, and the
+        // attribute's value is a u64 the call reads.
+        unsafe {
+            sys::cuCtxGetDevice(&mut device)
+                .result()
+                .map_err(err("cuCtxGetDevice"))?;
+            sys::cuDeviceGetDefaultMemPool(&mut pool, device)
+                .result()
+                .map_err(err("cuDeviceGetDefaultMemPool"))?;
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut threshold as *mut u64).cast(),
+            )
+            .result()
+            .map_err(err("cuMemPoolSetAttribute"))
+        }
+    }
+
     fn memory_info(&self) -> Result<(u64, u64), GpuError> {
         result::mem_get_info()
             .map(|(free, total)| (free as u64, total as u64))

@@ -30,6 +30,11 @@ pub trait GpuApi: Send + Sync + 'static {
     /// # Safety
     /// The device is current.
     unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError>;
+    /// Makes the current device's stream-ordered pool keep the memory freed to it
+    /// (release threshold: all of it, as RMM sets it) instead of returning it to the
+    /// system at every synchronisation, so that the next stream-ordered allocation
+    /// reuses it.
+    fn keep_pool_memory(&self) -> Result<(), GpuError>;
     /// Frees.
     ///
     /// # Safety

@@ -1,4 +1,5 @@
-//! Run-time compilation on the strict simulated driver (issue 48, item 4): a source that
+//! Run-time compilation and the stream-ordered pool on the strict simulated driver (issue
+//! 48, items 4 and 7): a source that
 //! includes a header fails as NVRTC and hiprtc fail on it, a failed compile is cached
 //! (the compiler is not run again at every launch), and locus's conversion kernels
 //! include nothing.
@@ -57,4 +58,33 @@ fn a_failed_compile_is_reported_and_not_run_again() {
         d.launch(&spec(good), &[]).unwrap();
     }
     assert_eq!(compiles(&api), 2);
+}
+
+/// Issue 48, item 7: the stream-ordered pool keeps what a free gave back across a
+/// synchronisation (RMM's release threshold), so the next allocation is served from it.
+/// On the code before the threshold stayed 0 and every synchronisation emptied the pool.
+#[test]
+fn the_stream_ordered_pool_keeps_freed_memory_across_synchronisations() {
+    let api = Arc::new(Strict::new(1, vec![], 64 << 20, vec![]));
+    let d = device(&api);
+    let bytes = 4 << 20;
+    let native = d.allocate_kind(bytes, MemoryKind::StreamOrdered).unwrap();
+    // SAFETY: allocated above, unused.
+    unsafe { d.free(&native, bytes) };
+    d.synchronize().unwrap();
+    assert_eq!(
+        api.pool_kept(0),
+        bytes,
+        "the pool gave the memory back at the sync"
+    );
+    assert!(api.calls().contains(&"cuMemPoolSetAttribute"));
+    let again = d.allocate_kind(bytes, MemoryKind::StreamOrdered).unwrap();
+    assert_eq!(
+        api.pool_kept(0),
+        0,
+        "the next allocation is served from the pool"
+    );
+    // SAFETY: as above.
+    unsafe { d.free(&again, bytes) };
+    d.synchronize().unwrap();
 }

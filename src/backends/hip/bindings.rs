@@ -292,6 +292,7 @@ pub struct HipApiRaw {
     pub hipDeviceTotalMem:
         unsafe extern "C" fn(bytes: *mut usize, device: hipDevice_t) -> hipError_t,
     pub hipSetDevice: unsafe extern "C" fn(deviceId: ::std::os::raw::c_int) -> hipError_t,
+    pub hipGetDevice: unsafe extern "C" fn(deviceId: *mut ::std::os::raw::c_int) -> hipError_t,
     pub hipGetDeviceCount: unsafe extern "C" fn(count: *mut ::std::os::raw::c_int) -> hipError_t,
     pub hipDeviceGetAttribute: unsafe extern "C" fn(
         pi: *mut ::std::os::raw::c_int,
@@ -407,6 +408,7 @@ impl HipApiRaw {
         let hipDeviceGetName = __library.get(b"hipDeviceGetName\0").map(|sym| *sym)?;
         let hipDeviceTotalMem = __library.get(b"hipDeviceTotalMem\0").map(|sym| *sym)?;
         let hipSetDevice = __library.get(b"hipSetDevice\0").map(|sym| *sym)?;
+        let hipGetDevice = __library.get(b"hipGetDevice\0").map(|sym| *sym)?;
         let hipGetDeviceCount = __library.get(b"hipGetDeviceCount\0").map(|sym| *sym)?;
         let hipDeviceGetAttribute = __library.get(b"hipDeviceGetAttribute\0").map(|sym| *sym)?;
         let hipGetErrorName = __library.get(b"hipGetErrorName\0").map(|sym| *sym)?;
@@ -447,6 +449,7 @@ impl HipApiRaw {
             hipDeviceGetName,
             hipDeviceTotalMem,
             hipSetDevice,
+            hipGetDevice,
             hipGetDeviceCount,
             hipDeviceGetAttribute,
             hipGetErrorName,
@@ -498,6 +501,9 @@ impl HipApiRaw {
     }
     pub unsafe fn hipSetDevice(&self, deviceId: ::std::os::raw::c_int) -> hipError_t {
         (self.hipSetDevice)(deviceId)
+    }
+    pub unsafe fn hipGetDevice(&self, deviceId: *mut ::std::os::raw::c_int) -> hipError_t {
+        (self.hipGetDevice)(deviceId)
     }
     pub unsafe fn hipGetDeviceCount(&self, count: *mut ::std::os::raw::c_int) -> hipError_t {
         (self.hipGetDeviceCount)(count)

@@ -194,6 +194,31 @@ impl GpuApi for HipApi {
         })
     }
 
+    fn keep_pool_memory(&self) -> Result<(), GpuError> {
+        let Some(pool_api) = &self.pool else {
+            return Ok(()); // no stream-ordered pool on this runtime
+        };
+        let mut device: std::os::raw::c_int = 0;
+        // SAFETY: an out-pointer to a local.
+        self.check("hipGetDevice", unsafe {
+            self.raw.hipGetDevice(&mut device)
+        })?;
+        let mut pool: super::pool_bindings::hipMemPool_t = std::ptr::null_mut();
+        // SAFETY: an out-pointer to a local, for the current device.
+        self.check("hipDeviceGetDefaultMemPool", unsafe {
+            pool_api.hipDeviceGetDefaultMemPool(&mut pool, device)
+        })?;
+        let mut threshold: u64 = u64::MAX;
+        // SAFETY: the device's default pool; the attribute's value is a u64 read by the call.
+        self.check("hipMemPoolSetAttribute", unsafe {
+            pool_api.hipMemPoolSetAttribute(
+                pool,
+                super::pool_bindings::hipMemPoolAttr_hipMemPoolAttrReleaseThreshold,
+                (&mut threshold as *mut u64).cast(),
+            )
+        })
+    }
+
     fn memory_info(&self) -> Result<(u64, u64), GpuError> {
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: out-pointers to locals; the device is current.

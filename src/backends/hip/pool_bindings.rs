@@ -95,9 +95,28 @@ pub struct ihipStream_t {
     _unused: [u8; 0],
 }
 pub type hipStream_t = *mut ihipStream_t;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct ihipMemPoolHandle_t {
+    _unused: [u8; 0],
+}
+pub type hipMemPool_t = *mut ihipMemPoolHandle_t;
+pub const hipMemPoolAttr_hipMemPoolReuseFollowEventDependencies: hipMemPoolAttr = 1;
+pub const hipMemPoolAttr_hipMemPoolReuseAllowOpportunistic: hipMemPoolAttr = 2;
+pub const hipMemPoolAttr_hipMemPoolReuseAllowInternalDependencies: hipMemPoolAttr = 3;
+pub const hipMemPoolAttr_hipMemPoolAttrReleaseThreshold: hipMemPoolAttr = 4;
+pub const hipMemPoolAttr_hipMemPoolAttrReservedMemCurrent: hipMemPoolAttr = 5;
+pub const hipMemPoolAttr_hipMemPoolAttrReservedMemHigh: hipMemPoolAttr = 6;
+pub const hipMemPoolAttr_hipMemPoolAttrUsedMemCurrent: hipMemPoolAttr = 7;
+pub const hipMemPoolAttr_hipMemPoolAttrUsedMemHigh: hipMemPoolAttr = 8;
+pub type hipMemPoolAttr = ::std::os::raw::c_uint;
 extern crate libloading;
 pub struct HipPoolRaw {
     __library: ::libloading::Library,
+    pub hipDeviceGetDefaultMemPool: unsafe extern "C" fn(
+        mem_pool: *mut hipMemPool_t,
+        device: ::std::os::raw::c_int,
+    ) -> hipError_t,
     pub hipMallocAsync: unsafe extern "C" fn(
         dev_ptr: *mut *mut ::std::os::raw::c_void,
         size: usize,
@@ -106,6 +125,11 @@ pub struct HipPoolRaw {
     pub hipFreeAsync: unsafe extern "C" fn(
         dev_ptr: *mut ::std::os::raw::c_void,
         stream: hipStream_t,
+    ) -> hipError_t,
+    pub hipMemPoolSetAttribute: unsafe extern "C" fn(
+        mem_pool: hipMemPool_t,
+        attr: hipMemPoolAttr,
+        value: *mut ::std::os::raw::c_void,
     ) -> hipError_t,
 }
 impl HipPoolRaw {
@@ -121,13 +145,26 @@ impl HipPoolRaw {
         L: Into<::libloading::Library>,
     {
         let __library = library.into();
+        let hipDeviceGetDefaultMemPool = __library
+            .get(b"hipDeviceGetDefaultMemPool\0")
+            .map(|sym| *sym)?;
         let hipMallocAsync = __library.get(b"hipMallocAsync\0").map(|sym| *sym)?;
         let hipFreeAsync = __library.get(b"hipFreeAsync\0").map(|sym| *sym)?;
+        let hipMemPoolSetAttribute = __library.get(b"hipMemPoolSetAttribute\0").map(|sym| *sym)?;
         Ok(HipPoolRaw {
             __library,
+            hipDeviceGetDefaultMemPool,
             hipMallocAsync,
             hipFreeAsync,
+            hipMemPoolSetAttribute,
         })
+    }
+    pub unsafe fn hipDeviceGetDefaultMemPool(
+        &self,
+        mem_pool: *mut hipMemPool_t,
+        device: ::std::os::raw::c_int,
+    ) -> hipError_t {
+        (self.hipDeviceGetDefaultMemPool)(mem_pool, device)
     }
     pub unsafe fn hipMallocAsync(
         &self,
@@ -143,5 +180,13 @@ impl HipPoolRaw {
         stream: hipStream_t,
     ) -> hipError_t {
         (self.hipFreeAsync)(dev_ptr, stream)
+    }
+    pub unsafe fn hipMemPoolSetAttribute(
+        &self,
+        mem_pool: hipMemPool_t,
+        attr: hipMemPoolAttr,
+        value: *mut ::std::os::raw::c_void,
+    ) -> hipError_t {
+        (self.hipMemPoolSetAttribute)(mem_pool, attr, value)
     }
 }

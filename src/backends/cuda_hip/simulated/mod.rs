@@ -21,6 +21,10 @@
 //!   is `CUDA_ERROR_INVALID_VALUE`;
 //! - **exclusive-process devices**: a device in `busy` refuses a context;
 //! - **fault injection**: [`Strict::fail_once`] makes the next call of that name fail;
+//! - **the pool's release threshold**: memory a stream-ordered free gave back stays in
+//!   the pool (and counts as used) until a synchronisation returns it to the system,
+//!   unless the threshold was raised (`cuMemPoolSetAttribute`); the pool serves the
+//!   next stream-ordered allocation first;
 //! - **stream-ordered allocation**: memory from the driver's pool (`cuMemAllocAsync`) is
 //!   given back by `cuMemFreeAsync` only when the stream reaches the free (work queued
 //!   before it still reads the memory), and counts as used until then; `cuMemFree` and
@@ -40,6 +44,7 @@ const DRIVER_ALIGNMENT: usize = 256;
 use super::*;
 use streams::{device_stream_handle, Op, StreamId, Streams};
 
+mod inspect;
 mod streams;
 
 thread_local! {
@@ -75,6 +80,10 @@ pub(super) struct Strict {
     /// Live allocations: size and device. Apart from `state`, whose lock queued work
     /// runs under, so that a queued free can take it.
     sizes: Arc<Mutex<HashMap<u64, (usize, u32)>>>,
+    /// Per device: bytes stream-ordered frees gave back to the pool, which it keeps
+    /// (until a synchronisation releases them, unless told to keep them), and whether
+    /// it was told to (`cuMemPoolSetAttribute` of the release threshold).
+    pools: Arc<Mutex<Vec<(usize, bool)>>>,
 }
 
 const INVALID_VALUE: i32 = 1;
@@ -116,6 +125,7 @@ impl Strict {
             next_event: AtomicU64::new(1),
             state: Mutex::new(state),
             sizes: Arc::default(),
+            pools: Arc::new(Mutex::new(vec![(0, false); devices as usize])),
         }
     }
 
@@ -125,26 +135,6 @@ impl Strict {
 
     fn sizes(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (usize, u32)>> {
         self.sizes.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Makes the next call named `call` fail once (`CUDA_ERROR_UNKNOWN`).
-    pub(super) fn fail_once(&self, call: &'static str) {
-        self.lock().fail_once.push(call);
-    }
-
-    /// The rules broken by calls that cannot fail.
-    pub(super) fn violations(&self) -> Vec<String> {
-        self.lock().violations.clone()
-    }
-
-    /// Every call made so far, in order.
-    pub(super) fn calls(&self) -> Vec<&'static str> {
-        self.lock().calls.clone()
-    }
-
-    /// Leaves no device of any driver current on this thread (a fresh thread).
-    pub(super) fn clear_current() {
-        CURRENT.with(|c| c.set(None));
     }
 
     /// The device current on this thread, after the injected failure check; `call`
@@ -186,6 +176,22 @@ impl Strict {
         })
     }
 
+    /// Bytes in use: live allocations and what the pools keep.
+    fn used(&self) -> usize {
+        let live: usize = self.sizes().values().map(|(n, _)| n).sum();
+        let pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
+        live + pools.iter().map(|(kept, _)| kept).sum::<usize>()
+    }
+
+    /// A synchronisation: the pool of `device` gives its kept memory back to the system
+    /// unless its release threshold says keep it (CUDA's default threshold is 0).
+    fn trim_pool(&self, device: u32) {
+        let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(pool) = pools.get_mut(device as usize).filter(|p| !p.1) {
+            pool.0 = 0;
+        }
+    }
+
     /// Records `event` at the end of stream `id`'s queued work.
     fn record(&self, event: u64, id: StreamId) {
         let mut state = self.lock();
@@ -205,20 +211,6 @@ impl Strict {
                 "CUDA_ERROR_INVALID_HANDLE: not a stream of the current context",
             )
         })
-    }
-
-    /// A user's own stream of the current device (`cuStreamCreate`).
-    pub(super) fn create_stream(&self) -> Result<u64, GpuError> {
-        let device = self.enter("cuStreamCreate")?;
-        Ok(self.lock().streams.create(device))
-    }
-
-    /// A user's work on their own stream (a kernel of theirs), run when the stream is.
-    pub(super) fn enqueue_user(&self, stream: u64, op: Op) -> Result<(), GpuError> {
-        let device = self.enter("cuLaunchKernel")?;
-        let id = self.stream("cuLaunchKernel", stream, device)?;
-        self.lock().streams.push(id, op);
-        Ok(())
     }
 
     fn event(&self, call: &'static str, event: u64) -> Result<u32, GpuError> {
@@ -270,7 +262,14 @@ impl GpuApi for Strict {
             _ => "cuMemAlloc",
         };
         let ordinal = self.enter(call)?;
-        let used: usize = self.sizes().values().map(|(n, _)| n).sum();
+        if kind == GpuMemory::StreamOrdered {
+            // The pool's kept memory serves the allocation first.
+            let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(pool) = pools.get_mut(ordinal as usize) {
+                pool.0 = pool.0.saturating_sub(bytes);
+            }
+        }
+        let used = self.used();
         if bytes > self.memory.saturating_sub(used) {
             return Err(error(
                 call,
@@ -323,9 +322,17 @@ impl GpuApi for Strict {
             return;
         }
         let sizes = Arc::clone(&self.sizes);
+        let pools = Arc::clone(&self.pools);
+        let to_pool = kind == GpuMemory::StreamOrdered;
         let release = move || {
             let removed = sizes.lock().unwrap_or_else(|e| e.into_inner()).remove(&ptr);
-            if let Some((bytes, _)) = removed {
+            if let Some((bytes, device)) = removed {
+                if to_pool {
+                    let mut pools = pools.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Some(pool) = pools.get_mut(device as usize) {
+                        pool.0 += bytes;
+                    }
+                }
                 if let Ok(layout) =
                     std::alloc::Layout::from_size_align(bytes.max(1), DRIVER_ALIGNMENT)
                 {
@@ -395,6 +402,16 @@ impl GpuApi for Strict {
     fn synchronize(&self) -> Result<(), GpuError> {
         let device = self.enter("cuStreamSynchronize")?;
         self.lock().streams.run_all(StreamId::Device(device));
+        self.trim_pool(device);
+        Ok(())
+    }
+
+    fn keep_pool_memory(&self) -> Result<(), GpuError> {
+        let device = self.enter("cuMemPoolSetAttribute")?;
+        let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(pool) = pools.get_mut(device as usize) {
+            pool.1 = true;
+        }
         Ok(())
     }
 
@@ -518,6 +535,7 @@ impl GpuApi for Strict {
             self.stream("cuStreamSynchronize", stream, device)?
         };
         self.lock().streams.run_all(id);
+        self.trim_pool(device);
         Ok(())
     }
 
@@ -540,7 +558,7 @@ impl GpuApi for Strict {
 
     fn memory_info(&self) -> Result<(u64, u64), GpuError> {
         self.enter("cuMemGetInfo")?;
-        let used: usize = self.sizes().values().map(|(n, _)| n).sum();
+        let used = self.used();
         Ok((self.memory.saturating_sub(used) as u64, self.memory as u64))
     }
 

@@ -1,0 +1,47 @@
+//! What tests do to the simulated driver and ask of it beyond the driver API: inject
+//! failures, read the calls made and the rules broken, leave a thread with no current
+//! device, make a user's own stream and queue work on it, see what a pool keeps.
+
+use super::*;
+
+impl Strict {
+    /// Makes the next call named `call` fail once (`CUDA_ERROR_UNKNOWN`).
+    pub(crate) fn fail_once(&self, call: &'static str) {
+        self.lock().fail_once.push(call);
+    }
+
+    /// The rules broken by calls that cannot fail.
+    pub(crate) fn violations(&self) -> Vec<String> {
+        self.lock().violations.clone()
+    }
+
+    /// Every call made so far, in order.
+    pub(crate) fn calls(&self) -> Vec<&'static str> {
+        self.lock().calls.clone()
+    }
+
+    /// Leaves no device of any driver current on this thread (a fresh thread).
+    pub(crate) fn clear_current() {
+        CURRENT.with(|c| c.set(None));
+    }
+
+    /// The bytes device `device`'s pool keeps now.
+    pub(crate) fn pool_kept(&self, device: u32) -> usize {
+        let pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
+        pools.get(device as usize).map_or(0, |p| p.0)
+    }
+
+    /// A user's own stream of the current device (`cuStreamCreate`).
+    pub(crate) fn create_stream(&self) -> Result<u64, GpuError> {
+        let device = self.enter("cuStreamCreate")?;
+        Ok(self.lock().streams.create(device))
+    }
+
+    /// A user's work on their own stream (a kernel of theirs), run when the stream is.
+    pub(crate) fn enqueue_user(&self, stream: u64, op: Op) -> Result<(), GpuError> {
+        let device = self.enter("cuLaunchKernel")?;
+        let id = self.stream("cuLaunchKernel", stream, device)?;
+        self.lock().streams.push(id, op);
+        Ok(())
+    }
+}

@@ -82,9 +82,7 @@ impl GpuApi for CudaApi {
             })?;
         // SAFETY: a retained primary context.
         unsafe { result::ctx::set_current(ctx) }.map_err(err("cuCtxSetCurrent"))?;
-        if let Ok(mut m) = self.current.lock() {
-            m.insert(std::thread::current().id(), ordinal);
-        }
+        super::CURRENT.with(|c| c.set(ordinal));
         Ok(())
     }
 

@@ -8,7 +8,6 @@
 //! says where they ran); on machines without a GPU the shared logic runs against the
 //! strict simulated driver (`cuda_hip/simulated.rs`).
 
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
@@ -36,7 +35,6 @@ pub struct CudaApi {
     streams: Vec<sys::CUstream>,
     /// Each device's compute capability (major, minor): kernels are compiled for it.
     archs: Vec<(i32, i32)>,
-    current: Mutex<HashMap<std::thread::ThreadId, u32>>,
     modules: Mutex<Vec<sys::CUmodule>>,
 }
 
@@ -83,7 +81,6 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
         contexts,
         streams,
         archs,
-        current: Mutex::new(HashMap::new()),
         modules: Mutex::new(Vec::new()),
     });
     Ok(cuda_hip::discovery(api, facts, skipped))
@@ -138,13 +135,17 @@ fn open_device(
     Ok((ctx, stream, arch, facts))
 }
 
+thread_local! {
+    /// The device `activate` made current on this thread (one `CudaApi` per process: the
+    /// driver's). A thread-local, so that no lock is taken on every call and nothing is
+    /// kept for threads that ended.
+    static CURRENT: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
 impl CudaApi {
     /// The device `activate` made current on this thread.
     fn current(&self) -> usize {
-        self.current
-            .lock()
-            .map(|m| m.get(&std::thread::current().id()).copied().unwrap_or(0))
-            .unwrap_or(0) as usize
+        CURRENT.with(std::cell::Cell::get) as usize
     }
 
     fn stream(&self) -> sys::CUstream {

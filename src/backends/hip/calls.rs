@@ -55,11 +55,7 @@ impl HipApi {
     }
 
     pub(super) fn stream(&self) -> hipStream_t {
-        let ordinal = self
-            .current
-            .lock()
-            .map(|m| m.get(&std::thread::current().id()).copied().unwrap_or(0))
-            .unwrap_or(0);
+        let ordinal = super::CURRENT.with(std::cell::Cell::get);
         self.streams
             .get(ordinal as usize)
             .copied()
@@ -88,9 +84,7 @@ impl GpuApi for HipApi {
         self.check("hipSetDevice", unsafe {
             self.raw.hipSetDevice(ordinal as i32)
         })?;
-        if let Ok(mut m) = self.current.lock() {
-            m.insert(std::thread::current().id(), ordinal);
-        }
+        super::CURRENT.with(|c| c.set(ordinal));
         Ok(())
     }
 

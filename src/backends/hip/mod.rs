@@ -44,7 +44,7 @@ pub mod rtc_bindings;
 pub mod pool_bindings;
 
 use std::ffi::{c_void, CStr, CString};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bindings::*;
 use pool_bindings::HipPoolRaw;
@@ -63,6 +63,12 @@ mod work;
 
 pub use device::HipDevice;
 
+thread_local! {
+    /// The device `activate` made current on this thread (one `HipApi` per process). A
+    /// thread-local: no lock on every call, nothing kept for threads that ended.
+    static CURRENT: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
 /// The HIP runtime, with one stream per device, and its runtime compiler.
 pub struct HipApi {
     raw: HipApiRaw,
@@ -71,7 +77,6 @@ pub struct HipApi {
     /// `hipMallocAsync` / `hipFreeAsync`, or `None` on a runtime older than ROCm 5.1.
     pool: Option<HipPoolRaw>,
     streams: Vec<hipStream_t>,
-    current: Mutex<std::collections::HashMap<std::thread::ThreadId, u32>>,
 }
 
 // SAFETY: HIP streams and modules may be used from any thread after hipSetDevice
@@ -172,7 +177,6 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
         rtc,
         pool,
         streams: Vec::new(),
-        current: Mutex::new(std::collections::HashMap::new()),
     };
     if count_rc != hipError_t_hipSuccess || count == 0 {
         let what = if count_rc == hipError_t_hipErrorNoDevice {

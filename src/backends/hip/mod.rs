@@ -94,30 +94,81 @@ pub const RUNTIME_LIBRARIES: [&str; 4] = [
     "libamdhip64.so.5",
 ];
 
-/// Where hiprtc is, in the order tried: its own library (the only place since ROCm 7),
-/// then the runtime library, which exported it up to ROCm 6 (`runtime`: the name that
-/// loaded).
-pub fn hiprtc_libraries(runtime: &str) -> [&str; 5] {
-    [
-        "libhiprtc.so",
-        "libhiprtc.so.7",
-        "libhiprtc.so.6",
-        "libhiprtc.so.5",
-        runtime,
-    ]
+/// Where hiprtc is, in the order tried, for a runtime of ROCm `major` loaded as
+/// `runtime`: the compiler library of that same major version, then the runtime library
+/// itself (which exported hiprtc up to ROCm 6), then the unversioned development name
+/// (whose version [`hiprtc_matches`] checks: a mixed install may point it at another
+/// ROCm, whose compiler makes code the loaded runtime cannot load).
+pub fn hiprtc_libraries(runtime: &str, major: i32) -> Vec<String> {
+    let mut names = vec![format!("libhiprtc.so.{major}")];
+    if major <= 6 {
+        names.push(runtime.to_string());
+    }
+    names.push("libhiprtc.so".into());
+    names
+}
+
+/// The ROCm major version of a HIP runtime version number (`hipRuntimeGetVersion`:
+/// major * 10,000,000 + minor * 100,000 + patch).
+pub fn rocm_major(runtime_version: i32) -> i32 {
+    runtime_version / 10_000_000
+}
+
+/// Why the hiprtc in the library file `path` cannot serve a runtime of ROCm
+/// `runtime_major`, if it cannot: its real file's version (`libhiprtc.so.6.1.60100`, the
+/// target of the `libhiprtc.so` link) names another ROCm. (`hiprtcVersion` does not
+/// tell: ROCm 5's answers 9.0, NVRTC's numbering.) A file without a version passes.
+pub fn hiprtc_matches(path: &std::path::Path, runtime_major: i32) -> Result<(), String> {
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let name = real
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let major = name
+        .split_once(".so.")
+        .and_then(|(_, v)| v.split('.').next())
+        .and_then(|m| m.parse::<i32>().ok());
+    match major {
+        Some(m) if m != runtime_major && name.starts_with("libhiprtc") => Err(format!(
+            "{} is ROCm {m}'s, but the loaded runtime is ROCm {runtime_major} (a mixed \
+             install: install the runtime compiler of the same ROCm)",
+            real.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The file a loaded symbol at `address` comes from (`dladdr`).
+fn library_path(address: *const std::ffi::c_void) -> Option<std::path::PathBuf> {
+    let mut info = libc::Dl_info {
+        dli_fname: std::ptr::null(),
+        dli_fbase: std::ptr::null_mut(),
+        dli_sname: std::ptr::null(),
+        dli_saddr: std::ptr::null_mut(),
+    };
+    // SAFETY: `info` is a writable Dl_info; dladdr only looks the address up.
+    let found = unsafe { libc::dladdr(address, &mut info) };
+    if found == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr's file name is a NUL-terminated string owned by the loader.
+    let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+    Some(std::path::PathBuf::from(
+        name.to_string_lossy().into_owned(),
+    ))
 }
 
 /// Tries `names` in order with `open`; the first that loads and its name, or every
 /// reason.
-fn first_of<'a, T>(
-    names: &[&'a str],
-    open: impl Fn(&str) -> Result<T, libloading::Error>,
-) -> Result<(T, &'a str), Vec<String>> {
+fn first_of<T>(
+    names: &[impl AsRef<str>],
+    open: impl Fn(&str) -> Result<T, String>,
+) -> Result<(T, &str), Vec<String>> {
     let mut tried = Vec::new();
-    for &name in names {
+    for name in names.iter().map(AsRef::as_ref) {
         match open(name) {
             Ok(library) => return Ok((library, name)),
-            Err(e) => tried.push(format!("{name}: {}", dl_error(&e))),
+            Err(e) => tried.push(format!("{name}: {e}")),
         }
     }
     Err(tried)
@@ -132,18 +183,29 @@ type Loaded = (
 );
 
 fn load() -> Result<Loaded, Unavailable> {
-    // SAFETY: loading the HIP runtime runs its initialisers, as any HIP program does;
-    // every symbol is checked to exist (bindgen's require-all).
-    let (raw, runtime) = first_of(&RUNTIME_LIBRARIES, |name| unsafe { HipApiRaw::new(name) })
+    let (raw, runtime) = first_of(&RUNTIME_LIBRARIES, |name| {
+        // SAFETY: loading the HIP runtime runs its initialisers, as any HIP program
+        // does; every symbol is checked to exist (bindgen's require-all).
+        unsafe { HipApiRaw::new(name) }.map_err(|e| dl_error(&e))
+    })
         .map_err(|tried| {
             format!(
                 "the HIP runtime could not be loaded ({}); install ROCm's HIP runtime (apt-get install libamdhip64-5) on a machine with an AMD GPU",
                 tried.join("; ")
             )
         })?;
-    // SAFETY: as above, for the runtime compiler's library.
-    let rtc = first_of(&hiprtc_libraries(runtime), |name| unsafe {
-        HiprtcRaw::new(name)
+    let mut version = 0;
+    // SAFETY: a plain query with an out-pointer to a local.
+    unsafe { raw.hipRuntimeGetVersion(&mut version) };
+    let major = rocm_major(version);
+    let rtc = first_of(&hiprtc_libraries(runtime, major), |name| {
+        // SAFETY: as for the runtime, for the runtime compiler's library.
+        let rtc = unsafe { HiprtcRaw::new(name) }.map_err(|e| dl_error(&e))?;
+        let symbol = rtc.hiprtcCreateProgram as *const std::ffi::c_void;
+        match library_path(symbol) {
+            Some(path) => hiprtc_matches(&path, major).map(|()| rtc),
+            None => Ok(rtc),
+        }
     })
     .map(|(rtc, _)| rtc)
     .map_err(|tried| {
@@ -263,14 +325,33 @@ mod tests {
     #[test]
     fn the_runtime_and_its_compiler_are_looked_for_where_each_rocm_puts_them() {
         assert!(RUNTIME_LIBRARIES.contains(&"libamdhip64.so.7"));
-        let rtc = hiprtc_libraries("libamdhip64.so.5");
-        assert_eq!(rtc[0], "libhiprtc.so");
-        assert!(rtc.contains(&"libhiprtc.so.7"));
-        assert_eq!(rtc.last(), Some(&"libamdhip64.so.5"));
+        // The compiler of the runtime's own ROCm first (issue 48, item 11: the code before
+        // tried the unversioned `libhiprtc.so` first, whatever ROCm it was), the runtime
+        // itself up to ROCm 6, the unversioned name last (its version checked).
+        assert_eq!(
+            hiprtc_libraries("libamdhip64.so.5", 5),
+            ["libhiprtc.so.5", "libamdhip64.so.5", "libhiprtc.so"]
+        );
+        assert_eq!(
+            hiprtc_libraries("libamdhip64.so", 7),
+            ["libhiprtc.so.7", "libhiprtc.so"]
+        );
+        assert_eq!(rocm_major(50_221_153), 5);
+        let dir = std::env::temp_dir().join(format!("locus-hiprtc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (real, link) = (dir.join("libhiprtc.so.7.0.70000"), dir.join("libhiprtc.so"));
+        std::fs::write(&real, b"").unwrap();
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(hiprtc_matches(&link, 7).is_ok());
+        let why = hiprtc_matches(&link, 6).unwrap_err();
+        assert!(why.contains("ROCm 7's") && why.contains("ROCm 6"), "{why}");
+        assert!(hiprtc_matches(std::path::Path::new("/x/libamdhip64.so.5"), 5).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
         // A compiler that is nowhere is a reason, not a failure of the runtime's load.
         let missing = first_of(&["libhiprtc-missing.so"], |name| {
             // SAFETY: a name that does not exist; nothing is loaded.
-            unsafe { HiprtcRaw::new(name) }
+            unsafe { HiprtcRaw::new(name) }.map_err(|e| dl_error(&e))
         });
         assert!(missing.is_err_and(|tried| tried[0].contains("libhiprtc-missing.so")));
     }

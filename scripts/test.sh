@@ -295,7 +295,13 @@ for features in ""; do
   fi
   echo "$out" | grep -E "^test result"
 done
-wait "$valgrind_pid" || { tail -60 "$valgrind_log" >&2; exit 3; }
+wait "$valgrind_pid" || {
+  status=$?
+  echo "FAIL: the valgrind run of tests/asynchrony.rs exited with $status; its tests and errors:" >&2
+  grep -E "^test |panicked|FAILED|definitely lost|Invalid (read|write)|uninitialised|ERROR SUMMARY" "$valgrind_log" >&2
+  tail -60 "$valgrind_log" >&2
+  exit 3
+}
 grep "test result" "$valgrind_log"
 echo "ok: no leak"
 

@@ -13,6 +13,7 @@ impl<T: Pod> Buffer<T> {
             replicas: Mutex::new(vec![Replica::new(memory, true)]),
             mode: Transfer::default(),
             queue: None,
+            marker: Mutex::default(),
             kind: crate::core::native::MemoryKind::Default,
             stats: TransferStats::default(),
             _marker: PhantomData,

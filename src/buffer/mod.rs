@@ -98,6 +98,8 @@ pub struct Buffer<T: Pod> {
     /// The queue its moves go on in order (HAMR's stream), or none: each move after the
     /// ones it depends on only.
     queue: Option<crate::runtime::queue::Queue>,
+    /// On an adopted queue: the marker of the user's work last taken (see `lock`).
+    marker: Mutex<Option<Event>>,
     kind: crate::core::native::MemoryKind,
     stats: TransferStats,
     _marker: PhantomData<T>,
@@ -231,13 +233,18 @@ impl<T: Pod> Buffer<T> {
         recover(&mut replicas);
         // On a queue adopted from a user: whatever comes next follows the user's work
         // there so far (their kernel may write this buffer in place).
+        // A new marker covers everything an earlier one did (the user's queue runs it
+        // after all work before it): the earlier is dropped, so that a long kernel of
+        // theirs does not pile markers up.
         if let Some(marker) = self.queue.and_then(|q| q.foreign_marker()) {
-            replicas.iter_mut().for_each(|r| {
-                r.pending.push(pending::Pending {
-                    event: marker.clone(),
-                    writes: false,
-                })
-            });
+            let mut last = self.marker.lock().unwrap_or_else(|e| e.into_inner());
+            for r in replicas.iter_mut() {
+                if let Some(old) = last.as_ref() {
+                    r.pending.retain(|p| p.event != *old);
+                }
+                r.pending.push(pending::Pending::reading(marker.clone()));
+            }
+            *last = Some(marker);
         }
         replicas
     }

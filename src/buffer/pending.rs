@@ -34,6 +34,16 @@ pub(super) struct Pending {
     pub(super) writes: bool,
 }
 
+impl Pending {
+    /// Work that reads the replica (or only orders after it).
+    pub(super) fn reading(event: Event) -> Pending {
+        Pending {
+            event,
+            writes: false,
+        }
+    }
+}
+
 impl Replica {
     /// Waits for every move touching this replica. A failed move that wrote it leaves it
     /// stale; the first failure is the answer.

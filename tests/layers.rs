@@ -10,8 +10,8 @@
 //! - the graph of imports between files has no circle (the core counts as one file: its
 //!   `Device` trait and the `Memory` it takes name each other).
 //!
-//! Unit-test files (`tests.rs`) and inline `#[cfg(test)]` modules are test code, not
-//! library code, and are left out; so are comments.
+//! Unit-test files (`tests.rs`, `*_tests.rs`) and inline `#[cfg(test)]` modules are test
+//! code, not library code, and are left out; so are comments.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -278,6 +278,12 @@ struct Crate {
     imports: BTreeMap<Module, Vec<(Module, String)>>,
 }
 
+/// A unit-test module's file: `tests.rs`, or `<topic>_tests.rs` beside it.
+fn is_unit_test_file(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .is_some_and(|n| n == "tests.rs" || n.ends_with("_tests.rs"))
+}
+
 fn read_crate() -> Crate {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
@@ -289,7 +295,7 @@ fn read_crate() -> Crate {
             continue;
         };
         modules.insert(module.clone());
-        if file.file_name().is_some_and(|n| n == "tests.rs") {
+        if file.file_name().is_some_and(is_unit_test_file) {
             continue; // a unit-test module
         }
         let text = std::fs::read_to_string(file).expect("read a source file");
@@ -537,6 +543,7 @@ fn only_the_listed_files_name_a_technology() {
         if (rel.starts_with("src/backends/") && rel != "src/backends/mod.rs")
             || listed.contains(&rel)
             || rel.ends_with("/tests.rs")
+            || rel.ends_with("_tests.rs")
         {
             continue;
         }

@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod adopted_queue;
+mod adoptions;
 mod allocate;
 pub mod event;
 pub mod mirror;

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::adopted_queue;
+use super::adoptions;
 use super::event::Event;
 use crate::core::error::{Error, Result};
 
@@ -96,7 +96,7 @@ impl Queue {
         after: &[Event],
         submit: impl FnOnce(&[Event]) -> Result<Event>,
     ) -> Result<Event> {
-        let foreign = adopted_queue::foreign(self.0)?;
+        let foreign = adoptions::foreign(self.0)?;
         let slot = self.slot();
         let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
         tail.retain(|e| !e.is_complete());
@@ -104,7 +104,7 @@ impl Queue {
         deps.extend(tail.iter().cloned());
         // An adopted queue: after what the user submitted to it so far.
         if let Some((_, queue)) = &foreign {
-            deps.extend(adopted_queue::marker(queue.as_ref())?);
+            deps.extend(adoptions::marker(queue.as_ref())?);
         }
         // Nothing submitted on error: what the queue followed, it still follows.
         let event = submit(&deps)?;
@@ -113,7 +113,7 @@ impl Queue {
         drop(tail);
         // And the user's later work on the adopted queue after it.
         if let Some((location, queue)) = foreign {
-            adopted_queue::follow(queue.as_ref(), &event).map_err(|e| {
+            adoptions::follow(queue.as_ref(), &event).map_err(|e| {
                 Error::Invalid(format!(
                     "{location}: the work was submitted, but ordering {}'s later work after \
                      it failed ({e}); wait for the returned event before using the queue",
@@ -165,8 +165,14 @@ impl Queue {
         tail.retain(|e| !e.is_complete());
         let mut pending = tail.clone();
         drop(tail);
-        pending.extend(self.foreign_marker());
+        pending.extend(adoptions::marker_of(self.0));
         pending
+    }
+
+    /// For a queue adopted from a user's ([`Queue::from_native`]), an event of the work
+    /// the user submitted to the native queue so far; `None` for locus's own queues.
+    pub(crate) fn foreign_marker(self) -> Option<Event> {
+        adoptions::marker_of(self.0)
     }
 
     /// Waits for everything submitted on this queue (the synchronous form of the queue);
@@ -175,7 +181,7 @@ impl Queue {
     /// For an adopted queue ([`Queue::from_native`]), everything submitted to the native
     /// queue too (`clFinish`, `queue.wait()`, `cuStreamSynchronize`).
     pub fn wait(&self) -> Result<()> {
-        let foreign = adopted_queue::foreign(self.0)?;
+        let foreign = adoptions::foreign(self.0)?;
         let slot = self.slot();
         let mut tail = slot.lock().unwrap_or_else(|e| e.into_inner());
         let taken = std::mem::take(&mut *tail);

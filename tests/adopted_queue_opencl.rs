@@ -248,22 +248,9 @@ fn bad_queues_are_refused(at: Location, others: &[Location]) {
 
 #[test]
 fn an_adopted_opencl_queue_orders_both_ways() {
-    let required = common::required_locations();
-    let opencl: Vec<Location> = required
-        .iter()
-        .copied()
-        .filter(|l| matches!(l, Location::OpenCl(_)))
-        .collect();
-    if opencl.is_empty() {
-        eprintln!("SKIPPED: no OpenCL location on this machine");
-    }
+    let opencl = common::required_of(locus::Technology::OpenCl);
     let mut others = opencl.clone();
-    others.extend(
-        required
-            .iter()
-            .copied()
-            .filter(|l| matches!(l, Location::Sycl(_))),
-    );
+    others.extend(common::required_of(locus::Technology::Sycl));
     for at in &opencl {
         locus_reads_after_the_user_s_kernel(*at);
         a_buffer_on_the_adopted_queue_reads_after_the_user_s_kernel(*at);

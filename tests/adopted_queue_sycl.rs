@@ -149,13 +149,7 @@ fn both_ways(at: Location) {
 
 #[test]
 fn an_adopted_sycl_queue_orders_both_ways() {
-    let sycl: Vec<Location> = common::required_locations()
-        .into_iter()
-        .filter(|l| matches!(l, Location::Sycl(_)))
-        .collect();
-    if sycl.is_empty() {
-        eprintln!("SKIPPED: no SYCL location on this machine");
-    }
+    let sycl = common::required_of(locus::Technology::Sycl);
     for at in sycl {
         both_ways(at);
     }

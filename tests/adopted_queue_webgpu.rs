@@ -60,13 +60,7 @@ fn both_ways(at: Location) {
 
 #[test]
 fn an_adopted_wgpu_queue_orders_the_user_s_writes_first() {
-    let webgpu: Vec<Location> = common::required_locations()
-        .into_iter()
-        .filter(|l| matches!(l, Location::WebGpu(_)))
-        .collect();
-    if webgpu.is_empty() {
-        eprintln!("SKIPPED: no WebGPU location on this machine");
-    }
+    let webgpu = common::required_of(locus::Technology::WebGpu);
     for at in webgpu {
         both_ways(at);
     }

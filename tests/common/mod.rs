@@ -55,6 +55,19 @@ pub fn required_locations() -> Vec<Location> {
     .collect()
 }
 
+/// The required locations ([`required_locations`]) of one technology; a SKIPPED line
+/// when this machine has none.
+pub fn required_of(technology: locus::Technology) -> Vec<Location> {
+    let found: Vec<Location> = required_locations()
+        .into_iter()
+        .filter(|l| l.technology() == technology)
+        .collect();
+    if found.is_empty() {
+        eprintln!("SKIPPED: no {} location on this machine", technology.name());
+    }
+    found
+}
+
 /// Serialises the tests of one binary under `cargo test` (threads), so that
 /// live-allocation counts are not disturbed by a neighbour. Under nextest each test has
 /// its own process anyway.

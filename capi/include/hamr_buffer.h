@@ -409,7 +409,7 @@ private:
     }
 
     /// waits for the moves in flight on the buffer's stream (nothing without one)
-    int settle() const { return m_stream.locus_queue() ? m_stream.synchronize() : 0; }
+    int settle() const { return m_stream.synchronize(); }
 
     /// copies bytes: on the stream when the buffer has one (waited for in sync mode, and
     /// in sync_host mode when `to_host`), else a synchronous copy

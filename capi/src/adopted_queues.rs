@@ -29,33 +29,37 @@ pub(crate) fn forget(queue: Queue) {
     drop(taken);
 }
 
+/// The queue `handle` names at `at`, when `kind` (a `LocusNativeKind`) is that location's
+/// technology.
 fn native_arg(at: Location, kind: i32, handle: *mut c_void) -> Result<NativeQueue, Fail> {
-    let invalid = |what: String| Fail::new(LocusStatus::LocusErrorInvalid, what);
+    let expected = match at {
+        Location::OpenCl(_) => Some(LocusNativeKind::LocusNativeOpencl),
+        Location::Sycl(_) => Some(LocusNativeKind::LocusNativeSycl),
+        Location::Cuda(_) => Some(LocusNativeKind::LocusNativeCuda),
+        Location::Hip(_) => Some(LocusNativeKind::LocusNativeHip),
+        _ => None,
+    };
+    if expected.is_none_or(|k| k as i32 != kind) {
+        return Err(Fail::new(
+            LocusStatus::LocusErrorInvalid,
+            format!(
+                "{at}: a queue of kind {kind} is not one this location adopts (OpenCL: \
+                 LOCUS_NATIVE_OPENCL, SYCL: LOCUS_NATIVE_SYCL, CUDA: LOCUS_NATIVE_CUDA, HIP: \
+                 LOCUS_NATIVE_HIP; host, OpenMP and WebGPU: none)"
+            ),
+        ));
+    }
     if handle.is_null() && !matches!(at, Location::Cuda(_) | Location::Hip(_)) {
         return Err(Fail::new(
             LocusStatus::LocusErrorNull,
             format!("{at}: handle is NULL; pass the runtime's queue"),
         ));
     }
-    let stream = handle as usize as u64;
-    Ok(match (kind, at) {
-        (2, Location::OpenCl(_)) => NativeQueue::OpenCl(handle),
-        (5, Location::Sycl(_)) => NativeQueue::Sycl(handle),
-        (3, Location::Cuda(ordinal)) => NativeQueue::Cuda { stream, ordinal },
-        (4, Location::Hip(ordinal)) => NativeQueue::Hip { stream, ordinal },
-        (2..=5, _) => {
-            return Err(invalid(format!(
-                "{at}: a queue of kind {kind} is not one of this location's technology \
-                 (OpenCL: LOCUS_NATIVE_OPENCL, SYCL: LOCUS_NATIVE_SYCL, CUDA: \
-                 LOCUS_NATIVE_CUDA, HIP: LOCUS_NATIVE_HIP)"
-            )))
-        }
-        _ => {
-            return Err(invalid(format!(
-                "{at}: kind {kind} names no queue locus adopts (LOCUS_NATIVE_OPENCL, \
-                 LOCUS_NATIVE_SYCL, LOCUS_NATIVE_CUDA or LOCUS_NATIVE_HIP)"
-            )))
-        }
+    NativeQueue::from_raw(at, handle as usize as u64).ok_or_else(|| {
+        Fail::new(
+            LocusStatus::LocusErrorInvalid,
+            format!("{at}: no queue to adopt here"),
+        )
     })
 }
 

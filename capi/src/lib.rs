@@ -76,9 +76,7 @@ impl Fail {
             message: message.into(),
         }
     }
-}
 
-impl Fail {
     /// The status C sees.
     pub(crate) fn status(&self) -> LocusStatus {
         self.status

@@ -238,14 +238,11 @@ pub unsafe extern "C" fn locus_event_on_complete(
         })?;
         let data = CallbackData(data);
         e.on_complete(move |outcome| {
+            // The whole wrapper moves in (a closure capturing only `data.0` would take
+            // the raw pointer, which is not `Send`).
             let data = data;
-            let status = match outcome {
-                Ok(()) => LocusStatus::LocusOk,
-                Err(e) => {
-                    let fail = crate::Fail::from(e);
-                    fail.status()
-                }
-            };
+            let status =
+                outcome.map_or_else(|e| crate::Fail::from(e).status(), |()| LocusStatus::LocusOk);
             // SAFETY: the caller's contract: callable once, from any thread, with `data`.
             unsafe { done(data.0, status) };
         });

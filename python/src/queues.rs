@@ -63,25 +63,12 @@ fn native_of(
                 "Queue.from_external: a raw handle needs its location (location=\"opencl:0\")",
             ));
         };
-        let native = match at {
-            Location::OpenCl(_) => NativeQueue::OpenCl(handle as usize as *mut _),
-            Location::Sycl(_) => NativeQueue::Sycl(handle as usize as *mut _),
-            Location::Cuda(d) => NativeQueue::Cuda {
-                stream: handle,
-                ordinal: d,
-            },
-            Location::Hip(d) => NativeQueue::Hip {
-                stream: handle,
-                ordinal: d,
-            },
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "{other}: cannot adopt a raw queue handle: {} has no queue locus adopts \
-                     by number",
-                    other.technology().name()
-                )))
-            }
-        };
+        let native = NativeQueue::from_raw(at, handle).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "{at}: cannot adopt a raw queue handle: {} has no queue locus adopts by number",
+                at.technology().name()
+            ))
+        })?;
         return Ok((native, vec![at]));
     }
     match root.as_str() {

@@ -67,11 +67,11 @@ fn cuda_type(t: DType) -> Option<(&'static str, Option<(u32, bool)>)> {
 
 /// A conversion kernel in CUDA C++ (compiled by NVRTC, and as it is by hiprtc: both
 /// compilers bring their own built-in declarations, and neither finds a system header
-/// such as `<hip/hip_runtime.h>`, so the source includes none), generated for one pair of types with Rust's `as` semantics: float to
-/// integer tests NaN (0) and the destination's bounds (powers of two, exact in either
-/// float type) and otherwise truncates toward zero; to a float a C++ conversion (round to
-/// nearest even; NVRTC keeps subnormals unless told `-ftz`); integer to integer a cast
-/// (two's complement wrap). Entry `locus_convert(src, dst, n, so, dof)`, offsets in
+/// such as `<hip/hip_runtime.h>`, so the source includes none), generated for one pair
+/// of types with Rust's `as` semantics: float to integer tests NaN (0) and the
+/// destination's bounds (powers of two, exact in either float type) and otherwise
+/// truncates toward zero; to a float a C++ conversion (round to nearest even; NVRTC keeps
+/// subnormals unless told `-ftz`); integer to integer a cast (two's complement wrap). Entry `locus_convert(src, dst, n, so, dof)`, offsets in
 /// elements, one thread per element.
 pub(super) fn cuda_conversion(from: DType, to: DType) -> Option<String> {
     let ((s, _), (d, bits)) = (cuda_type(from)?, cuda_type(to)?);

@@ -232,10 +232,9 @@ impl<T: Pod> Buffer<T> {
         replicas.iter_mut().for_each(Replica::prune);
         recover(&mut replicas);
         // On a queue adopted from a user: whatever comes next follows the user's work
-        // there so far (their kernel may write this buffer in place).
-        // A new marker covers everything an earlier one did (the user's queue runs it
-        // after all work before it): the earlier is dropped, so that a long kernel of
-        // theirs does not pile markers up.
+        // there so far (their kernel may write this buffer in place). A new marker covers
+        // everything an earlier one did (the user's queue runs it after all work before
+        // it): the earlier is dropped, so that a long kernel of theirs piles none up.
         if let Some(marker) = self.queue.and_then(|q| q.foreign_marker()) {
             let mut last = self.marker.lock().unwrap_or_else(|e| e.into_inner());
             for r in replicas.iter_mut() {

@@ -160,10 +160,7 @@ impl<T: Pod> Buffer<T> {
     /// blocking, host access waits for it.
     pub fn order_after(&self, event: &Event) {
         for r in self.lock().iter_mut() {
-            r.pending.push(Pending {
-                event: event.clone(),
-                writes: false,
-            });
+            r.pending.push(Pending::reading(event.clone()));
         }
     }
 
@@ -236,10 +233,7 @@ impl<T: Pod> Buffer<T> {
         if mode == Transfer::SyncHost && host_bound {
             event.wait()?;
         } else {
-            source.pending.push(Pending {
-                event: event.clone(),
-                writes: false,
-            });
+            source.pending.push(Pending::reading(event.clone()));
             target.pending.push(Pending {
                 event,
                 writes: true,

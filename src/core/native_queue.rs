@@ -5,7 +5,8 @@
 //! where the runtime allows it.
 
 use super::completion::Completion;
-use super::error::Result;
+use super::error::{Error, Result};
+use super::location::Location;
 
 /// A runtime's own queue: one a user made (to adopt it, `locus::Queue::from_native`), or
 /// the one locus submits to at a location (`locus::Queue::native_at`). Raw handles are
@@ -46,6 +47,35 @@ unsafe impl Send for NativeQueue {}
 unsafe impl Sync for NativeQueue {}
 
 impl NativeQueue {
+    /// The queue a raw handle names at `at` (a `cl_command_queue`, a `DPCTLSyclQueueRef`,
+    /// a `CUstream` or `hipStream_t` of that device), for callers that hold the handle as
+    /// a number (C, Python); `None` where the technology has no queue to adopt by number.
+    pub fn from_raw(at: Location, handle: u64) -> Option<NativeQueue> {
+        Some(match at {
+            Location::OpenCl(_) => NativeQueue::OpenCl(handle as usize as *mut _),
+            Location::Sycl(_) => NativeQueue::Sycl(handle as usize as *mut _),
+            Location::Cuda(ordinal) => NativeQueue::Cuda {
+                stream: handle,
+                ordinal,
+            },
+            Location::Hip(ordinal) => NativeQueue::Hip {
+                stream: handle,
+                ordinal,
+            },
+            _ => return None,
+        })
+    }
+
+    /// The error of a backend at `at` handed this queue of another technology; `takes`
+    /// names what it adopts (`OpenCL command queues`).
+    pub fn refused_at(&self, at: Location, takes: &str) -> Error {
+        Error::Invalid(format!(
+            "{at}: cannot adopt {}: a {} location adopts {takes}",
+            self.describe(),
+            at.technology().name()
+        ))
+    }
+
     /// The technology's name and the handle, for messages (`OpenCL queue 0x55d0...`).
     pub fn describe(&self) -> String {
         match self {

@@ -15,7 +15,6 @@ use crate::core::location::Location;
 use crate::core::native_queue::{ForeignQueue, NativeQueue};
 
 /// A queue adopted at a location, or the record that its [`AdoptedQueue`] was dropped.
-#[derive(Clone)]
 enum Adoption {
     Live(Location, Arc<dyn ForeignQueue>),
     Dropped(Location, String),

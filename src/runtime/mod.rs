@@ -1,6 +1,6 @@
 //! The run-time layer, above the core and the backends: discovery ([`registry`]), events
-//! and queues ([`event`], [`queue`], [`adopted_queue`]: a user's runtime queue adopted), the worker threads that run what no runtime can
-//! queue ([`worker`]), accessibility ([`access`]), umem mirrors ([`mirror`]) and the
+//! and queues ([`event`], [`queue`], [`adopted_queue`]: a user's runtime queue adopted),
+//! the worker threads that run what no runtime can queue ([`worker`]), accessibility ([`access`]), umem mirrors ([`mirror`]) and the
 //! transfer matrix with its copy engine ([`transfer`]).
 
 pub mod access;

@@ -165,7 +165,7 @@ impl Queue {
         tail.retain(|e| !e.is_complete());
         let mut pending = tail.clone();
         drop(tail);
-        pending.extend(adoptions::marker_of(self.0));
+        pending.extend(self.foreign_marker());
         pending
     }
 

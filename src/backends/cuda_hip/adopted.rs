@@ -15,6 +15,8 @@ pub(super) struct AdoptedStream<A: GpuApi> {
     ordinal: u32,
     location: Location,
     stream: u64,
+    /// The stream as it was handed over.
+    native: NativeQueue,
 }
 
 impl<A: GpuApi> AdoptedStream<A> {
@@ -47,8 +49,14 @@ impl<A: GpuApi> AdoptedStream<A> {
 }
 
 impl<A: GpuApi> GpuDevice<A> {
-    /// Adopts `stream` of device `ordinal`, checked by recording an event on it.
-    pub(super) fn adopt(&self, stream: u64, ordinal: u32) -> Result<AdoptedStream<A>> {
+    /// Adopts `stream` of device `ordinal` (`native`), checked by recording an event on
+    /// it.
+    pub(super) fn adopt(
+        &self,
+        native: &NativeQueue,
+        stream: u64,
+        ordinal: u32,
+    ) -> Result<AdoptedStream<A>> {
         let what = format!(
             "{} stream {stream:#x} of device {ordinal}",
             A::TECHNOLOGY.name()
@@ -65,6 +73,7 @@ impl<A: GpuApi> GpuDevice<A> {
             ordinal,
             location: self.location,
             stream,
+            native: native.clone(),
         };
         adopted.record().map_err(|e| {
             Error::Invalid(format!(
@@ -79,11 +88,7 @@ impl<A: GpuApi> GpuDevice<A> {
 
 impl<A: GpuApi> ForeignQueue for AdoptedStream<A> {
     fn native(&self) -> NativeQueue {
-        let (stream, ordinal) = (self.stream, self.ordinal);
-        match A::TECHNOLOGY {
-            Technology::Hip => NativeQueue::Hip { stream, ordinal },
-            _ => NativeQueue::Cuda { stream, ordinal },
-        }
+        self.native.clone()
     }
 
     fn marker(&self) -> Result<Option<Completion>> {

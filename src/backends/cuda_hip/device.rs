@@ -234,25 +234,17 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         match (native, A::TECHNOLOGY) {
             (NativeQueue::Cuda { stream, ordinal }, Technology::Cuda)
             | (NativeQueue::Hip { stream, ordinal }, Technology::Hip) => {
-                Ok(Arc::new(self.adopt(*stream, *ordinal)?))
+                Ok(Arc::new(self.adopt(native, *stream, *ordinal)?))
             }
-            (other, technology) => Err(Error::Invalid(format!(
-                "{}: cannot adopt {}: a {} location adopts {} streams",
-                self.location,
-                other.describe(),
-                technology.name(),
-                technology.name()
-            ))),
+            (other, technology) => {
+                Err(other.refused_at(self.location, &format!("{} streams", technology.name())))
+            }
         }
     }
 
     fn native_queue(&self) -> Option<crate::core::native_queue::NativeQueue> {
-        use crate::core::native_queue::NativeQueue;
-        let (stream, ordinal) = (self.api.stream_handle(self.ordinal), self.ordinal);
-        Some(match A::TECHNOLOGY {
-            Technology::Hip => NativeQueue::Hip { stream, ordinal },
-            _ => NativeQueue::Cuda { stream, ordinal },
-        })
+        let stream = self.api.stream_handle(self.ordinal);
+        crate::core::native_queue::NativeQueue::from_raw(self.location, stream)
     }
 }
 

@@ -33,11 +33,7 @@ impl Device for OpenClDevice {
         match native {
             // SAFETY: `Queue::from_native`'s contract: a live `cl_command_queue`.
             NativeQueue::OpenCl(queue) => Ok(Arc::new(unsafe { self.adopt(queue.cast()) }?)),
-            other => Err(Error::Invalid(format!(
-                "{}: cannot adopt {}: an OpenCL location adopts OpenCL command queues",
-                self.location,
-                other.describe()
-            ))),
+            other => Err(other.refused_at(self.location, "OpenCL command queues")),
         }
     }
 

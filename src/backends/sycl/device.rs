@@ -30,11 +30,7 @@ impl Device for SyclDevice {
         match native {
             // SAFETY: `Queue::from_native`'s contract: a live `DPCTLSyclQueueRef`.
             NativeQueue::Sycl(queue) => Ok(Arc::new(unsafe { self.adopt(queue.cast()) }?)),
-            other => Err(Error::Invalid(format!(
-                "{}: cannot adopt {}: a SYCL location adopts SYCL queues",
-                self.location,
-                other.describe()
-            ))),
+            other => Err(other.refused_at(self.location, "SYCL queues")),
         }
     }
 

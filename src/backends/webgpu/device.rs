@@ -27,11 +27,7 @@ impl Device for WebGpuDevice {
         use crate::core::native_queue::NativeQueue;
         match native {
             NativeQueue::WebGpu(queue) => Ok(Arc::new(self.adopt(queue)?)),
-            other => Err(Error::Invalid(format!(
-                "{}: cannot adopt {}: a WebGPU location adopts its device's wgpu queue",
-                self.location,
-                other.describe()
-            ))),
+            other => Err(other.refused_at(self.location, "its device's wgpu queue")),
         }
     }
 

@@ -9,10 +9,11 @@
 //!   only when something waits for them (a synchronous call, a stream synchronisation,
 //!   an event wait, or an event query, which reports "not ready" once before the work
 //!   runs); a DMA reads its source when it runs, not when it was queued;
-//! - **one stream per device, in order**, and the users' own streams (created by tests,
-//!   waited for across streams only through events: `cuStreamWaitEvent`): a memset is queued on it like a copy (locus
+//! - **one stream per device, in order**: a memset is queued on it like a copy (locus
 //!   never uses the NULL stream, whose work a non-blocking stream does not wait for: a
 //!   NULL-stream memset, held back like this, read back the bytes from before it);
+//! - **users' own streams** (made by tests): one stream's work waits for another's only
+//!   through an event (`cuStreamWaitEvent`);
 //! - **events belong to their context**: recording, waiting for, querying or destroying
 //!   an event needs its device current;
 //! - **run-time compilers**: a source that includes a header fails to compile (NVRTC and

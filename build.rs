@@ -20,6 +20,7 @@ fn build_openmp() {
         "shaders/jacobi_openmp.c",
         "shaders/sgemm_openmp.c",
         "shaders/f64_openmp.c",
+        "shaders/stream/stream_openmp.c",
     ];
     for s in sources {
         println!("cargo:rerun-if-changed={s}");

@@ -1,5 +1,4 @@
 // daxpy for HIP (hiprtc): y = a * x + y in f64.
-#include <hip/hip_runtime.h>
 extern "C" __global__ void daxpy(double a, const double *x, double *y, unsigned n) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {

@@ -1,5 +1,4 @@
 // One Jacobi step for HIP (hiprtc) on an nx x ny row-major grid.
-#include <hip/hip_runtime.h>
 extern "C" __global__ void jacobi(const float *src, float *dst, unsigned nx, unsigned ny) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned j = blockIdx.y * blockDim.y + threadIdx.y;

@@ -1,5 +1,4 @@
 // saxpy for HIP (hiprtc): y = a * x + y.
-#include <hip/hip_runtime.h>
 extern "C" __global__ void saxpy(float a, const float *x, float *y, unsigned n) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {

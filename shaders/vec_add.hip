@@ -1,5 +1,4 @@
 // vec_add for HIP (compiled at run time with hiprtc): c = a + b.
-#include <hip/hip_runtime.h>
 extern "C" __global__ void vec_add(const float *a, const float *b, float *c, unsigned n) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {

@@ -1,5 +1,4 @@
 // vec_add in f64 for HIP (hiprtc): c = a + b.
-#include <hip/hip_runtime.h>
 extern "C" __global__ void vec_add_f64(const double *a, const double *b, double *c, unsigned n) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {

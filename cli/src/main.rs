@@ -11,6 +11,9 @@ use locus::core::config;
 use locus::{access, transfer, Registry};
 use locus_cli::bench;
 
+mod bench_command;
+use bench_command::{bench, BenchArgs};
+
 /// What this machine has, and how data moves between its locations.
 #[derive(Parser)]
 #[command(name = "locus", version, about, long_about = None)]
@@ -40,68 +43,6 @@ struct InfoArgs {
     /// be present; exits with status 2 if any is missing.
     #[arg(long, value_name = "LIST")]
     require: Option<String>,
-}
-
-#[derive(Args)]
-struct BenchArgs {
-    /// Three small sizes and a short budget.
-    #[arg(long)]
-    quick: bool,
-    /// Only these locations, e.g. host,opencl:0,webgpu:0 (default: all found).
-    #[arg(long, value_name = "L")]
-    locations: Option<String>,
-    /// Sizes, e.g. 4KiB,1MiB,64MiB (default: 4KiB,64KiB,1MiB,16MiB,256MiB).
-    #[arg(long, value_name = "S")]
-    sizes: Option<String>,
-    /// Time per measurement of one cell, in seconds (default 0.15, quick 0.01).
-    #[arg(long, value_name = "SEC", value_parser = seconds)]
-    budget: Option<f64>,
-    /// Start no new cell after N seconds (default 110).
-    #[arg(long, value_name = "N", value_parser = seconds)]
-    max_seconds: Option<f64>,
-    /// The whole report as JSON: `--json` to stdout, `--json=FILE` to a file.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    json: Option<String>,
-    /// One CSV row per cell: `--csv` to stdout, `--csv=FILE` to a file.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    csv: Option<String>,
-    /// The report as a Markdown record (the command, the date, the machine, a table per
-    /// size and mode): `--markdown` to stdout, `--markdown=FILE` to a file.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
-    markdown: Option<String>,
-    /// An SVG heat map of the matrix with bandwidth-against-size curves.
-    #[arg(long, value_name = "FILE.svg")]
-    plot: Option<String>,
-    /// Between MPI ranks (run as `mpirun -np 2 locus bench --mpi`; needs a build with
-    /// the `mpi` feature): every pair of locations, rank 0's x rank 1's, against MPI's
-    /// own host-to-host send / receive in the same run (default sizes 4KiB,64KiB,1MiB,64MiB,256MiB).
-    #[arg(long)]
-    mpi: bool,
-    /// Per-cell bandwidth ratios of two --json reports, each change marked when it is
-    /// beyond the two cells' own spread (runs nothing else).
-    #[arg(long, num_args = 2, value_names = ["OLD.json", "NEW.json"])]
-    compare: Option<Vec<String>>,
-    /// Also both directions of every pair at once (a -> b while b -> a), each direction
-    /// and the sum, against the raw native calls doing the same.
-    #[arg(long)]
-    bidirectional: bool,
-    /// Also copies at once: from each location to all others, from all into each, or
-    /// every pair (nvbandwidth's shapes), per copy and in aggregate, at the largest size
-    /// up to 64 MiB.
-    #[arg(long, value_name = "SHAPE", value_enum)]
-    concurrent: Option<bench::together::Shape>,
-    /// Also many small copies per pair (1000 of 4 KiB): one by one through locus, as one
-    /// copy_batch, and one by one through the raw native calls.
-    #[arg(long)]
-    batch: bool,
-    /// Every mode in one run: the matrix and host memory kinds (always), and
-    /// --bidirectional, --concurrent all and --batch.
-    #[arg(long)]
-    all: bool,
-    /// Small copies, where the time per copy is the measure: sizes 1 B to 4 KiB
-    /// (unless --sizes says), the median and 99th percentile per copy.
-    #[arg(long)]
-    latency: bool,
 }
 
 #[derive(Args)]
@@ -334,133 +275,6 @@ fn info(args: InfoArgs) -> Result<ExitCode, String> {
 
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
-}
-
-/// Writes a `--json` / `--csv` / `--markdown` output: to stdout for `-` (the flag alone), else to the file.
-fn emit(sink: &str, text: &str) -> Result<(), String> {
-    if sink == "-" {
-        print!("{text}");
-        Ok(())
-    } else {
-        std::fs::write(sink, text).map_err(|e| format!("writing {sink}: {e}"))
-    }
-}
-
-fn load(path: &str) -> Result<bench::Report, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {path}: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("{path} is not a locus bench JSON report: {e}"))
-}
-
-fn bench(args: BenchArgs) -> Result<ExitCode, String> {
-    if let Some(files) = &args.compare {
-        let (old, new) = (load(&files[0])?, load(&files[1])?);
-        print!("{}", bench::compare(&old, &new).map_err(|e| e.to_string())?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    if args.mpi {
-        return bench_mpi(&args);
-    }
-    let registry = locus::registry();
-    let mut config = if args.quick {
-        bench::Config::quick(registry)
-    } else {
-        bench::Config::default_for(registry)
-    };
-    if let Some(v) = &args.locations {
-        config.locations = location_list(v)?;
-    }
-    if args.latency {
-        config.sizes = vec![1, 8, 64, 512, 4 << 10];
-    }
-    if let Some(v) = &args.sizes {
-        config.sizes = bench::parse_sizes(v).map_err(|e| e.to_string())?;
-    }
-    config.bidirectional = args.bidirectional || args.all;
-    config.concurrent = if args.all {
-        Some(bench::together::Shape::All)
-    } else {
-        args.concurrent
-    };
-    config.batch = args.batch || args.all;
-    if let Some(v) = args.budget {
-        config.cell_seconds = v;
-    }
-    if let Some(v) = args.max_seconds {
-        config.max_seconds = Some(v);
-    }
-    let mut progress = progress_bar();
-    let report = bench::run(registry, &config, &mut progress).map_err(|e| e.to_string())?;
-    let machine_output = [&args.json, &args.csv, &args.markdown]
-        .iter()
-        .any(|sink| sink.as_deref() == Some("-"));
-    if !machine_output {
-        print!("{}", bench::table(&report));
-    }
-    if let Some(sink) = &args.json {
-        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        emit(sink, &format!("{text}\n"))?;
-    }
-    if let Some(sink) = &args.csv {
-        emit(sink, &bench::csv(&report))?;
-    }
-    if let Some(sink) = &args.markdown {
-        let command = std::iter::once("locus".to_string())
-            .chain(std::env::args().skip(1))
-            .collect::<Vec<_>>()
-            .join(" ");
-        emit(sink, &bench::markdown(&report, &command))?;
-    }
-    if let Some(path) = args.plot {
-        std::fs::write(&path, bench::plot(&report)).map_err(|e| format!("writing {path}: {e}"))?;
-        if !machine_output {
-            println!("plot written to {path}");
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(feature = "mpi")]
-fn bench_mpi(args: &BenchArgs) -> Result<ExitCode, String> {
-    let mpi = locus::mpi::Mpi::init().map_err(|e| e.to_string())?;
-    let world = mpi.world().map_err(|e| e.to_string())?;
-    let locations = match &args.locations {
-        Some(v) => location_list(v)?,
-        None => locus::available(),
-    };
-    let sizes = bench::parse_sizes(
-        args.sizes
-            .as_deref()
-            .unwrap_or("4KiB,64KiB,1MiB,64MiB,256MiB"),
-    )
-    .map_err(|e| e.to_string())?;
-    // A location one rank lacks stops both, each saying which.
-    world
-        .agree(
-            locations
-                .iter()
-                .try_for_each(|&l| locus::registry().device(l).map(drop)),
-        )
-        .map_err(|e| e.to_string())?;
-    let report =
-        bench::mpi::run(&world, &locations, &sizes, mpi.library()).map_err(|e| e.to_string())?;
-    let Some(report) = report else {
-        return Ok(ExitCode::SUCCESS);
-    };
-    if args.json.as_deref() != Some("-") {
-        print!("{}", bench::mpi::table(&report));
-    }
-    if let Some(sink) = &args.json {
-        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        emit(sink, &format!("{text}\n"))?;
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(not(feature = "mpi"))]
-fn bench_mpi(_: &BenchArgs) -> Result<ExitCode, String> {
-    Err("this locus was built without the `mpi` feature: build it with \
-         `cargo build --release --features mpi`, then run `mpirun -np 2 target/release/locus bench --mpi`"
-        .into())
 }
 
 fn progress_bar() -> impl FnMut(usize, usize, &str) {

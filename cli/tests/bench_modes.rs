@@ -318,6 +318,10 @@ fn all_runs_every_mode_in_one_report() {
         "--budget",
         "0.002",
         "--all",
+        "--stream-elements",
+        "4096",
+        "--stream-times",
+        "2",
         "--json",
     ]);
     for part in [
@@ -326,6 +330,7 @@ fn all_runs_every_mode_in_one_report() {
         "bidirectional",
         "concurrent",
         "batch",
+        "stream",
     ] {
         let n = report[part].as_array().map_or(0, Vec::len);
         assert!(n > 0, "--all ran no {part}");

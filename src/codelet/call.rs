@@ -340,7 +340,7 @@ impl<'k> Codelet<'k> {
                 }
             }
         }
-        Ok(())
+        k.check_counts(args)
     }
 
     /// Runs the kernel. When it returns, every later locus operation on the arguments

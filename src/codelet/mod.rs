@@ -169,6 +169,18 @@ impl HostArg<'_> {
     }
 }
 
+/// An integer scalar's value as a count (negative values count nothing; other types 0).
+fn scalar_count(dtype: DType, bytes: &[u8; 8]) -> u128 {
+    let four = [bytes[0], bytes[1], bytes[2], bytes[3]];
+    match dtype {
+        DType::U32 => u32::from_ne_bytes(four) as u128,
+        DType::I32 => i32::from_ne_bytes(four).max(0) as u128,
+        DType::U64 => u64::from_ne_bytes(*bytes) as u128,
+        DType::I64 => i64::from_ne_bytes(*bytes).max(0) as u128,
+        _ => 0,
+    }
+}
+
 /// A kernel for the host: receives the arguments in parameter order and the global size.
 pub type HostKernel = fn(&mut [HostArg<'_>], [usize; 2]);
 
@@ -187,6 +199,8 @@ pub struct Kernel {
     equal_lengths: bool,
     /// The buffers the launch size is checked against (every buffer when `None`).
     launch_within: Option<Vec<String>>,
+    /// Scalars that count elements of buffers: (scalar, the buffers it may not exceed).
+    counts: Vec<(String, Vec<String>)>,
     wgsl: Option<Source>,
     opencl_c: Option<Source>,
     openmp: Option<String>,
@@ -213,6 +227,7 @@ impl Kernel {
             params: Vec::new(),
             equal_lengths: false,
             launch_within: None,
+            counts: Vec::new(),
             wgsl: None,
             opencl_c: None,
             openmp: None,
@@ -254,6 +269,44 @@ impl Kernel {
     pub fn launch_within(mut self, buffers: &[&str]) -> Kernel {
         self.launch_within = Some(buffers.iter().map(|b| b.to_string()).collect());
         self
+    }
+
+    /// Declares that the integer scalar `count` counts elements of `buffers`: a call
+    /// whose value exceeds one of their lengths is refused before anything moves or
+    /// launches. For kernels that index by a count rather than by their launch, e.g. the
+    /// grid-stride loop of [`kernels::stream::dot`]; names that are not parameters are
+    /// ignored.
+    pub fn counts(mut self, count: &str, buffers: &[&str]) -> Kernel {
+        self.counts.push((
+            count.to_string(),
+            buffers.iter().map(|b| b.to_string()).collect(),
+        ));
+        self
+    }
+
+    /// Refuses arguments whose counting scalars exceed their buffers ([`Kernel::counts`]).
+    fn check_counts(&self, args: &[Arg<'_>]) -> Result<()> {
+        let position = |name: &str| self.params.iter().position(|p| p.name == name);
+        for (count, buffers) in &self.counts {
+            let value = match position(count).and_then(|i| args.get(i)) {
+                Some(Arg::Scalar(t, bytes)) => scalar_count(*t, bytes),
+                _ => continue,
+            };
+            for buffer in buffers {
+                let len = match position(buffer).and_then(|i| args.get(i)) {
+                    Some(Arg::Buf(b)) => b.elements(),
+                    Some(Arg::BufMut(b)) => b.elements(),
+                    _ => continue,
+                };
+                if value > len as u128 {
+                    return Err(Error::Invalid(format!(
+                        "kernel `{}`: `{count}` is {value}, more than buffer `{buffer}` holds ({len} elements); nothing was launched",
+                        self.name
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The WGSL source, its entry point and the workgroup size it declares. Buffers are

@@ -89,12 +89,15 @@ pub fn markdown(report: &Report, command: &str) -> String {
     for (technology, why) in &report.machine.missing {
         let _ = writeln!(out, "| {technology} | missing: {why} | | |");
     }
-    let _ = writeln!(out, "\nThe host's memcpy (the roof), GB/s (median):\n");
-    let _ = writeln!(out, "| Size | GB/s |\n|---|---|");
-    for m in &report.memcpy {
-        let _ = writeln!(out, "| {} | {:.2} |", format_size(m.bytes), m.gbps.median);
-    }
     let _ = writeln!(out);
+    if !report.memcpy.is_empty() {
+        let _ = writeln!(out, "The host's memcpy (the roof), GB/s (median):\n");
+        let _ = writeln!(out, "| Size | GB/s |\n|---|---|");
+        for m in &report.memcpy {
+            let _ = writeln!(out, "| {} | {:.2} |", format_size(m.bytes), m.gbps.median);
+        }
+        let _ = writeln!(out);
+    }
     for &bytes in &report.sizes {
         let title = format!(
             "Bandwidth at {}, GB/s (median; rows: source, columns: destination):",
@@ -196,6 +199,7 @@ pub fn markdown(report: &Report, command: &str) -> String {
         }
         let _ = writeln!(out);
     }
+    super::stream_output::markdown(&mut out, &report.stream);
     for note in &report.notes {
         let _ = writeln!(out, "- {note}");
     }

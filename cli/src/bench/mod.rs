@@ -14,10 +14,14 @@ pub mod bandwidth_test;
 pub mod batch;
 pub mod calibrate;
 mod markdown;
+mod memories;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 mod output;
 mod stats;
+pub mod stream;
+mod stream_host;
+mod stream_output;
 mod svg;
 pub mod timing;
 pub mod together;
@@ -27,6 +31,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 pub use markdown::markdown;
+pub(crate) use memories::{check_memory, pair_memories};
 pub use output::{compare, csv, table};
 pub use stats::{format_size, parse_size, parse_sizes, Stats};
 pub use svg::plot;
@@ -54,6 +59,11 @@ pub struct Config {
     pub concurrent: Option<together::Shape>,
     /// Also many small copies per pair, one by one and as one batch (`--batch`).
     pub batch: bool,
+    /// Also BabelStream's kernels at every location (`--stream`).
+    pub stream: Option<stream::StreamConfig>,
+    /// The transfer matrix and the modes around it; false runs only `stream`
+    /// (`--stream` alone).
+    pub matrix: bool,
 }
 
 impl Config {
@@ -68,6 +78,8 @@ impl Config {
             bidirectional: false,
             concurrent: None,
             batch: false,
+            stream: None,
+            matrix: true,
         }
     }
 
@@ -252,6 +264,10 @@ pub struct Report {
     /// otherwise).
     #[serde(default)]
     pub batch: Vec<batch::BatchCell>,
+    /// BabelStream's kernels per location and precision, and the host's own loop
+    /// (`--stream`; empty otherwise).
+    #[serde(default)]
+    pub stream: Vec<stream::StreamRun>,
     /// Wall time of the run.
     pub seconds: f64,
     /// Anything left out, and why.
@@ -306,82 +322,6 @@ fn legs(kind: RouteKind, src: Location, dst: Location, bytes: u64) -> Vec<String
     }
 }
 
-/// Two allocations per location (source, filled with 0x5A, and destination, zeroed) of
-/// `max` bytes, or of the device's largest allocation where that is smaller (said in
-/// `notes`): what `locus bench` and `locus calibrate` copy between.
-pub(crate) fn pair_memories(
-    registry: &Registry,
-    locations: &[Location],
-    max: u64,
-    notes: &mut Vec<String>,
-) -> Result<Vec<(Location, Memory, Memory)>> {
-    let mut memories = Vec::new();
-    for &l in locations {
-        let cap = registry.device(l)?.info().max_allocation;
-        let bytes = max.min(cap) as usize;
-        if (bytes as u64) < max {
-            notes.push(format!(
-                "{l}: sizes above {} skipped (the device's largest allocation)",
-                format_size(cap)
-            ));
-        }
-        let (a, b) = (Memory::new(l, bytes)?, Memory::new(l, bytes)?);
-        a.fill(0..bytes, &[0x5A])?;
-        b.fill(0..bytes, &[0])?;
-        memories.push((l, a, b));
-    }
-    Ok(memories)
-}
-
-/// Refuses, before anything is allocated, a largest size whose buffers cannot all be
-/// held at once: two per location (in the host's memory for locations that share it,
-/// in the device's own where the runtime reports what is free) and memcpy's three host
-/// buffers. Without it a size beyond memory ends the process (the kernel's OOM killer)
-/// instead of an error.
-pub(crate) fn check_memory(registry: &Registry, locations: &[Location], max: u64) -> Result<()> {
-    let (mut host_buffers, mut host_bytes) = (3u128, 3 * max as u128);
-    for &l in locations {
-        let device = registry.device(l)?;
-        let each = max.min(device.info().max_allocation) as u128;
-        if device.info().shares_host_memory {
-            host_buffers += 2;
-            host_bytes += 2 * each;
-        } else if let Ok((free, _)) = device.available_memory() {
-            if 2 * each > free as u128 {
-                return Err(Error::Invalid(format!(
-                    "{l} holds two buffers of the largest size {} at once, and has {} free: \
-                     pass --sizes no larger than {}",
-                    format_size(max),
-                    gib(free as u128),
-                    format_size(whole_mib(free / 2))
-                )));
-            }
-        }
-    }
-    match locus::core::host_memory::available() {
-        Some((available, _)) if host_bytes > available as u128 => Err(Error::Invalid(format!(
-            "the largest size {} needs {host_buffers} host buffers of it at once \
-             (two per location that shares the host's memory, and memcpy's three), {} in all, \
-             and the host has {} available: pass --sizes no larger than {}",
-            format_size(max),
-            gib(host_bytes),
-            gib(available as u128),
-            format_size(whole_mib(available / host_buffers as u64))
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// `bytes` in GiB with one decimal, for messages about memory.
-fn gib(bytes: u128) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
-}
-
-/// `bytes` rounded down to whole MiB (at least 1 MiB), a size to suggest.
-fn whole_mib(bytes: u64) -> u64 {
-    (bytes & !((1 << 20) - 1)).max(1 << 20)
-}
-
 /// Progress of a run: (cells done, cells in all, what is being measured).
 pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, &str);
 
@@ -390,6 +330,12 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
     let started = Instant::now();
     for l in &config.locations {
         registry.device(*l)?;
+    }
+    if let Some(s) = &config.stream {
+        stream::check(registry, &config.locations, s)?;
+    }
+    if !config.matrix {
+        return only_stream(registry, config, started, progress);
     }
     let max = *config
         .sizes
@@ -533,14 +479,18 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
     } else {
         Vec::new()
     };
+    let stream = match &config.stream {
+        Some(s) => stream::run(registry, &config.locations, s, &mut notes, &mut |what| {
+            progress(total, total, what)
+        })?,
+        None => Vec::new(),
+    };
     let access = access::latency(registry, config)?;
     let bandwidth_test = bandwidth_test::run(registry, config, &mut notes)?;
     progress(total, total, "done");
     Ok(Report {
         version: 1,
-        unix_time: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
+        unix_time: unix_time(),
         machine: machine(registry),
         sizes: config.sizes.clone(),
         cell_seconds: config.cell_seconds,
@@ -551,9 +501,51 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         bidirectional,
         concurrent,
         batch,
+        stream,
         seconds: started.elapsed().as_secs_f64(),
         notes,
     })
+}
+
+/// `--stream` alone: BabelStream's kernels, no matrix.
+fn only_stream(
+    registry: &Registry,
+    config: &Config,
+    started: Instant,
+    progress: Progress<'_>,
+) -> Result<Report> {
+    let mut notes = Vec::new();
+    let stream = match &config.stream {
+        Some(s) => stream::run(registry, &config.locations, s, &mut notes, &mut |what| {
+            progress(0, 1, what)
+        })?,
+        None => Vec::new(),
+    };
+    progress(1, 1, "done");
+    Ok(Report {
+        version: 1,
+        unix_time: unix_time(),
+        machine: machine(registry),
+        sizes: Vec::new(),
+        cell_seconds: config.cell_seconds,
+        memcpy: Vec::new(),
+        cells: Vec::new(),
+        access: Vec::new(),
+        bandwidth_test: Vec::new(),
+        bidirectional: Vec::new(),
+        concurrent: Vec::new(),
+        batch: Vec::new(),
+        stream,
+        seconds: started.elapsed().as_secs_f64(),
+        notes,
+    })
+}
+
+/// Now, in seconds since the Unix epoch.
+fn unix_time() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// The raw native transfer for a pair: one native call for host <-> device and within

@@ -68,8 +68,10 @@ pub fn table(report: &Report) -> String {
             d.location, d.name, d.kind, d.platform
         );
     }
-    let _ = writeln!(out);
-    let _ = writeln!(out, "host memcpy (the roof):");
+    if !report.memcpy.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "host memcpy (the roof):");
+    }
     for m in &report.memcpy {
         let _ = writeln!(
             out,
@@ -184,6 +186,7 @@ pub fn table(report: &Report) -> String {
         }
     }
     together(&mut out, report);
+    super::stream_output::text(&mut out, &report.stream);
     for n in &report.notes {
         let _ = writeln!(out, "note: {n}");
     }

@@ -494,6 +494,14 @@ impl GpuApi for Strict {
                 format!("catastrophic error: cannot open source file ({line})"),
             ));
         }
+        // Getting a function the module does not define fails (cuModuleGetFunction's
+        // CUDA_ERROR_NOT_FOUND) on a real machine.
+        if !source.contains(&format!("void {entry}(")) {
+            return Err(GpuError::other(
+                "cuModuleGetFunction",
+                format!("named symbol not found: no kernel `{entry}` in the source"),
+            ));
+        }
         Ok(1)
     }
 

@@ -1,6 +1,8 @@
 //! The kernels that ship with locus, each in every language (sources in `shaders/`),
 //! with host implementations that double as the reference the tests check against.
 
+pub mod stream;
+
 use super::{DType, HostArg, Intent, Kernel};
 
 /// `c = a + b` over `n` elements: `vec_add(a: in f32[], b: in f32[], c: out f32[], n: u32)`.
@@ -12,14 +14,14 @@ pub fn vec_add() -> Kernel {
         .scalar("n", DType::U32)
         .equal_lengths()
         .wgsl(
-            include_str!("../../shaders/vec_add.wgsl"),
+            include_str!("../../../shaders/vec_add.wgsl"),
             "vec_add",
             [64, 1, 1],
         )
-        .opencl_c(include_str!("../../shaders/vec_add.cl"), "vec_add")
+        .opencl_c(include_str!("../../../shaders/vec_add.cl"), "vec_add")
         .openmp("vec_add")
-        .cuda(include_str!("../../shaders/vec_add.cu"), "vec_add")
-        .hip(include_str!("../../shaders/vec_add.hip"), "vec_add")
+        .cuda(include_str!("../../../shaders/vec_add.cu"), "vec_add")
+        .hip(include_str!("../../../shaders/vec_add.hip"), "vec_add")
         .host(host_vec_add)
 }
 
@@ -32,14 +34,14 @@ pub fn saxpy() -> Kernel {
         .scalar("n", DType::U32)
         .equal_lengths()
         .wgsl(
-            include_str!("../../shaders/saxpy.wgsl"),
+            include_str!("../../../shaders/saxpy.wgsl"),
             "saxpy",
             [64, 1, 1],
         )
-        .opencl_c(include_str!("../../shaders/saxpy.cl"), "saxpy")
+        .opencl_c(include_str!("../../../shaders/saxpy.cl"), "saxpy")
         .openmp("saxpy")
-        .cuda(include_str!("../../shaders/saxpy.cu"), "saxpy")
-        .hip(include_str!("../../shaders/saxpy.hip"), "saxpy")
+        .cuda(include_str!("../../../shaders/saxpy.cu"), "saxpy")
+        .hip(include_str!("../../../shaders/saxpy.hip"), "saxpy")
         .host(host_saxpy)
 }
 
@@ -54,14 +56,14 @@ pub fn jacobi() -> Kernel {
         .scalar("ny", DType::U32)
         .equal_lengths()
         .wgsl(
-            include_str!("../../shaders/jacobi.wgsl"),
+            include_str!("../../../shaders/jacobi.wgsl"),
             "jacobi",
             [8, 8, 1],
         )
-        .opencl_c(include_str!("../../shaders/jacobi.cl"), "jacobi")
+        .opencl_c(include_str!("../../../shaders/jacobi.cl"), "jacobi")
         .openmp("jacobi")
-        .cuda(include_str!("../../shaders/jacobi.cu"), "jacobi")
-        .hip(include_str!("../../shaders/jacobi.hip"), "jacobi")
+        .cuda(include_str!("../../../shaders/jacobi.cu"), "jacobi")
+        .hip(include_str!("../../../shaders/jacobi.hip"), "jacobi")
         .host(host_jacobi)
 }
 
@@ -79,11 +81,15 @@ pub fn sgemm() -> Kernel {
         .scalar("beta", DType::F32)
         .buffer("c", DType::F32, Intent::InOut)
         .launch_within(&["c"])
-        .wgsl(include_str!("../../shaders/sgemm.wgsl"), "sgemm", [8, 8, 1])
-        .opencl_c(include_str!("../../shaders/sgemm.cl"), "sgemm")
+        .wgsl(
+            include_str!("../../../shaders/sgemm.wgsl"),
+            "sgemm",
+            [8, 8, 1],
+        )
+        .opencl_c(include_str!("../../../shaders/sgemm.cl"), "sgemm")
         .openmp("sgemm")
-        .cuda(include_str!("../../shaders/sgemm.cu"), "sgemm")
-        .hip(include_str!("../../shaders/sgemm.hip"), "sgemm")
+        .cuda(include_str!("../../../shaders/sgemm.cu"), "sgemm")
+        .hip(include_str!("../../../shaders/sgemm.hip"), "sgemm")
         .host(host_sgemm)
 }
 
@@ -149,10 +155,19 @@ pub fn vec_add_f64() -> Kernel {
         .buffer("c", DType::F64, Intent::Out)
         .scalar("n", DType::U32)
         .equal_lengths()
-        .opencl_c(include_str!("../../shaders/vec_add_f64.cl"), "vec_add_f64")
+        .opencl_c(
+            include_str!("../../../shaders/vec_add_f64.cl"),
+            "vec_add_f64",
+        )
         .openmp("vec_add_f64")
-        .cuda(include_str!("../../shaders/vec_add_f64.cu"), "vec_add_f64")
-        .hip(include_str!("../../shaders/vec_add_f64.hip"), "vec_add_f64")
+        .cuda(
+            include_str!("../../../shaders/vec_add_f64.cu"),
+            "vec_add_f64",
+        )
+        .hip(
+            include_str!("../../../shaders/vec_add_f64.hip"),
+            "vec_add_f64",
+        )
         .host(host_vec_add_f64)
 }
 
@@ -164,10 +179,10 @@ pub fn daxpy() -> Kernel {
         .buffer("y", DType::F64, Intent::InOut)
         .scalar("n", DType::U32)
         .equal_lengths()
-        .opencl_c(include_str!("../../shaders/daxpy.cl"), "daxpy")
+        .opencl_c(include_str!("../../../shaders/daxpy.cl"), "daxpy")
         .openmp("daxpy")
-        .cuda(include_str!("../../shaders/daxpy.cu"), "daxpy")
-        .hip(include_str!("../../shaders/daxpy.hip"), "daxpy")
+        .cuda(include_str!("../../../shaders/daxpy.cu"), "daxpy")
+        .hip(include_str!("../../../shaders/daxpy.hip"), "daxpy")
         .host(host_daxpy)
 }
 

@@ -1,6 +1,7 @@
 //! `locus bench --stream` end to end: BabelStream's five kernels and the API copy at
 //! every location this machine must have, in f32 and in f64 where the location has f64,
-//! beside the host's own loop; every figure positive and finite, the report's shape
+//! beside the host's own loop, and the Copy kernel over another location's memory in
+//! place against the API's copy; every figure positive and finite, the report's shape
 //! BabelStream's; bad options refused before anything runs.
 
 #[path = "../../tests/common/mod.rs"]
@@ -112,6 +113,21 @@ fn every_location_runs_the_five_kernels_in_both_precisions() {
                 );
             }
         }
+    }
+    // The Copy kernel over another location's memory in place, beside the API's copy:
+    // host memory is usable in place by code at every location that maps it.
+    let copies = report["kernel_copies"].as_array().unwrap();
+    for c in copies {
+        let what = format!("kernel copy {} -> {}", c["memory"], c["by"]);
+        positive(&c["kernel"]["mbytes_per_sec"], &what);
+        positive(&c["api"]["mbytes_per_sec"], &what);
+        assert_eq!(c["bytes"], 4 * 10007, "{what}");
+    }
+    if list.iter().any(|l| l == "host") && list.iter().any(|l| l == "openmp:0") {
+        assert!(
+            copies.iter().any(|c| c["memory"] == "host" && c["by"] == "openmp:0"),
+            "no kernel copy from host memory at openmp:0: {copies:?}"
+        );
     }
     // The text report has BabelStream's table.
     let text = locus()

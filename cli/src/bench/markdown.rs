@@ -200,6 +200,7 @@ pub fn markdown(report: &Report, command: &str) -> String {
         let _ = writeln!(out);
     }
     super::stream_output::markdown(&mut out, &report.stream);
+    super::stream_output::markdown_copies(&mut out, &report.kernel_copies);
     for note in &report.notes {
         let _ = writeln!(out, "- {note}");
     }

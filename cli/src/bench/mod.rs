@@ -13,6 +13,7 @@ mod access;
 pub mod bandwidth_test;
 pub mod batch;
 pub mod calibrate;
+pub mod kernel_copies;
 mod markdown;
 mod memories;
 #[cfg(feature = "mpi")]
@@ -268,6 +269,10 @@ pub struct Report {
     /// (`--stream`; empty otherwise).
     #[serde(default)]
     pub stream: Vec<stream::StreamRun>,
+    /// The Copy kernel reading another location's memory in place, beside the API's
+    /// copy between the two (`--stream`; empty otherwise).
+    #[serde(default)]
+    pub kernel_copies: Vec<kernel_copies::KernelCopy>,
     /// Wall time of the run.
     pub seconds: f64,
     /// Anything left out, and why.
@@ -479,11 +484,11 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
     } else {
         Vec::new()
     };
-    let stream = match &config.stream {
-        Some(s) => stream::run(registry, &config.locations, s, &mut notes, &mut |what| {
+    let (stream, kernel_copies) = match &config.stream {
+        Some(s) => stream_runs(registry, config, s, &mut notes, &mut |what| {
             progress(total, total, what)
         })?,
-        None => Vec::new(),
+        None => Default::default(),
     };
     let access = access::latency(registry, config)?;
     let bandwidth_test = bandwidth_test::run(registry, config, &mut notes)?;
@@ -502,6 +507,7 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         concurrent,
         batch,
         stream,
+        kernel_copies,
         seconds: started.elapsed().as_secs_f64(),
         notes,
     })
@@ -515,11 +521,11 @@ fn only_stream(
     progress: Progress<'_>,
 ) -> Result<Report> {
     let mut notes = Vec::new();
-    let stream = match &config.stream {
-        Some(s) => stream::run(registry, &config.locations, s, &mut notes, &mut |what| {
+    let (stream, kernel_copies) = match &config.stream {
+        Some(s) => stream_runs(registry, config, s, &mut notes, &mut |what| {
             progress(0, 1, what)
         })?,
-        None => Vec::new(),
+        None => Default::default(),
     };
     progress(1, 1, "done");
     Ok(Report {
@@ -536,9 +542,23 @@ fn only_stream(
         concurrent: Vec::new(),
         batch: Vec::new(),
         stream,
+        kernel_copies,
         seconds: started.elapsed().as_secs_f64(),
         notes,
     })
+}
+
+/// BabelStream at every location, then the kernel copies across locations.
+fn stream_runs(
+    registry: &Registry,
+    config: &Config,
+    s: &stream::StreamConfig,
+    notes: &mut Vec<String>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<stream::StreamRun>, Vec<kernel_copies::KernelCopy>)> {
+    let runs = stream::run(registry, &config.locations, s, notes, progress)?;
+    let copies = kernel_copies::run(&config.locations, s, progress)?;
+    Ok((runs, copies))
 }
 
 /// Now, in seconds since the Unix epoch.

@@ -187,6 +187,7 @@ pub fn table(report: &Report) -> String {
     }
     together(&mut out, report);
     super::stream_output::text(&mut out, &report.stream);
+    super::stream_output::text_copies(&mut out, &report.kernel_copies);
     for n in &report.notes {
         let _ = writeln!(out, "note: {n}");
     }

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use super::format_size;
+use super::kernel_copies::KernelCopy;
 use super::stream::StreamRun;
 
 /// The heading line of a run: where, what, how big.
@@ -81,6 +82,49 @@ pub(super) fn markdown(out: &mut String, runs: &[StreamRun]) {
                 run.location, run.precision, k.kernel, k.mbytes_per_sec, k.min_s, k.max_s, k.avg_s
             );
         }
+    }
+    let _ = writeln!(out);
+}
+
+/// The text section of the kernel copies across locations.
+pub(super) fn text_copies(out: &mut String, copies: &[KernelCopy]) {
+    if copies.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nCopy kernel at the reader over the other location's memory in place, against the API's copy, {} (MB/s from the fastest run):",
+        format_size(copies[0].bytes)
+    );
+    for c in copies {
+        let _ = writeln!(
+            out,
+            "  {:<10} -> {:<10} kernel {:>10.1}   API copy {:>10.1} ({})",
+            c.memory, c.by, c.kernel.mbytes_per_sec, c.api.mbytes_per_sec, c.api_route
+        );
+    }
+}
+
+/// The Markdown table of the kernel copies across locations.
+pub(super) fn markdown_copies(out: &mut String, copies: &[KernelCopy]) {
+    if copies.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "The Copy kernel at the reader over another location's memory in place, against the API's copy between the two, {} (MB/s from the fastest run):\n",
+        format_size(copies[0].bytes)
+    );
+    let _ = writeln!(
+        out,
+        "| Memory at | Kernel at | Copy kernel MB/s | API copy MB/s | API route |\n|---|---|---|---|---|"
+    );
+    for c in copies {
+        let _ = writeln!(
+            out,
+            "| `{}` | `{}` | {:.1} | {:.1} | {} |",
+            c.memory, c.by, c.kernel.mbytes_per_sec, c.api.mbytes_per_sec, c.api_route
+        );
     }
     let _ = writeln!(out);
 }

@@ -238,6 +238,16 @@ fn markdown_records_the_command_the_machine_and_every_cell() {
             "{l} is described: {text}"
         );
     }
+    // The small-copy rule's verdict over the 4 KiB cells (whichever way it went: a
+    // timing is not asserted), one per ordered pair.
+    let k = list.len();
+    assert!(
+        text.contains(&format!(
+            "small-copy rule (at 4 KiB and below, locus within 10% or 2 us of the raw calls): holds in all {} cells",
+            k * k
+        )) || text.contains(&format!(" of {} cells", k * k)),
+        "{text}"
+    );
     // Two bandwidth matrices and the two comparisons, each with a row per source and a
     // positive number per destination.
     let rows: Vec<&str> = text

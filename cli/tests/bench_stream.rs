@@ -125,7 +125,9 @@ fn every_location_runs_the_five_kernels_in_both_precisions() {
     }
     if list.iter().any(|l| l == "host") && list.iter().any(|l| l == "openmp:0") {
         assert!(
-            copies.iter().any(|c| c["memory"] == "host" && c["by"] == "openmp:0"),
+            copies
+                .iter()
+                .any(|c| c["memory"] == "host" && c["by"] == "openmp:0"),
             "no kernel copy from host memory at openmp:0: {copies:?}"
         );
     }

@@ -19,6 +19,7 @@ mod memories;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 mod output;
+pub mod small_copies;
 mod stats;
 pub mod stream;
 mod stream_host;

@@ -186,6 +186,9 @@ pub fn table(report: &Report) -> String {
         }
     }
     together(&mut out, report);
+    if let Some(rule) = super::small_copies::verdict(report) {
+        let _ = writeln!(out, "\n{rule}");
+    }
     super::stream_output::text(&mut out, &report.stream);
     super::stream_output::text_copies(&mut out, &report.kernel_copies);
     for n in &report.notes {

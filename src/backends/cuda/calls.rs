@@ -33,7 +33,7 @@ impl GpuApi for CudaApi {
     const DRIVER_WRITES_PAGEABLE_UP_TO: usize = usize::MAX;
 
     const NATIVE_CALLS: [&'static str; 3] = [
-        "cuMemcpyHtoD",
+        "cuMemcpyHtoD + cuStreamSynchronize(NULL)",
         "cuMemcpyDtoH",
         "cuMemcpyDtoD + cuCtxSynchronize",
     ];
@@ -47,11 +47,20 @@ impl GpuApi for CudaApi {
     ) -> Option<Result<(), GpuError>> {
         // SAFETY: per the caller's contract; the context is current. `cuMemcpyDtoD`
         // returns before the copy is done, so a plain context-wide wait follows it.
+        // Each baseline is the complete copy (a wait where the call returns early).
         let done = unsafe {
             match direction {
+                // From pageable memory `cuMemcpyHtoD` may return once the bytes are in
+                // the driver's staging memory, before the DMA lands: the wait on the
+                // NULL stream that carries it makes the baseline a complete copy, as
+                // locus's own path is.
                 Direction::HostToDevice => {
                     result::memcpy_htod_sync(dst, std::slice::from_raw_parts(src as *const u8, n))
                         .map_err(err("cuMemcpyHtoD"))
+                        .and_then(|()| {
+                            result::stream::synchronize(result::stream::null())
+                                .map_err(err("cuStreamSynchronize"))
+                        })
                 }
                 Direction::DeviceToHost => {
                     result::memcpy_dtoh_sync(std::slice::from_raw_parts_mut(dst as *mut u8, n), src)

@@ -152,7 +152,11 @@ pub(crate) fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         config.max_seconds = Some(v);
     }
     let mut progress = progress_bar();
-    let report = bench::run(registry, &config, &mut progress).map_err(|e| e.to_string())?;
+    let mut report = bench::run(registry, &config, &mut progress).map_err(|e| e.to_string())?;
+    report.command = std::iter::once("locus".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
     let machine_output = [&args.json, &args.csv, &args.markdown]
         .iter()
         .any(|sink| sink.as_deref() == Some("-"));
@@ -167,11 +171,7 @@ pub(crate) fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         emit(sink, &bench::csv(&report))?;
     }
     if let Some(sink) = &args.markdown {
-        let command = std::iter::once("locus".to_string())
-            .chain(std::env::args().skip(1))
-            .collect::<Vec<_>>()
-            .join(" ");
-        emit(sink, &bench::markdown(&report, &command))?;
+        emit(sink, &bench::markdown(&report, &report.command))?;
     }
     if let Some(path) = args.plot {
         std::fs::write(&path, bench::plot(&report)).map_err(|e| format!("writing {path}: {e}"))?;

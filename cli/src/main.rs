@@ -226,6 +226,9 @@ fn info(args: InfoArgs) -> Result<ExitCode, String> {
             locus::ALIGNMENT,
             device.sub_alignment()
         );
+        if let Some(version) = &info.version {
+            println!("  {:<10} version: {version}", "");
+        }
         for note in &info.notes {
             println!("  {:<10} {note}", "");
         }

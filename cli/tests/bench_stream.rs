@@ -57,6 +57,19 @@ fn every_location_runs_the_five_kernels_in_both_precisions() {
         0,
         "--stream alone runs no matrix"
     );
+    // The record names the command and each runtime's version where it reports one.
+    assert!(report["command"]
+        .as_str()
+        .unwrap()
+        .starts_with("locus bench --stream"));
+    for d in report["machine"]["devices"].as_array().unwrap() {
+        let at = d["location"].as_str().unwrap();
+        let technology = at.split(':').next().unwrap();
+        if ["opencl", "sycl", "webgpu", "cuda", "hip"].contains(&technology) {
+            let version = d["version"].as_str().unwrap_or_default();
+            assert!(!version.is_empty(), "{at} reports no version: {d}");
+        }
+    }
     let runs = report["stream"].as_array().unwrap();
     let notes: Vec<&str> = report["notes"]
         .as_array()

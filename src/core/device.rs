@@ -42,6 +42,10 @@ pub struct DeviceInfo {
     /// True when the device uses the host's memory (a CPU device, an integrated GPU, or
     /// the OpenMP initial device).
     pub shares_host_memory: bool,
+    /// The runtime's or driver's version as it reports it (e.g. OpenCL's device and
+    /// driver versions, the CUDA driver's), where it reports one: what a measurement
+    /// record names beside the device.
+    pub version: Option<String>,
     /// Free-form facts worth printing (`locus info` shows them).
     pub notes: Vec<String>,
 }

@@ -77,17 +77,21 @@ pub fn markdown(report: &Report, command: &str) -> String {
     );
     let _ = writeln!(
         out,
-        "| Location | Device | Platform | Kind |\n|---|---|---|---|"
+        "| Location | Device | Platform | Kind | Version |\n|---|---|---|---|---|"
     );
     for d in &report.machine.devices {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} |",
-            d.location, d.name, d.platform, d.kind
+            "| `{}` | {} | {} | {} | {} |",
+            d.location,
+            d.name,
+            d.platform,
+            d.kind,
+            d.version.as_deref().unwrap_or("-")
         );
     }
     for (technology, why) in &report.machine.missing {
-        let _ = writeln!(out, "| {technology} | missing: {why} | | |");
+        let _ = writeln!(out, "| {technology} | missing: {why} | | | |");
     }
     let _ = writeln!(out);
     if !report.memcpy.is_empty() {

@@ -114,6 +114,10 @@ pub struct DeviceDescription {
     pub max_allocation: u64,
     /// Whether it uses the host's memory.
     pub shares_host_memory: bool,
+    /// The runtime's or driver's version, where it reports one (absent in reports made
+    /// before it was recorded).
+    #[serde(default)]
+    pub version: Option<String>,
 }
 
 /// The machine the run was made on.
@@ -274,6 +278,10 @@ pub struct Report {
     /// copy between the two (`--stream`; empty otherwise).
     #[serde(default)]
     pub kernel_copies: Vec<kernel_copies::KernelCopy>,
+    /// The command line that made the report (empty in reports made before it was
+    /// recorded, and where the run was not made by the `locus` command).
+    #[serde(default)]
+    pub command: String,
     /// Wall time of the run.
     pub seconds: f64,
     /// Anything left out, and why.
@@ -304,6 +312,7 @@ fn machine(registry: &Registry) -> Machine {
                     memory_bytes: i.memory_bytes,
                     max_allocation: i.max_allocation,
                     shares_host_memory: i.shares_host_memory,
+                    version: i.version.clone(),
                 }
             })
             .collect(),
@@ -509,6 +518,7 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         batch,
         stream,
         kernel_copies,
+        command: String::new(),
         seconds: started.elapsed().as_secs_f64(),
         notes,
     })
@@ -544,6 +554,7 @@ fn only_stream(
         batch: Vec::new(),
         stream,
         kernel_copies,
+        command: String::new(),
         seconds: started.elapsed().as_secs_f64(),
         notes,
     })

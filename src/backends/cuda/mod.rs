@@ -127,12 +127,23 @@ fn open_device(
         memory_bytes: memory,
         concurrent_managed_access: managed,
         stream_ordered_pools: pools,
+        version: driver_version(),
         notes: vec![format!(
             "CUDA device {i}, compute capability {}.{}, primary context, one non-blocking stream; kernels compiled by NVRTC to sm_{}{} cubins",
             arch.0, arch.1, arch.0, arch.1
         )],
     };
     Ok((ctx, stream, arch, facts))
+}
+
+/// The CUDA driver's version, e.g. "CUDA driver 12.8" (`cuDriverGetVersion`).
+fn driver_version() -> String {
+    let mut version = 0;
+    // SAFETY: the driver is loaded and initialised; it writes one int.
+    match unsafe { sys::cuDriverGetVersion(&mut version) }.result() {
+        Ok(()) => format!("CUDA driver {}.{}", version / 1000, version % 1000 / 10),
+        Err(e) => format!("CUDA driver version unknown ({})", text(e)),
+    }
 }
 
 thread_local! {

@@ -91,6 +91,8 @@ pub(crate) struct GpuFacts {
     pub concurrent_managed_access: bool,
     /// The driver has stream-ordered memory pools (`cuMemAllocAsync`, `hipMallocAsync`).
     pub stream_ordered_pools: bool,
+    /// The driver's or runtime's version, as `DeviceInfo::version` shows it.
+    pub version: String,
     pub notes: Vec<String>,
 }
 
@@ -157,6 +159,7 @@ impl<A: GpuApi> GpuDevice<A> {
                 memory_bytes: Some(facts.memory_bytes),
                 max_allocation: facts.memory_bytes,
                 shares_host_memory: false,
+                version: Some(facts.version),
                 notes,
             },
             concurrent_managed: facts.concurrent_managed_access,

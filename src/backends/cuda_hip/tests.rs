@@ -30,6 +30,7 @@ fn on(api: Arc<Strict>, managed: bool) -> Vec<Arc<GpuDevice<Simulated>>> {
                     memory_bytes: 1 << 30,
                     concurrent_managed_access: managed,
                     stream_ordered_pools: true,
+                    version: "sim".into(),
                     notes: vec![],
                 },
             ))
@@ -588,6 +589,7 @@ fn rmm_s_kinds_as_resources_and_the_driver_s_pool_in_stream_order() {
             memory_bytes: TOTAL as u64,
             concurrent_managed_access: false,
             stream_ordered_pools: false,
+            version: "sim".into(),
             notes: vec![],
         },
     )) as Arc<dyn Device>;

@@ -311,6 +311,7 @@ fn open_device(
         memory_bytes: total as u64,
         concurrent_managed_access: managed != 0,
         stream_ordered_pools: pools != 0 && api.pool.is_some(),
+        version: format!("HIP runtime {version}"),
         notes: vec![format!(
             "HIP runtime {version}, device {i}, one non-blocking stream; {compiler}"
         )],

@@ -38,6 +38,7 @@ pub(crate) fn discover() -> Discovery {
             memory_bytes,
             max_allocation: memory_bytes.unwrap_or(isize::MAX as u64 - ALIGNMENT as u64),
             shares_host_memory: true,
+            version: None,
             notes: vec![],
         },
         live: AtomicUsize::new(0),

@@ -183,10 +183,12 @@ impl OpenClDevice {
         let queue = CommandQueue::create_default(&context, 0)
             .map_err(|e| format!("{name}: clCreateCommandQueue failed: {}", cl_text(e.0)))?;
         let max_allocation = device.max_mem_alloc_size().unwrap_or(0);
-        let mut notes = vec![format!(
-            "version: {}",
-            device.version().unwrap_or_else(|_| "?".into())
-        )];
+        let version = format!(
+            "{}, driver {}",
+            device.version().unwrap_or_else(|_| "?".into()),
+            device.driver_version().unwrap_or_else(|_| "?".into())
+        );
+        let mut notes = Vec::new();
         if host_unified {
             notes.push("host-unified: buffers use CL_MEM_ALLOC_HOST_PTR and map in place".into());
         }
@@ -199,6 +201,7 @@ impl OpenClDevice {
                 memory_bytes: device.global_mem_size().ok(),
                 max_allocation,
                 shares_host_memory: host_unified,
+                version: Some(version),
                 notes,
             },
             device,

@@ -194,6 +194,7 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
                     memory_bytes: if on_host { host } else { None },
                     max_allocation: host.unwrap_or(u64::MAX / 2),
                     shares_host_memory: on_host,
+                    version: None,
                     notes,
                 },
                 device_number: number,

@@ -197,10 +197,10 @@ impl SyclDevice {
                 .map(|(k, _)| k.name())
                 .collect();
             let mut notes = vec![format!("USM: {}", kinds.join(", "))];
-            notes.push(format!(
+            let version = format!(
                 "driver {}",
                 take_string(api, api.DPCTLDevice_GetDriverVersion(device))
-            ));
+            );
             if cpu {
                 notes.push(
                     "CPU device: device USM is host memory, used in place by the host".into(),
@@ -224,6 +224,7 @@ impl SyclDevice {
                     memory_bytes: Some(api.DPCTLDevice_GetGlobalMemSize(device)),
                     max_allocation: api.DPCTLDevice_GetMaxMemAllocSize(device),
                     shares_host_memory: cpu,
+                    version: Some(version),
                     notes,
                 },
                 api,

@@ -160,17 +160,12 @@ impl WebGpuDevice {
             wgpu::DeviceType::VirtualGpu => "virtual gpu",
             wgpu::DeviceType::Other => "other",
         };
-        let mut notes = vec![
-            format!(
-                "driver: {} {}",
-                adapter_info.driver, adapter_info.driver_info
-            ),
-            format!(
-                "max buffer {} MiB, storage binding {} MiB (larger buffers are bound in windows)",
-                limits.max_buffer_size >> 20,
-                limits.max_storage_buffer_binding_size >> 20
-            ),
-        ];
+        let version = format!("{} {}", adapter_info.driver, adapter_info.driver_info);
+        let mut notes = vec![format!(
+            "max buffer {} MiB, storage binding {} MiB (larger buffers are bound in windows)",
+            limits.max_buffer_size >> 20,
+            limits.max_storage_buffer_binding_size >> 20
+        )];
         notes.push(if mappable {
             "storage buffers mapped in place for the host (MAPPABLE_PRIMARY_BUFFERS on unified memory): one copy per transfer".into()
         } else if shares {
@@ -187,6 +182,7 @@ impl WebGpuDevice {
                 memory_bytes: None,
                 max_allocation: limits.max_buffer_size & !3,
                 shares_host_memory: shares,
+                version: Some(version),
                 notes,
             },
             adapter,

@@ -214,19 +214,20 @@ impl Calibration {
 }
 
 /// The facts a machine's key is made from: the hardware threads, then one line per
-/// device (location, name, platform, kind and the backend's notes, which carry the
-/// driver and runtime versions).
+/// device (location, name, platform, kind, the driver's or runtime's version and the
+/// backend's notes).
 pub fn machine_facts<'a>(devices: impl Iterator<Item = &'a Arc<dyn Device>>) -> Vec<String> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::iter::once(format!("{threads} hardware threads"))
         .chain(devices.map(|d| {
             let i = d.info();
             format!(
-                "{}: {} [{}; {}] {}",
+                "{}: {} [{}; {}] {} {}",
                 d.location(),
                 i.name,
                 i.kind,
                 i.platform,
+                i.version.as_deref().unwrap_or("-"),
                 i.notes.join("; ")
             )
         }))

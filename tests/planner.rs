@@ -24,6 +24,9 @@ fn quick_calibration() -> locus::transfer::Calibration {
 
 #[test]
 fn calibrated_routes_are_the_measured_fastest_and_copy_exactly() {
+    // The planner is one per process: under `cargo test` (threads) another test's
+    // install would change the routes under this one.
+    let _serial = common::serial();
     let registry = locus::registry();
     let c = quick_calibration();
     let n = registry.locations().len();
@@ -81,6 +84,7 @@ fn calibrated_routes_are_the_measured_fastest_and_copy_exactly() {
 /// removing a calibration must still change the route of the very next copy on it.
 #[test]
 fn a_threads_recent_plans_follow_the_calibration_installed() {
+    let _serial = common::serial();
     let registry = locus::registry();
     let (src, dst) = (
         Memory::new(Location::Host, 4 << 10).unwrap(),
@@ -103,6 +107,7 @@ fn a_threads_recent_plans_follow_the_calibration_installed() {
 
 #[test]
 fn the_calibration_file_is_kept_per_machine_and_loaded() {
+    let _serial = common::serial();
     let dir = std::env::temp_dir().join(format!("locus-planner-{}", std::process::id()));
     std::env::set_var("LOCUS_CACHE_DIR", &dir);
     let registry = locus::registry();
@@ -131,4 +136,52 @@ fn the_calibration_file_is_kept_per_machine_and_loaded() {
         "{status}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Before any calibration, of two routes of one kind the planner takes the one that
+/// maps fewer sides through a runtime's map call: out of a mapped buffer (an OpenCL
+/// buffer) into memory with a plain host address (OpenMP's initial device, SYCL USM of a
+/// CPU device), the buffer's runtime reads into that address (one call), rather than
+/// the buffer being mapped and unmapped around a memcpy by the other side (on PoCL twice
+/// the time at 4 KiB). The code before took the latter: the first in the paths' order.
+#[test]
+fn the_fixed_order_maps_fewer_sides() {
+    let _serial = common::serial();
+    let registry = locus::registry();
+    registry.matrix().install(None, "off".into());
+    let locations = common::required_locations();
+    let mut checked = 0;
+    for &s in &locations {
+        for &d in &locations {
+            let (src, dst) = (Memory::new(s, 4096).unwrap(), Memory::new(d, 4096).unwrap());
+            let (a, b) = (Endpoint::of(&src), Endpoint::of(&dst));
+            use locus::HostAccess::{Mapped, Pointer};
+            let (route, _) = registry.matrix().plan(a, b, 4096);
+            if route.kind != locus::RouteKind::Mapped {
+                continue;
+            }
+            match (a.host, b.host) {
+                (Mapped, Pointer) => {
+                    assert!(
+                        route
+                            .reason
+                            .contains(&format!("{s} reads into its mapping")),
+                        "{route}"
+                    );
+                    checked += 1;
+                }
+                (Pointer, Mapped) => {
+                    assert!(
+                        route
+                            .reason
+                            .contains(&format!("{d} writes from its mapping")),
+                        "{route}"
+                    );
+                    checked += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+    eprintln!("{checked} pairs with one side mapped and one a plain host address");
 }

@@ -206,6 +206,14 @@ pub trait CopyPath: Send + Sync {
     fn is_runtime_call(&self) -> bool {
         false
     }
+    /// How many of the two sides this path reaches through a runtime's map call (a
+    /// [`HostAccess::Mapped`] host view: a map and an unmap round trip each, which a
+    /// plain host pointer does not cost). The fixed order prefers fewer among routes of
+    /// one kind: one runtime call into a plain pointer beats mapping the runtime's
+    /// buffer for a memcpy.
+    fn maps(&self, _src: Endpoint<'_>, _dst: Endpoint<'_>) -> usize {
+        0
+    }
     /// Copies `len` bytes (ranges already bounds-checked, not overlapping).
     fn copy(
         &self,

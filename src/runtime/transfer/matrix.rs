@@ -5,7 +5,8 @@
 //!   (`locus calibrate`; the route's reason quotes the numbers);
 //! - before any calibration, by a fixed order: a path a backend registered for the pair
 //!   (it knows better, e.g. that a GPU copy goes through pinned memory), else the
-//!   cheapest route kind among the generic paths, the first in their order on a tie.
+//!   cheapest route kind among the generic paths, then the one that maps fewer sides
+//!   through a runtime's map call, the first in their order on a tie.
 //!
 //! Plans are cached per (pair, host access of each side, size class), so that a small
 //! copy pays a lookup, not a search; each thread also keeps its last few plans, so
@@ -187,7 +188,8 @@ impl TransferMatrix {
     }
 
     /// The fixed-order choice among candidates: a registered path when one applies,
-    /// else the cheapest route kind (the first on a tie).
+    /// else the cheapest route kind, then the fewest runtime mappings
+    /// ([`CopyPath::maps`]), then the first.
     fn by_order(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> Plan {
         let (s, d) = (
             src.device.location().technology(),
@@ -196,7 +198,7 @@ impl TransferMatrix {
         let best = |paths: &mut dyn Iterator<Item = &Arc<dyn CopyPath>>| {
             paths
                 .filter_map(|p| p.plan(src, dst).map(|r| (r, Arc::clone(p))))
-                .min_by_key(|(r, _)| r.kind)
+                .min_by_key(|(r, p)| (r.kind, p.maps(src, dst)))
         };
         let registered = if Arc::ptr_eq(src.device, dst.device) {
             None

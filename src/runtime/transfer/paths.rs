@@ -110,6 +110,10 @@ impl CopyPath for DstWrites {
         ))
     }
 
+    fn maps(&self, src: Endpoint<'_>, _dst: Endpoint<'_>) -> usize {
+        usize::from(src.host == HostAccess::Mapped)
+    }
+
     fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
         src.with_host_bytes(so, len, |bytes| dst.device().write(dst.native(), d, bytes))
     }
@@ -151,6 +155,10 @@ impl CopyPath for SrcReads {
         ))
     }
 
+    fn maps(&self, _src: Endpoint<'_>, dst: Endpoint<'_>) -> usize {
+        usize::from(dst.host == HostAccess::Mapped)
+    }
+
     fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {
         dst.with_host_bytes_mut(d, len, |bytes| src.device().read(src.native(), so, bytes))
     }
@@ -179,6 +187,13 @@ impl CopyPath for BothMapped {
             RouteKind::Mapped,
             format!("{s} and {d} are both host-visible: one memcpy between their mappings"),
         ))
+    }
+
+    fn maps(&self, src: Endpoint<'_>, dst: Endpoint<'_>) -> usize {
+        [src.host, dst.host]
+            .iter()
+            .filter(|h| **h == HostAccess::Mapped)
+            .count()
     }
 
     fn copy(&self, src: &Memory, so: usize, dst: &Memory, d: usize, len: usize) -> Result<()> {

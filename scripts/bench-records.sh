@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Regenerates the dated `locus bench` records under docs/ for this machine, each file
+# naming the command that made it on its first line (the Markdown records) and carrying
+# every figure in JSON beside it:
+#
+#   docs/bench-all-NAME.md / .json           locus bench --all (every mode, default budget)
+#   docs/bench-small-copies-NAME.md / .json  locus bench --sizes 4KiB after locus calibrate:
+#                                            the small-copy rule's verdict at every pair
+#   docs/bench-stream-NAME.md / .json        locus bench --stream at BabelStream's sizes
+#
+# Usage: scripts/bench-records.sh [NAME]   (NAME: cpu-vm by default; h100, h200, ... on a
+# lent GPU machine). Builds the release CLI first; LOCUS_BIN uses a built one instead.
+# Run it on an idle machine: other work on the cores moves every number.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+name="${1:-cpu-vm}"
+if [ -n "${LOCUS_BIN:-}" ]; then
+    locus="$LOCUS_BIN"
+else
+    cargo build --release -p locus-cli --quiet
+    locus=target/release/locus
+fi
+[ -f scripts/sycl-env.sh ] && . scripts/sycl-env.sh > /dev/null 2>&1 || true
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
+
+# The planner measured on this machine first, as a user would run it.
+"$locus" calibrate > /dev/null
+run() {
+    local record="$1"
+    shift
+    echo "== locus $* ($record)" >&2
+    "$locus" "$@" --markdown="docs/$record.md" --json="docs/$record.json" > /dev/null
+}
+run "bench-small-copies-$name" bench --sizes 4KiB
+run "bench-stream-$name" bench --stream
+run "bench-all-$name" bench --all
+echo "records written: docs/bench-{small-copies,stream,all}-$name.{md,json}" >&2

@@ -69,9 +69,9 @@ pub fn markdown(report: &Report, command: &str) -> String {
     let _ = writeln!(out, "# locus bench on {}\n", report.machine.host);
     let _ = writeln!(
         out,
-        "Made by `{command}` on {} (UTC): {} cells in {:.1} s, {} hardware threads.\n",
+        "Made by `{command}` on {} (UTC): {} in {:.1} s, {} hardware threads.\n",
         date(report.unix_time),
-        report.cells.len(),
+        super::output::measured(report),
         report.seconds,
         report.machine.threads
     );

@@ -48,6 +48,15 @@ fn matrix(
     let _ = writeln!(out);
 }
 
+/// What a run measured, for its heading: matrix cells, or BabelStream's runs alone.
+pub(super) fn measured(report: &Report) -> String {
+    if report.cells.is_empty() && !report.stream.is_empty() {
+        format!("{} BabelStream runs", report.stream.len())
+    } else {
+        format!("{} cells", report.cells.len())
+    }
+}
+
 /// The report as text for people: a bandwidth matrix per size, efficiency and raw-API
 /// overhead at the largest size, latency at the smallest, the routes, memcpy and access
 /// latencies.
@@ -55,10 +64,10 @@ pub fn table(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "locus bench on {} ({} threads), {} cells in {:.1} s\n",
+        "locus bench on {} ({} threads), {} in {:.1} s\n",
         report.machine.host,
         report.machine.threads,
-        report.cells.len(),
+        measured(report),
         report.seconds
     );
     for d in &report.machine.devices {

@@ -181,7 +181,7 @@ pub fn run(
             let array = (config.elements * precision.bytes()) as u64;
             if array > largest {
                 notes.push(format!(
-                    "stream: {at} {}: skipped, an array of {} is larger than the device's largest allocation ({})",
+                    "stream: {at} {} skipped: an array of {} is larger than the device's largest allocation ({})",
                     precision.name(),
                     format_size(array),
                     format_size(largest)

@@ -468,3 +468,6 @@ mod adopted_tests;
 
 #[cfg(all(test, feature = "cuda"))]
 mod compile_tests;
+
+#[cfg(all(test, feature = "cuda"))]
+mod peer_tests;

@@ -2,6 +2,7 @@
 //! devices of one technology where peer access is enabled, and copies to and from every
 //! other technology staged through pinned host memory.
 
+use super::work::StreamEvent;
 use super::*;
 
 /// The paths a GPU technology adds to the transfer matrix.
@@ -49,7 +50,24 @@ impl<A: GpuApi> CopyPath for Peer<A> {
         };
         if a.peer_enabled(b.ordinal) || b.peer_enabled(a.ordinal) {
             let ((s, _), (t, _)) = (a.ptr(src.native())?, b.ptr(dst.native())?);
+            // The peer copy is queued on the destination's stream. Work still queued on
+            // the source's stream (a write into the source, a producer's wait, a freed
+            // block reused) must land first, or the copy reads the bytes from before
+            // it: an event recorded on the source's stream, which the destination's
+            // stream waits for on the device (an event of another device's context
+            // may be waited for so).
+            a.activate()?;
+            let ready =
+                StreamEvent::create(&a.api, a.ordinal, true).map_err(|e| a.fail("peer copy", e))?;
+            // SAFETY: a live event of the current (source) device, on its own stream.
+            unsafe { a.api.event_record(ready.event) }.map_err(|e| a.fail("peer copy", e))?;
             b.activate()?;
+            // SAFETY: the destination's own stream, current; a live recorded event.
+            unsafe {
+                b.api
+                    .stream_wait_event(b.api.stream_handle(b.ordinal), ready.event)
+            }
+            .map_err(|e| b.fail("peer copy", e))?;
             // SAFETY: both ranges were bounds-checked.
             return unsafe {
                 a.api

@@ -15,7 +15,10 @@
 //! - **users' own streams** (made by tests): one stream's work waits for another's only
 //!   through an event (`cuStreamWaitEvent`);
 //! - **events belong to their context**: recording, waiting for, querying or destroying
-//!   an event needs its device current;
+//!   an event needs its device current; a stream of another device may wait for it
+//!   (`cuStreamWaitEvent`);
+//! - **devices run their own streams**: a peer copy queued on one device's stream does
+//!   not run the other device's stream first (only an event orders them);
 //! - **run-time compilers**: a source that includes a header fails to compile (NVRTC and
 //!   hiprtc bring their own built-ins and find no system header);
 //! - **launch sizes**: a zero or oversized grid, or a block of more than 1024 threads,
@@ -45,6 +48,7 @@ const DRIVER_ALIGNMENT: usize = 256;
 use super::*;
 use streams::{device_stream_handle, Op, StreamId, Streams};
 
+mod compiler;
 mod inspect;
 mod streams;
 
@@ -480,28 +484,7 @@ impl GpuApi for Strict {
 
     fn compile(&self, source: &str, entry: &str) -> Result<u64, GpuError> {
         self.lock().calls.push("nvrtcCompileProgram");
-        if entry.is_empty() {
-            return Err(GpuError::other("nvrtcCompileProgram", "no entry point"));
-        }
-        // NVRTC and hiprtc compile with their own built-in declarations and find no
-        // system header: `#include <hip/hip_runtime.h>` fails on a real machine.
-        if let Some(line) = source
-            .lines()
-            .find(|l| l.trim_start().starts_with("#include"))
-        {
-            return Err(GpuError::other(
-                "nvrtcCompileProgram",
-                format!("catastrophic error: cannot open source file ({line})"),
-            ));
-        }
-        // Getting a function the module does not define fails (cuModuleGetFunction's
-        // CUDA_ERROR_NOT_FOUND) on a real machine.
-        if !source.contains(&format!("void {entry}(")) {
-            return Err(GpuError::other(
-                "cuModuleGetFunction",
-                format!("named symbol not found: no kernel `{entry}` in the source"),
-            ));
-        }
+        compiler::check(source, entry)?;
         Ok(1)
     }
 
@@ -556,10 +539,20 @@ impl GpuApi for Strict {
     }
 
     unsafe fn stream_wait_event(&self, stream: u64, event: u64) -> Result<(), GpuError> {
-        let device = self.event("cuStreamWaitEvent", event)?;
+        // The stream is of the current context; the event may be of another device's
+        // (cuStreamWaitEvent / hipStreamWaitEvent allow it: how one device's stream
+        // waits for another's work).
+        let device = self.enter("cuStreamWaitEvent")?;
         let id = self.stream("cuStreamWaitEvent", stream, device)?;
         let mut state = self.lock();
-        if let Some((on, at)) = state.events.get(&event).and_then(|e| e.at) {
+        let Some(e) = state.events.get(&event) else {
+            return Err(error(
+                "cuStreamWaitEvent",
+                INVALID_HANDLE,
+                "CUDA_ERROR_INVALID_HANDLE: no such event",
+            ));
+        };
+        if let Some((on, at)) = e.at {
             state.streams.push_wait(id, on, at);
         }
         Ok(())

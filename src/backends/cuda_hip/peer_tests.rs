@@ -1,0 +1,61 @@
+//! Copies between two GPUs of one technology on the strict simulated driver (issue 48,
+//! item 1): each device runs its own stream, and a peer copy queued on the
+//! destination's stream must wait for what is still queued on the source's.
+
+use super::simulated::Strict;
+use super::*;
+
+fn two_devices_with_peer_access() -> (Arc<Strict>, Vec<Arc<GpuDevice<Strict>>>) {
+    let api = Arc::new(Strict::new(2, vec![(0, 1), (1, 0)], 256 << 20, vec![]));
+    let devices: Vec<_> = (0..2)
+        .map(|i| {
+            Arc::new(GpuDevice::new(
+                Arc::clone(&api),
+                i,
+                GpuFacts {
+                    name: format!("sim {i}"),
+                    memory_bytes: 1 << 30,
+                    concurrent_managed_access: true,
+                    stream_ordered_pools: true,
+                    version: "sim".into(),
+                    notes: vec![],
+                },
+            ))
+        })
+        .collect();
+    for (a, b) in [(0, 1), (1, 0)] {
+        assert!(devices[a].try_enable_peer(&devices[b]));
+    }
+    (api, devices)
+}
+
+/// A write into the source still queued on the source device's stream lands before
+/// the peer copy reads it. On the code before, the copy was queued on the destination's
+/// stream alone and read the bytes from before the write.
+#[test]
+fn a_peer_copy_waits_for_the_source_devices_stream() {
+    let (api, gpu) = two_devices_with_peer_access();
+    let n = 64 << 10;
+    let src = gpu[0].allocate_kind(n, GpuMemory::Device).unwrap();
+    let dst = gpu[1].allocate_kind(n, GpuMemory::Device).unwrap();
+    src.write(0, &vec![1u8; n]).unwrap();
+    // Queued on device 0's stream, not waited for (as an asynchronous producer leaves it).
+    let (ptr, _) = gpu[0].ptr(src.native()).unwrap();
+    gpu[0].activate().unwrap();
+    // SAFETY: simulated device memory of `n` bytes, alive while `src` is.
+    unsafe { api.memset(ptr, 7, n, false) }.unwrap();
+    let peer = paths::<Strict>()
+        .into_iter()
+        .map(|(_, _, p)| p)
+        .find(|p| p.name().starts_with("peer copy"))
+        .expect("the peer path");
+    peer.copy(&src, 0, &dst, 0, n).unwrap();
+    let mut back = vec![0u8; n];
+    dst.read(0, &mut back).unwrap();
+    assert!(
+        back.iter().all(|&b| b == 7),
+        "the peer copy read the source before the write queued on its device landed (first byte {})",
+        back[0]
+    );
+    assert!(api.violations().is_empty(), "{:?}", api.violations());
+}

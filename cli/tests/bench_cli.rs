@@ -1,24 +1,10 @@
 //! End to end: `locus bench --quick` with every output, parsed back and checked.
 
+mod tool;
+
 use std::collections::BTreeSet;
-use std::process::Command;
 
-fn locus() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_locus"));
-    c.env(
-        "XDG_RUNTIME_DIR",
-        std::env::var("XDG_RUNTIME_DIR").unwrap_or_else(|_| "/tmp".into()),
-    );
-    c
-}
-
-fn positive(v: &serde_json::Value, what: &str) -> f64 {
-    let x = v
-        .as_f64()
-        .unwrap_or_else(|| panic!("{what} is not a number: {v}"));
-    assert!(x.is_finite() && x > 0.0, "{what} = {x}");
-    x
-}
+use tool::{locus, positive};
 
 #[test]
 fn quick_json_csv_plot_and_compare() {

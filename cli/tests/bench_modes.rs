@@ -5,19 +5,11 @@
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
+mod tool;
 
-use std::process::Command;
+use tool::{locus, positive};
 
 use serde_json::Value;
-
-fn locus() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_locus"));
-    c.env(
-        "XDG_RUNTIME_DIR",
-        std::env::var("XDG_RUNTIME_DIR").unwrap_or_else(|_| "/tmp".into()),
-    );
-    c
-}
 
 /// The first required location of each technology.
 fn one_per_technology() -> Vec<String> {
@@ -33,19 +25,11 @@ fn one_per_technology() -> Vec<String> {
     list
 }
 
-fn number(v: &Value, what: &str) -> f64 {
-    let x = v
-        .as_f64()
-        .unwrap_or_else(|| panic!("{what} is not a number: {v}"));
-    assert!(x.is_finite() && x > 0.0, "{what} = {x}");
-    x
-}
-
 /// A timing's figures: positive and finite, the 99th percentile at or above the median,
 /// a coefficient of variation finite and not negative.
 fn check_stats(s: &Value, what: &str) {
-    let median = number(&s["median_s"], &format!("{what} median"));
-    let p99 = number(&s["p99_s"], &format!("{what} p99"));
+    let median = positive(&s["median_s"], &format!("{what} median"));
+    let p99 = positive(&s["p99_s"], &format!("{what} p99"));
     assert!(p99 >= median, "{what}: p99 {p99} below the median {median}");
     let cv = s["cv"].as_f64().unwrap();
     assert!(cv.is_finite() && cv >= 0.0, "{what}: cv {cv}");
@@ -105,10 +89,10 @@ fn bidirectional_concurrent_and_latency_report_every_pair() {
         check_stats(&c["a_to_b"], &what);
         check_stats(&c["b_to_a"], &what);
         for key in ["a_to_b_gbps", "b_to_a_gbps", "sum_gbps"] {
-            number(&c[key], &format!("{what} {key}"));
+            positive(&c[key], &format!("{what} {key}"));
         }
         for (i, g) in c["raw_gbps"].as_array().unwrap().iter().enumerate() {
-            number(g, &format!("{what} raw {i}"));
+            positive(g, &format!("{what} raw {i}"));
         }
         assert!(
             c["raw_api"][0].as_str().is_some_and(|s| !s.is_empty()),
@@ -148,10 +132,10 @@ fn bidirectional_concurrent_and_latency_report_every_pair() {
                 _ => assert!(center.is_none()),
             }
             check_stats(&c["stats"], &what);
-            number(&c["gbps"], &what);
+            positive(&c["gbps"], &what);
         }
         check_stats(&r["wall"], shape);
-        number(&r["aggregate_gbps"], shape);
+        positive(&r["aggregate_gbps"], shape);
     }
 
     // A report compared with itself: every change within the spread.
@@ -302,7 +286,7 @@ fn batch_times_small_copies_three_ways_at_every_pair() {
         assert_eq!(c["copies"], 1000, "{what}");
         assert_eq!(c["bytes"], 4096, "{what}");
         for (i, way) in ["one by one", "batch", "raw"].iter().enumerate() {
-            number(&c["us_per_copy"][i], &format!("{what}: {way}"));
+            positive(&c["us_per_copy"][i], &format!("{what}: {way}"));
         }
         for way in ["one_by_one", "batch", "raw"] {
             check_stats(&c[way], &format!("{what}: {way}"));

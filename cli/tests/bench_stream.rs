@@ -6,27 +6,11 @@
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
+mod tool;
 
-use std::process::Command;
+use tool::{locus, positive};
 
 use serde_json::Value;
-
-fn locus() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_locus"));
-    c.env(
-        "XDG_RUNTIME_DIR",
-        std::env::var("XDG_RUNTIME_DIR").unwrap_or_else(|_| "/tmp".into()),
-    );
-    c
-}
-
-fn positive(v: &Value, what: &str) -> f64 {
-    let x = v
-        .as_f64()
-        .unwrap_or_else(|| panic!("{what} is not a number: {v}"));
-    assert!(x.is_finite() && x > 0.0, "{what} = {x}");
-    x
-}
 
 #[test]
 fn every_location_runs_the_five_kernels_in_both_precisions() {

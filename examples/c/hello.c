@@ -21,7 +21,8 @@ int main(void) {
     size_t count = 0;
     check(locus_location_count(&count), "locus_location_count");
     for (size_t i = 0; i < count; i++) {
-        char here[32], next[32], route[256];
+        /* A route's text fits here; LOCUS_ERROR_BUFFER_TOO_SMALL says its size when not. */
+        char here[32], next[32], route[1024];
         check(locus_location_name(i, here, sizeof here, NULL), "locus_location_name");
         check(locus_location_name((i + 1) % count, next, sizeof next, NULL), "locus_location_name");
 

@@ -2,26 +2,13 @@
 //! item 1): each device runs its own stream, and a peer copy queued on the
 //! destination's stream must wait for what is still queued on the source's.
 
-use super::simulated::Strict;
+use super::simulated::{facts, Strict};
 use super::*;
 
 fn two_devices_with_peer_access() -> (Arc<Strict>, Vec<Arc<GpuDevice<Strict>>>) {
     let api = Arc::new(Strict::new(2, vec![(0, 1), (1, 0)], 256 << 20, vec![]));
     let devices: Vec<_> = (0..2)
-        .map(|i| {
-            Arc::new(GpuDevice::new(
-                Arc::clone(&api),
-                i,
-                GpuFacts {
-                    name: format!("sim {i}"),
-                    memory_bytes: 1 << 30,
-                    concurrent_managed_access: true,
-                    stream_ordered_pools: true,
-                    version: "sim".into(),
-                    notes: vec![],
-                },
-            ))
-        })
+        .map(|i| Arc::new(GpuDevice::new(Arc::clone(&api), i, facts(i, true))))
         .collect();
     for (a, b) in [(0, 1), (1, 0)] {
         assert!(devices[a].try_enable_peer(&devices[b]));

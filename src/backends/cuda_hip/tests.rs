@@ -3,7 +3,7 @@
 //! and the driver rules a real GPU enforces (a current context per thread, stream
 //! order, events tied to their context, launch sizes, failures part-way).
 
-use super::simulated::Strict;
+use super::simulated::{facts, Strict};
 use super::work::StreamEvent;
 use super::*;
 use crate::runtime::event::Event;
@@ -21,20 +21,7 @@ fn devices(peer: Vec<(u32, u32)>, managed: bool) -> Vec<Arc<GpuDevice<Simulated>
 
 fn on(api: Arc<Strict>, managed: bool) -> Vec<Arc<GpuDevice<Simulated>>> {
     let devices: Vec<_> = (0..2)
-        .map(|i| {
-            Arc::new(GpuDevice::new(
-                Arc::clone(&api),
-                i,
-                GpuFacts {
-                    name: format!("sim {i}"),
-                    memory_bytes: 1 << 30,
-                    concurrent_managed_access: managed,
-                    stream_ordered_pools: true,
-                    version: "sim".into(),
-                    notes: vec![],
-                },
-            ))
-        })
+        .map(|i| Arc::new(GpuDevice::new(Arc::clone(&api), i, facts(i, managed))))
         .collect();
     enable_peers(&devices);
     devices

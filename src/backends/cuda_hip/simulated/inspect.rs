@@ -45,3 +45,16 @@ impl Strict {
         Ok(())
     }
 }
+
+/// The facts of simulated device `i` (1 GiB, concurrent managed access as given, the
+/// stream-ordered pool offered), as the tests make their devices.
+pub(crate) fn facts(i: u32, managed: bool) -> GpuFacts {
+    GpuFacts {
+        name: format!("sim {i}"),
+        memory_bytes: 1 << 30,
+        concurrent_managed_access: managed,
+        stream_ordered_pools: true,
+        version: "sim".into(),
+        notes: vec![],
+    }
+}

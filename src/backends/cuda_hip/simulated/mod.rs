@@ -50,6 +50,8 @@ use streams::{device_stream_handle, Op, StreamId, Streams};
 
 mod compiler;
 mod inspect;
+
+pub(crate) use inspect::facts;
 mod streams;
 
 thread_local! {

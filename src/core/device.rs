@@ -157,7 +157,15 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     }
     /// The accessor's own say on memory owned by `owner` (e.g. a GPU with peer access
     /// enabled to the owner), before the generic rules; `None` leaves it to them.
-    fn accessibility_of(&self, _owner: &dyn Device, _host: HostAccess) -> Option<(bool, String)> {
+    /// `native` is the allocation asked about (`None`: the owner's default kind), whose
+    /// kind may decide (a GPU's stream-ordered pool memory is not covered by peer
+    /// access).
+    fn accessibility_of(
+        &self,
+        _owner: &dyn Device,
+        _native: Option<&Native>,
+        _host: HostAccess,
+    ) -> Option<(bool, String)> {
         None
     }
     /// True when code running at this location dereferences plain host pointers (the

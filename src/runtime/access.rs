@@ -17,7 +17,9 @@ pub fn location_accessibility(
     let owner = registry.device(memory)?;
     let user = registry.device(accessor)?;
     if memory != accessor {
-        if let Some(answer) = user.accessibility_of(owner.as_ref(), owner.host_access_default()) {
+        if let Some(answer) =
+            user.accessibility_of(owner.as_ref(), None, owner.host_access_default())
+        {
             return Ok(answer);
         }
     }
@@ -37,8 +39,11 @@ pub fn memory_accessibility(memory: &Memory, accessor: Location) -> (bool, Strin
         Err(_) => return (false, format!("{accessor} is not available")),
     };
     if memory.location() != accessor {
-        if let Some(answer) = user.accessibility_of(memory.device().as_ref(), memory.host_access())
-        {
+        if let Some(answer) = user.accessibility_of(
+            memory.device().as_ref(),
+            Some(memory.native()),
+            memory.host_access(),
+        ) {
             return answer;
         }
     }

@@ -167,7 +167,8 @@ pub trait GpuApi: Send + Sync + 'static {
     /// Launches a compiled kernel on the current device's stream.
     ///
     /// # Safety
-    /// `params` point to values matching the kernel's parameters.
+    /// `params` point to 8-byte slots, one per kernel parameter, each holding its value
+    /// (device pointers as 8 bytes, 32-bit scalars in the first 4).
     unsafe fn launch(
         &self,
         function: u64,

@@ -107,8 +107,28 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         false
     }
 
-    fn accessibility_of(&self, owner: &dyn Device, _host: HostAccess) -> Option<(bool, String)> {
+    fn accessibility_of(
+        &self,
+        owner: &dyn Device,
+        native: Option<&Native>,
+        _host: HostAccess,
+    ) -> Option<(bool, String)> {
         let other = (owner as &dyn Any).downcast_ref::<GpuDevice<A>>()?;
+        let pool = native
+            .and_then(A::unpack)
+            .is_some_and(|(_, kind)| kind == GpuMemory::StreamOrdered);
+        if pool && other.ordinal != self.ordinal {
+            // Peer access covers memory from `cuMemAlloc`, not from the device's
+            // stream-ordered pool, whose own access list (`cuMemPoolSetAccess`) names
+            // only its device: a kernel here would fault on it.
+            return Some((
+                false,
+                format!(
+                    "{}'s stream-ordered pool memory is reachable from its device only (peer access does not cover the pool)",
+                    other.location
+                ),
+            ));
+        }
         (other.ordinal != self.ordinal && self.peer_enabled(other.ordinal)).then(|| {
             (
                 true,

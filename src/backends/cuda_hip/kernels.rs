@@ -34,8 +34,12 @@ impl<A: GpuApi> GpuDevice<A> {
                     let usable = A::unpack(m.native()).filter(|_| {
                         m.location() == self.location
                             || self
-                                .accessibility_of(m.device().as_ref(), m.host_access())
-                                .is_some()
+                                .accessibility_of(
+                                    m.device().as_ref(),
+                                    Some(m.native()),
+                                    m.host_access(),
+                                )
+                                .is_some_and(|(usable, _)| usable)
                     });
                     let (ptr, _) = usable.ok_or_else(|| {
                         bad_argument(

@@ -46,3 +46,47 @@ fn a_peer_copy_waits_for_the_source_devices_stream() {
     );
     assert!(api.violations().is_empty(), "{:?}", api.violations());
 }
+
+/// Stream-ordered pool memory of one device is not reachable in place from another,
+/// peer access or not (issue 48, item 2): peer access covers `cuMemAlloc` memory, while
+/// the pool's own access list names its device only, so a kernel elsewhere faults
+/// (`CUDA_ERROR_ILLEGAL_ADDRESS`, as the simulated driver says). The code before
+/// reported it accessible from the peer and handed the kernel the pointer.
+#[test]
+fn pool_memory_is_its_devices_alone() {
+    let (api, gpu) = two_devices_with_peer_access();
+    let n = 4096;
+    let pool = gpu[0].allocate_kind(n, GpuMemory::StreamOrdered).unwrap();
+    let plain = gpu[0].allocate_kind(n, GpuMemory::Device).unwrap();
+    let (usable, why) = gpu[1]
+        .accessibility_of(gpu[0].as_ref(), Some(pool.native()), HostAccess::None)
+        .expect("the GPU's say on another GPU's memory");
+    assert!(
+        !usable,
+        "pool memory of cuda:0 reachable from cuda:1: {why}"
+    );
+    assert!(why.contains("pool"), "{why}");
+    // Memory from `cuMemAlloc` stays reachable through peer access.
+    let (usable, why) = gpu[1]
+        .accessibility_of(gpu[0].as_ref(), Some(plain.native()), HostAccess::None)
+        .unwrap();
+    assert!(usable, "{why}");
+    // A kernel on device 1 is refused the pool memory before the driver sees it.
+    let spec = LaunchSpec {
+        source: "extern \"C\" __global__ void k(const float *a) {}",
+        entry: "k",
+        workgroup: [256, 1, 1],
+        global: [1024, 1],
+        dims: 1,
+    };
+    let refused = gpu[1]
+        .launch(&spec, &[LaunchArg::Memory(&pool)])
+        .err()
+        .expect("pool memory of another device is refused");
+    assert!(
+        refused.to_string().contains("not addressable here"),
+        "{refused}"
+    );
+    gpu[1].launch(&spec, &[LaunchArg::Memory(&plain)]).unwrap();
+    assert!(api.violations().is_empty(), "{:?}", api.violations());
+}

@@ -155,10 +155,10 @@ fn accessibility_from_the_driver_facts() {
         );
         // Peer memory: accessible only where peer access was enabled (0 -> 1 here).
         assert!(gpu[0]
-            .accessibility_of(gpu[1].as_ref(), HostAccess::None)
+            .accessibility_of(gpu[1].as_ref(), None, HostAccess::None)
             .is_some_and(|(ok, _)| ok));
         assert!(gpu[1]
-            .accessibility_of(gpu[0].as_ref(), HostAccess::None)
+            .accessibility_of(gpu[0].as_ref(), None, HostAccess::None)
             .is_none());
     }
 }

@@ -25,6 +25,9 @@
 //!   is `CUDA_ERROR_INVALID_VALUE`;
 //! - **exclusive-process devices**: a device in `busy` refuses a context;
 //! - **fault injection**: [`Strict::fail_once`] makes the next call of that name fail;
+//! - **pool memory is its device's**: a kernel given a pointer into another device's
+//!   stream-ordered pool memory is `CUDA_ERROR_ILLEGAL_ADDRESS` (peer access does not
+//!   cover the pool; `cuMemPoolSetAccess` would);
 //! - **the pool's release threshold**: memory a stream-ordered free gave back stays in
 //!   the pool (and counts as used) until a synchronisation returns it to the system,
 //!   unless the threshold was raised (`cuMemPoolSetAttribute`); the pool serves the
@@ -50,6 +53,7 @@ use streams::{device_stream_handle, Op, StreamId, Streams};
 
 mod compiler;
 mod inspect;
+mod pools;
 
 pub(crate) use inspect::facts;
 mod streams;
@@ -76,6 +80,9 @@ struct State {
     calls: Vec<&'static str>,
 }
 
+/// Live allocations by start: size, device and kind.
+type Allocations = HashMap<u64, (usize, u32, GpuMemory)>;
+
 /// The strict simulated CUDA driver (see the module docs).
 pub(super) struct Strict {
     id: u64,
@@ -84,9 +91,9 @@ pub(super) struct Strict {
     busy: Vec<u32>,
     next_event: AtomicU64,
     state: Mutex<State>,
-    /// Live allocations: size and device. Apart from `state`, whose lock queued work
-    /// runs under, so that a queued free can take it.
-    sizes: Arc<Mutex<HashMap<u64, (usize, u32)>>>,
+    /// Live allocations: size, device and kind. Apart from `state`, whose lock queued
+    /// work runs under, so that a queued free can take it.
+    sizes: Arc<Mutex<Allocations>>,
     /// Per device: bytes stream-ordered frees gave back to the pool, which it keeps
     /// (until a synchronisation releases them, unless told to keep them), and whether
     /// it was told to (`cuMemPoolSetAttribute` of the release threshold).
@@ -140,7 +147,7 @@ impl Strict {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn sizes(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (usize, u32)>> {
+    fn sizes(&self) -> std::sync::MutexGuard<'_, Allocations> {
         self.sizes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -181,22 +188,6 @@ impl Strict {
             // strictness checks: a range freed or refilled early shows as wrong data).
             unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
         })
-    }
-
-    /// Bytes in use: live allocations and what the pools keep.
-    fn used(&self) -> usize {
-        let live: usize = self.sizes().values().map(|(n, _)| n).sum();
-        let pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
-        live + pools.iter().map(|(kept, _)| kept).sum::<usize>()
-    }
-
-    /// A synchronisation: the pool of `device` gives its kept memory back to the system
-    /// unless its release threshold says keep it (CUDA's default threshold is 0).
-    fn trim_pool(&self, device: u32) {
-        let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(pool) = pools.get_mut(device as usize).filter(|p| !p.1) {
-            pool.0 = 0;
-        }
     }
 
     /// Records `event` at the end of stream `id`'s queued work.
@@ -304,7 +295,7 @@ impl GpuApi for Strict {
         // SAFETY: `raw` is a fresh allocation of `layout.size()` bytes.
         unsafe { raw.write_bytes(0xa5, layout.size()) };
         let ptr = raw as u64;
-        self.sizes().insert(ptr, (bytes, ordinal));
+        self.sizes().insert(ptr, (bytes, ordinal, kind));
         Ok(ptr)
     }
 
@@ -333,7 +324,7 @@ impl GpuApi for Strict {
         let to_pool = kind == GpuMemory::StreamOrdered;
         let release = move || {
             let removed = sizes.lock().unwrap_or_else(|e| e.into_inner()).remove(&ptr);
-            if let Some((bytes, device)) = removed {
+            if let Some((bytes, device, _)) = removed {
                 if to_pool {
                     let mut pools = pools.lock().unwrap_or_else(|e| e.into_inner());
                     if let Some(pool) = pools.get_mut(device as usize) {
@@ -495,7 +486,7 @@ impl GpuApi for Strict {
         _: u64,
         grid: [u32; 3],
         block: [u32; 3],
-        _: &mut [*mut c_void],
+        params: &mut [*mut c_void],
     ) -> Result<(), GpuError> {
         let device = self.enter("cuLaunchKernel")?;
         let threads = block.iter().map(|&b| u64::from(b)).product::<u64>();
@@ -512,6 +503,8 @@ impl GpuApi for Strict {
                 &format!("CUDA_ERROR_INVALID_VALUE: grid {grid:?}, block {block:?}"),
             ));
         }
+        // SAFETY: per `launch`'s contract, one 8-byte slot per parameter.
+        unsafe { self.check_pool_access(device, params) }?;
         // The simulation runs no kernel code: a launch is queued work that does nothing.
         self.queue(device, false, Box::new(|| {}));
         Ok(())
@@ -570,8 +563,8 @@ impl GpuApi for Strict {
         self.enter("cuPointerGetAttribute")?;
         self.sizes()
             .iter()
-            .find(|(start, (bytes, _))| (**start..**start + *bytes as u64).contains(&ptr))
-            .map(|(_, (_, ordinal))| *ordinal)
+            .find(|(start, (bytes, _, _))| (**start..**start + *bytes as u64).contains(&ptr))
+            .map(|(_, (_, ordinal, _))| *ordinal)
             .ok_or_else(|| {
                 error(
                     "cuPointerGetAttribute",

@@ -335,6 +335,14 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     fn synchronize(&self) -> Result<()> {
         Ok(())
     }
+    /// Makes this device the one the calling thread's runtime calls go to, where the
+    /// runtime has such a notion (CUDA's current context, HIP's current device): before
+    /// another library takes this device's pointers on this thread (a device-aware MPI
+    /// library asks the driver about them, and fails on a thread with no current
+    /// device). The default: nothing to do.
+    fn make_current(&self) -> Result<()> {
+        Ok(())
+    }
     /// True when everything this device queues later runs after `work` without a wait
     /// (`work` is on the device's own in-order queue: a CUDA/HIP stream event). The
     /// default: nothing is.

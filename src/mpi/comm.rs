@@ -355,6 +355,13 @@ impl Inner {
                 format!("{location} memory is host-visible in place (mapped): no copy"),
             );
         }
+        let why = match aware {
+            // Device-aware, but no address MPI can take for this allocation.
+            true => format!(
+                "its stream-ordered pool memory is not what MPI can export to its peers (cuIpcGetMemHandle refuses it; {why})"
+            ),
+            false => why,
+        };
         route(
             Wire::Staged,
             format!(

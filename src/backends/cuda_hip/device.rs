@@ -20,6 +20,10 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         self.start_copy(src, src_offset, dst, dst_offset, len, after)
     }
 
+    fn make_current(&self) -> Result<()> {
+        self.activate()
+    }
+
     fn synchronize(&self) -> Result<()> {
         // This device's stream, whichever device the calling thread used last.
         self.activate()?;

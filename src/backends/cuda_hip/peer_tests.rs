@@ -90,3 +90,36 @@ fn pool_memory_is_its_devices_alone() {
     gpu[1].launch(&spec, &[LaunchArg::Memory(&plain)]).unwrap();
     assert!(api.violations().is_empty(), "{:?}", api.violations());
 }
+
+/// Handing a device's memory to another library on a thread of locus's own (issue 48,
+/// item 6): `Device::make_current` makes the device current there first (the
+/// device-aware MPI wire calls it before MPI takes the pointer; the trait had no such
+/// hook before, and the thread had no device). Pool memory has no address for MPI,
+/// which cannot export it to its peers, so its messages are staged.
+#[test]
+fn another_library_gets_the_device_current_and_no_pool_memory() {
+    let (api, gpu) = two_devices_with_peer_access();
+    let pool = gpu[1]
+        .allocate_kind(4096, GpuMemory::StreamOrdered)
+        .unwrap();
+    let plain = gpu[1].allocate_kind(4096, GpuMemory::Device).unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            Strict::clear_current();
+            assert!(
+                api.memory_info().is_err(),
+                "a fresh thread has no current device"
+            );
+            Device::make_current(gpu[1].as_ref()).unwrap();
+            api.memory_info()
+                .expect("device 1 is current after make_current");
+        });
+    });
+    #[cfg(feature = "mpi")]
+    {
+        use crate::backends::mpi::wire::device_address;
+        assert!(device_address(&pool).is_none(), "pool memory handed to MPI");
+        assert!(device_address(&plain).is_some());
+    }
+    drop((pool, plain));
+}

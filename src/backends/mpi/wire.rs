@@ -26,6 +26,8 @@ use crate::core::device::{StageWay, StagedView};
 use crate::core::element::DType;
 use crate::core::error::{Error, Result};
 use crate::core::memory::Memory;
+#[cfg(any(feature = "cuda", feature = "hip"))]
+use crate::core::native::GpuMemory;
 use crate::core::native::Native;
 
 mod collective;
@@ -63,9 +65,15 @@ impl std::fmt::Display for Wire {
     }
 }
 
-/// The device address of `memory`, where MPI could take one (CUDA and HIP memory).
+/// The device address of `memory`, where MPI could take one (CUDA and HIP memory, but
+/// not the stream-ordered pool's: MPI libraries export device memory to their peers
+/// through `cuIpcGetMemHandle` / `hipIpcGetMemHandle`, which refuse pool memory).
 pub fn device_address(memory: &Memory) -> Option<u64> {
     match memory.native() {
+        #[cfg(feature = "cuda")]
+        Native::Cuda { kind, .. } if *kind == GpuMemory::StreamOrdered => None,
+        #[cfg(feature = "hip")]
+        Native::Hip { kind, .. } if *kind == GpuMemory::StreamOrdered => None,
         #[cfg(feature = "cuda")]
         Native::Cuda { ptr, .. } => Some(*ptr),
         #[cfg(feature = "hip")]
@@ -217,6 +225,10 @@ fn address(
                     memory.location()
                 ))
             })?;
+            // This runs on a thread of locus's own (the transfer's), where no device
+            // is current: a device-aware MPI library asks the driver about the pointer
+            // (cuPointerGetAttribute, IPC export) and fails without one.
+            memory.device().make_current()?;
             Ok((ptr as usize as *mut u8, Box::new(Arc::clone(memory))))
         }
         Wire::Mapped | Wire::Staged => {

@@ -314,6 +314,18 @@ impl<A: GpuApi> GpuDevice<A> {
     /// Host -> device. Pinned sources go straight over DMA; pageable ones are staged
     /// through two pinned chunks: the CPU fills one while the other's asynchronous copy
     /// runs, each copy followed by an event that the chunk's next refill waits on.
+    /// True when `len` bytes at host address `host` are memory the driver knows (a
+    /// device's pinned or managed memory, locus's own pinned memory among it), which
+    /// its copies read and write directly: staging them again through pinned chunks
+    /// would copy twice. Asked only above the size that is copied directly anyway.
+    fn known_to_driver(&self, host: *const u8, len: usize) -> Result<bool> {
+        if len <= 64 << 10 {
+            return Ok(false);
+        }
+        self.activate()?;
+        Ok(self.api.pointer_device(host as u64).is_ok())
+    }
+
     fn upload(&self, dst: u64, src: &[u8], src_pinned: bool) -> Result<()> {
         self.activate()?;
         if src_pinned || src.len() <= 64 << 10 {

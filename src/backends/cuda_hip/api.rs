@@ -18,6 +18,10 @@ pub trait GpuApi: Send + Sync + 'static {
     /// staged through locus's two pinned chunks; none by default.
     /// `LOCUS_GPU_DIRECT_UPLOAD_MAX` (a size: `4MiB`) overrides it.
     const DRIVER_WRITES_PAGEABLE_UP_TO: usize = 0;
+    /// The most work items one launch may have along x: CUDA's grid of up to 2^31 - 1
+    /// blocks of locus's 256 threads; HIP counts the grid in threads and takes at most
+    /// 2^32 - 1 of them (`hipModuleLaunchKernel` refuses more).
+    const MAX_ITEMS_X: u64 = (i32::MAX as u64) * 256;
 
     /// The vendor's synchronous calls a user writes by hand for one transfer (host ->
     /// device, device -> host, within one device): the names of `Device::native_call`.

@@ -135,3 +135,39 @@ fn every_shipped_cuda_and_hip_source_compiles() {
     }
     assert!(checked >= 20, "found {checked} kernels in shaders/");
 }
+
+/// A launch larger than the driver takes is refused with the limit named (issue 48,
+/// item 9). On the code before, the 32-bit grid wrapped: 2^32 blocks and one more became
+/// a grid of one block, launched and reported done over 256 work items.
+#[test]
+fn a_launch_beyond_the_grid_is_refused_not_wrapped() {
+    let api = Arc::new(Strict::new(1, vec![], 1 << 20, vec![]));
+    let d = device(&api);
+    let source = "extern \"C\" __global__ void k() {}";
+    let huge = ((1usize << 32) + 1) * 256;
+    let beyond = LaunchSpec {
+        global: [huge, 1],
+        ..spec(source)
+    };
+    let refused = d.launch(&beyond, &[]).err().expect("beyond the grid");
+    assert!(
+        refused
+            .to_string()
+            .contains("split the work into several calls"),
+        "{refused}"
+    );
+    let launches = |api: &Strict| {
+        api.calls()
+            .iter()
+            .filter(|c| **c == "cuLaunchKernel")
+            .count()
+    };
+    assert_eq!(launches(&api), 0, "nothing was launched");
+    // The largest launch along x is taken.
+    let largest = LaunchSpec {
+        global: [(i32::MAX as usize) * 256, 1],
+        ..spec(source)
+    };
+    d.launch(&largest, &[]).unwrap();
+    assert_eq!(launches(&api), 1);
+}

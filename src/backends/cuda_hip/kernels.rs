@@ -68,11 +68,26 @@ impl<A: GpuApi> GpuDevice<A> {
         } else {
             [256, 1, 1]
         };
-        let grid = [
-            (spec.global[0] as u64).div_ceil(u64::from(block[0])) as u32,
-            (spec.global[1] as u64).div_ceil(u64::from(block[1])) as u32,
-            1,
+        // A launch the driver cannot take is refused here, naming the limit: the grid
+        // below is 32-bit, and a larger count would wrap to a smaller launch that
+        // covers part of the work and reports success.
+        let blocks = [
+            (spec.global[0] as u64).div_ceil(u64::from(block[0])),
+            (spec.global[1] as u64).div_ceil(u64::from(block[1])),
         ];
+        let x_items = blocks[0] * u64::from(block[0]);
+        if x_items > A::MAX_ITEMS_X || blocks[1] > 65_535 {
+            return Err(Error::Invalid(format!(
+                "{}: a launch of {} x {} work items is more than {} takes at once ({} along x, {} along y); split the work into several calls",
+                self.location,
+                spec.global[0],
+                spec.global[1],
+                A::TECHNOLOGY.name(),
+                A::MAX_ITEMS_X,
+                65_535 * u64::from(block[1])
+            )));
+        }
+        let grid = [blocks[0] as u32, blocks[1] as u32, 1];
         // SAFETY: one parameter value per kernel parameter (checked by the codelet):
         // device pointers as 8 bytes, 32-bit scalars in the first 4 bytes.
         unsafe { self.api.launch(function, grid, block, &mut params) }

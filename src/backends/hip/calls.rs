@@ -65,6 +65,7 @@ impl HipApi {
 
 impl GpuApi for HipApi {
     const TECHNOLOGY: Technology = Technology::Hip;
+    const MAX_ITEMS_X: u64 = u32::MAX as u64;
     // HIP's raw transfers are the backend's own `hipMemcpyAsync`s, waited for (through
     // pinned staging for pageable memory, as a careful hand-written loop does).
     const NATIVE_CALLS: [&'static str; 3] = ["hipMemcpyAsync"; 3];

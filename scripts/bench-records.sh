@@ -8,14 +8,15 @@
 #                                            the small-copy rule's verdict at every pair
 #   docs/bench-stream-NAME.md / .json        locus bench --stream at BabelStream's sizes
 #
-# Usage: scripts/bench-records.sh [NAME]   (NAME: cpu-vm by default; h100, h200, ... on a
-# lent GPU machine). Builds the release CLI first; LOCUS_BIN uses a built one instead.
+# Usage: scripts/bench-records.sh [NAME [LOCUS]]   (NAME: cpu-vm by default; h100, h200,
+# ... on a lent GPU machine). Builds the release CLI first, unless LOCUS names a built
+# `locus` binary to use.
 # Run it on an idle machine: other work on the cores moves every number.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name="${1:-cpu-vm}"
-if [ -n "${LOCUS_BIN:-}" ]; then
-    locus="$LOCUS_BIN"
+if [ -n "${2:-}" ]; then
+    locus="$2"
 else
     cargo build --release -p locus-cli --quiet
     locus=target/release/locus

@@ -177,42 +177,66 @@ fn on_the_device(src: &Side<'_>, dst: &Side<'_>, count: usize) -> Result<Option<
         return Ok(None);
     };
     let (so, dof) = (src.offset / src.dtype.size(), dst.offset / dst.dtype.size());
-    let scalars = if location.technology().kernel_language() == Some(Language::Wgsl) {
-        // WGSL takes 32-bit scalars.
-        match (u32::try_from(count), u32::try_from(so), u32::try_from(dof)) {
-            (Ok(n), Ok(so), Ok(dof)) => [
-                LaunchArg::scalar(n),
-                LaunchArg::scalar(so),
-                LaunchArg::scalar(dof),
-            ],
-            _ => return Ok(None),
+    // At most as many elements per launch as the device launches at once (HIP: 2^32 - 1
+    // work items), each launch converting its piece at its offsets.
+    let most = device.max_launch_items().min(usize::MAX as u64) as usize;
+    let piece = (most - most % workgroup as usize).max(workgroup as usize);
+    let mut done = 0;
+    while done < count {
+        let n = piece.min(count - done);
+        let Some(scalars) = piece_scalars(location, n, so + done, dof + done) else {
+            return Ok(None);
+        };
+        let spec = LaunchSpec {
+            source: &source,
+            entry: "locus_convert",
+            workgroup: [workgroup, 1, 1],
+            global: [n, 1],
+            dims: 1,
+        };
+        let [n_arg, so_arg, dof_arg] = scalars;
+        let args = [
+            LaunchArg::Memory(src.memory),
+            LaunchArg::Memory(dst.memory),
+            n_arg,
+            so_arg,
+            dof_arg,
+        ];
+        match device.launch(&spec, &args) {
+            Ok(work) => work.wait()?,
+            // The caller converts through the host (all of it, over any piece done).
+            Err(_) => return Ok(None),
         }
-    } else {
-        [
-            LaunchArg::scalar(count as u64),
-            LaunchArg::scalar(so as u64),
-            LaunchArg::scalar(dof as u64),
-        ]
-    };
-    let spec = LaunchSpec {
-        source: &source,
-        entry: "locus_convert",
-        workgroup: [workgroup, 1, 1],
-        global: [count, 1],
-        dims: 1,
-    };
-    let [n, so, dof] = scalars;
-    let args = [
-        LaunchArg::Memory(src.memory),
-        LaunchArg::Memory(dst.memory),
-        n,
-        so,
-        dof,
-    ];
-    match device.launch(&spec, &args) {
-        Ok(work) => work.wait().map(|()| Some(RouteKind::Direct)),
-        Err(_) => Ok(None),
+        done += n;
     }
+    Ok(Some(RouteKind::Direct))
+}
+
+/// The conversion kernel's scalars for `n` elements at source element `so` and
+/// destination element `dof`; `None` where they do not fit (WGSL takes 32-bit ones).
+fn piece_scalars(
+    location: crate::core::location::Location,
+    n: usize,
+    so: usize,
+    dof: usize,
+) -> Option<[LaunchArg<'static>; 3]> {
+    if location.technology().kernel_language() == Some(Language::Wgsl) {
+        let (n, so, dof) = (
+            u32::try_from(n).ok()?,
+            u32::try_from(so).ok()?,
+            u32::try_from(dof).ok()?,
+        );
+        return Some([
+            LaunchArg::scalar(n),
+            LaunchArg::scalar(so),
+            LaunchArg::scalar(dof),
+        ]);
+    }
+    Some([
+        LaunchArg::scalar(n as u64),
+        LaunchArg::scalar(so as u64),
+        LaunchArg::scalar(dof as u64),
+    ])
 }
 
 /// Converts between a host-visible side and a staged side of another location with the
@@ -271,16 +295,16 @@ fn through_device_scratch(
 }
 
 /// One side of a conversion: an allocation, a byte offset and an element type.
-pub(super) struct Side<'a> {
-    pub(super) memory: &'a Memory,
-    pub(super) offset: usize,
-    pub(super) dtype: DType,
+pub(crate) struct Side<'a> {
+    pub(crate) memory: &'a Memory,
+    pub(crate) offset: usize,
+    pub(crate) dtype: DType,
 }
 
 /// Converts `count` elements from `src` into `dst`. The route kind it took: `Mapped`
 /// when the host reached both sides in place, `Staged` when a side went through host
 /// staging. Both ranges are checked before anything is written.
-pub(super) fn convert_between(src: Side<'_>, dst: Side<'_>, count: usize) -> Result<RouteKind> {
+pub(crate) fn convert_between(src: Side<'_>, dst: Side<'_>, count: usize) -> Result<RouteKind> {
     let span = |side: &Side<'_>| {
         count.checked_mul(side.dtype.size()).ok_or_else(|| {
             Error::Invalid(format!(

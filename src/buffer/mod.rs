@@ -4,7 +4,7 @@
 //! nothing moves until someone reads elsewhere.
 
 mod construct;
-mod convert;
+pub(crate) mod convert;
 mod convert_kernels;
 mod guard;
 #[cfg(feature = "mpi")]

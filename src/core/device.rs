@@ -335,6 +335,11 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     fn synchronize(&self) -> Result<()> {
         Ok(())
     }
+    /// The most work items one 1-D launch may have here (the driver's grid limit), for
+    /// callers that split larger work into several launches. The default: no limit.
+    fn max_launch_items(&self) -> u64 {
+        u64::MAX
+    }
     /// Makes this device the one the calling thread's runtime calls go to, where the
     /// runtime has such a notion (CUDA's current context, HIP's current device): before
     /// another library takes this device's pointers on this thread (a device-aware MPI

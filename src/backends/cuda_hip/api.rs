@@ -23,6 +23,12 @@ pub trait GpuApi: Send + Sync + 'static {
     /// 2^32 - 1 of them (`hipModuleLaunchKernel` refuses more).
     const MAX_ITEMS_X: u64 = (i32::MAX as u64) * 256;
 
+    /// The most work items one launch may have along x on this driver
+    /// ([`GpuApi::MAX_ITEMS_X`]; the simulated driver can be told less).
+    fn max_items_x(&self) -> u64 {
+        Self::MAX_ITEMS_X
+    }
+
     /// The vendor's synchronous calls a user writes by hand for one transfer (host ->
     /// device, device -> host, within one device): the names of `Device::native_call`.
     const NATIVE_CALLS: [&'static str; 3];

@@ -1,8 +1,8 @@
-//! Run-time compilation and the stream-ordered pool on the strict simulated driver (issue
-//! 48, items 4 and 7): a source that
-//! includes a header fails as NVRTC and hiprtc fail on it, a failed compile is cached
-//! (the compiler is not run again at every launch), and locus's conversion kernels
-//! include nothing.
+//! Run-time compilation, launch sizes and the stream-ordered pool on the strict simulated
+//! driver (issue 48, items 4, 7 and 9): a source that includes a header fails as NVRTC
+//! and hiprtc fail on it, a failed compile is cached (the compiler is not run again at
+//! every launch), locus's kernels include nothing, a launch beyond the driver's grid is
+//! refused and a conversion beyond it goes in pieces.
 
 use super::simulated::Strict;
 use super::*;
@@ -170,4 +170,35 @@ fn a_launch_beyond_the_grid_is_refused_not_wrapped() {
     };
     d.launch(&largest, &[]).unwrap();
     assert_eq!(launches(&api), 1);
+}
+
+/// A conversion of more elements than one launch takes goes in pieces, each a launch at
+/// its offsets (issue 48, item 9: on HIP, 2^32 - 1 work items; here the simulated
+/// driver is told 4096). On the code before it was one launch, refused, and the whole
+/// conversion went through the host instead of the device.
+#[test]
+fn a_conversion_beyond_one_launch_goes_in_pieces() {
+    use crate::buffer::convert::{convert_between, Side};
+    use crate::core::element::DType;
+    // Room for the host path's pinned staging chunks too (where the code before went).
+    let api = Arc::new(Strict::new(1, vec![], 64 << 20, vec![]));
+    api.limit_launches(4096);
+    let d = Arc::new(device(&api));
+    let n = 10_000;
+    let src = d.allocate_kind(n * 4, GpuMemory::Device).unwrap();
+    let dst = d.allocate_kind(n * 8, GpuMemory::Device).unwrap();
+    let side = |memory, dtype| Side {
+        memory,
+        offset: 0,
+        dtype,
+    };
+    let route = convert_between(side(&src, DType::F32), side(&dst, DType::F64), n).unwrap();
+    assert_eq!(route, RouteKind::Direct, "converted on the device");
+    let launches = api
+        .calls()
+        .iter()
+        .filter(|c| **c == "cuLaunchKernel")
+        .count();
+    assert_eq!(launches, 3, "4096 + 4096 + 1808 elements");
+    assert!(api.violations().is_empty(), "{:?}", api.violations());
 }

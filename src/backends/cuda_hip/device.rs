@@ -24,6 +24,10 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         self.activate()
     }
 
+    fn max_launch_items(&self) -> u64 {
+        self.api.max_items_x()
+    }
+
     fn synchronize(&self) -> Result<()> {
         // This device's stream, whichever device the calling thread used last.
         self.activate()?;

@@ -76,14 +76,15 @@ impl<A: GpuApi> GpuDevice<A> {
             (spec.global[1] as u64).div_ceil(u64::from(block[1])),
         ];
         let x_items = blocks[0] * u64::from(block[0]);
-        if x_items > A::MAX_ITEMS_X || blocks[1] > 65_535 {
+        let max_x = self.api.max_items_x();
+        if x_items > max_x || blocks[1] > 65_535 {
             return Err(Error::Invalid(format!(
                 "{}: a launch of {} x {} work items is more than {} takes at once ({} along x, {} along y); split the work into several calls",
                 self.location,
                 spec.global[0],
                 spec.global[1],
                 A::TECHNOLOGY.name(),
-                A::MAX_ITEMS_X,
+                max_x,
                 65_535 * u64::from(block[1])
             )));
         }

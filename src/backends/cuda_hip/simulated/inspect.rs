@@ -31,6 +31,12 @@ impl Strict {
         pools.get(device as usize).map_or(0, |p| p.0)
     }
 
+    /// Launches of more than `items` work items along x fail from now on (HIP's
+    /// limit, made small enough to reach in a test).
+    pub(crate) fn limit_launches(&self, items: u64) {
+        self.launch_items.store(items, Ordering::Relaxed);
+    }
+
     /// A user's own stream of the current device (`cuStreamCreate`).
     pub(crate) fn create_stream(&self) -> Result<u64, GpuError> {
         let device = self.enter("cuStreamCreate")?;

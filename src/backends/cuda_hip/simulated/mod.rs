@@ -21,8 +21,9 @@
 //!   not run the other device's stream first (only an event orders them);
 //! - **run-time compilers**: a source that includes a header fails to compile (NVRTC and
 //!   hiprtc bring their own built-ins and find no system header);
-//! - **launch sizes**: a zero or oversized grid, or a block of more than 1024 threads,
-//!   is `CUDA_ERROR_INVALID_VALUE`;
+//! - **launch sizes**: a zero or oversized grid, more work items along x than the
+//!   driver takes (HIP's 2^32 - 1, or fewer as a test says), or a block of more than
+//!   1024 threads, is `CUDA_ERROR_INVALID_VALUE`;
 //! - **exclusive-process devices**: a device in `busy` refuses a context;
 //! - **fault injection**: [`Strict::fail_once`] makes the next call of that name fail;
 //! - **pool memory is its device's**: a kernel given a pointer into another device's
@@ -98,6 +99,8 @@ pub(super) struct Strict {
     /// (until a synchronisation releases them, unless told to keep them), and whether
     /// it was told to (`cuMemPoolSetAttribute` of the release threshold).
     pools: Arc<Mutex<Vec<(usize, bool)>>>,
+    /// The most work items a launch takes along x (HIP's limit, or less in a test).
+    launch_items: AtomicU64,
 }
 
 const INVALID_VALUE: i32 = 1;
@@ -140,6 +143,7 @@ impl Strict {
             state: Mutex::new(state),
             sizes: Arc::default(),
             pools: Arc::new(Mutex::new(vec![(0, false); devices as usize])),
+            launch_items: AtomicU64::new(Self::MAX_ITEMS_X),
         }
     }
 
@@ -496,6 +500,7 @@ impl GpuApi for Strict {
             || grid[1] > 65_535
             || grid[2] > 65_535
             || threads > 1024
+            || u64::from(grid[0]) * u64::from(block[0]) > self.max_items_x()
         {
             return Err(error(
                 "cuLaunchKernel",
@@ -512,6 +517,10 @@ impl GpuApi for Strict {
 
     fn stream_handle(&self, ordinal: u32) -> u64 {
         device_stream_handle(ordinal)
+    }
+
+    fn max_items_x(&self) -> u64 {
+        self.launch_items.load(Ordering::Relaxed)
     }
 
     unsafe fn synchronize_stream(&self, stream: u64) -> Result<(), GpuError> {

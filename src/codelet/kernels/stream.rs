@@ -30,7 +30,7 @@
 //! let codelet = Codelet::new(&triad, &[Location::Host])?;
 //! let b = Buffer::filled(Location::Host, n, 0.2f32)?;
 //! let c = Buffer::filled(Location::Host, n, 0.1f32)?;
-//! let mut a = Buffer::zeroed(Location::Host, n)?;
+//! let mut a = Buffer::<f32>::zeroed(Location::Host, n)?;
 //! codelet.call(
 //!     &mut [Arg::f32(0.4), Arg::buf(&b), Arg::buf(&c), Arg::buf_mut(&mut a), Arg::u32(n as u32)],
 //!     Launch::d1(n),

@@ -343,7 +343,8 @@ impl Inner {
             );
         }
         let (aware, why) = self.device_aware.answer(location.technology());
-        if aware && wire::device_address(memory).is_some() {
+        let address = wire::device_address_or_why(memory);
+        if aware && address.is_ok() {
             return route(
                 Wire::DeviceAware,
                 format!("MPI takes {location} device pointers ({why})"),
@@ -355,12 +356,10 @@ impl Inner {
                 format!("{location} memory is host-visible in place (mapped): no copy"),
             );
         }
-        let why = match aware {
-            // Device-aware, but no address MPI can take for this allocation.
-            true => format!(
-                "its stream-ordered pool memory is not what MPI can export to its peers (cuIpcGetMemHandle refuses it; {why})"
-            ),
-            false => why,
+        let why = match (aware, address) {
+            // Device-aware, but this allocation has no address MPI can take.
+            (true, Err(none)) => format!("this allocation is {none} ({why})"),
+            _ => why,
         };
         route(
             Wire::Staged,

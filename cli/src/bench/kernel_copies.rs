@@ -10,9 +10,10 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use locus::access::location_accessibility;
 use locus::codelet::kernels::stream::{self as kernels, Precision};
 use locus::codelet::{Arg, Codelet, Launch};
-use locus::{Buffer, Location, Memory, Result, RouteKind};
+use locus::{Buffer, Location, Memory, Registry, Result, RouteKind};
 
 use super::stream::{figures, StreamConfig, StreamKernel};
 
@@ -37,6 +38,7 @@ pub struct KernelCopy {
 /// first's memory in place and has the Copy kernel; f32 arrays of `config.elements`. A
 /// pair whose call moved the array after all is left out, said in `notes`.
 pub fn run(
+    registry: &Registry,
     locations: &[Location],
     config: &StreamConfig,
     notes: &mut Vec<String>,
@@ -47,11 +49,10 @@ pub fn run(
     let bytes = n * 4;
     let mut out = Vec::new();
     for &memory in locations {
-        let probe = Memory::new(memory, 4)?;
         for &by in locations {
             if by == memory
-                || !locus::is_accessible_from(&probe, by)
                 || !copy.has_source_for(by.technology())
+                || !location_accessibility(registry, memory, by)?.0
             {
                 continue;
             }

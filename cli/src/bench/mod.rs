@@ -569,7 +569,7 @@ fn stream_runs(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<stream::StreamRun>, Vec<kernel_copies::KernelCopy>)> {
     let runs = stream::run(registry, &config.locations, s, notes, progress)?;
-    let copies = kernel_copies::run(&config.locations, s, notes, progress)?;
+    let copies = kernel_copies::run(registry, &config.locations, s, notes, progress)?;
     Ok((runs, copies))
 }
 

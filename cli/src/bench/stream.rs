@@ -165,7 +165,8 @@ pub fn check(registry: &Registry, locations: &[Location], config: &StreamConfig)
 }
 
 /// Runs BabelStream at every location in both precisions (f64 skipped, with the reason
-/// in `notes`, where a location has none), then the host loop.
+/// in `notes`, where a location has none), then the host loop. The options are
+/// [`check`]ed first by the caller (`bench::run` does, before anything runs).
 pub fn run(
     registry: &Registry,
     locations: &[Location],
@@ -173,7 +174,6 @@ pub fn run(
     notes: &mut Vec<String>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<StreamRun>> {
-    check(registry, locations, config)?;
     let mut runs = Vec::new();
     for &at in locations {
         for precision in Precision::ALL {

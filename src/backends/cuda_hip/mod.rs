@@ -311,9 +311,6 @@ impl<A: GpuApi> GpuDevice<A> {
         result
     }
 
-    /// Host -> device. Pinned sources go straight over DMA; pageable ones are staged
-    /// through two pinned chunks: the CPU fills one while the other's asynchronous copy
-    /// runs, each copy followed by an event that the chunk's next refill waits on.
     /// True when `len` bytes at host address `host` are memory the driver knows (a
     /// device's pinned or managed memory, locus's own pinned memory among it), which
     /// its copies read and write directly: staging them again through pinned chunks
@@ -326,6 +323,9 @@ impl<A: GpuApi> GpuDevice<A> {
         Ok(self.api.pointer_device(host as u64).is_ok())
     }
 
+    /// Host -> device. Pinned sources go straight over DMA; pageable ones are staged
+    /// through two pinned chunks: the CPU fills one while the other's asynchronous copy
+    /// runs, each copy followed by an event that the chunk's next refill waits on.
     fn upload(&self, dst: u64, src: &[u8], src_pinned: bool) -> Result<()> {
         self.activate()?;
         if src_pinned || src.len() <= 64 << 10 {

@@ -66,21 +66,31 @@ impl std::fmt::Display for Wire {
 }
 
 /// The device address of `memory`, where MPI could take one (CUDA and HIP memory, but
-/// not the stream-ordered pool's: MPI libraries export device memory to their peers
-/// through `cuIpcGetMemHandle` / `hipIpcGetMemHandle`, which refuse pool memory).
+/// not the stream-ordered pool's: see [`device_address_or_why`]).
 pub fn device_address(memory: &Memory) -> Option<u64> {
+    device_address_or_why(memory).ok()
+}
+
+/// The device address of `memory` for MPI, or why it has none that MPI could take: not
+/// CUDA or HIP memory, or the stream-ordered pool's (MPI libraries export device
+/// memory to their peers through `cuIpcGetMemHandle` / `hipIpcGetMemHandle`, which
+/// refuse pool memory).
+pub fn device_address_or_why(memory: &Memory) -> std::result::Result<u64, &'static str> {
+    const POOL: &str = "stream-ordered pool memory, which MPI cannot export to its peers \
+                        (cuIpcGetMemHandle refuses it)";
+    const NONE: &str = "no device address an MPI library could take";
     match memory.native() {
         #[cfg(feature = "cuda")]
-        Native::Cuda { kind, .. } if *kind == GpuMemory::StreamOrdered => None,
+        Native::Cuda { kind, .. } if *kind == GpuMemory::StreamOrdered => Err(POOL),
         #[cfg(feature = "hip")]
-        Native::Hip { kind, .. } if *kind == GpuMemory::StreamOrdered => None,
+        Native::Hip { kind, .. } if *kind == GpuMemory::StreamOrdered => Err(POOL),
         #[cfg(feature = "cuda")]
-        Native::Cuda { ptr, .. } => Some(*ptr),
+        Native::Cuda { ptr, .. } => Ok(*ptr),
         #[cfg(feature = "hip")]
-        Native::Hip { ptr, .. } => Some(*ptr),
-        Native::Host { .. } => None,
+        Native::Hip { ptr, .. } => Ok(*ptr),
+        Native::Host { .. } => Err(NONE),
         #[allow(unreachable_patterns)]
-        _ => None,
+        _ => Err(NONE),
     }
 }
 
@@ -219,9 +229,9 @@ fn address(
 ) -> Result<(*mut u8, Box<dyn Any + Send>)> {
     match wire {
         Wire::DeviceAware => {
-            let ptr = device_address(memory).ok_or_else(|| {
+            let ptr = device_address_or_why(memory).map_err(|why| {
                 Error::Invalid(format!(
-                    "{}: its memory has no device address an MPI library could take; use the staged wire",
+                    "{}: its memory is {why}; use the staged wire",
                     memory.location()
                 ))
             })?;

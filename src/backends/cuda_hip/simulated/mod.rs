@@ -55,9 +55,9 @@ use streams::{device_stream_handle, Op, StreamId, Streams};
 mod compiler;
 mod inspect;
 mod pools;
+mod streams;
 
 pub(crate) use inspect::facts;
-mod streams;
 
 thread_local! {
     /// The (driver instance, device) current on this thread.

@@ -42,7 +42,7 @@
 //! The `locus` command-line tool (the transfer benchmark, the planner's calibration,
 //! allocation-log replay) is the repository's `cli/` crate, and its `python/` folder
 //! builds the `locus` Python package on top (numpy, DLPack).
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 pub mod backends;

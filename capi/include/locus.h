@@ -207,7 +207,7 @@ extern "C" {
 // until the next failed call on this thread. Never NULL.
 const char *locus_last_error(void);
 
-// This library's version (`"0.1.0"`), a static string.
+// This library's version (the crate's, e.g. `"0.2.0"`), a static string.
 const char *locus_version(void);
 
 // Adopts a program's own queue of `location`'s device, into `*out`: `kind` is a

@@ -141,7 +141,7 @@ pub extern "C" fn locus_last_error() -> *const c_char {
     LAST_ERROR.with(|last| last.borrow().as_ptr())
 }
 
-/// This library's version (`"0.1.0"`), a static string.
+/// This library's version (the crate's, e.g. `"0.2.0"`), a static string.
 #[no_mangle]
 pub extern "C" fn locus_version() -> *const c_char {
     static VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");

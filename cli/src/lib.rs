@@ -4,7 +4,7 @@
 //! `locus` library's public API. The benchmarks in the repository's `benches/` use its
 //! timing helpers.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod bench;
 pub mod replay;

@@ -1,5 +1,6 @@
-//! The HAMR hello world shared by the examples: `c = a + b`, where `a` is made on the
-//! device, `b` on the host, and the kernel is the technology's own (from `shaders/`).
+//! Helpers shared by the examples: the HAMR hello world `choose_backend` runs at any
+//! location (`a` made on the device, `b` on the host, the technology's own kernel from
+//! `shaders/`), the location from the command line, and the checks.
 #![allow(dead_code)]
 
 use locus::{Buffer, Location, Native, Technology};
@@ -15,21 +16,6 @@ pub fn hello(device: Location, n: usize) -> Result<Buffer<f32>, AnyError> {
     println!("a: {n} x 1.0 made at {device}; b: 0..{n} made on the host");
     vec_add(device, &a, &b, &mut c)?;
     Ok(c)
-}
-
-/// The hello world through the `vec_add` codelet (for technologies whose kernels are
-/// compiled at run time by locus: CUDA through NVRTC, HIP through hiprtc). Exits with
-/// status 1 and the reason where `device` is missing.
-pub fn hello_codelet(device: Location) -> Result<(), AnyError> {
-    if !locus::registry().has(device) {
-        unavailable(device);
-    }
-    let n = 1 << 16;
-    let a = Buffer::filled(device, n, 1.0f32)?;
-    let b = Buffer::from_vec((0..n).map(|i| i as f32).collect());
-    let mut c = Buffer::<f32>::zeroed(device, n)?;
-    vec_add_codelet(device, &a, &b, &mut c)?;
-    print_and_check(&c)
 }
 
 /// `c = a + b` at `device` through the shipped `vec_add` codelet: locus moves the
@@ -320,4 +306,23 @@ pub fn location_from_args() -> Result<Location, AnyError> {
         Some(text) => Ok(text.parse()?),
         None => Ok(*locus::available().last().unwrap_or(&Location::Host)),
     }
+}
+
+/// The location named by the first argument, else `default` (the `hello_<technology>`
+/// examples: `-- opencl:1` picks another device of the same technology).
+pub fn location_or(default: Location) -> Result<Location, AnyError> {
+    match std::env::args().nth(1) {
+        Some(text) => Ok(text.parse()?),
+        None => Ok(default),
+    }
+}
+
+/// Checks the hello world's sums: `c[i] = 1 + i` (a: ones, b: 0, 1, 2, ...).
+pub fn check_sums(c: &[f32]) -> Result<(), AnyError> {
+    for (i, &v) in c.iter().enumerate() {
+        if v != i as f32 + 1.0 {
+            return Err(format!("wrong sum at {i}: {v}, expected {}", i as f32 + 1.0).into());
+        }
+    }
+    Ok(())
 }

@@ -58,6 +58,20 @@ step "documents: every relative link and anchor resolves; the README at most 300
 python3 scripts/check-links.py
 readme_lines=$(wc -l < README.md)
 [ "$readme_lines" -le 300 ] || { echo "FAIL: README.md has $readme_lines lines (at most 300: move detail into docs/guide/)"; exit 1; }
+if grep -nE '20[0-9]{2}-[0-9]{2}-[0-9]{2}|[Ss]ession' README.md; then
+  echo "FAIL: README.md carries dates or work notes (they go into the records under docs/)"; exit 1
+fi
+
+step "the guide: mdbook build docs, then every link of the built book resolves"
+# mdBook from crates.io, built once into a cache of its own (search on, no server).
+mdbook_root="$HOME/.cache/locus/tools/mdbook-0.5.4"
+if [ ! -x "$mdbook_root/bin/mdbook" ]; then
+  cargo install mdbook --locked --quiet --version 0.5.4 --no-default-features --features search \
+    --root "$mdbook_root"
+fi
+"$mdbook_root/bin/mdbook" build docs 2>&1 | grep -v '^ INFO' || true
+[ -f target/book/index.html ] || { echo "FAIL: mdbook build docs wrote no book"; exit 1; }
+python3 scripts/check-book.py
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -101,8 +115,14 @@ done
 echo "ok: none of libOpenCL, libvulkan, libcuda, libnvrtc, libamdhip64, libsycl, libDPCTLSyclInterface, libgomp"
 
 step "examples"
+# The teaching examples, one per technology (docs/guide/tech/), at every device here.
 for ex in hello_host hello_openmp hello_opencl hello_sycl hello_webgpu; do
+  echo "--- $ex"
   target/release/examples/$ex
+done
+for loc in opencl:1 opencl:2; do
+  echo "--- hello_opencl $loc"
+  POCL_DEVICES="pthread pthread" target/release/examples/hello_opencl "$loc"
 done
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   LOCUS_LOCATION=$loc target/release/examples/choose_backend
@@ -157,16 +177,37 @@ LOCUS_BACKENDS=host valgrind --quiet --leak-check=full --errors-for-leak-kinds=d
 valgrind_pid=$!
 echo "valgrind runs tests/asynchrony.rs in the background (pid $valgrind_pid)"
 
-step "python: the wheel (pip install ./python builds it with maturin), then pytest on every location"
-# Installed into the SYCL venv, which already has numpy; pytest fails (exit 1, or 5
-# when it collects nothing) on any error, and when LOCUS_REQUIRE names a missing location.
-# pyopencl is a client nobody here wrote: python/tests/test_pyopencl.py runs its kernels
-# on locus buffers in place at every OpenCL location; JAX (CPU) takes and gives DLPack
-# zero-copy at every location (python/tests/test_jax.py). dpnp (Intel's numpy on SYCL)
-# views locus's USM in place and locus adopts dpnp's (python/tests/test_dpnp.py). mpi4py (a binary wheel that
-# loads the Open MPI installed above) carries locus buffers between ranks:
-# python/tests/test_mpi.py starts its own mpirun jobs.
-"$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "numpy>=2.1" pytest pyopencl jax dpnp mpi4py ./python
+step "python: the wheel built once (maturin, abi3), installed into a fresh venv with no Rust on the path, then pytest on every location"
+# The release a Python user installs: one abi3 wheel, built here with maturin, installed
+# with pip into a new virtual environment whose PATH has no cargo or rustc (so nothing can
+# be compiled at install time), and every Python test and example run from there.
+# The other libraries the tests use (numpy, pyopencl, JAX, dpctl / dpnp, mpi4py) come
+# from the cached SYCL venv through a .pth file, after the fresh venv's own packages.
+# pytest fails (exit 1, or 5 when it collects nothing) on any error, and when
+# LOCUS_REQUIRE names a missing location. pyopencl is a client nobody here wrote:
+# python/tests/test_pyopencl.py runs its kernels on locus buffers in place at every
+# OpenCL location; JAX (CPU) takes and gives DLPack zero-copy at every location
+# (python/tests/test_jax.py). dpnp (Intel's numpy on SYCL) views locus's USM in place and
+# locus adopts dpnp's (python/tests/test_dpnp.py). mpi4py (a binary wheel that loads the
+# Open MPI installed above) carries locus buffers between ranks: python/tests/test_mpi.py
+# starts its own mpirun jobs.
+"$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "numpy>=2.1" pytest pyopencl jax dpnp mpi4py "maturin>=1.5,<2"
+"$LOCUS_SYCL_VENV/bin/pip" uninstall -q -y locus 2>/dev/null || true
+wheels=$(mktemp -d)
+(cd python && "$LOCUS_SYCL_VENV/bin/maturin" build --release --quiet -o "$wheels")
+ls "$wheels"
+fresh=$(mktemp -d)/venv
+"$LOCUS_SYCL_VENV/bin/python" -m venv "$fresh"
+"$LOCUS_SYCL_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
+  > "$("$fresh/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/ci-clients.pth"
+no_rust_path=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v -e '\.cargo' -e 'rustup' | paste -sd: -)
+if PATH="$no_rust_path" bash -c 'command -v cargo || command -v rustc'; then
+  echo "FAIL: a Rust toolchain is still on the path for the wheel's install" >&2
+  exit 1
+fi
+PATH="$no_rust_path" "$fresh/bin/pip" install -q --disable-pip-version-check --no-index "$wheels"/locus-*.whl
+echo "installed: $("$fresh/bin/python" -c 'import locus, os; print(locus.__file__)')"
+py="$fresh/bin/python"
 # On a GPU machine: CuPy, a client nobody here wrote, for python/tests/test_gpu_clients.py
 # (its tests skip, saying why, where it is missing).
 case ",$LOCUS_REQUIRE," in
@@ -175,40 +216,47 @@ case ",$LOCUS_REQUIRE," in
       || echo "note: CuPy could not be installed; its tests will skip" ;;
 esac
 cargo clippy -p locus-python -- -D warnings
-(cd python && "$LOCUS_SYCL_VENV/bin/pytest" -q -rs -p no:cacheprovider)
+(cd python && PATH="$no_rust_path" "$py" -m pytest -q -rs -p no:cacheprovider)
 for style in numpy_style pyopencl_style jax_style dpnp_style locus_style; do
   echo "--- python/examples/styles/$style.py (docs/python.md)"
-  "$LOCUS_SYCL_VENV/bin/python" -W ignore python/examples/styles/$style.py
+  "$py" -W ignore python/examples/styles/$style.py
 done
 echo "--- python/examples/04_transfer_matrix.py"
-"$LOCUS_SYCL_VENV/bin/python" python/examples/04_transfer_matrix.py
+"$py" python/examples/04_transfer_matrix.py
 echo "--- python/examples/01_locations.py"
-"$LOCUS_SYCL_VENV/bin/python" python/examples/01_locations.py
+"$py" python/examples/01_locations.py
 echo "--- python/examples/05_codelet_vec_add.py (every available target)"
-"$LOCUS_SYCL_VENV/bin/python" python/examples/05_codelet_vec_add.py
+"$py" python/examples/05_codelet_vec_add.py
 for loc in opencl:0 opencl:1 sycl:0; do
   echo "--- python/examples/17_foreign_queues.py $loc (pyopencl / dpnp on their own queue)"
-  "$LOCUS_SYCL_VENV/bin/python" -W ignore python/examples/17_foreign_queues.py "$loc"
+  "$py" -W ignore python/examples/17_foreign_queues.py "$loc"
 done
 for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   for ex in 02_buffers 03_declared_access 06_jacobi 07_async 08_memory_resources 09_queues_and_events; do
     echo "--- python/examples/$ex.py $loc"
-    "$LOCUS_SYCL_VENV/bin/python" python/examples/$ex.py "$loc"
+    "$py" python/examples/$ex.py "$loc"
   done
   echo "--- python/examples/hello.py $loc"
-  "$LOCUS_SYCL_VENV/bin/python" python/examples/hello.py "$loc" | sed -n "1p;\$p"
+  "$py" python/examples/hello.py "$loc" | sed -n "1p;\$p"
   echo "--- python/examples/umem.py $loc"
-  "$LOCUS_SYCL_VENV/bin/python" python/examples/umem.py "$loc"
+  "$py" python/examples/umem.py "$loc"
   echo "--- python/examples/codelet.py $loc"
-  "$LOCUS_SYCL_VENV/bin/python" python/examples/codelet.py "$loc"
+  "$py" python/examples/codelet.py "$loc"
 done
+# The teaching examples with each vendor's own Python library (docs/guide/tech/).
+for loc in opencl:0 opencl:1 opencl:2; do
+  echo "--- python/examples/vendors/hello_pyopencl.py $loc"
+  POCL_DEVICES="pthread pthread" "$py" -W ignore python/examples/vendors/hello_pyopencl.py "$loc"
+done
+echo "--- python/examples/vendors/hello_dpctl.py sycl:0"
+"$py" -W ignore python/examples/vendors/hello_dpctl.py sycl:0
 # The MPI teaching example in Python (mpi4py + locus.mpi), checked against numpy.
 echo "--- mpirun -np 2 python/examples/16_mpi_jacobi.py opencl:0 webgpu:0"
 LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 2 \
-  "$LOCUS_SYCL_VENV/bin/python" python/examples/16_mpi_jacobi.py opencl:0 webgpu:0
+  "$py" python/examples/16_mpi_jacobi.py opencl:0 webgpu:0
 echo "--- mpirun -np 3 python/examples/16_mpi_jacobi.py host openmp:0 sycl:0"
 LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 3 \
-  "$LOCUS_SYCL_VENV/bin/python" python/examples/16_mpi_jacobi.py host openmp:0 sycl:0
+  "$py" python/examples/16_mpi_jacobi.py host openmp:0 sycl:0
 
 step "C API: installed into a prefix; C and C++ programs (locus.h, umem, HAMR) compiled against it with pkg-config at every location"
 # The header is what cbindgen makes of capi/src (capi/tests/header.rs); the library is
@@ -237,6 +285,9 @@ cc -std=c11 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno
 POCL_DEVICES="pthread pthread" "$capi_prefix/conformance"
 cc -std=c11 -Wall -Wextra -Werror examples/c/hello.c $(pkg-config --cflags --libs locus) -o "$capi_prefix/hello"
 POCL_DEVICES="pthread pthread" "$capi_prefix/hello"
+# The guide's Python and C snippets (its Rust ones are doctests, in the tests step).
+POCL_DEVICES="pthread pthread" LOCUS_MPI_TIMEOUT_S=120 \
+  python3 scripts/run-guide-snippets.py "$py"
 # Threads: copies at every location at once, and handles freed while others use them.
 cc -std=c11 -Wall -Wextra -Werror -pthread capi/tests/c/threads.c $(pkg-config --cflags --libs locus) \
   -o "$capi_prefix/threads"
@@ -365,6 +416,19 @@ done
 LOCUS_FUZZ_SECS=10 cargo test --release --all-features --test fuzz -- --nocapture --test-threads=1 2>&1 \
   | grep -E "FUZZ|test result|panicked"
 
+
+step "release: cargo publish --dry-run of every crate that goes to crates.io"
+# Packages locus, locus-cli and locus-capi as crates.io would take them and builds each
+# from its package alone (a file missing from an `include` list fails here). The Python
+# extension ships as the wheel built above, not as a crate.
+# --allow-dirty: the script also runs on a working tree with changes (CI's is clean).
+publish_log=$(mktemp)
+if ! cargo publish --workspace --dry-run --allow-dirty --exclude locus-python > "$publish_log" 2>&1; then
+  echo "FAIL: cargo publish --dry-run:" >&2
+  tail -40 "$publish_log" >&2
+  exit 1
+fi
+grep -E '^ +(Packaged|Verifying)|^error' "$publish_log"
 
 step "MPI: locus bench --mpi between two ranks (loopback, Open MPI's shared-memory transport)"
 # The MPI suite itself (tests/mpi.rs: every location pair between two ranks, three-rank

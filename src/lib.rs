@@ -87,3 +87,7 @@ pub fn is_accessible_from(memory: &Memory, accessor: Location) -> bool {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The guide's Rust snippets (docs/), compiled and run as doctests.
+#[cfg(doctest)]
+pub mod guide_doctests;

@@ -11,7 +11,10 @@ cd "$(dirname "$0")/.."
 prefix="${1:?usage: scripts/install-capi.sh PREFIX}"
 mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' capi/Cargo.toml | head -1)
+# The workspace's one version (Cargo.toml's [workspace.package]), as cargo resolves it.
+version=$(cargo metadata --no-deps --format-version 1 | python3 -c \
+  'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "locus-capi"))')
+[ -n "$version" ] || { echo "install-capi.sh: no version for locus-capi in cargo metadata" >&2; exit 1; }
 
 cargo build --release -p locus-capi
 target="${CARGO_TARGET_DIR:-target}/release"

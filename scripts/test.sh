@@ -269,6 +269,13 @@ capi_prefix=$(mktemp -d)
 scripts/install-capi.sh "$capi_prefix"
 export PKG_CONFIG_PATH="$capi_prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 echo "pkg-config --cflags --libs locus: $(pkg-config --cflags --libs locus)"
+# One version for every way in: the crates, the C library, the Python wheel.
+version=$(cargo metadata --no-deps --format-version 1 | python3 -c \
+  'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "locus"))')
+for got in "$(pkg-config --modversion locus)" "$("$py" -c 'import locus; print(locus.__version__)')"; do
+  [ "$got" = "$version" ] || { echo "FAIL: version $got where the workspace says $version" >&2; exit 1; }
+done
+echo "ok: version $version (crates, liblocus, the wheel)"
 for bin in "$capi_prefix/lib/liblocus.so"; do
   if ldd "$bin" | grep -E 'libOpenCL|libvulkan|libcuda|libnvrtc|libamdhip64|libsycl|libDPCTL|libgomp'; then
     echo "FAIL: $bin links a vendor runtime at load time" >&2

@@ -11,7 +11,8 @@ import sys
 import urllib.parse
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BOOK = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "target" / "book"
+# Resolved: target/ may be a symbolic link (a shared build folder).
+BOOK = (pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "target" / "book").resolve()
 
 
 class Links(html.parser.HTMLParser):
@@ -43,10 +44,10 @@ for page in pages:
         parts = urllib.parse.urlsplit(link)
         if parts.scheme or link.startswith("//") or link.startswith("mailto:"):
             continue
-        target = (page.parent / urllib.parse.unquote(parts.path)).resolve() if parts.path else page
+        target = (page.parent / urllib.parse.unquote(parts.path)).resolve() if parts.path else page.resolve()
         if target.is_dir():
             target = target / "index.html"
-        if BOOK.resolve() not in target.parents and target != BOOK.resolve():
+        if BOOK not in target.parents and target != BOOK:
             broken.append(f"{page.relative_to(BOOK)}: {link}: outside the book")
         elif not target.exists():
             broken.append(f"{page.relative_to(BOOK)}: {link}: no such file")

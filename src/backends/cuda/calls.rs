@@ -95,6 +95,33 @@ impl GpuApi for CudaApi {
         Ok(())
     }
 
+    /// The context current on this thread, as an address (0: none).
+    type Current = usize;
+
+    fn current(&self) -> usize {
+        // A failed query reads as "none": restoring none unbinds, which is what a thread
+        // whose driver cannot answer had.
+        result::ctx::get_current()
+            .ok()
+            .flatten()
+            .map_or(0, |c| c as usize)
+    }
+
+    fn restore(&self, current: usize) {
+        // SAFETY: `current` was current on this thread before locus's call, so it is a
+        // context its owner keeps alive (or null, which unbinds).
+        let _ = unsafe { result::ctx::set_current(current as sys::CUcontext) };
+        if let Some(ordinal) = self.contexts.iter().position(|c| *c as usize == current) {
+            super::CURRENT.with(|c| c.set(ordinal as u32));
+        }
+    }
+
+    fn is_current(&self, current: usize, ordinal: u32) -> bool {
+        self.contexts
+            .get(ordinal as usize)
+            .is_some_and(|c| !c.is_null() && *c as usize == current)
+    }
+
     unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError> {
         // SAFETY: the context is current (caller's contract).
         unsafe {
@@ -313,9 +340,9 @@ impl GpuApi for CudaApi {
             {
                 return false;
             }
-            if self.activate(from).is_err() {
+            let Ok(_current) = self.enter(from) else {
                 return false;
-            }
+            };
             let rc = sys::cuCtxEnablePeerAccess(self.contexts[to as usize], 0);
             rc == sys::CUresult::CUDA_SUCCESS
                 || rc == sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
@@ -330,7 +357,11 @@ impl GpuApi for CudaApi {
                 "libnvrtc.so not found: install the CUDA toolkit's NVRTC library",
             ));
         }
-        let arch = self.archs.get(self.current()).copied().unwrap_or((0, 0));
+        let arch = self
+            .archs
+            .get(self.current_ordinal())
+            .copied()
+            .unwrap_or((0, 0));
         let image = kernels::compile_image(source, arch)?;
         // SAFETY: a cubin, or a NUL-terminated PTX image; the module is kept for the
         // process.

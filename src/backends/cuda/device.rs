@@ -50,7 +50,8 @@ impl CudaDevice {
             return src.native_copy_to(dst, len, &mut []);
         }
         let api = self.api();
-        api.activate(self.ordinal())
+        let _current = api
+            .enter(self.ordinal())
             .map_err(|e| self.fail("raw copy", e))?;
         let stream = if how == RawCopy::DeviceToDeviceOnStream {
             api.stream_handle(self.ordinal()) as sys::CUstream

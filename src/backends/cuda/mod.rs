@@ -155,11 +155,11 @@ thread_local! {
 
 impl CudaApi {
     /// The device `activate` made current on this thread.
-    fn current(&self) -> usize {
+    fn current_ordinal(&self) -> usize {
         CURRENT.with(std::cell::Cell::get) as usize
     }
 
     fn stream(&self) -> sys::CUstream {
-        self.streams[self.current()]
+        self.streams[self.current_ordinal()]
     }
 }

@@ -29,15 +29,15 @@ impl<A: GpuApi> AdoptedStream<A> {
         }
     }
 
-    fn activate(&self) -> Result<()> {
+    fn activate(&self) -> Result<Entered<'_, A>> {
         self.api
-            .activate(self.ordinal)
+            .enter(self.ordinal)
             .map_err(|e| self.fail("set device", e))
     }
 
     /// A new event recorded on the user's stream.
     fn record(&self) -> Result<StreamEvent<A>> {
-        self.activate()?;
+        let _current = self.activate()?;
         let event = StreamEvent::create(&self.api, self.ordinal, false)
             .map_err(|e| self.fail("event create", e))?;
         // SAFETY: a live event of the current device; the stream is live (the adopter's
@@ -102,7 +102,7 @@ impl<A: GpuApi> ForeignQueue for AdoptedStream<A> {
         if !Arc::ptr_eq(&e.api, &self.api) {
             return Ok(false);
         }
-        self.activate()?;
+        let _current = self.activate()?;
         // SAFETY: the event lives while `work` does; the stream is live.
         unsafe { self.api.stream_wait_event(self.stream, e.event) }
             .map_err(|e| self.fail("make the adopted stream wait", e))?;
@@ -110,7 +110,7 @@ impl<A: GpuApi> ForeignQueue for AdoptedStream<A> {
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.activate()?;
+        let _current = self.activate()?;
         // SAFETY: the stream is live (the adopter's contract).
         unsafe { self.api.synchronize_stream(self.stream) }
             .map_err(|e| self.fail("synchronize the adopted stream", e))

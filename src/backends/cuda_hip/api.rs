@@ -33,8 +33,32 @@ pub trait GpuApi: Send + Sync + 'static {
     /// device, device -> host, within one device): the names of `Device::native_call`.
     const NATIVE_CALLS: [&'static str; 3];
 
-    /// Makes device `ordinal` current on this thread.
+    /// Makes device `ordinal` current on this thread (and leaves it current: locus's
+    /// calls go through [`GpuApi::enter`], which puts the caller's back).
     fn activate(&self, ordinal: u32) -> Result<(), GpuError>;
+    /// What a thread has current: CUDA's context, HIP's device.
+    type Current: Copy + PartialEq + fmt::Debug;
+    /// What is current on this thread now (as the driver says: another library may have
+    /// changed it since locus's last call).
+    fn current(&self) -> Self::Current;
+    /// Makes `current` (what [`GpuApi::current`] returned) current again.
+    fn restore(&self, current: Self::Current);
+    /// Whether `current` is what `activate(ordinal)` makes current.
+    fn is_current(&self, current: Self::Current, ordinal: u32) -> bool;
+    /// Makes device `ordinal` current for as long as the returned value lives, then
+    /// what the thread had before: CuPy, PyTorch or your code on the same thread finds
+    /// its own device current again after each locus call (issue 48, item 3).
+    fn enter(&self, ordinal: u32) -> Result<Entered<'_, Self>, GpuError>
+    where
+        Self: Sized,
+    {
+        let before = self.current();
+        self.activate(ordinal)?;
+        Ok(Entered::new(
+            self,
+            (!self.is_current(before, ordinal)).then_some(before),
+        ))
+    }
     /// Allocates.
     ///
     /// # Safety

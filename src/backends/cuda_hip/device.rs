@@ -21,7 +21,12 @@ impl<A: GpuApi> Device for GpuDevice<A> {
     }
 
     fn make_current(&self) -> Result<()> {
-        self.activate()
+        // Left current, unlike locus's own calls (`activate`): what comes next on this
+        // thread is a call that needs it (an MPI library asking the driver about a
+        // device pointer), not locus's.
+        self.api
+            .activate(self.ordinal)
+            .map_err(|e| self.fail("set device", e))
     }
 
     fn max_launch_items(&self) -> u64 {
@@ -30,7 +35,7 @@ impl<A: GpuApi> Device for GpuDevice<A> {
 
     fn synchronize(&self) -> Result<()> {
         // This device's stream, whichever device the calling thread used last.
-        self.activate()?;
+        let _current = self.activate()?;
         self.api
             .synchronize()
             .map_err(|e| self.fail("synchronize", e))
@@ -61,7 +66,7 @@ impl<A: GpuApi> Device for GpuDevice<A> {
     }
 
     fn available_memory(&self) -> Result<(u64, u64)> {
-        self.activate()?;
+        let _current = self.activate()?;
         self.api
             .memory_info()
             .map_err(|e| self.fail("memory info", e))
@@ -76,7 +81,9 @@ impl<A: GpuApi> Device for GpuDevice<A> {
                 // Once per device: a pool that gave its memory back at every
                 // synchronisation would make every allocation a driver allocation.
                 self.pool_kept.call_once(|| {
-                    let _ = self.activate().map(|()| self.api.keep_pool_memory());
+                    if let Ok(_current) = self.activate() {
+                        let _ = self.api.keep_pool_memory();
+                    }
                 });
                 self.alloc(GpuMemory::StreamOrdered, bytes)
             }
@@ -85,7 +92,7 @@ impl<A: GpuApi> Device for GpuDevice<A> {
     }
 
     unsafe fn free(&self, native: &Native, _bytes: usize) {
-        if let (Ok(()), Some((ptr, kind))) = (self.activate(), A::unpack(native)) {
+        if let (Ok(_current), Some((ptr, kind))) = (self.activate(), A::unpack(native)) {
             // SAFETY: per the caller's contract.
             unsafe { self.api.free(kind, ptr) };
         }
@@ -201,7 +208,7 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         len: usize,
     ) -> Result<()> {
         let ((s, _), (t, _)) = (self.ptr(src)?, self.ptr(dst)?);
-        self.activate()?;
+        let _current = self.activate()?;
         // SAFETY: both ranges were bounds-checked and do not overlap.
         unsafe { self.api.on_device(t + d as u64, s + so as u64, len, true) }
             .map_err(|e| self.fail("copy on device", e))
@@ -210,7 +217,7 @@ impl<A: GpuApi> Device for GpuDevice<A> {
     fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
         if pattern.iter().all(|&b| b == pattern[0]) {
             let (ptr, _) = self.ptr(dst)?;
-            self.activate()?;
+            let _current = self.activate()?;
             // SAFETY: the range was bounds-checked; the memset is waited for.
             return unsafe { self.api.memset(ptr + offset as u64, pattern[0], len, true) }
                 .map_err(|e| self.fail("memset", e));
@@ -224,7 +231,7 @@ impl<A: GpuApi> Device for GpuDevice<A> {
                 location: self.location,
             });
         }
-        self.activate()?;
+        let _current = self.activate()?;
         // Kernels may still write managed or pinned memory: finish them first.
         self.api
             .synchronize()

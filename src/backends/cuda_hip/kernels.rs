@@ -9,7 +9,7 @@ impl<A: GpuApi> GpuDevice<A> {
         spec: &LaunchSpec<'_>,
         args: &[LaunchArg<'_>],
     ) -> Result<Completion> {
-        self.activate()?;
+        let _current = self.activate()?;
         let key = cache_key(spec.source, spec.entry);
         // A failed compile is cached too: every later launch (a conversion's, each
         // time it is asked for) reports it at once instead of running the compiler again.

@@ -32,12 +32,14 @@ pub use crate::core::native::GpuMemory;
 
 mod adopted;
 mod api;
+mod current;
 mod device;
 mod kernels;
 mod paths;
 mod work;
 
 pub use api::GpuApi;
+pub use current::Entered;
 pub(crate) use paths::paths;
 #[cfg(all(test, feature = "cuda"))]
 use paths::through_pinned;
@@ -223,9 +225,11 @@ impl<A: GpuApi> GpuDevice<A> {
         }
     }
 
-    fn activate(&self) -> Result<()> {
+    /// Makes this device current on the calling thread until the returned value is
+    /// dropped, then the caller's device again.
+    fn activate(&self) -> Result<Entered<'_, A>> {
         self.api
-            .activate(self.ordinal)
+            .enter(self.ordinal)
             .map_err(|e| self.fail("set device", e))
     }
 
@@ -242,7 +246,7 @@ impl<A: GpuApi> GpuDevice<A> {
     /// `stream` is a live stream of this device (or the legacy / per-thread default
     /// stream handle, 1 or 2), as the producer vouches.
     pub unsafe fn synchronize_foreign_stream(&self, stream: u64) -> Result<()> {
-        self.activate()?;
+        let _current = self.activate()?;
         // SAFETY: per the caller's contract; the device is current.
         unsafe { self.api.synchronize_stream(stream) }
             .map_err(|e| self.fail("synchronize the producer's stream", e))
@@ -250,7 +254,7 @@ impl<A: GpuApi> GpuDevice<A> {
 
     /// The ordinal of the device of this technology that owns `ptr`.
     pub fn device_of_pointer(&self, ptr: u64) -> Result<u32> {
-        self.activate()?;
+        let _current = self.activate()?;
         self.api
             .pointer_device(ptr)
             .map_err(|e| self.fail("ask a pointer's device", e))
@@ -264,7 +268,7 @@ impl<A: GpuApi> GpuDevice<A> {
     }
 
     fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<Native> {
-        self.activate()?;
+        let _current = self.activate()?;
         // SAFETY: the device is current.
         let ptr = unsafe { self.api.alloc(kind, bytes.max(1)) }
             .map_err(|e| self.fail("allocate", e).asking_for(bytes))?;
@@ -306,7 +310,9 @@ impl<A: GpuApi> GpuDevice<A> {
         let result = f(&chunks, &events);
         if result.is_err() {
             // Best effort: the first error is the one reported.
-            let _ = self.activate().map(|()| self.api.synchronize());
+            if let Ok(_current) = self.activate() {
+                let _ = self.api.synchronize();
+            }
         }
         result
     }
@@ -319,7 +325,7 @@ impl<A: GpuApi> GpuDevice<A> {
         if len <= 64 << 10 {
             return Ok(false);
         }
-        self.activate()?;
+        let _current = self.activate()?;
         Ok(self.api.pointer_device(host as u64).is_ok())
     }
 
@@ -327,7 +333,7 @@ impl<A: GpuApi> GpuDevice<A> {
     /// through two pinned chunks: the CPU fills one while the other's asynchronous copy
     /// runs, each copy followed by an event that the chunk's next refill waits on.
     fn upload(&self, dst: u64, src: &[u8], src_pinned: bool) -> Result<()> {
-        self.activate()?;
+        let _current = self.activate()?;
         if src_pinned || src.len() <= 64 << 10 {
             // SAFETY: `dst` holds `src.len()` bytes (bounds-checked by `Memory`).
             return unsafe { self.api.to_device(dst, src.as_ptr(), src.len(), true) }
@@ -367,7 +373,7 @@ impl<A: GpuApi> GpuDevice<A> {
     /// copy into one pinned chunk runs while the CPU empties the other; or the driver's
     /// own synchronous copy where it is faster ([`GpuApi::DRIVER_READS_PAGEABLE`]).
     fn download(&self, dst: &mut [u8], src: u64, dst_pinned: bool) -> Result<()> {
-        self.activate()?;
+        let _current = self.activate()?;
         if dst_pinned || dst.len() <= 64 << 10 || A::DRIVER_READS_PAGEABLE {
             // SAFETY: `src` holds `dst.len()` bytes (bounds-checked by `Memory`).
             return unsafe { self.api.to_host(dst.as_mut_ptr(), src, dst.len(), true) }
@@ -483,3 +489,6 @@ mod compile_tests;
 
 #[cfg(all(test, feature = "cuda"))]
 mod peer_tests;
+
+#[cfg(all(test, feature = "cuda"))]
+mod context_tests;

@@ -56,12 +56,12 @@ impl<A: GpuApi> CopyPath for Peer<A> {
             // it: an event recorded on the source's stream, which the destination's
             // stream waits for on the device (an event of another device's context
             // may be waited for so).
-            a.activate()?;
+            let _source = a.activate()?;
             let ready =
                 StreamEvent::create(&a.api, a.ordinal, true).map_err(|e| a.fail("peer copy", e))?;
             // SAFETY: a live event of the current (source) device, on its own stream.
             unsafe { a.api.event_record(ready.event) }.map_err(|e| a.fail("peer copy", e))?;
-            b.activate()?;
+            let _destination = b.activate()?;
             // SAFETY: the destination's own stream, current; a live recorded event.
             unsafe {
                 b.api
@@ -150,7 +150,7 @@ pub(super) fn through_pinned<A: GpuApi>(
     d: usize,
     len: usize,
 ) -> Result<()> {
-    gpu.activate()?;
+    let _current = gpu.activate()?;
     gpu.with_staging(|chunks, _| {
         let mut done = 0;
         while done < len {

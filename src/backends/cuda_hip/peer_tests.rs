@@ -28,7 +28,7 @@ fn a_peer_copy_waits_for_the_source_devices_stream() {
     src.write(0, &vec![1u8; n]).unwrap();
     // Queued on device 0's stream, not waited for (as an asynchronous producer leaves it).
     let (ptr, _) = gpu[0].ptr(src.native()).unwrap();
-    gpu[0].activate().unwrap();
+    let _current = gpu[0].activate().unwrap();
     // SAFETY: simulated device memory of `n` bytes, alive while `src` is.
     unsafe { api.memset(ptr, 7, n, false) }.unwrap();
     let peer = paths::<Strict>()

@@ -537,7 +537,7 @@ fn rmm_s_kinds_as_resources_and_the_driver_s_pool_in_stream_order() {
         let in_use = d.available_memory().unwrap().0;
         assert!(in_use <= (TOTAL - data.len()) as u64, "{kind}: {in_use}");
         let mut out = vec![0u8; data.len()];
-        gpu[0].activate().unwrap();
+        let _current = gpu[0].activate().unwrap();
         // SAFETY: `out` and the block outlive the copy (the stream is synchronised below,
         // and a stream-ordered free runs after the copy).
         unsafe { api.to_host(out.as_mut_ptr(), ptr, out.len(), false) }.unwrap();

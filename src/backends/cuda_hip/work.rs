@@ -42,14 +42,17 @@ impl<A: GpuApi> NativeWork for StreamEvent<A> {
     fn poll(&self) -> bool {
         // Not complete unless the driver says so: a refused query (no context) must not
         // let the memory the work uses go.
-        self.api.activate(self.ordinal).is_ok()
-            // SAFETY: the event is alive until this value is dropped.
-            && unsafe { self.api.event_query(self.event) }.unwrap_or(false)
+        let Ok(_current) = self.api.enter(self.ordinal) else {
+            return false;
+        };
+        // SAFETY: the event is alive until this value is dropped.
+        unsafe { self.api.event_query(self.event) }.unwrap_or(false)
     }
 
     fn block(&self) -> Result<()> {
-        self.api
-            .activate(self.ordinal)
+        let _current = self
+            .api
+            .enter(self.ordinal)
             .map_err(|e| self.failed("making the device current to wait for", e))?;
         // SAFETY: as above.
         unsafe { self.api.event_wait(self.event) }.map_err(|e| self.failed("waiting for", e))
@@ -67,7 +70,7 @@ impl<A: GpuApi> NativeWork for StreamEvent<A> {
 
 impl<A: GpuApi> Drop for StreamEvent<A> {
     fn drop(&mut self) {
-        if self.api.activate(self.ordinal).is_ok() {
+        if let Ok(_current) = self.api.enter(self.ordinal) {
             // SAFETY: made by `event_create`, destroyed once; the driver defers
             // destroying an event that is still pending until it completes.
             unsafe { self.api.event_destroy(self.event) };
@@ -121,7 +124,7 @@ impl<A: GpuApi> GpuDevice<A> {
         if native_deps(after, |c| self.stream_ordered(c).then_some(()))?.is_none() {
             return Ok(None);
         }
-        self.activate()?;
+        let _current = self.activate()?;
         let event = StreamEvent::create(&self.api, self.ordinal, true)
             .map_err(|e| self.fail("event create", e))?;
         // SAFETY: both ranges were bounds-checked and do not overlap; the returned Event

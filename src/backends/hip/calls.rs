@@ -89,6 +89,31 @@ impl GpuApi for HipApi {
         Ok(())
     }
 
+    /// The device current on this thread (-1 when the runtime cannot say).
+    type Current = i32;
+
+    fn current(&self) -> i32 {
+        let mut device = -1;
+        // SAFETY: an out-pointer to a local.
+        match unsafe { self.raw.hipGetDevice(&mut device) } {
+            0 => device,
+            _ => -1,
+        }
+    }
+
+    fn restore(&self, current: i32) {
+        if current >= 0 {
+            // SAFETY: a device the runtime reported current on this thread.
+            if unsafe { self.raw.hipSetDevice(current) } == 0 {
+                super::CURRENT.with(|c| c.set(current as u32));
+            }
+        }
+    }
+
+    fn is_current(&self, current: i32, ordinal: u32) -> bool {
+        current == ordinal as i32
+    }
+
     unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError> {
         let mut ptr: *mut c_void = std::ptr::null_mut();
         // SAFETY: out-pointer to a local; the device is current.
@@ -288,9 +313,9 @@ impl GpuApi for HipApi {
             {
                 return false;
             }
-            if self.activate(from).is_err() {
+            let Ok(_current) = self.enter(from) else {
                 return false;
-            }
+            };
             let rc = self.raw.hipDeviceEnablePeerAccess(to as i32, 0);
             rc == hipError_t_hipSuccess || rc == hipError_t_hipErrorPeerAccessAlreadyEnabled
         }

@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// The driver instance of another library's context: no `Strict` has this id.
+const FOREIGN: u64 = u64::MAX;
+
 impl Strict {
     /// Makes the next call named `call` fail once (`CUDA_ERROR_UNKNOWN`).
     pub(crate) fn fail_once(&self, call: &'static str) {
@@ -23,6 +26,18 @@ impl Strict {
     /// Leaves no device of any driver current on this thread (a fresh thread).
     pub(crate) fn clear_current() {
         CURRENT.with(|c| c.set(None));
+    }
+
+    /// Makes another library's context current on this thread (a context of no device
+    /// this driver instance gave locus), as CuPy or PyTorch leave it between calls.
+    pub(crate) fn make_foreign_current() {
+        CURRENT.with(|c| c.set(Some((FOREIGN, 0))));
+    }
+
+    /// Whether the context current on this thread is the one `make_foreign_current`
+    /// made, and `None` when nothing is current.
+    pub(crate) fn foreign_is_current() -> Option<bool> {
+        CURRENT.with(Cell::get).map(|(id, _)| id == FOREIGN)
     }
 
     /// The bytes device `device`'s pool keeps now.

@@ -53,6 +53,7 @@ use super::*;
 use streams::{device_stream_handle, Op, StreamId, Streams};
 
 mod compiler;
+mod handles;
 mod inspect;
 mod pools;
 mod streams;
@@ -203,35 +204,6 @@ impl Strict {
             e.queried = false;
         }
     }
-
-    /// The stream `handle` names on the current device `device`.
-    fn stream(&self, call: &'static str, handle: u64, device: u32) -> Result<StreamId, GpuError> {
-        self.lock().streams.resolve(handle, device).ok_or_else(|| {
-            error(
-                call,
-                INVALID_HANDLE,
-                "CUDA_ERROR_INVALID_HANDLE: not a stream of the current context",
-            )
-        })
-    }
-
-    fn event(&self, call: &'static str, event: u64) -> Result<u32, GpuError> {
-        let current = self.enter(call)?;
-        let state = self.lock();
-        match state.events.get(&event) {
-            None => Err(error(
-                call,
-                INVALID_HANDLE,
-                "CUDA_ERROR_INVALID_HANDLE: no such event",
-            )),
-            Some(e) if e.ordinal != current => Err(error(
-                call,
-                INVALID_CONTEXT,
-                "CUDA_ERROR_INVALID_CONTEXT: the event belongs to another device's context",
-            )),
-            Some(_) => Ok(current),
-        }
-    }
 }
 
 impl GpuApi for Strict {
@@ -256,6 +228,23 @@ impl GpuApi for Strict {
         }
         CURRENT.with(|c| c.set(Some((self.id, ordinal))));
         Ok(())
+    }
+
+    /// The (driver instance, device) current on this thread: another instance's is
+    /// another library's context.
+    type Current = Option<(u64, u32)>;
+
+    fn current(&self) -> Option<(u64, u32)> {
+        CURRENT.with(Cell::get)
+    }
+
+    fn restore(&self, current: Option<(u64, u32)>) {
+        self.lock().calls.push("cuCtxSetCurrent");
+        CURRENT.with(|c| c.set(current));
+    }
+
+    fn is_current(&self, current: Option<(u64, u32)>, ordinal: u32) -> bool {
+        current == Some((self.id, ordinal))
     }
 
     unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError> {

@@ -20,6 +20,25 @@ pub struct CallReport {
 
 /// A kernel bound to a target list: calls run at the first available location, and
 /// fall back to the next when a launch fails there.
+///
+/// ```
+/// use locus::codelet::{kernels, Arg, Codelet, Launch};
+/// use locus::{Buffer, Location};
+///
+/// let kernel = kernels::vec_add(); // one source per technology, in shaders/
+/// let targets = [*locus::available().last().unwrap(), Location::Host];
+/// let codelet = Codelet::new(&kernel, &targets)?;
+/// let a = Buffer::filled(Location::Host, 1000, 1.0f32)?;
+/// let b = Buffer::filled(Location::Host, 1000, 2.0f32)?;
+/// let mut c = Buffer::<f32>::zeroed(Location::Host, 1000)?;
+/// let report = codelet.call(
+///     &mut [Arg::buf(&a), Arg::buf(&b), Arg::buf_mut(&mut c), Arg::u32(1000)],
+///     Launch::d1(1000),
+/// )?;
+/// println!("ran at {}", report.target);
+/// assert!(c.to_vec()?.iter().all(|&x| x == 3.0));
+/// # Ok::<(), locus::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Codelet<'k> {
     kernel: &'k Kernel,

@@ -35,6 +35,22 @@ enum Owner {
 /// It frees itself on drop (through its backend, through the deleter it was adopted
 /// with, or back to the resource it came from). Every operation is bounds-checked: an
 /// out-of-range copy is an error and writes nothing.
+///
+/// ```
+/// use locus::{Location, Memory};
+///
+/// let at = *locus::available().last().unwrap(); // a device when there is one
+/// let host = Memory::new(Location::Host, 1024)?;
+/// host.write(0, &[7u8; 1024])?;
+/// let there = Memory::new(at, 1024)?;
+/// let route = host.copy_to(0, &there, 0, 1024)?; // umem's copy_to, on the planner's route
+/// println!("{route}");
+/// let mut back = [0u8; 16];
+/// there.read(512, &mut back)?;
+/// assert_eq!(back, [7u8; 16]);
+/// assert!(there.read(1020, &mut back).is_err()); // out of range: an error, nothing read
+/// # Ok::<(), locus::Error>(())
+/// ```
 pub struct Memory {
     device: Arc<dyn Device>,
     native: Native,

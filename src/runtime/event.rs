@@ -209,6 +209,22 @@ impl Drop for EventTrigger {
 }
 
 /// Completion of asynchronous work. Cheap to clone; every clone waits on the same work.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use locus::{Event, Location, Memory};
+///
+/// let a = Arc::new(Memory::new(Location::Host, 4096)?);
+/// let b = Arc::new(Memory::new(Location::Host, 4096)?);
+/// // A user event gates the copy: it starts once the trigger fires.
+/// let (ready, trigger) = Event::user();
+/// let copied = a.copy_to_async(0, &b, 0, 4096, &[ready])?;
+/// assert!(!copied.is_complete());
+/// trigger.complete();
+/// copied.wait()?;
+/// # Ok::<(), locus::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Event {
     shared: Arc<Shared>,

@@ -18,6 +18,25 @@ use crate::core::error::{Error, Result};
 /// A `Queue` is a name (cheap to copy); locus keeps each queue's last event while its
 /// work may run (the memory that work uses stays alive until then, even when every other
 /// handle is dropped), and forgets finished queues as new ones come.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use locus::{Location, Memory, Queue};
+///
+/// let queue = Queue::new();
+/// let a = Arc::new(Memory::new(Location::Host, 4096)?);
+/// a.write(0, &[1u8; 4096])?;
+/// let b = Arc::new(Memory::new(*locus::available().last().unwrap(), 4096)?);
+/// let c = Arc::new(Memory::new(Location::Host, 4096)?);
+/// a.copy_to_async_on(queue, 0, &b, 0, 4096, &[])?; // returns at once
+/// b.copy_to_async_on(queue, 0, &c, 0, 4096, &[])?; // runs after the first
+/// queue.wait()?;
+/// let mut back = [0u8; 4096];
+/// c.read(0, &mut back)?;
+/// assert!(back.iter().all(|&x| x == 1));
+/// # Ok::<(), locus::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Queue(u64);
 

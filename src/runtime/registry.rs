@@ -30,6 +30,18 @@ pub fn registry() -> &'static Registry {
 }
 
 /// The locations found on this machine, host first.
+///
+/// ```
+/// use locus::Location;
+///
+/// for at in locus::available() {
+///     println!("{at}");
+/// }
+/// let gpu = Location::Cuda(0);
+/// if !locus::registry().has(gpu) {
+///     println!("{gpu}: {}", locus::registry().why_missing(gpu)); // why, and what to do
+/// }
+/// ```
 pub fn available() -> Vec<Location> {
     registry().locations()
 }

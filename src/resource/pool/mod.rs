@@ -244,6 +244,22 @@ impl State {
 /// on a queue may still use it is handed out again at once to an allocation on that
 /// same queue ([`MemoryResource::allocate_on`]: work on one queue runs in order), and to
 /// any other only after the work's event.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use locus::resource::{self, MemoryResource, Pool};
+/// use locus::{Location, Memory};
+///
+/// let at = Location::Host; // or any location
+/// // 8 MiB taken from the location's own allocation call, growing up to 1 GiB.
+/// let pool: Arc<dyn MemoryResource> = Arc::new(Pool::new(resource::upstream(at)?, 8 << 20, 1 << 30));
+/// let a = Memory::from_resource(&pool, 4096)?; // a range of the pool's first chunk
+/// let b = Memory::from_resource(&pool, 4096)?;
+/// assert_eq!(a.location(), at);
+/// drop((a, b)); // back to the pool, not to the system
+/// # Ok::<(), locus::Error>(())
+/// ```
 pub struct Pool {
     upstream: Arc<dyn MemoryResource>,
     device: Arc<dyn Device>,

@@ -133,6 +133,25 @@ fn conflict(copies: &[BatchCopy], a: usize, b: usize, what: &str) -> Error {
 /// checked first (ranges, copies writing the same bytes or reading what another
 /// writes): on bad input nothing is copied. A copy that fails once started does not stop
 /// the others; the error then names each failed copy and how many completed.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use locus::{copy_batch, BatchCopy, Location, Memory};
+///
+/// let src = Arc::new(Memory::new(Location::Host, 64 << 10)?);
+/// src.write(0, &vec![3u8; 64 << 10])?;
+/// let dst = Arc::new(Memory::new(*locus::available().last().unwrap(), 64 << 10)?);
+/// // 16 copies of 4 KiB, each to its own place: one submission where the runtime has one.
+/// let copies: Vec<_> = (0..16)
+///     .map(|i| BatchCopy::new(&src, i * 4096, &dst, i * 4096, 4096))
+///     .collect();
+/// copy_batch(&copies)?;
+/// // Two copies writing the same bytes: refused, nothing copied.
+/// let clash = [BatchCopy::new(&src, 0, &dst, 0, 4096), BatchCopy::new(&src, 4096, &dst, 0, 4096)];
+/// assert!(copy_batch(&clash).is_err());
+/// # Ok::<(), locus::Error>(())
+/// ```
 pub fn copy_batch(copies: &[BatchCopy]) -> Result<()> {
     check(copies)?;
     let mut queued: Vec<(usize, Event)> = Vec::new();

@@ -216,7 +216,10 @@ case ",$LOCUS_REQUIRE," in
       || echo "note: CuPy could not be installed; its tests will skip" ;;
 esac
 cargo clippy -p locus-python -- -D warnings
-(cd python && PATH="$no_rust_path" "$py" -m pytest -q -rs -p no:cacheprovider)
+# -P: the working directory (python/, with the package's sources but not its compiled
+# module) stays off sys.path, so the tests import the installed wheel.
+(cd python && "$py" -P -c 'import locus, sys; assert "site-packages" in locus.__file__, locus.__file__' \
+  && PATH="$no_rust_path" "$py" -P -m pytest -q -rs -p no:cacheprovider)
 for style in numpy_style pyopencl_style jax_style dpnp_style locus_style; do
   echo "--- python/examples/styles/$style.py (docs/python.md)"
   "$py" -W ignore python/examples/styles/$style.py

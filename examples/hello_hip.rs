@@ -139,10 +139,7 @@ fn main() -> Result<(), common::AnyError> {
     let on_host = c.access(Location::Host)?;
     println!("route: {}", on_host.route());
 
-    common::check_sums(&raw)?;
-    common::check_sums(on_host.as_slice()?)?;
-    println!("c = a + b: {:?} ... (both reads agree)", &raw[..4]);
-    Ok(())
+    common::check_both(&raw, on_host.as_slice()?)
 }
 
 /// The HIP runtime, by the names locus tries.

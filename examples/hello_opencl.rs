@@ -139,10 +139,7 @@ fn main() -> Result<(), common::AnyError> {
     let back = locus::transfer::route_between(&c, &host, BYTES);
     println!("route: {back}");
 
-    common::check_sums(&raw)?;
-    common::check_sums(&through_locus)?;
-    println!("c = a + b: {:?} ... (both reads agree)", &raw[..4]);
-    Ok(())
+    common::check_both(&raw, &through_locus)
 }
 
 /// The `cl_mem` and offset behind locus memory at an OpenCL location.

@@ -127,10 +127,7 @@ fn main() -> Result<(), common::AnyError> {
         locus::transfer::route_between(&c, &host, BYTES)
     );
 
-    common::check_sums(&raw)?;
-    common::check_sums(&through_locus)?;
-    println!("c = a + b: {:?} ... (both reads agree)", &raw[..4]);
-    Ok(())
+    common::check_both(&raw, &through_locus)
 }
 
 /// The device pointer behind locus memory at an OpenMP location.

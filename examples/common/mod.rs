@@ -326,3 +326,11 @@ pub fn check_sums(c: &[f32]) -> Result<(), AnyError> {
     }
     Ok(())
 }
+
+/// Checks the sums read the vendor's way (`raw`) and through locus, and prints them.
+pub fn check_both(raw: &[f32], through_locus: &[f32]) -> Result<(), AnyError> {
+    check_sums(raw)?;
+    check_sums(through_locus)?;
+    println!("c = a + b: {:?} ... (both reads agree)", &raw[..4.min(raw.len())]);
+    Ok(())
+}

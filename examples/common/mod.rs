@@ -331,6 +331,9 @@ pub fn check_sums(c: &[f32]) -> Result<(), AnyError> {
 pub fn check_both(raw: &[f32], through_locus: &[f32]) -> Result<(), AnyError> {
     check_sums(raw)?;
     check_sums(through_locus)?;
-    println!("c = a + b: {:?} ... (both reads agree)", &raw[..4.min(raw.len())]);
+    println!(
+        "c = a + b: {:?} ... (both reads agree)",
+        &raw[..4.min(raw.len())]
+    );
     Ok(())
 }

@@ -122,11 +122,14 @@ fn open_device(
     // A driver older than 11.2 does not know the attribute (0: no pools), and only a
     // driver that has pools exports cuMemAllocAsync, which cudarc loads on first use.
     let pools = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0;
+    let pageable =
+        attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) != 0;
     let facts = GpuFacts {
         name,
         memory_bytes: memory,
         concurrent_managed_access: managed,
         stream_ordered_pools: pools,
+        pageable_memory_access: pageable,
         version: driver_version(),
         notes: vec![format!(
             "CUDA device {i}, compute capability {}.{}, primary context, one non-blocking stream; kernels compiled by NVRTC to sm_{}{} cubins",

@@ -16,6 +16,7 @@ fn device(api: &Arc<Strict>) -> GpuDevice<Strict> {
             memory_bytes: 1 << 30,
             concurrent_managed_access: true,
             stream_ordered_pools: true,
+            pageable_memory_access: false,
             version: "sim".into(),
             notes: vec![],
         },

@@ -126,9 +126,23 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         &self,
         owner: &dyn Device,
         native: Option<&Native>,
-        _host: HostAccess,
+        host: HostAccess,
     ) -> Option<(bool, String)> {
-        let other = (owner as &dyn Any).downcast_ref::<GpuDevice<A>>()?;
+        let Some(other) = (owner as &dyn Any).downcast_ref::<GpuDevice<A>>() else {
+            // Memory of another technology with a host address (host memory, OpenMP's
+            // initial device, a CPU's USM): in place where the device says its kernels
+            // reach any host page (HMM, ATS), else the default answer (a copy).
+            return (self.pageable_access && host == HostAccess::Pointer).then(|| {
+                (
+                    true,
+                    format!(
+                        "{} has pageable memory access (HMM / ATS): its kernels use {} memory in place",
+                        self.location,
+                        owner.location()
+                    ),
+                )
+            });
+        };
         let pool = native
             .and_then(A::unpack)
             .is_some_and(|(_, kind)| kind == GpuMemory::StreamOrdered);

@@ -31,7 +31,12 @@ impl<A: GpuApi> GpuDevice<A> {
             let mut v = [0u8; 8];
             match a {
                 LaunchArg::Memory(m) => {
-                    let usable = A::unpack(m.native()).filter(|_| {
+                    // A device pointer of this technology, or a host address where the
+                    // device uses host memory in place (pageable memory access).
+                    let pointer = A::unpack(m.native())
+                        .map(|(ptr, _)| ptr)
+                        .or_else(|| m.host_pointer().map(|p| p as u64));
+                    let usable = pointer.filter(|_| {
                         m.location() == self.location
                             || self
                                 .accessibility_of(
@@ -41,7 +46,7 @@ impl<A: GpuApi> GpuDevice<A> {
                                 )
                                 .is_some_and(|(usable, _)| usable)
                     });
-                    let (ptr, _) = usable.ok_or_else(|| {
+                    let ptr = usable.ok_or_else(|| {
                         bad_argument(
                             self.location,
                             i,

@@ -93,6 +93,10 @@ pub(crate) struct GpuFacts {
     pub concurrent_managed_access: bool,
     /// The driver has stream-ordered memory pools (`cuMemAllocAsync`, `hipMallocAsync`).
     pub stream_ordered_pools: bool,
+    /// The device's kernels use any host memory in place, `malloc`'s included (HMM or
+    /// ATS: `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`,
+    /// `hipDeviceAttributePageableMemoryAccess`).
+    pub pageable_memory_access: bool,
     /// The driver's or runtime's version, as `DeviceInfo::version` shows it.
     pub version: String,
     pub notes: Vec<String>,
@@ -106,6 +110,7 @@ pub struct GpuDevice<A: GpuApi> {
     info: DeviceInfo,
     concurrent_managed: bool,
     stream_ordered_pools: bool,
+    pageable_access: bool,
     peers: Mutex<HashSet<u32>>,
     staging: Mutex<Vec<(u64, u64)>>,
     functions: Mutex<HashMap<u64, std::result::Result<u64, GpuError>>>,
@@ -145,6 +150,11 @@ impl<A: GpuApi> GpuDevice<A> {
             },
             facts.concurrent_managed_access
         ));
+        notes.push(if facts.pageable_memory_access {
+            "pageable memory access (HMM / ATS): kernels use host memory in place, malloc's included".into()
+        } else {
+            "no pageable memory access: host memory is copied for kernels (pinned memory is mapped)".into()
+        });
         notes.push(if facts.stream_ordered_pools {
             "the driver's stream-ordered pool is offered (memory kind stream-ordered)".into()
         } else {
@@ -166,6 +176,7 @@ impl<A: GpuApi> GpuDevice<A> {
             },
             concurrent_managed: facts.concurrent_managed_access,
             stream_ordered_pools: facts.stream_ordered_pools,
+            pageable_access: facts.pageable_memory_access,
             peers: Mutex::new(HashSet::new()),
             staging: Mutex::new(Vec::new()),
             functions: Mutex::new(HashMap::new()),
@@ -492,3 +503,6 @@ mod peer_tests;
 
 #[cfg(all(test, feature = "cuda"))]
 mod context_tests;
+
+#[cfg(all(test, feature = "cuda"))]
+mod pageable_tests;

@@ -576,6 +576,7 @@ fn rmm_s_kinds_as_resources_and_the_driver_s_pool_in_stream_order() {
             memory_bytes: TOTAL as u64,
             concurrent_managed_access: false,
             stream_ordered_pools: false,
+            pageable_memory_access: false,
             version: "sim".into(),
             notes: vec![],
         },

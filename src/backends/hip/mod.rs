@@ -277,7 +277,7 @@ fn open_device(
     compiler: &str,
 ) -> Result<(hipStream_t, GpuFacts), Unavailable> {
     let mut name = [0 as std::os::raw::c_char; 256];
-    let (mut total, mut managed, mut pools) = (0usize, 0, 0);
+    let (mut total, mut managed, mut pools, mut pageable) = (0usize, 0, 0, 0);
     let mut stream: hipStream_t = std::ptr::null_mut();
     // SAFETY: device `i` exists (0..count); out-pointers are locals.
     unsafe {
@@ -296,6 +296,11 @@ fn open_device(
             hipDeviceAttribute_t_hipDeviceAttributeMemoryPoolsSupported,
             i,
         );
+        api.raw.hipDeviceGetAttribute(
+            &mut pageable,
+            hipDeviceAttribute_t_hipDeviceAttributePageableMemoryAccess,
+            i,
+        );
         api.check(
             "hipStreamCreateWithFlags",
             api.raw.hipStreamCreateWithFlags(&mut stream, 1),
@@ -311,6 +316,7 @@ fn open_device(
         memory_bytes: total as u64,
         concurrent_managed_access: managed != 0,
         stream_ordered_pools: pools != 0 && api.pool.is_some(),
+        pageable_memory_access: pageable != 0,
         version: format!("HIP runtime {version}"),
         notes: vec![format!(
             "HIP runtime {version}, device {i}, one non-blocking stream; {compiler}"

@@ -75,6 +75,7 @@ pub(crate) fn facts(i: u32, managed: bool) -> GpuFacts {
         memory_bytes: 1 << 30,
         concurrent_managed_access: managed,
         stream_ordered_pools: true,
+        pageable_memory_access: false,
         version: "sim".into(),
         notes: vec![],
     }

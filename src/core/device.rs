@@ -348,6 +348,25 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     fn make_current(&self) -> Result<()> {
         Ok(())
     }
+    /// Asks the runtime to keep `len` bytes from `offset` of `memory` in this device's
+    /// memory (`here`) or in the host's, where this device uses that memory in place
+    /// and pages it in on use (system-allocated memory with pageable memory access,
+    /// managed memory: `cuMemAdvise` / `hipMemAdvise`, preferred location). A hint:
+    /// the data stays valid either way. The default: not offered here, an error saying
+    /// so.
+    fn prefer_location(
+        &self,
+        memory: &Native,
+        offset: usize,
+        len: usize,
+        here: bool,
+    ) -> Result<()> {
+        let _ = (memory, offset, len, here);
+        Err(Error::Invalid(format!(
+            "{}: no preferred location to set (only a GPU that pages host or managed memory in on use takes one)",
+            self.location()
+        )))
+    }
     /// True when everything this device queues later runs after `work` without a wait
     /// (`work` is on the device's own in-order queue: a CUDA/HIP stream event). The
     /// default: nothing is.

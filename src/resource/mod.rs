@@ -3,7 +3,8 @@
 //! allocation, of any memory kind the location offers ([`managed`], [`pinned_host`],
 //! the driver's [`stream_ordered`] pool, SYCL's USM kinds through [`upstream_of_kind`]); [`Pool`] sub-allocates large upstream blocks (coalescing best fit),
 //! [`Arena`] gives each thread its own pool, [`FixedSize`] hands out blocks of one size
-//! and [`Binning`] routes sizes to bins;
+//! and [`Binning`] routes sizes to bins; [`SamHeadroom`] is system-allocated memory for a
+//! GPU that pages it in, with headroom kept on the GPU;
 //! adaptors wrap any resource: [`Statistics`], [`Limiting`], [`Tracking`],
 //! [`FailureCallback`] and [`Logging`] (a CSV that `locus replay` replays). Each
 //! location has a default resource, read and replaced at run time ([`default_for`],
@@ -36,6 +37,7 @@ mod limiting;
 mod logging;
 mod memory;
 mod pool;
+mod sam_headroom;
 mod statistics;
 mod tracking;
 mod upstream;
@@ -50,6 +52,7 @@ pub use fixed_size::FixedSize;
 pub use limiting::Limiting;
 pub use logging::{log_file_from_env, Logging, LOG_FILE_ALIAS, LOG_FILE_VARIABLE, LOG_HEADER};
 pub use pool::Pool;
+pub use sam_headroom::SamHeadroom;
 pub use statistics::{Statistics, StatisticsTotals};
 pub use tracking::Tracking;
 pub use upstream::{

@@ -116,6 +116,22 @@ impl GpuApi for CudaApi {
         }
     }
 
+    fn prefer_location(&self, ptr: u64, n: usize, device: Option<u32>) -> Result<(), GpuError> {
+        // CU_DEVICE_CPU (-1) names the host.
+        let device = device.map_or(-1, |d| d as sys::CUdevice);
+        // SAFETY: advice only: the driver validates the range and touches no memory.
+        unsafe {
+            sys::cuMemAdvise(
+                ptr,
+                n,
+                sys::CUmem_advise::CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+                device,
+            )
+        }
+        .result()
+        .map_err(err("cuMemAdvise"))
+    }
+
     fn is_current(&self, current: usize, ordinal: u32) -> bool {
         self.contexts
             .get(ordinal as usize)

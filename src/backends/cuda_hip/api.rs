@@ -145,6 +145,11 @@ pub trait GpuApi: Send + Sync + 'static {
     /// # Safety
     /// The range is valid until the memset completes.
     unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError>;
+    /// Sets where the driver keeps `n` bytes at `ptr` (memory it pages in on use):
+    /// device `device`, or the host for `None` (`cuMemAdvise` / `hipMemAdvise`,
+    /// `SET_PREFERRED_LOCATION`). The driver checks the range; nothing is read or
+    /// written.
+    fn prefer_location(&self, ptr: u64, n: usize, device: Option<u32>) -> Result<(), GpuError>;
     /// Waits for the current device's stream.
     fn synchronize(&self) -> Result<(), GpuError>;
     /// The current device's free and total memory in bytes (`cuMemGetInfo`,

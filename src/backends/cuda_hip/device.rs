@@ -29,6 +29,36 @@ impl<A: GpuApi> Device for GpuDevice<A> {
             .map_err(|e| self.fail("set device", e))
     }
 
+    fn prefer_location(
+        &self,
+        memory: &Native,
+        offset: usize,
+        len: usize,
+        here: bool,
+    ) -> Result<()> {
+        let address = match A::unpack(memory) {
+            Some((ptr, GpuMemory::Managed)) => ptr,
+            Some(_) => {
+                return Err(Error::Invalid(format!(
+                    "{}: a preferred location is for memory paged in on use (managed or system-allocated memory), not {memory:?}",
+                    self.location
+                )))
+            }
+            // System-allocated memory: a host address this device pages in.
+            None if self.pageable_access => memory.address(),
+            None => {
+                return Err(Error::Invalid(format!(
+                    "{}: no pageable memory access (HMM / ATS) here, so host memory stays the host's; allocate managed memory to page it in",
+                    self.location
+                )))
+            }
+        };
+        let _current = self.activate()?;
+        self.api
+            .prefer_location(address + offset as u64, len, here.then_some(self.ordinal))
+            .map_err(|e| self.fail("memory advice", e))
+    }
+
     fn max_launch_items(&self) -> u64 {
         self.api.max_items_x()
     }

@@ -5,12 +5,17 @@
 
 use super::simulated::{facts, Strict};
 use super::*;
+use crate::resource::{MemoryResource, SamHeadroom};
 
 fn device(pageable: bool) -> GpuDevice<Strict> {
+    simulated(pageable).1
+}
+
+fn simulated(pageable: bool) -> (Arc<Strict>, GpuDevice<Strict>) {
     let api = Arc::new(Strict::new(1, vec![], 64 << 20, vec![]));
     let mut facts = facts(0, true);
     facts.pageable_memory_access = pageable;
-    GpuDevice::new(api, 0, facts)
+    (Arc::clone(&api), GpuDevice::new(api, 0, facts))
 }
 
 fn host_memory() -> Memory {
@@ -58,4 +63,52 @@ fn host_memory_is_copied_where_the_device_does_not() {
     );
     let err = launch_over(&gpu, &m).err().expect("refused");
     assert!(err.to_string().contains("not addressable here"), "{err}");
+}
+
+/// RMM's `sam_headroom`: each allocation prefers the GPU for as much as leaves the
+/// headroom free there, the host for the rest; its memory is host memory the GPU uses
+/// in place.
+#[test]
+fn sam_headroom_prefers_the_gpu_up_to_its_headroom() {
+    let (api, gpu) = simulated(true);
+    let gpu: Arc<dyn Device> = Arc::new(gpu);
+    let (free, _) = gpu.available_memory().unwrap();
+    let fits = 300 << 10;
+    let sam: Arc<dyn MemoryResource> =
+        Arc::new(SamHeadroom::on(Arc::clone(&gpu), free as usize - fits).unwrap());
+    let n = 1 << 20;
+    let m = Memory::from_resource(&sam, n).unwrap();
+    assert_eq!(m.location(), Location::Host);
+    let start = m.native().address();
+    assert_eq!(
+        api.advice(),
+        vec![
+            (start, fits, Some(0)),
+            (start + fits as u64, n - fits, None)
+        ],
+        "the GPU for what fits above the headroom, the host for the rest"
+    );
+    let (in_place, why) = gpu
+        .accessibility_of(m.device().as_ref(), Some(m.native()), m.host_access())
+        .unwrap();
+    assert!(in_place, "{why}");
+    // No room above the headroom: all of it on the host.
+    let tight: Arc<dyn MemoryResource> =
+        Arc::new(SamHeadroom::on(Arc::clone(&gpu), usize::MAX).unwrap());
+    let m = Memory::from_resource(&tight, 4096).unwrap();
+    assert_eq!(
+        api.advice().last(),
+        Some(&(m.native().address(), 4096, None))
+    );
+}
+
+#[test]
+fn sam_headroom_is_refused_where_the_gpu_does_not_page_host_memory() {
+    let gpu: Arc<dyn Device> = Arc::new(device(false));
+    let err = SamHeadroom::on(gpu, 0).err().expect("refused");
+    assert!(
+        err.to_string()
+            .contains("does not use system-allocated memory in place"),
+        "{err}"
+    );
 }

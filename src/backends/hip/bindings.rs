@@ -278,6 +278,15 @@ pub struct ihipEvent_t {
     _unused: [u8; 0],
 }
 pub type hipEvent_t = *mut ihipEvent_t;
+pub const hipMemoryAdvise_hipMemAdviseSetReadMostly: hipMemoryAdvise = 1;
+pub const hipMemoryAdvise_hipMemAdviseUnsetReadMostly: hipMemoryAdvise = 2;
+pub const hipMemoryAdvise_hipMemAdviseSetPreferredLocation: hipMemoryAdvise = 3;
+pub const hipMemoryAdvise_hipMemAdviseUnsetPreferredLocation: hipMemoryAdvise = 4;
+pub const hipMemoryAdvise_hipMemAdviseSetAccessedBy: hipMemoryAdvise = 5;
+pub const hipMemoryAdvise_hipMemAdviseUnsetAccessedBy: hipMemoryAdvise = 6;
+pub const hipMemoryAdvise_hipMemAdviseSetCoarseGrain: hipMemoryAdvise = 100;
+pub const hipMemoryAdvise_hipMemAdviseUnsetCoarseGrain: hipMemoryAdvise = 101;
+pub type hipMemoryAdvise = ::std::os::raw::c_uint;
 extern crate libloading;
 pub struct HipApiRaw {
     __library: ::libloading::Library,
@@ -333,6 +342,12 @@ pub struct HipApiRaw {
         dev_ptr: *mut *mut ::std::os::raw::c_void,
         size: usize,
         flags: ::std::os::raw::c_uint,
+    ) -> hipError_t,
+    pub hipMemAdvise: unsafe extern "C" fn(
+        dev_ptr: *const ::std::os::raw::c_void,
+        count: usize,
+        advice: hipMemoryAdvise,
+        device: ::std::os::raw::c_int,
     ) -> hipError_t,
     pub hipFree: unsafe extern "C" fn(ptr: *mut ::std::os::raw::c_void) -> hipError_t,
     pub hipHostFree: unsafe extern "C" fn(ptr: *mut ::std::os::raw::c_void) -> hipError_t,
@@ -429,6 +444,7 @@ impl HipApiRaw {
         let hipMalloc = __library.get(b"hipMalloc\0").map(|sym| *sym)?;
         let hipHostMalloc = __library.get(b"hipHostMalloc\0").map(|sym| *sym)?;
         let hipMallocManaged = __library.get(b"hipMallocManaged\0").map(|sym| *sym)?;
+        let hipMemAdvise = __library.get(b"hipMemAdvise\0").map(|sym| *sym)?;
         let hipFree = __library.get(b"hipFree\0").map(|sym| *sym)?;
         let hipHostFree = __library.get(b"hipHostFree\0").map(|sym| *sym)?;
         let hipMemcpyAsync = __library.get(b"hipMemcpyAsync\0").map(|sym| *sym)?;
@@ -466,6 +482,7 @@ impl HipApiRaw {
             hipMalloc,
             hipHostMalloc,
             hipMallocManaged,
+            hipMemAdvise,
             hipFree,
             hipHostFree,
             hipMemcpyAsync,
@@ -589,6 +606,15 @@ impl HipApiRaw {
         flags: ::std::os::raw::c_uint,
     ) -> hipError_t {
         (self.hipMallocManaged)(dev_ptr, size, flags)
+    }
+    pub unsafe fn hipMemAdvise(
+        &self,
+        dev_ptr: *const ::std::os::raw::c_void,
+        count: usize,
+        advice: hipMemoryAdvise,
+        device: ::std::os::raw::c_int,
+    ) -> hipError_t {
+        (self.hipMemAdvise)(dev_ptr, count, advice, device)
     }
     pub unsafe fn hipFree(&self, ptr: *mut ::std::os::raw::c_void) -> hipError_t {
         (self.hipFree)(ptr)

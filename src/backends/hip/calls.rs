@@ -110,6 +110,21 @@ impl GpuApi for HipApi {
         }
     }
 
+    fn prefer_location(&self, ptr: u64, n: usize, device: Option<u32>) -> Result<(), GpuError> {
+        // hipCpuDeviceId (-1) names the host.
+        let device = device.map_or(-1, |d| d as i32);
+        // SAFETY: advice only: the runtime validates the range and touches no memory.
+        let rc = unsafe {
+            self.raw.hipMemAdvise(
+                ptr as *const c_void,
+                n,
+                hipMemoryAdvise_hipMemAdviseSetPreferredLocation,
+                device,
+            )
+        };
+        self.check("hipMemAdvise", rc)
+    }
+
     fn is_current(&self, current: i32, ordinal: u32) -> bool {
         current == ordinal as i32
     }

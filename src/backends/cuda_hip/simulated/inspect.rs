@@ -40,6 +40,11 @@ impl Strict {
         CURRENT.with(Cell::get).map(|(id, _)| id == FOREIGN)
     }
 
+    /// The preferred locations set so far: start, length, device (`None`: the host).
+    pub(crate) fn advice(&self) -> Vec<(u64, usize, Option<u32>)> {
+        self.lock().advice.clone()
+    }
+
     /// The bytes device `device`'s pool keeps now.
     pub(crate) fn pool_kept(&self, device: u32) -> usize {
         let pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());

@@ -80,6 +80,8 @@ struct State {
     fail_once: Vec<&'static str>,
     violations: Vec<String>,
     calls: Vec<&'static str>,
+    /// Preferred locations set (`cuMemAdvise`): start, length, device (`None`: host).
+    advice: Vec<(u64, usize, Option<u32>)>,
 }
 
 /// Live allocations by start: size, device and kind.
@@ -403,6 +405,12 @@ impl GpuApi for Strict {
         if let Some(pool) = pools.get_mut(device as usize) {
             pool.1 = true;
         }
+        Ok(())
+    }
+
+    fn prefer_location(&self, ptr: u64, n: usize, device: Option<u32>) -> Result<(), GpuError> {
+        self.enter("cuMemAdvise")?;
+        self.lock().advice.push((ptr, n, device));
         Ok(())
     }
 

@@ -9,7 +9,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "CHANGELOG.md",
-        *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "capi").rglob("README.md"))]
+        *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "capi").rglob("README.md")), ROOT / "python" / "README.md"]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 CODE = re.compile(r"```.*?```", re.S)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs the guide's Python and C snippets (the Rust ones run as doctests:
-src/guide_doctests.rs). Every ```python block of docs/ runs with PYTHON, each in a fresh
+src/guide_doctests.rs), and the Python package's README's. Every ```python block runs with PYTHON, each in a fresh
 process from the repository's root; every ```c block is compiled against the installed
 C library (pkg-config `locus`) and run when it has a `main`, else compiled only. Lines
 starting with `~` are hidden in the book (book.toml) and run here; a Python snippet
@@ -21,7 +21,7 @@ BLOCK = re.compile(r"^```(python|c)\n(.*?)^```$", re.S | re.M)
 
 
 def snippets():
-    for doc in sorted((ROOT / "docs").rglob("*.md")):
+    for doc in [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "python" / "README.md"]:
         text = doc.read_text()
         for m in BLOCK.finditer(text):
             line = text.count("\n", 0, m.start()) + 1

@@ -427,13 +427,13 @@ LOCUS_FUZZ_SECS=10 cargo test --release --all-features --test fuzz -- --nocaptur
   | grep -E "FUZZ|test result|panicked"
 
 
-step "release: cargo publish --dry-run of every crate that goes to crates.io"
-# Packages locus, locus-cli and locus-capi as crates.io would take them and builds each
-# from its package alone (a file missing from an `include` list fails here). The Python
-# extension ships as the wheel built above, not as a crate.
+step "release: cargo publish --dry-run of every crate"
+# Packages locus, locus-cli, locus-capi and locus-python as crates.io would take them
+# and builds each from its package alone (a file missing from an `include` list fails
+# here). Python users install the wheel built above.
 # --allow-dirty: the script also runs on a working tree with changes (CI's is clean).
 publish_log=$(mktemp)
-if ! cargo publish --workspace --dry-run --allow-dirty --exclude locus-python > "$publish_log" 2>&1; then
+if ! cargo publish --workspace --dry-run --allow-dirty > "$publish_log" 2>&1; then
   echo "FAIL: cargo publish --dry-run:" >&2
   tail -40 "$publish_log" >&2
   exit 1

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Runs the guide's Python and C snippets (the Rust ones run as doctests:
 src/guide_doctests.rs), and the Python package's README's. Every ```python block runs
-with PYTHON, each in a fresh process from the repository's root; every ```c block is compiled against the installed
-C library (pkg-config `locus`) and run when it has a `main`, else compiled only. Lines
-starting with `~` are hidden in the book (book.toml) and run here; a Python snippet
-whose first line is `# run with: mpirun -np N` runs on N ranks. A block
-filled from a file by mdBook (`{{#include ...}}`) is that file, which CI runs as an
-example, so it is skipped here. Exits 1 naming each snippet that failed.
+with PYTHON, each in a fresh process from the repository's root; every ```c block is
+compiled against the installed C library (pkg-config `locus`) and run when it has a
+`main`, else compiled only. Lines starting with `~` are hidden in the book (book.toml)
+and run here; a Python snippet whose first line is `# run with: mpirun -np N` runs on N
+ranks. A block filled from a file by mdBook (`{{#include ...}}`) is that file, which CI
+runs as an example, so it is skipped here. Exits 1 naming each snippet that failed.
 
 Usage: scripts/run-guide-snippets.py PYTHON   (PKG_CONFIG_PATH finding locus.pc)"""
 

@@ -216,6 +216,9 @@ class PoolMemoryResource(MemoryResource):
 class ArenaMemoryResource(MemoryResource):
     def __init__(self, upstream_mr: MemoryResource, arena_size: Optional[_Size] = None) -> None: ...
 
+class SamHeadroomMemoryResource(MemoryResource):
+    def __init__(self, headroom: _Size, location: str = "cuda:0") -> None: ...
+
 class FixedSizeMemoryResource(MemoryResource):
     def __init__(
         self,

@@ -268,6 +268,31 @@ impl PyArena {
     }
 }
 
+/// System-allocated memory for a GPU that pages host memory in on use (RMM's
+/// `SamHeadroomMemoryResource(headroom)`): each allocation prefers the GPU at
+/// `location` for as much as leaves `headroom` bytes of its memory free, the host for
+/// the rest. A `ValueError` naming the GPU where it does not use host memory in place
+/// (no HMM / ATS).
+#[pyclass(extends = PyResource, frozen, module = "locus.mr", name = "SamHeadroomMemoryResource")]
+pub struct PySamHeadroom;
+
+#[pymethods]
+impl PySamHeadroom {
+    #[new]
+    #[pyo3(signature = (headroom, location = "cuda:0"))]
+    fn new(
+        headroom: &Bound<'_, PyAny>,
+        location: &str,
+    ) -> PyResult<PyClassInitializer<PySamHeadroom>> {
+        guarded(|| {
+            let headroom = parse_bytes(headroom)?;
+            let at = parse_location(location)?;
+            let inner = Arc::new(resource::SamHeadroom::new(at, headroom).map_err(py_err)?);
+            Ok(PyResource::init(inner, None, PySamHeadroom))
+        })
+    }
+}
+
 /// Blocks of one size (RMM's `FixedSizeMemoryResource`): `block_size` bytes each,
 /// `blocks_to_preallocate` of them per upstream allocation.
 #[pyclass(extends = PyResource, frozen, module = "locus.mr", name = "FixedSizeMemoryResource")]
@@ -447,6 +472,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPool>()?;
     m.add_class::<PyArena>()?;
     m.add_class::<PyFixedSize>()?;
+    m.add_class::<PySamHeadroom>()?;
     m.add_class::<PyBinning>()?;
     m.add_class::<PyStatistics>()?;
     m.add_class::<PyLimiting>()?;

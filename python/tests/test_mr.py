@@ -236,3 +236,20 @@ def test_a_log_replays_against_another_resource(location, tmp_path):
         mr.replay(tmp_path / "missing.csv", upstream)
     for ptr, size in blocks[6:]:
         logging.deallocate(ptr, size)
+
+
+def test_sam_headroom_takes_a_device_that_uses_host_memory_in_place():
+    """RMM's SamHeadroomMemoryResource: refused, naming the device, where its kernels
+    cannot use system-allocated memory (an OpenCL device here); where they can (a SYCL
+    CPU device with system USM, or a GPU with HMM / ATS) it hands out host memory."""
+    here = locus.available()
+    if "opencl:0" not in here:
+        pytest.skip("SKIPPED on this machine: no opencl:0 to be refused")
+    with pytest.raises(ValueError, match="opencl:0 does not use system-allocated memory in place"):
+        mr.SamHeadroomMemoryResource("1GiB", location="opencl:0")
+    if "sycl:0" not in here:
+        pytest.skip("SKIPPED on this machine: no sycl:0")
+    r = mr.SamHeadroomMemoryResource("1GiB", location="sycl:0")
+    assert r.location == "host" and "sam_headroom(sycl:0" in repr(r), repr(r)
+    p = r.allocate(1 << 20)
+    r.deallocate(p, 1 << 20)

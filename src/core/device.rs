@@ -352,8 +352,8 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     /// memory (`here`) or in the host's, where this device uses that memory in place
     /// and pages it in on use (system-allocated memory with pageable memory access,
     /// managed memory: `cuMemAdvise` / `hipMemAdvise`, preferred location). A hint:
-    /// the data stays valid either way. The default: not offered here, an error saying
-    /// so.
+    /// the data stays valid either way. The default: nothing to do where this device's
+    /// memory is the host's (a CPU device), else not offered, an error saying so.
     fn prefer_location(
         &self,
         memory: &Native,
@@ -362,6 +362,9 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
         here: bool,
     ) -> Result<()> {
         let _ = (memory, offset, len, here);
+        if self.info().shares_host_memory {
+            return Ok(());
+        }
         Err(Error::Invalid(format!(
             "{}: no preferred location to set (only a GPU that pages host or managed memory in on use takes one)",
             self.location()

@@ -36,21 +36,33 @@ impl SamHeadroom {
     /// As [`SamHeadroom::new`], for a device made outside the registry.
     pub fn on(gpu: Arc<dyn Device>, headroom: usize) -> Result<SamHeadroom> {
         let host = super::upstream(Location::Host)?;
-        let reach = host
+        // The device's own answer for host memory, else the general rule for memory with
+        // a host address: code that runs on the host's cores dereferences it.
+        let answer = host
             .device()
             .and_then(|h| gpu.accessibility_of(h.as_ref(), None, HostAccess::Pointer));
-        match reach {
-            Some((true, _)) => Ok(SamHeadroom {
-                gpu,
-                host,
-                headroom,
-            }),
-            other => Err(Error::Invalid(format!(
-                "SamHeadroom: {} does not use system-allocated memory in place ({}); use its own memory, managed memory or pinned host memory instead",
-                gpu.location(),
-                other.map_or_else(|| "no pageable memory access".to_string(), |(_, why)| why)
-            ))),
+        let (in_place, why) = answer.unwrap_or_else(|| {
+            if gpu.executes_on_host() {
+                (
+                    true,
+                    format!("{} dereferences host addresses", gpu.location()),
+                )
+            } else {
+                let at = gpu.location();
+                (false, format!("{at} kernels cannot address host memory"))
+            }
+        });
+        if !in_place {
+            return Err(Error::Invalid(format!(
+                "SamHeadroom: {} does not use system-allocated memory in place ({why}); use its own memory, managed memory or pinned host memory instead",
+                gpu.location()
+            )));
         }
+        Ok(SamHeadroom {
+            gpu,
+            host,
+            headroom,
+        })
     }
 
     /// The headroom kept free on the GPU.

@@ -432,6 +432,9 @@ step "release: cargo publish --dry-run of every crate"
 # and builds each from its package alone (a file missing from an `include` list fails
 # here). Python users install the wheel built above.
 # --allow-dirty: the script also runs on a working tree with changes (CI's is clean).
+# The packages of an earlier run go first: cargo keeps an unpacked crate of one name and
+# version, and would verify the others against a stale one.
+rm -rf "${CARGO_TARGET_DIR:-target}/package"
 publish_log=$(mktemp)
 if ! cargo publish --workspace --dry-run --allow-dirty > "$publish_log" 2>&1; then
   echo "FAIL: cargo publish --dry-run:" >&2

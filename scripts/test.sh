@@ -432,9 +432,17 @@ step "release: cargo publish --dry-run of every crate"
 # and builds each from its package alone (a file missing from an `include` list fails
 # here). Python users install the wheel built above.
 # --allow-dirty: the script also runs on a working tree with changes (CI's is clean).
-# The packages of an earlier run go first: cargo keeps an unpacked crate of one name and
-# version, and would verify the others against a stale one.
+# The packages of an earlier run go first: cargo unpacks the local registry it verifies
+# against into CARGO_HOME (a folder named "-<hash>" per registry path) and keeps a crate
+# of one name and version there, so a later run would verify against stale sources.
 rm -rf "${CARGO_TARGET_DIR:-target}/package"
+for unpacked in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-* "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/-*; do
+  [ -d "$unpacked" ] && rm -rf "$unpacked"/locus-*
+done
+# Cargo takes a registry crate's sources as fixed by its name and version, so the build
+# of an earlier run's package would be reused too: their fingerprints go (the workspace's
+# own builds of these crates are remade, as any change to them remakes them).
+rm -rf "${CARGO_TARGET_DIR:-target}"/debug/.fingerprint/locus-*
 publish_log=$(mktemp)
 if ! cargo publish --workspace --dry-run --allow-dirty > "$publish_log" 2>&1; then
   echo "FAIL: cargo publish --dry-run:" >&2

@@ -85,13 +85,7 @@ fn main() -> Result<(), common::AnyError> {
     unsafe { result::memcpy_dtoh_sync(&mut raw, pc)? };
     //    ... and locus's. Our stream is synchronized; work still queued on it would be
     //    waited for first, or the stream adopted (examples/17_foreign_queues.rs).
-    let mut through_locus = vec![0.0f32; N];
-    c.read(0, bytemuck::cast_slice_mut(&mut through_locus))?;
-    println!(
-        "route: {}",
-        locus::transfer::route_between(&c, &host, BYTES)
-    );
-
+    let through_locus = common::read_with_locus(&c, &host)?;
     common::check_both(&raw, &through_locus)
 }
 

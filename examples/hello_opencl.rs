@@ -134,11 +134,7 @@ fn main() -> Result<(), common::AnyError> {
     //    but outside locus's knowledge, so wait for it first (or adopt the queue and
     //    pass events: examples/17_foreign_queues.rs).
     dev.queue().finish()?;
-    let mut through_locus = vec![0.0f32; N];
-    c.read(0, bytemuck::cast_slice_mut(&mut through_locus))?;
-    let back = locus::transfer::route_between(&c, &host, BYTES);
-    println!("route: {back}");
-
+    let through_locus = common::read_with_locus(&c, &host)?;
     common::check_both(&raw, &through_locus)
 }
 

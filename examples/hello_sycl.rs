@@ -118,13 +118,7 @@ fn main() -> Result<(), common::AnyError> {
         (api.DPCTLEvent_Delete)(event);
     }
     //    ... and locus's.
-    let mut through_locus = vec![0.0f32; N];
-    c.read(0, bytemuck::cast_slice_mut(&mut through_locus))?;
-    println!(
-        "route: {}",
-        locus::transfer::route_between(&c, &host, BYTES)
-    );
-
+    let through_locus = common::read_with_locus(&c, &host)?;
     common::check_both(&raw, &through_locus)
 }
 

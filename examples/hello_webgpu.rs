@@ -140,13 +140,7 @@ fn main() -> Result<(), common::AnyError> {
     //    ... and locus's. The kernel's submission has completed (the poll above); one
     //    that had not would be waited for, or passed as an event to locus's queue
     //    (examples/17_foreign_queues.rs).
-    let mut through_locus = vec![0.0f32; N];
-    c.read(0, bytemuck::cast_slice_mut(&mut through_locus))?;
-    println!(
-        "route: {}",
-        locus::transfer::route_between(&c, &host, BYTES)
-    );
-
+    let through_locus = common::read_with_locus(&c, &host)?;
     common::check_both(&raw, &through_locus)
 }
 

@@ -327,6 +327,18 @@ pub fn check_sums(c: &[f32]) -> Result<(), AnyError> {
     Ok(())
 }
 
+/// Reads `c` (f32 elements) to the host with locus's one call, `Memory::read`, and
+/// prints the route a copy from `c` to host memory like `host` takes.
+pub fn read_with_locus(c: &locus::Memory, host: &locus::Memory) -> Result<Vec<f32>, AnyError> {
+    let mut values = vec![0.0f32; c.len() / std::mem::size_of::<f32>()];
+    c.read(0, bytemuck::cast_slice_mut(&mut values))?;
+    println!(
+        "route: {}",
+        locus::transfer::route_between(c, host, c.len())
+    );
+    Ok(values)
+}
+
 /// Checks the sums read the vendor's way (`raw`) and through locus, and prints them.
 pub fn check_both(raw: &[f32], through_locus: &[f32]) -> Result<(), AnyError> {
     check_sums(raw)?;

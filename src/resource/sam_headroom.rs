@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use super::{Block, MemoryResource};
+use crate::core::device::Device;
 use crate::core::device::ALIGNMENT;
-use crate::core::device::{Device, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 
@@ -36,22 +36,15 @@ impl SamHeadroom {
     /// As [`SamHeadroom::new`], for a device made outside the registry.
     pub fn on(gpu: Arc<dyn Device>, headroom: usize) -> Result<SamHeadroom> {
         let host = super::upstream(Location::Host)?;
-        // The device's own answer for host memory, else the general rule for memory with
-        // a host address: code that runs on the host's cores dereferences it.
-        let answer = host
-            .device()
-            .and_then(|h| gpu.accessibility_of(h.as_ref(), None, HostAccess::Pointer));
-        let (in_place, why) = answer.unwrap_or_else(|| {
-            if gpu.executes_on_host() {
-                (
-                    true,
-                    format!("{} dereferences host addresses", gpu.location()),
-                )
-            } else {
-                let at = gpu.location();
-                (false, format!("{at} kernels cannot address host memory"))
-            }
-        });
+        let host_device = host.device().ok_or_else(|| {
+            Error::Invalid("SamHeadroom: the host's upstream resource has no device".into())
+        })?;
+        let (in_place, why) = crate::runtime::access::between(
+            host_device.as_ref(),
+            None,
+            host_device.host_access_default(),
+            gpu.as_ref(),
+        );
         if !in_place {
             return Err(Error::Invalid(format!(
                 "SamHeadroom: {} does not use system-allocated memory in place ({why}); use its own memory, managed memory or pinned host memory instead",

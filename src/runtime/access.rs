@@ -2,10 +2,11 @@
 //! place? Decided from what each runtime reports, not from a fixed table.
 
 use super::registry::{registry, Registry};
-use crate::core::device::HostAccess;
+use crate::core::device::{Device, HostAccess};
 use crate::core::error::Result;
 use crate::core::location::Location;
 use crate::core::memory::Memory;
+use crate::core::native::Native;
 
 /// Can code running at `accessor` use memory allocated at `memory` (with the device's
 /// default kind of allocation) in place? Returns the answer and a one-line reason.
@@ -16,44 +17,48 @@ pub fn location_accessibility(
 ) -> Result<(bool, String)> {
     let owner = registry.device(memory)?;
     let user = registry.device(accessor)?;
-    if memory != accessor {
-        if let Some(answer) =
-            user.accessibility_of(owner.as_ref(), None, owner.host_access_default())
-        {
-            return Ok(answer);
-        }
-    }
-    Ok(decide(
-        memory,
+    Ok(between(
+        owner.as_ref(),
+        None,
         owner.host_access_default(),
-        &owner.host_access_reason(),
-        accessor,
-        user.executes_on_host(),
+        user.as_ref(),
     ))
 }
 
 /// The same question for one allocation.
 pub fn memory_accessibility(memory: &Memory, accessor: Location) -> (bool, String) {
-    let user = match registry().device(accessor) {
-        Ok(device) => device,
-        Err(_) => return (false, format!("{accessor} is not available")),
-    };
-    if memory.location() != accessor {
-        if let Some(answer) = user.accessibility_of(
+    match registry().device(accessor) {
+        Ok(user) => between(
             memory.device().as_ref(),
             Some(memory.native()),
             memory.host_access(),
-        ) {
+            user.as_ref(),
+        ),
+        Err(_) => (false, format!("{accessor} is not available")),
+    }
+}
+
+/// Whether code at `user` uses memory of `owner` (the allocation `native` where one is
+/// asked about, with host access `host`) in place, and why: the user's own say first,
+/// then the general rules. For devices outside the registry too (a resource's GPU).
+pub(crate) fn between(
+    owner: &dyn Device,
+    native: Option<&Native>,
+    host: HostAccess,
+    user: &dyn Device,
+) -> (bool, String) {
+    let (memory, accessor) = (owner.location(), user.location());
+    if memory != accessor {
+        if let Some(answer) = user.accessibility_of(owner, native, host) {
             return answer;
         }
     }
-    let executes_on_host = user.executes_on_host();
     decide(
-        memory.location(),
-        memory.host_access(),
-        &memory.device().host_access_reason(),
+        memory,
+        host,
+        &owner.host_access_reason(),
         accessor,
-        executes_on_host,
+        user.executes_on_host(),
     )
 }
 

@@ -116,6 +116,12 @@ impl GpuApi for CudaApi {
         }
     }
 
+    fn is_current(&self, current: usize, ordinal: u32) -> bool {
+        self.contexts
+            .get(ordinal as usize)
+            .is_some_and(|c| !c.is_null() && *c as usize == current)
+    }
+
     fn prefer_location(&self, ptr: u64, n: usize, device: Option<u32>) -> Result<(), GpuError> {
         // CU_DEVICE_CPU (-1) names the host.
         let device = device.map_or(-1, |d| d as sys::CUdevice);
@@ -130,12 +136,6 @@ impl GpuApi for CudaApi {
         }
         .result()
         .map_err(err("cuMemAdvise"))
-    }
-
-    fn is_current(&self, current: usize, ordinal: u32) -> bool {
-        self.contexts
-            .get(ordinal as usize)
-            .is_some_and(|c| !c.is_null() && *c as usize == current)
     }
 
     unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError> {

@@ -233,14 +233,12 @@ impl<A: GpuApi> Device for GpuDevice<A> {
 
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         let (ptr, _) = self.ptr(dst)?;
-        let pinned = self.known_to_driver(src.as_ptr(), src.len())?;
-        self.upload(ptr + offset as u64, src, pinned)
+        self.upload(ptr + offset as u64, src, false)
     }
 
     fn read(&self, src: &Native, offset: usize, dst: &mut [u8]) -> Result<()> {
         let (ptr, _) = self.ptr(src)?;
-        let pinned = self.known_to_driver(dst.as_ptr(), dst.len())?;
-        self.download(dst, ptr + offset as u64, pinned)
+        self.download(dst, ptr + offset as u64, false)
     }
 
     fn copy_within(

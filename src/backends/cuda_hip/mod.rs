@@ -328,16 +328,12 @@ impl<A: GpuApi> GpuDevice<A> {
         result
     }
 
-    /// True when `len` bytes at host address `host` are memory the driver knows (a
-    /// device's pinned or managed memory, locus's own pinned memory among it), which
-    /// its copies read and write directly: staging them again through pinned chunks
-    /// would copy twice. Asked only above the size that is copied directly anyway.
-    fn known_to_driver(&self, host: *const u8, len: usize) -> Result<bool> {
-        if len <= 64 << 10 {
-            return Ok(false);
-        }
-        let _current = self.activate()?;
-        Ok(self.api.pointer_device(host as u64).is_ok())
+    /// True when host address `host` is memory the driver knows (a device's pinned or
+    /// managed memory, locus's own pinned memory among it), which its copies read and
+    /// write directly: staging it again through pinned chunks would copy twice. Asked,
+    /// with the device current, only where a copy would otherwise be staged.
+    fn known_to_driver(&self, host: *const u8) -> bool {
+        self.api.pointer_device(host as u64).is_ok()
     }
 
     /// Host -> device. Pinned sources go straight over DMA; pageable ones are staged
@@ -345,7 +341,7 @@ impl<A: GpuApi> GpuDevice<A> {
     /// runs, each copy followed by an event that the chunk's next refill waits on.
     fn upload(&self, dst: u64, src: &[u8], src_pinned: bool) -> Result<()> {
         let _current = self.activate()?;
-        if src_pinned || src.len() <= 64 << 10 {
+        if src_pinned || src.len() <= 64 << 10 || self.known_to_driver(src.as_ptr()) {
             // SAFETY: `dst` holds `src.len()` bytes (bounds-checked by `Memory`).
             return unsafe { self.api.to_device(dst, src.as_ptr(), src.len(), true) }
                 .map_err(|e| self.fail("copy to device", e));
@@ -385,7 +381,11 @@ impl<A: GpuApi> GpuDevice<A> {
     /// own synchronous copy where it is faster ([`GpuApi::DRIVER_READS_PAGEABLE`]).
     fn download(&self, dst: &mut [u8], src: u64, dst_pinned: bool) -> Result<()> {
         let _current = self.activate()?;
-        if dst_pinned || dst.len() <= 64 << 10 || A::DRIVER_READS_PAGEABLE {
+        if dst_pinned
+            || dst.len() <= 64 << 10
+            || A::DRIVER_READS_PAGEABLE
+            || self.known_to_driver(dst.as_ptr())
+        {
             // SAFETY: `src` holds `dst.len()` bytes (bounds-checked by `Memory`).
             return unsafe { self.api.to_host(dst.as_mut_ptr(), src, dst.len(), true) }
                 .map_err(|e| self.fail("copy to host", e));

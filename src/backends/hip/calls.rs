@@ -110,6 +110,10 @@ impl GpuApi for HipApi {
         }
     }
 
+    fn is_current(&self, current: i32, ordinal: u32) -> bool {
+        current == ordinal as i32
+    }
+
     fn prefer_location(&self, ptr: u64, n: usize, device: Option<u32>) -> Result<(), GpuError> {
         // hipCpuDeviceId (-1) names the host.
         let device = device.map_or(-1, |d| d as i32);
@@ -123,10 +127,6 @@ impl GpuApi for HipApi {
             )
         };
         self.check("hipMemAdvise", rc)
-    }
-
-    fn is_current(&self, current: i32, ordinal: u32) -> bool {
-        current == ordinal as i32
     }
 
     unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError> {

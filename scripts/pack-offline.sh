@@ -4,8 +4,8 @@
 # project's sessions): the test binaries (debug, default features: no `mpi`), the
 # `locus` CLI, a few release examples and the bench binaries, stripped, in one
 # `.dev/pack.tar.xz`; the Python wheel in `.dev/wheels/`; the Vulkan loader's .debs in
-# `.dev/gl/`. Copy `.dev/` (about 63 MB with every test binary: the device tool carries
-# 64 MiB at most, so pass a list of test binaries when the wheel must go too) and the
+# `.dev/gl/`. Copy `.dev/` (about 35 MB with every test binary, the wheel and the
+# Vulkan loader: the device tool carries 64 MiB at most) and the
 # repository there, then `bash scripts/run-offline.sh`.
 #
 #   scripts/pack-offline.sh                 # everything
@@ -32,7 +32,7 @@ sed -n 's/.*Executable tests\/\([a-z_]*\)\.rs (\(.*\))/\1 \2/p' "$log" | while r
   cp "$path" "$stage/tests/$name"
 done
 
-examples=(hello_cuda hello_hip 02_buffers 05_codelet_vec_add 07_async 10_umem 11_conversions 12_transfer_modes 13_openhmpp_sgemm)
+examples=(hello_cuda hello_hip 17_foreign_queues 02_buffers 05_codelet_vec_add 07_async 10_umem 11_conversions 12_transfer_modes 13_openhmpp_sgemm)
 args=()
 for e in "${examples[@]}"; do args+=(--example "$e"); done
 cargo build --release --bin locus "${args[@]}"
@@ -46,7 +46,9 @@ done
 # that run-offline.sh can put one there.
 echo "$(pwd)/target/debug/locus" > "$stage/cli-path"
 strip "$stage"/tests/* "$stage"/examples/* "$stage"/benches/* "$stage/locus"
-tar -C "$stage" -cf - . | xz -T0 -6 > "$out/pack.tar.xz"
+# One LZMA dictionary over the whole tar: the binaries share most of their code, which a
+# window this size finds (about a third of the multi-threaded -6 size; a few minutes).
+tar -C "$stage" -cf - . | xz -T1 -9e --lzma2=preset=9e,dict=192MiB > "$out/pack.tar.xz"
 rm -rf "$stage" "$log"
 
 # WebGPU on an NVIDIA machine needs a Vulkan loader, which CUDA images often lack:

@@ -11,6 +11,14 @@
 #   LOCUS_REQUIRE=host,hip bash scripts/run-offline.sh
 #   bash scripts/run-offline.sh tests python         # some phases only
 #   bash scripts/run-offline.sh probe                # cuda_copies, pipeline traces, conversions
+#   bash scripts/run-offline.sh facts driver nvbandwidth records   # see each phase below
+#
+# Phases: facts (the GPU, driver, tools and Python clients there), tests, examples, python
+# (PYTEST_FILES picks test files: all by default), driver (tests/cuda_driver.rs and the
+# cuda_copies bench), nvbandwidth (NVIDIA's tool, when .dev/tools has a build of it),
+# bench, records (scripts/bench-records.sh RECORD_NAME [RECORDS]: docs/bench-*-NAME.{md,json},
+# copied to $OUT/records), probe. SCRATCH (default $OUT) holds the unpacked binaries and
+# the Python site folder: point it outside $OUT where $OUT is sent back.
 #
 # Found on an H200 (2026-11-26): the CUDA image's $CC (/opt/gcc, built for offload)
 # cannot link OpenMP target regions plainly; locus retries with -fno-lto by itself.
@@ -18,12 +26,17 @@ set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/locus-offline}
 logs=$out/logs
-mkdir -p "$logs"
+scratch=${SCRATCH:-$out}
+mkdir -p "$logs" "$scratch"
 phases=${*:-tests examples python bench}
 export LOCUS_REQUIRE=${LOCUS_REQUIRE:-host,cuda}
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp} LOCUS_STRESS_MS=${LOCUS_STRESS_MS:-300}
 export LOCUS_FUZZ_SECS=${LOCUS_FUZZ_SECS:-1} RUST_BACKTRACE=1
-bin=$out/bin
+# The exit tests start a child per run and combination of technologies (380 with four):
+# each child initialising CUDA, NVIDIA's OpenCL and Vulkan, 20 runs each outlast the
+# phase's time.
+export LOCUS_EXIT_RUNS=${LOCUS_EXIT_RUNS:-2}
+bin=$scratch/bin
 [ -x "$bin/locus" ] || { mkdir -p "$bin" && tar -xJf .dev/pack.tar.xz -C "$bin"; }
 cli=$(cat "$bin/cli-path" 2>/dev/null || true)
 if [ -n "$cli" ] && [ ! -e "$cli" ] && mkdir -p "$(dirname "$cli")" 2>/dev/null; then
@@ -35,9 +48,9 @@ if ! python3 -c "import ctypes; ctypes.CDLL('libnvrtc.so')" 2>/dev/null; then
   one=$(ls /usr/local/cuda*/lib64/libnvrtc.so* /usr/local/cuda*/targets/x86_64-linux/lib/libnvrtc.so* \
         /usr/lib/x86_64-linux-gnu/libnvrtc.so* 2>/dev/null | grep -v builtins | head -1)
   if [ -n "$one" ]; then
-    mkdir -p "$out/lib" && ln -sf "$one" "$out/lib/libnvrtc.so"
-    export LD_LIBRARY_PATH=$out/lib:${LD_LIBRARY_PATH:-}
-    echo "NVRTC: linked $out/lib/libnvrtc.so -> $one"
+    mkdir -p "$scratch/lib" && ln -sf "$one" "$scratch/lib/libnvrtc.so"
+    export LD_LIBRARY_PATH=$scratch/lib:${LD_LIBRARY_PATH:-}
+    echo "NVRTC: linked $scratch/lib/libnvrtc.so -> $one"
   fi
 fi
 # A C compiler that links -fopenmp shared objects, for OpenMP user kernels (an H200
@@ -46,7 +59,7 @@ fi
 for c in "${CC:-}" /usr/bin/gcc /usr/bin/cc; do
   [ -n "$c" ] && [ -x "$c" ] || continue
   if printf 'int f(void){int s=0;\n#pragma omp parallel for reduction(+:s)\nfor(int i=0;i<4;i++)s+=i;return s;}\n' \
-      | "$c" -shared -fPIC -O2 -fopenmp -xc - -o "$out/omp_probe.so" 2>/dev/null; then
+      | "$c" -shared -fPIC -O2 -fopenmp -xc - -o "$scratch/omp_probe.so" 2>/dev/null; then
     export LOCUS_OPENMP_CC=${LOCUS_OPENMP_CC:-$c}; break
   fi
 done
@@ -64,10 +77,38 @@ echo "LOCUS_REQUIRE=$LOCUS_REQUIRE; examples at $gpu; logs in $logs"
 "$bin/locus" info 2>&1 | head -40
 
 for phase in $phases; do case $phase in
+facts)
+  nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.link.width.max \
+    --format=csv 2>&1 | tee "$logs/facts.txt"
+  { uname -r; grep PRETTY /etc/os-release; nproc; command -v nvcc cmake nvbandwidth;
+    python3 -c "import sys; print(sys.version)"
+    for m in numpy pytest cupy torch jax dpctl pyopencl; do
+      python3 -c "import $m; print('$m', $m.__version__)" 2>/dev/null || echo "$m: not installed"
+    done; } 2>&1 | tee -a "$logs/facts.txt"
+  ;;
+driver)
+  [ -x "$bin/tests/cuda_driver" ] && timeout -k 5 120 "$bin/tests/cuda_driver" --include-ignored \
+    --test-threads=1 --nocapture 2>&1 | tee "$logs/cuda_driver.log" | grep -aE "^test |: |result"
+  [ -x "$bin/benches/cuda_copies" ] && timeout 150 "$bin/benches/cuda_copies" 2>&1 | tee "$logs/cuda_copies.txt"
+  ;;
+nvbandwidth)
+  for nvb in .dev/tools/nvbandwidth-dyn .dev/tools/nvbandwidth; do
+    [ -x "$nvb" ] && "$nvb" --help > /dev/null 2>&1 || continue
+    timeout 150 "$nvb" -t host_to_device_memcpy_ce device_to_host_memcpy_ce \
+      host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce \
+      host_to_device_memcpy_sm device_to_host_memcpy_sm device_local_copy host_device_latency_sm 2>&1 | tee "$logs/nvbandwidth.txt"
+    break
+  done
+  [ -s "$logs/nvbandwidth.txt" ] || echo "nvbandwidth: no build that starts here (.dev/tools)" | tee "$logs/nvbandwidth.txt"
+  ;;
+records)
+  bash scripts/bench-records.sh "${RECORD_NAME:-gpu}" "$bin/locus" ${RECORDS:-} 2>&1 | tee "$logs/records.txt"
+  mkdir -p "$out/records" && cp docs/bench-*-"${RECORD_NAME:-gpu}".* "$out/records/" 2>/dev/null
+  ;;
 tests)
   # One process per binary, in parallel; each binary's tests on 4 threads.
   ls "$bin/tests" | xargs -P "$(nproc)" -I{} sh -c \
-    "timeout -k 5 300 '$bin/tests/{}' --include-ignored --test-threads=4 > '$logs/{}.log' 2>&1; echo \"{} rc=\$?\" >> '$logs/rc.txt'"
+    "timeout -k 5 ${TEST_TIMEOUT:-300} '$bin/tests/{}' --include-ignored --test-threads=4 > '$logs/{}.log' 2>&1; echo \"{} rc=\$?\" >> '$logs/rc.txt'"
   sort "$logs/rc.txt"
   for f in "$logs"/*.log; do
     grep -a -H '^test result' "$f" | tail -1
@@ -86,10 +127,11 @@ examples)
   done
   ;;
 python)
-  python3 -m pip install -q --no-index --no-deps --no-compile --target "$out/site" .dev/wheels/*.whl || continue
-  export PYTHONPATH=$out/site
-  rm -rf "$out/pt" && mkdir -p "$out/pt" && cp -r python/tests "$out/pt/"
-  (cd "$out/pt" && timeout -k 5 600 python3 -m pytest -q -rs -p no:cacheprovider tests -k "not mpi" > "$logs/pytest.log" 2>&1)
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$scratch/site" .dev/wheels/*.whl || continue
+  export PYTHONPATH=$scratch/site
+  rm -rf "$scratch/pt" && mkdir -p "$scratch/pt" && cp -r python/tests "$scratch/pt/"
+  (cd "$scratch/pt" && timeout -k 5 ${PYTEST_TIMEOUT:-600} python3 -m pytest -q -rs -p no:cacheprovider \
+    ${PYTEST_FILES:-tests} -k "not mpi" > "$logs/pytest.log" 2>&1)
   echo "pytest rc=$?"; tail -n 15 "$logs/pytest.log"
   for ex in 02_buffers 03_declared_access 06_jacobi 07_async 08_memory_resources 09_queues_and_events hello umem codelet; do
     timeout 60 python3 "python/examples/$ex.py" "$gpu" > "$logs/py_$ex.log" 2>&1; echo "python $ex rc=$?"

@@ -262,6 +262,9 @@ impl Handle {
             d.set_item("strides", py.None())?;
             // locus waits for its work before handing out a handle: no stream to order on.
             d.set_item("stream", py.None())?;
+            if let Some(streams) = &self.view.streams {
+                streams.name_array_interface();
+            }
             Ok(d)
         })
     }
@@ -345,6 +348,11 @@ impl Handle {
                 Arc::clone(&self.view)
             };
             let device = view.dl_device();
+            if let Some(streams) = &self.view.streams {
+                if matches!(device.device_type, dlpack::DL_CUDA | dlpack::DL_ROCM) {
+                    streams.name_dlpack(stream.as_ref().and_then(|s| s.extract::<i64>().ok()));
+                }
+            }
             match &stream {
                 Some(s) if !s.is_none() && device.device_type == dlpack::DL_CPU => {
                     return Err(PyBufferError::new_err(
@@ -391,7 +399,11 @@ impl Handle {
     /// handle lives: GPU work on it waits for the array to go (`del` it when done, or
     /// copy it with `np.array(h)`), and fails after 10 s with an error that says so.
     fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
+        if !self.closed.swap(true, Ordering::SeqCst) {
+            if let Some(streams) = &self.view.streams {
+                streams.record_at_close();
+            }
+        }
         self.view.open.store(false, Ordering::SeqCst);
         self.view.release_mapping();
     }

@@ -6,6 +6,7 @@
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 mod buffer;
+mod consumer_streams;
 mod dlpack;
 mod dtype;
 mod events;

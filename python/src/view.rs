@@ -23,6 +23,19 @@ pub(crate) struct View {
     pub(crate) route: String,
     /// Made for one export (`copy=True`, another device): the DLPack IS_COPIED flag.
     pub(crate) copied: bool,
+    /// For a write handle at a CUDA or HIP location: the streams its consumers named,
+    /// waited for before the buffer is used again.
+    pub(crate) streams: Option<Arc<crate::consumer_streams::ConsumerStreams>>,
+}
+
+impl Drop for View {
+    /// The last array or export made from a write handle went (or the handle, never
+    /// closed): its consumers' streams are recorded now, as at a close.
+    fn drop(&mut self) {
+        if let Some(streams) = &self.streams {
+            streams.record_at_close();
+        }
+    }
 }
 
 impl View {
@@ -53,6 +66,9 @@ impl View {
             in_place: served.in_place,
             route: served.route.to_string(),
             copied: false,
+            streams: writable
+                .then(|| crate::consumer_streams::ConsumerStreams::for_writer(consumer))
+                .flatten(),
         })
     }
 

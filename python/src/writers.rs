@@ -15,6 +15,8 @@ pub(crate) struct Writer {
     /// (locus's own, which `dpnp.asarray` uses, and dpctl's cached queue of the device,
     /// which `dpnp.from_dlpack` uses). Waited for before the buffer is used again.
     queues: Option<crate::usm::ConsumerQueues>,
+    /// For a handle at a CUDA or HIP location: the streams its consumers named.
+    streams: Option<Arc<crate::consumer_streams::ConsumerStreams>>,
 }
 
 impl Writer {
@@ -29,6 +31,7 @@ impl Writer {
             memory: Arc::clone(&view.memory),
             consumer,
             queues,
+            streams: view.streams.clone(),
         }
     }
 
@@ -103,6 +106,9 @@ impl PyBuffer {
             // What a consumer queued through the handle lands before locus reads.
             if let Some(queues) = &w.queues {
                 queues.wait(w.consumer)?;
+            }
+            if let Some(streams) = &w.streams {
+                streams.wait()?;
             }
             store.declare_written(&w.memory);
         }

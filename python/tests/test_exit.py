@@ -87,7 +87,8 @@ HOSTFN = textwrap.dedent(
     """
 )
 
-RUNS = 20
+# Runs per combination; LOCUS_EXIT_RUNS lowers it where each child starts slowly (a GPU node).
+RUNS = int(os.environ.get("LOCUS_EXIT_RUNS", "20"))
 
 
 def _run(script, how, backends):

@@ -111,3 +111,62 @@ def test_torch_on_its_own_stream_adopted_writes_before_locus_reads():
         x.copy_(torch.arange(n, dtype=torch.float32, device="cuda") * 3 + 1)
         del x
     np.testing.assert_array_equal(b.to_numpy(), np.arange(n, dtype=np.float32) * 3 + 1)
+
+
+def _stale_reads(at, write_through, runs=20):
+    """A GPU library writes a new locus buffer in place through a write handle, its
+    kernels queued and not finished; the handle closes and locus reads. No synchronize
+    anywhere in user code, as users write it. Returns how many of `runs` reads were
+    stale."""
+    n = 1 << 22
+    want = np.arange(n, dtype=np.float32) + 10
+    stale = 0
+    for _ in range(runs):
+        b = locus.Buffer(at, n, dtype="float32")
+        write_through(b, n)
+        stale += not np.array_equal(b.to_numpy(), want)
+    return stale
+
+
+@pytest.mark.parametrize("how", ["from_dlpack", "from_dlpack on its own stream", "asarray"])
+def test_cupy_writes_through_a_handle_land_before_locus_reads(how):
+    """Issue 41: CuPy takes a write handle (DLPack, naming its current stream; or the
+    CUDA array interface, on its default stream) and writes; locus's next read sees it."""
+    cupy = _cupy()
+    at = (_gpu_locations("cuda") or _gpu_locations("hip"))[0]
+
+    def write(b, n):
+        own = "own stream" in how
+        stream = cupy.cuda.Stream(non_blocking=True) if own else cupy.cuda.Stream.null
+        with stream, b.access_mut(at) as h:
+            x = cupy.asarray(h) if how == "asarray" else cupy.from_dlpack(h)
+            x[:] = cupy.arange(n, dtype=cupy.float32)
+            for _ in range(10):
+                x += 1
+            del x
+
+    stale = _stale_reads(at, write)
+    assert stale == 0, f"{at}: {stale} of 20 reads after CuPy's {how} writes were stale"
+
+
+@pytest.mark.parametrize("own_stream", [False, True], ids=["default stream", "own stream"])
+def test_torch_writes_through_a_handle_land_before_locus_reads(own_stream):
+    """Issue 41: PyTorch writes a write handle it took with torch.from_dlpack (which names
+    its current stream to __dlpack__) on its default stream or its own; locus's next read
+    sees the writes."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    if not torch.cuda.is_available() or not _gpu_locations("cuda"):
+        pytest.skip("no CUDA device for PyTorch and locus here")
+    at = "cuda:0"
+
+    def write(b, n):
+        stream = torch.cuda.Stream() if own_stream else torch.cuda.default_stream()
+        with torch.cuda.stream(stream), b.access_mut(at) as h:
+            x = torch.from_dlpack(h)
+            x.copy_(torch.arange(n, dtype=torch.float32, device="cuda"))
+            for _ in range(10):
+                x.add_(1)
+            del x
+
+    stale = _stale_reads(at, write)
+    assert stale == 0, f"{at}: {stale} of 20 reads after PyTorch's writes were stale"

@@ -28,7 +28,8 @@ pub(super) fn err(call: &'static str) -> impl Fn(result::DriverError) -> GpuErro
 impl GpuApi for CudaApi {
     const TECHNOLOGY: Technology = Technology::Cuda;
     const DRIVER_READS_PAGEABLE: bool = true;
-    /// Every size: `cuMemcpyHtoD` waited for beats the two-chunk staging at every size
+    /// Every size: the driver's own pageable upload (`cuMemcpyHtoDAsync` on locus's
+    /// stream, waited for) beats the two-chunk staging at every size
     /// `benches/cuda_copies.rs` measures (`docs/design-measurements.md`).
     const DRIVER_WRITES_PAGEABLE_UP_TO: usize = usize::MAX;
 
@@ -186,38 +187,11 @@ impl GpuApi for CudaApi {
         self.finish(wait)
     }
 
-    unsafe fn to_device_by_driver(
-        &self,
-        dst: u64,
-        src: *const u8,
-        n: usize,
-    ) -> Result<(), GpuError> {
-        // The stream's earlier work, then the driver's synchronous `cuMemcpyHtoD`. From
-        // pageable memory it may return once the bytes are in the driver's staging
-        // memory, before the DMA lands: a wait on the NULL stream, which carries that
-        // DMA, makes the copy complete for locus's own (non-blocking) stream too.
-        self.synchronize()?;
-        // SAFETY: per the caller's contract; the stream's work on `dst` is done.
-        unsafe {
-            result::memcpy_htod_sync(dst, std::slice::from_raw_parts(src, n))
-                .map_err(err("cuMemcpyHtoD"))?;
-            result::stream::synchronize(result::stream::null())
-        }
-        .map_err(err("cuStreamSynchronize"))
-    }
-
     unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
-        if wait {
-            // Synchronous: the stream's earlier work, then the driver's synchronous
-            // `cuMemcpyDtoH` (the legacy stream does not wait for locus's non-blocking
-            // one), which into pageable memory is the fastest way (DRIVER_READS_PAGEABLE).
-            self.synchronize()?;
-            // SAFETY: per the caller's contract; the stream's work on `src` is done.
-            return unsafe {
-                result::memcpy_dtoh_sync(std::slice::from_raw_parts_mut(dst, n), src)
-            }
-            .map_err(err("cuMemcpyDtoH"));
-        }
+        // On locus's non-blocking stream even when waited for: the driver's synchronous
+        // `cuMemcpyDtoH` runs on the legacy NULL stream, which waits for (and holds up)
+        // every blocking stream of the context, another library's default stream among
+        // them. Into pageable memory the driver stages the asynchronous call itself.
         // SAFETY: per the caller's contract.
         unsafe {
             result::memcpy_dtoh_async(std::slice::from_raw_parts_mut(dst, n), src, self.stream())

@@ -14,7 +14,7 @@ pub trait GpuApi: Send + Sync + 'static {
     /// CUDA's does (`docs/design-measurements.md`).
     const DRIVER_READS_PAGEABLE: bool = false;
     /// Up to how many bytes a synchronous upload from pageable memory larger than 64 KiB
-    /// is the driver's own synchronous call ([`GpuApi::to_device_by_driver`]) rather than
+    /// is left to the driver ([`GpuApi::to_device_by_driver`]) rather than
     /// staged through locus's two pinned chunks; none by default.
     /// `LOCUS_GPU_DIRECT_UPLOAD_MAX` (a size: `4MiB`) overrides it.
     const DRIVER_WRITES_PAGEABLE_UP_TO: usize = 0;
@@ -90,8 +90,9 @@ pub trait GpuApi: Send + Sync + 'static {
     /// # Safety
     /// As for `to_device`.
     unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError>;
-    /// A complete host -> device copy by the driver's own synchronous call (CUDA's
-    /// `cuMemcpyHtoD`, after the stream's earlier work); by default `to_device` waited for.
+    /// A complete host -> device copy from pageable memory that the driver stages
+    /// itself: by default `to_device` waited for (on locus's own stream, never the legacy
+    /// NULL stream, which would serialise with other libraries' blocking streams).
     ///
     /// # Safety
     /// As for `to_device`.

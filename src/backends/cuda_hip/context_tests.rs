@@ -103,3 +103,27 @@ fn a_thread_with_nothing_current_keeps_nothing_current() {
         "locus's device was left current"
     );
 }
+
+#[test]
+fn the_native_calls_run_with_the_device_current_and_leave_the_callers_context() {
+    // The benchmarks' raw baseline (`cuMemcpyHtoD` / `cuMemcpyDtoH` / `cuMemcpyDtoD`):
+    // on the code before, the device was made current and put back before the call ran,
+    // which failed with CUDA_ERROR_INVALID_CONTEXT (found on an H200).
+    let (_api, gpu) = devices(1);
+    Strict::make_foreign_current();
+    let n = 4096;
+    let (a, b) = (
+        gpu[0].allocate_kind(n, GpuMemory::Device).unwrap(),
+        gpu[0].allocate_kind(n, GpuMemory::Device).unwrap(),
+    );
+    gpu[0].native_write(a.native(), &[5u8; 4096]).unwrap();
+    foreign_still_current("a native write");
+    gpu[0]
+        .native_copy_within(a.native(), b.native(), n)
+        .unwrap();
+    foreign_still_current("a native copy");
+    let mut back = vec![0u8; n];
+    gpu[0].native_read(b.native(), &mut back).unwrap();
+    foreign_still_current("a native read");
+    assert!(back.iter().all(|&x| x == 5));
+}

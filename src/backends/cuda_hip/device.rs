@@ -331,9 +331,11 @@ impl<A: GpuApi> GpuDevice<A> {
     /// [`GpuApi::native_copy`] on this device, made current; `None` where the backend's
     /// own copy is the native call.
     fn native_or(&self, direction: Direction, dst: u64, src: u64, n: usize) -> Option<Result<()>> {
-        if let Err(e) = self.activate() {
-            return Some(Err(e));
-        }
+        // Held to the end: the caller's context is put back after the copy, not before.
+        let _current = match self.activate() {
+            Ok(current) => current,
+            Err(e) => return Some(Err(e)),
+        };
         // SAFETY: `Memory` checked both ranges (device pointers of this device, or a live
         // host slice the caller borrowed), and distinct allocations do not overlap.
         let done = unsafe { self.api.native_copy(direction, dst, src, n) }?;

@@ -4,7 +4,8 @@
 //!
 //! - **a current context per thread**: every call but `activate`, `enable_peer` and
 //!   `compile` fails with `CUDA_ERROR_INVALID_CONTEXT` on a thread where no device of
-//!   this driver is current, and works on the current device's stream;
+//!   this driver is current, and works on the current device's stream (the synchronous
+//!   copies of the raw baseline too: `native.rs`);
 //! - **streams are asynchronous**: copies, memsets and launches are queued, and run
 //!   only when something waits for them (a synchronous call, a stream synchronisation,
 //!   an event wait, or an event query, which reports "not ready" once before the work
@@ -24,8 +25,8 @@
 //! - **launch sizes**: a zero or oversized grid, more work items along x than the
 //!   driver takes (HIP's 2^32 - 1, or fewer as a test says), or a block of more than
 //!   1024 threads, is `CUDA_ERROR_INVALID_VALUE`;
-//! - **exclusive-process devices**: a device in `busy` refuses a context;
-//! - **fault injection**: [`Strict::fail_once`] makes the next call of that name fail;
+//! - **exclusive-process devices**: a device in `busy` refuses a context; **fault
+//!   injection**: [`Strict::fail_once`] makes the next call of that name fail;
 //! - **pool memory is its device's**: a kernel given a pointer into another device's
 //!   stream-ordered pool memory is `CUDA_ERROR_ILLEGAL_ADDRESS` (peer access does not
 //!   cover the pool; `cuMemPoolSetAccess` would);
@@ -44,7 +45,6 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
-
 /// What `cuMemAlloc`, `cuMemAllocAsync`, `cuMemAllocHost` and `cuMemAllocManaged`
 /// guarantee for the start of an allocation.
 const DRIVER_ALIGNMENT: usize = 256;
@@ -55,6 +55,7 @@ use streams::{device_stream_handle, Op, StreamId, Streams};
 mod compiler;
 mod handles;
 mod inspect;
+mod native;
 mod pools;
 mod streams;
 
@@ -185,16 +186,6 @@ impl Strict {
         if wait {
             state.streams.run_to(id, at);
         }
-    }
-
-    /// A copy of `n` bytes, made when the queued work runs.
-    fn copy_op(dst: u64, src: u64, n: usize) -> Op {
-        Box::new(move || {
-            // SAFETY: simulated device memory is host memory; the caller of the copy
-            // keeps both ranges valid until the work completes (the contract that the
-            // strictness checks: a range freed or refilled early shows as wrong data).
-            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
-        })
     }
 
     /// Records `event` at the end of stream `id`'s queued work.
@@ -359,6 +350,17 @@ impl GpuApi for Strict {
         let device = self.enter("cuMemcpyHtoDAsync")?;
         self.queue(device, wait, Self::copy_op(dst, src as u64, n));
         Ok(())
+    }
+
+    unsafe fn native_copy(
+        &self,
+        d: Direction,
+        dst: u64,
+        src: u64,
+        n: usize,
+    ) -> Option<native::CallResult> {
+        // SAFETY: per the caller's contract.
+        Some(unsafe { self.native_copy_now(d, dst, src, n) })
     }
 
     unsafe fn to_host(&self, dst: *mut u8, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {

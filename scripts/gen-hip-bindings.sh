@@ -19,7 +19,7 @@ pool_out="${4:-src/backends/hip/pool_bindings.rs}"
 wrapper="$(mktemp --suffix=.h)"
 trap 'rm -f "$wrapper"' EXIT
 printf '#define __HIP_PLATFORM_AMD__\n#include <hip/hip_runtime_api.h>\n#include <hip/hiprtc.h>\n' > "$wrapper"
-runtime='^hip(Init|GetDeviceCount|GetDevice|DeviceGetName|DeviceTotalMem|DeviceGetAttribute|SetDevice|Malloc|Free|HostMalloc|HostFree|MallocManaged|MemGetInfo|MemcpyAsync|MemcpyPeerAsync|MemsetAsync|StreamCreateWithFlags|StreamSynchronize|StreamWaitEvent|DeviceCanAccessPeer|DeviceEnablePeerAccess|RuntimeGetVersion|GetErrorString|GetErrorName|ModuleLoadData|ModuleGetFunction|ModuleLaunchKernel|EventCreateWithFlags|EventRecord|EventSynchronize|EventQuery|EventDestroy|PointerGetAttribute|MemAdvise)$'
+runtime='^hip(Init|GetDeviceCount|GetDevice|DeviceGetName|DeviceTotalMem|DeviceGetAttribute|SetDevice|Malloc|Free|HostMalloc|HostFree|MallocManaged|MemGetInfo|MemcpyAsync|MemcpyPeerAsync|MemsetAsync|StreamCreateWithFlags|StreamSynchronize|StreamWaitEvent|DeviceCanAccessPeer|DeviceEnablePeerAccess|RuntimeGetVersion|GetErrorString|GetErrorName|ModuleLoadData|ModuleGetFunction|ModuleLaunchKernel|EventCreateWithFlags|EventRecord|EventSynchronize|EventQuery|EventDestroy|PointerGetAttribute|MemAdvise|HostRegister|HostUnregister)$'
 pool='^hip(MallocAsync|FreeAsync|DeviceGetDefaultMemPool|MemPoolSetAttribute)$'
 rtc='^hiprtc(CreateProgram|CompileProgram|GetCodeSize|GetCode|GetProgramLogSize|GetProgramLog|DestroyProgram|GetErrorString)$'
 # generate NAME FUNCTIONS TYPES OUT

@@ -64,12 +64,14 @@ pub use crate::core::mapping::HostMapping;
 pub use crate::core::memory::Memory;
 pub use crate::core::native::{GpuMemory, MemoryKind, Native, UsmKind};
 pub use crate::core::native_queue::NativeQueue;
+pub use crate::core::registration::HostRegistration;
 pub use buffer::{Buffer, ReadGuard, Scalar, Section, Transfer, Triplet, WriteGuard};
 /// The half-precision types `f16` and `bf16` buffers hold (the `half` crate).
 pub use half;
 pub use runtime::adopted_queue::AdoptedQueue;
 pub use runtime::event::{Event, EventTrigger};
 pub use runtime::queue::Queue;
+pub use runtime::register_host_memory;
 pub use runtime::registry::{available, device_as, registry, Registry};
 pub use runtime::transfer::{
     copy_batch, BatchCopy, CopyOptions, Route, RouteKind, TransferStats, TransferTotals, Via,

@@ -269,3 +269,43 @@ fn sam_headroom_follows_the_devices_answer() {
         }
     }
 }
+
+#[test]
+fn registered_host_memory_is_page_locked_until_it_is_dropped() {
+    let Some((at, _)) = cuda() else { return };
+    let n = 64 << 20;
+    let host = Memory::from_vec_registered(vec![9u8; n]).unwrap();
+    let locus::Native::Host { ptr } = *host.native() else {
+        unreachable!()
+    };
+    let context = CudaContext::new(0).unwrap();
+    context.bind_to_thread().unwrap();
+    let kind = |p: *mut u8| {
+        let mut kind: u32 = 0;
+        // SAFETY: the attribute is a u32 written to a local; any address may be asked.
+        unsafe {
+            sys::cuPointerGetAttribute(
+                (&mut kind as *mut u32).cast(),
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                p as u64,
+            )
+        }
+        .result()
+        .map(|()| kind)
+    };
+    assert_eq!(
+        kind(ptr).expect("the driver knows registered memory"),
+        sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
+    );
+    let dev = Memory::new(at, n).unwrap();
+    host.copy_to(0, &dev, 0, n).unwrap();
+    let mut back = vec![0u8; n];
+    dev.read(0, &mut back).unwrap();
+    assert!(back.iter().all(|&b| b == 9));
+    drop(host);
+    let fresh = vec![1u8; n];
+    println!(
+        "{at}: registered memory is CU_MEMORYTYPE_HOST; pageable memory asks: {:?}",
+        kind(fresh.as_ptr().cast_mut())
+    );
+}

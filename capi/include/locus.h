@@ -377,6 +377,20 @@ LocusStatus locus_memory_is_accessible_from(const LocusMemory *memory,
 // `address` is NULL or points to a `void *`.
 LocusStatus locus_memory_host_pointer(const LocusMemory *memory, void **address);
 
+// Wraps host memory the C program owns (`pointer`, `bytes` long) as locus memory at
+// `host`, into `*out`, registered in place ("pinned" where it lies) with every runtime
+// whose copies need page-locked memory (CUDA's `cuMemHostRegister`, HIP's
+// `hipHostRegister`): copies between it and those devices then go by DMA. Other
+// locations use it as any host memory. `locus_memory_free` of the handle undoes the
+// registration; locus never frees the memory itself. A runtime that refuses (memory
+// registered already, by another library) is an error naming it, and nothing stays
+// registered.
+//
+// # Safety
+// `pointer` is `bytes` bytes of writable host memory, valid until `locus_memory_free` of
+// the handle returns; `out` is NULL or points to a `LocusMemory *`.
+LocusStatus locus_memory_register_host(void *pointer, size_t bytes, LocusMemory **out);
+
 // Allocates `bytes` of memory of `kind` (a `LocusMemoryKind`) at `location` and stores the new handle in
 // `*out` (free it with `locus_memory_free`). A kind the location does not offer is
 // `LOCUS_ERROR_INVALID`, naming the kinds it offers.

@@ -225,3 +225,47 @@ pub unsafe extern "C" fn locus_memory_host_pointer(
         Ok(())
     })
 }
+
+/// Wraps host memory the C program owns (`pointer`, `bytes` long) as locus memory at
+/// `host`, into `*out`, registered in place ("pinned" where it lies) with every runtime
+/// whose copies need page-locked memory (CUDA's `cuMemHostRegister`, HIP's
+/// `hipHostRegister`): copies between it and those devices then go by DMA. Other
+/// locations use it as any host memory. `locus_memory_free` of the handle undoes the
+/// registration; locus never frees the memory itself. A runtime that refuses (memory
+/// registered already, by another library) is an error naming it, and nothing stays
+/// registered.
+///
+/// # Safety
+/// `pointer` is `bytes` bytes of writable host memory, valid until `locus_memory_free` of
+/// the handle returns; `out` is NULL or points to a `LocusMemory *`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_register_host(
+    pointer: *mut c_void,
+    bytes: usize,
+    out: *mut *mut LocusMemory,
+) -> LocusStatus {
+    call("locus_memory_register_host", || {
+        let out = out_arg(out, "out")?;
+        if pointer.is_null() && bytes > 0 {
+            return Err(Fail::new(
+                LocusStatus::LocusErrorNull,
+                format!("pointer is NULL for {bytes} bytes"),
+            ));
+        }
+        let ptr = pointer.cast::<u8>();
+        // SAFETY: the caller keeps `bytes` bytes at `pointer` alive until the handle is
+        // freed; the deleter below drops the registrations then, before the caller may
+        // free the memory.
+        let registrations = unsafe { locus_rs::register_host_memory(ptr, bytes) }?;
+        let native = locus_rs::Native::Host { ptr };
+        // SAFETY: as above: live host memory of `bytes` bytes until the handle is freed;
+        // the deleter only ends the registrations.
+        let memory = unsafe {
+            Memory::adopt(locus_rs::Location::Host, native, bytes, move |_| {
+                drop(registrations)
+            })
+        }?;
+        *out = MEMORY.insert(memory);
+        Ok(())
+    })
+}

@@ -16,6 +16,9 @@ pub(crate) struct Foreign {
     pub(crate) read_only: bool,
     /// Keeps the producer's memory alive; dropped when locus no longer uses it.
     pub(crate) keep: Box<dyn Send + Sync>,
+    /// Register the host memory in place with the runtimes that pin host memory
+    /// (`locus.register_host_memory` in Rust) while locus uses it.
+    pub(crate) register: bool,
 }
 
 /// The bytes of a strided host array, gathered in row-major order.
@@ -68,7 +71,19 @@ impl Foreign {
             dtype,
             read_only,
             keep,
+            register,
         } = self;
+        if register && (location != Location::Host || copy == Some(true)) {
+            return Err(PyValueError::new_err(format!(
+                "register=True pins host memory where it lies: {}",
+                if copy == Some(true) {
+                    "with copy=True there is nothing of the caller's to pin (the copy is locus's)"
+                        .to_string()
+                } else {
+                    format!("the array is at {location}, not in host memory")
+                }
+            )));
+        }
         locus::registry().device(location).map_err(py_err)?;
         let len = buffer::elements(&shape, dtype.size)?;
         if len == 0 {
@@ -197,6 +212,19 @@ impl Foreign {
                 dlpack::native_for(location, device, data, byte_offset)?,
                 keep,
             ),
+        };
+        let keep: Box<dyn Send + Sync> = if register {
+            let (at, bytes) = (first as usize, len * dtype.size);
+            // SAFETY: the producer keeps `bytes` bytes alive at `first` until `keep` is
+            // dropped; the registrations are dropped before it (a tuple drops its fields
+            // in order), when locus's use of the memory has ended.
+            let registrations = crate::detach(py, || unsafe {
+                locus::register_host_memory(at as *mut u8, bytes)
+            })
+            .map_err(py_err)?;
+            Box::new((registrations, keep))
+        } else {
+            keep
         };
         // SAFETY: the producer keeps `len * size` bytes alive at `native` until `keep` is
         // dropped, which the deleter does; alignment was checked above for host memory.

@@ -348,6 +348,22 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     fn make_current(&self) -> Result<()> {
         Ok(())
     }
+    /// Registers `len` bytes of host memory at `ptr` in place with this device's
+    /// runtime, for every device of that runtime (`cuMemHostRegister` /
+    /// `hipHostRegister`, portable): its copies then go by DMA. `None` where the runtime
+    /// has no such registration or needs none (the default: devices that use host
+    /// memory as it is). Dropping the registration undoes it.
+    ///
+    /// # Safety
+    /// `ptr` is valid for `len` bytes for as long as the returned registration lives.
+    unsafe fn register_host(
+        &self,
+        ptr: *mut u8,
+        len: usize,
+    ) -> Result<Option<super::registration::HostRegistration>> {
+        let _ = (ptr, len);
+        Ok(None)
+    }
     /// Asks the runtime to keep `len` bytes from `offset` of `memory` in this device's
     /// memory (`here`) or in the host's, where this device uses that memory in place
     /// and pages it in on use (system-allocated memory with pageable memory access,

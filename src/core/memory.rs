@@ -15,6 +15,7 @@ use super::error::{Error, Result};
 use super::location::Location;
 use super::mapping::HostMapping;
 use super::native::Native;
+use super::registration::HostRegistration;
 
 /// Who frees the allocation.
 enum Owner {
@@ -234,6 +235,30 @@ impl Memory {
             len,
             Box::new(move |_| drop(vec)),
         )
+    }
+
+    /// As [`Memory::host_vec`], the vector's buffer registered in place by `register`
+    /// (given its address and length) first; the registrations are dropped (undone)
+    /// before the vector is freed. A failed `register` leaves nothing registered.
+    pub(crate) fn host_vec_registered<T: bytemuck::Pod + Send + Sync>(
+        host: Arc<dyn Device>,
+        mut vec: Vec<T>,
+        register: impl FnOnce(*mut u8, usize) -> Result<Vec<HostRegistration>>,
+    ) -> Result<Memory> {
+        let len = std::mem::size_of_val(vec.as_slice());
+        let ptr = vec.as_mut_ptr().cast::<u8>();
+        let registrations = register(ptr, len)?;
+        // The vector's buffer does not move when the vector is moved into the deleter;
+        // it is freed there after the registrations are undone.
+        Ok(Memory::with_deleter(
+            host,
+            Native::Host { ptr },
+            len,
+            Box::new(move |_| {
+                drop(registrations);
+                drop(vec);
+            }),
+        ))
     }
 
     /// Takes the loan out of memory on loan from a resource, so that the caller gives the

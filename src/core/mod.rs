@@ -10,6 +10,7 @@
 //! - [`native_queue`]: a runtime's own queue, and one a backend adopted from a user;
 //! - [`memory`] and [`mapping`]: one untyped allocation, and host access to it in place;
 //! - [`host_memory`]: the host's available memory, as the system reports it;
+//! - [`registration`]: host memory registered in place with a runtime (pinned where it lies);
 //! - [`aligned`]: allocations aligned beyond the default (umem's `aligned_alloc`);
 //! - [`block`]: an allocation a memory resource handed out, and where it goes back;
 //! - [`completion`]: queued work (each backend's own type behind one trait) and the
@@ -36,6 +37,7 @@ pub mod memory;
 pub mod native;
 pub mod native_copy;
 pub mod native_queue;
+pub mod registration;
 pub mod route;
 pub mod shutdown;
 pub mod size;

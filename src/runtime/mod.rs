@@ -7,6 +7,7 @@ pub mod access;
 pub mod adopted_queue;
 mod adoptions;
 mod allocate;
+pub use allocate::register_host_memory;
 pub mod event;
 pub mod mirror;
 pub mod queue;

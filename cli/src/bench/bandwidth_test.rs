@@ -2,7 +2,8 @@
 //! matrix: for every device, host-to-device and device-to-host from each kind of host
 //! memory a program has: pageable (a `Vec`, the C library's pages, as a user's array
 //! is), huge pages (locus's own host memory: large allocations are mapped with
-//! transparent huge pages advised), and each page-locked or host-visible kind the device
+//! transparent huge pages advised), a `Vec` registered in place for CUDA and HIP
+//! (`Memory::from_vec_registered`), and each page-locked or host-visible kind the device
 //! offers (CUDA / HIP pinned host memory, SYCL USM host memory, an OpenCL
 //! `CL_MEM_ALLOC_HOST_PTR` buffer); device-to-device on the device, and between devices
 //! of one technology (peer where enabled), at one size (32 MiB, bandwidthTest's
@@ -11,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{measure, Bandwidth, Config, Stats};
-use locus::{Location, Memory, MemoryKind, Registry, Result};
+use locus::{Location, Memory, MemoryKind, Registry, Result, Technology};
 
 /// bandwidthTest's default transfer size.
 pub const BYTES: u64 = 32 << 20;
@@ -24,7 +25,8 @@ pub struct BandwidthCell {
     /// `host-to-device`, `device-to-host`, `device-to-device`, or `to <location>` (between
     /// two devices of one technology).
     pub direction: String,
-    /// The host side: `pageable`, or the page-locked kind (`pinned-host`, `usm-host`);
+    /// The host side: `pageable`, `huge-pages`, `registered`, or the page-locked kind
+    /// (`pinned-host`, `usm-host`);
     /// `-` for device-to-device.
     pub host_memory: String,
     /// The route the planner took.
@@ -74,6 +76,14 @@ pub(super) fn run(
             ("pageable".into(), Memory::from_vec(vec![0u8; n])),
             ("huge-pages".into(), Memory::new(Location::Host, n)?),
         ];
+        // A user's own array pinned where it lies, for the runtimes that register host
+        // memory (`Memory::from_vec_registered`).
+        if matches!(l.technology(), Technology::Cuda | Technology::Hip) {
+            hosts.push((
+                "registered".into(),
+                Memory::from_vec_registered(vec![0u8; n])?,
+            ));
+        }
         let locked = locked_kinds(&device.memory_kinds());
         if locked.is_empty() {
             without.push(l.to_string());

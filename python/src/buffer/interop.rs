@@ -171,7 +171,7 @@ impl PyBuffer {
             } else if obj.hasattr("__array_interface__")?
                 || obj.hasattr("__cuda_array_interface__")?
             {
-                return Self::from_array(py, obj, copy);
+                return Self::from_array(py, obj, copy, false);
             } else {
                 return Err(PyTypeError::new_err(format!(
                     "{} has neither __dlpack__ nor an array interface",
@@ -213,6 +213,7 @@ impl PyBuffer {
                 dtype,
                 read_only: t.read_only,
                 keep: Box::new(t.owner),
+                register: false,
             }
             .adopt(py, copy)
         })
@@ -221,13 +222,17 @@ impl PyBuffer {
     /// Adopts the memory of an object with `__array_interface__` (host) or
     /// `__cuda_array_interface__` (the device its `__dlpack_device__` names, else the
     /// device that owns the pointer; its `stream` is waited for first) without copying;
-    /// the object is kept alive while locus uses its memory.
+    /// the object is kept alive while locus uses its memory. `register=True` (host
+    /// arrays) also pins the array where it lies for the runtimes whose copies need
+    /// page-locked memory (CUDA, HIP: their copies then go by DMA) until locus lets go of
+    /// it: for an array that moves to a GPU again and again.
     #[staticmethod]
-    #[pyo3(signature = (obj, *, copy=None))]
+    #[pyo3(signature = (obj, *, copy=None, register=false))]
     fn from_array(
         py: Python<'_>,
         obj: &Bound<'_, PyAny>,
         copy: Option<bool>,
+        register: bool,
     ) -> PyResult<PyBuffer> {
         guarded(|| {
             let host = optional_attr(obj, "__array_interface__")?;
@@ -283,6 +288,7 @@ impl PyBuffer {
                 dtype,
                 read_only,
                 keep: Box::new(obj.clone().unbind()),
+                register,
             }
             .adopt(py, copy)
         })

@@ -414,6 +414,20 @@ impl GpuApi for CudaApi {
         u32::try_from(ordinal).map_err(|_| GpuError::other("cuPointerGetAttribute", "no device"))
     }
 
+    unsafe fn host_register(&self, ptr: *mut u8, len: usize) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract; the driver validates the range.
+        unsafe { sys::cuMemHostRegister_v2(ptr.cast(), len, sys::CU_MEMHOSTREGISTER_PORTABLE) }
+            .result()
+            .map_err(err("cuMemHostRegister"))
+    }
+
+    unsafe fn host_unregister(&self, ptr: *mut u8) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { sys::cuMemHostUnregister(ptr.cast()) }
+            .result()
+            .map_err(err("cuMemHostUnregister"))
+    }
+
     fn native(ptr: u64, kind: GpuMemory) -> Native {
         Native::Cuda { ptr, kind }
     }

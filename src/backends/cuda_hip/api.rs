@@ -228,6 +228,18 @@ pub trait GpuApi: Send + Sync + 'static {
     /// The ordinal of the device that owns `ptr` (`cuPointerGetAttribute`
     /// `DEVICE_ORDINAL` / `hipPointerGetAttribute`).
     fn pointer_device(&self, ptr: u64) -> Result<u32, GpuError>;
+    /// Page-locks `len` bytes of host memory at `ptr` in place, for every device of this
+    /// driver (`cuMemHostRegister` / `hipHostRegister`, portable): its copies then go by
+    /// DMA, as from the driver's own pinned memory. On the current device.
+    ///
+    /// # Safety
+    /// `ptr` is valid for `len` bytes until [`GpuApi::host_unregister`] is called for it.
+    unsafe fn host_register(&self, ptr: *mut u8, len: usize) -> Result<(), GpuError>;
+    /// Undoes [`GpuApi::host_register`] of `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` was registered by `host_register` and no copy from or to it is in flight.
+    unsafe fn host_unregister(&self, ptr: *mut u8) -> Result<(), GpuError>;
     /// Wraps a pointer as this technology's native handle.
     fn native(ptr: u64, kind: GpuMemory) -> Native;
     /// Unwraps this technology's native handle.

@@ -29,6 +29,31 @@ impl<A: GpuApi> Device for GpuDevice<A> {
             .map_err(|e| self.fail("set device", e))
     }
 
+    unsafe fn register_host(
+        &self,
+        ptr: *mut u8,
+        len: usize,
+    ) -> Result<Option<crate::core::registration::HostRegistration>> {
+        {
+            let _current = self.activate()?;
+            // SAFETY: per the caller's contract, `ptr` stays valid for `len` bytes until
+            // the registration returned below is dropped, which unregisters it.
+            unsafe { self.api.host_register(ptr, len) }
+                .map_err(|e| self.fail("register host memory in place", e))?;
+        }
+        let (api, ordinal, at) = (Arc::clone(&self.api), self.ordinal, ptr as usize);
+        Ok(Some(crate::core::registration::HostRegistration::new(
+            self.location,
+            move || {
+                if let Ok(_current) = api.enter(ordinal) {
+                    // SAFETY: registered above; the memory's owner drops the
+                    // registration before the memory, once its copies are done.
+                    let _ = unsafe { api.host_unregister(at as *mut u8) };
+                }
+            },
+        )))
+    }
+
     fn prefer_location(
         &self,
         memory: &Native,

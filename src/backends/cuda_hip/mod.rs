@@ -506,3 +506,6 @@ mod context_tests;
 
 #[cfg(all(test, feature = "cuda"))]
 mod pageable_tests;
+
+#[cfg(all(test, feature = "cuda"))]
+mod registration_tests;

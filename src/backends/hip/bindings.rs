@@ -349,6 +349,12 @@ pub struct HipApiRaw {
         advice: hipMemoryAdvise,
         device: ::std::os::raw::c_int,
     ) -> hipError_t,
+    pub hipHostRegister: unsafe extern "C" fn(
+        hostPtr: *mut ::std::os::raw::c_void,
+        sizeBytes: usize,
+        flags: ::std::os::raw::c_uint,
+    ) -> hipError_t,
+    pub hipHostUnregister: unsafe extern "C" fn(hostPtr: *mut ::std::os::raw::c_void) -> hipError_t,
     pub hipFree: unsafe extern "C" fn(ptr: *mut ::std::os::raw::c_void) -> hipError_t,
     pub hipHostFree: unsafe extern "C" fn(ptr: *mut ::std::os::raw::c_void) -> hipError_t,
     pub hipMemcpyAsync: unsafe extern "C" fn(
@@ -445,6 +451,8 @@ impl HipApiRaw {
         let hipHostMalloc = __library.get(b"hipHostMalloc\0").map(|sym| *sym)?;
         let hipMallocManaged = __library.get(b"hipMallocManaged\0").map(|sym| *sym)?;
         let hipMemAdvise = __library.get(b"hipMemAdvise\0").map(|sym| *sym)?;
+        let hipHostRegister = __library.get(b"hipHostRegister\0").map(|sym| *sym)?;
+        let hipHostUnregister = __library.get(b"hipHostUnregister\0").map(|sym| *sym)?;
         let hipFree = __library.get(b"hipFree\0").map(|sym| *sym)?;
         let hipHostFree = __library.get(b"hipHostFree\0").map(|sym| *sym)?;
         let hipMemcpyAsync = __library.get(b"hipMemcpyAsync\0").map(|sym| *sym)?;
@@ -483,6 +491,8 @@ impl HipApiRaw {
             hipHostMalloc,
             hipMallocManaged,
             hipMemAdvise,
+            hipHostRegister,
+            hipHostUnregister,
             hipFree,
             hipHostFree,
             hipMemcpyAsync,
@@ -615,6 +625,17 @@ impl HipApiRaw {
         device: ::std::os::raw::c_int,
     ) -> hipError_t {
         (self.hipMemAdvise)(dev_ptr, count, advice, device)
+    }
+    pub unsafe fn hipHostRegister(
+        &self,
+        hostPtr: *mut ::std::os::raw::c_void,
+        sizeBytes: usize,
+        flags: ::std::os::raw::c_uint,
+    ) -> hipError_t {
+        (self.hipHostRegister)(hostPtr, sizeBytes, flags)
+    }
+    pub unsafe fn hipHostUnregister(&self, hostPtr: *mut ::std::os::raw::c_void) -> hipError_t {
+        (self.hipHostUnregister)(hostPtr)
     }
     pub unsafe fn hipFree(&self, ptr: *mut ::std::os::raw::c_void) -> hipError_t {
         (self.hipFree)(ptr)

@@ -446,6 +446,22 @@ impl GpuApi for HipApi {
         u32::try_from(ordinal).map_err(|_| GpuError::other("hipPointerGetAttribute", "no device"))
     }
 
+    unsafe fn host_register(&self, ptr: *mut u8, len: usize) -> Result<(), GpuError> {
+        // hipHostRegisterPortable: every device's context sees it pinned.
+        const PORTABLE: u32 = 1;
+        // SAFETY: per the caller's contract; the runtime validates the range.
+        self.check("hipHostRegister", unsafe {
+            self.raw.hipHostRegister(ptr.cast(), len, PORTABLE)
+        })
+    }
+
+    unsafe fn host_unregister(&self, ptr: *mut u8) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        self.check("hipHostUnregister", unsafe {
+            self.raw.hipHostUnregister(ptr.cast())
+        })
+    }
+
     fn native(ptr: u64, kind: GpuMemory) -> Native {
         Native::Hip { ptr, kind }
     }

@@ -83,6 +83,8 @@ struct State {
     calls: Vec<&'static str>,
     /// Preferred locations set (`cuMemAdvise`): start, length, device (`None`: host).
     advice: Vec<(u64, usize, Option<u32>)>,
+    /// Host memory registered in place (`cuMemHostRegister`): start, length.
+    registered: Vec<(u64, usize)>,
 }
 
 /// Live allocations by start: size, device and kind.
@@ -492,21 +494,7 @@ impl GpuApi for Strict {
         params: &mut [*mut c_void],
     ) -> Result<(), GpuError> {
         let device = self.enter("cuLaunchKernel")?;
-        let threads = block.iter().map(|&b| u64::from(b)).product::<u64>();
-        if grid.contains(&0)
-            || block.contains(&0)
-            || grid[0] > i32::MAX as u32
-            || grid[1] > 65_535
-            || grid[2] > 65_535
-            || threads > 1024
-            || u64::from(grid[0]) * u64::from(block[0]) > self.max_items_x()
-        {
-            return Err(error(
-                "cuLaunchKernel",
-                INVALID_VALUE,
-                &format!("CUDA_ERROR_INVALID_VALUE: grid {grid:?}, block {block:?}"),
-            ));
-        }
+        compiler::check_launch(grid, block, self.max_items_x())?;
         // SAFETY: per `launch`'s contract, one 8-byte slot per parameter.
         unsafe { self.check_pool_access(device, params) }?;
         // The simulation runs no kernel code: a launch is queued work that does nothing.
@@ -568,7 +556,10 @@ impl GpuApi for Strict {
     }
 
     fn pointer_device(&self, ptr: u64) -> Result<u32, GpuError> {
-        self.enter("cuPointerGetAttribute")?;
+        let current = self.enter("cuPointerGetAttribute")?;
+        if self.is_registered(ptr) {
+            return Ok(current);
+        }
         self.sizes()
             .iter()
             .find(|(start, (bytes, _, _))| (**start..**start + *bytes as u64).contains(&ptr))
@@ -580,6 +571,16 @@ impl GpuApi for Strict {
                     "CUDA_ERROR_INVALID_VALUE: not a device pointer",
                 )
             })
+    }
+
+    unsafe fn host_register(&self, ptr: *mut u8, len: usize) -> Result<(), GpuError> {
+        self.enter("cuMemHostRegister")?;
+        self.register(ptr as u64, len)
+    }
+
+    unsafe fn host_unregister(&self, ptr: *mut u8) -> Result<(), GpuError> {
+        self.enter("cuMemHostUnregister")?;
+        self.unregister(ptr as u64)
     }
 
     fn native(ptr: u64, kind: GpuMemory) -> Native {

@@ -41,3 +41,67 @@ impl Strict {
         Ok(())
     }
 }
+
+/// `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`.
+const ALREADY_REGISTERED: i32 = 712;
+/// `CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED`.
+const NOT_REGISTERED: i32 = 713;
+
+/// Host memory registered in place (`cuMemHostRegister`): the driver's rules on ranges.
+impl Strict {
+    /// Registers `[start, start + len)`: an empty range is `CUDA_ERROR_INVALID_VALUE`, one
+    /// that overlaps a registered range `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`.
+    pub(super) fn register(&self, start: u64, len: usize) -> CallResult {
+        let mut state = self.lock();
+        if len == 0 {
+            return Err(error(
+                "cuMemHostRegister",
+                INVALID_VALUE,
+                "CUDA_ERROR_INVALID_VALUE: an empty range",
+            ));
+        }
+        let end = start + len as u64;
+        if state
+            .registered
+            .iter()
+            .any(|&(s, l)| start < s + l as u64 && s < end)
+        {
+            return Err(error(
+                "cuMemHostRegister",
+                ALREADY_REGISTERED,
+                "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: part of the range is registered",
+            ));
+        }
+        state.registered.push((start, len));
+        Ok(())
+    }
+
+    /// Unregisters the range that starts at `start`.
+    pub(super) fn unregister(&self, start: u64) -> CallResult {
+        let mut state = self.lock();
+        match state.registered.iter().position(|&(s, _)| s == start) {
+            Some(i) => {
+                state.registered.remove(i);
+                Ok(())
+            }
+            None => Err(error(
+                "cuMemHostUnregister",
+                NOT_REGISTERED,
+                "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: no range starts there",
+            )),
+        }
+    }
+
+    /// Whether `ptr` is in a registered range.
+    pub(super) fn is_registered(&self, ptr: u64) -> bool {
+        self.lock()
+            .registered
+            .iter()
+            .any(|&(s, l)| (s..s + l as u64).contains(&ptr))
+    }
+
+    /// The registered ranges (start, length), for tests.
+    pub(crate) fn registered(&self) -> Vec<(u64, usize)> {
+        self.lock().registered.clone()
+    }
+}

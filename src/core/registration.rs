@@ -1,0 +1,45 @@
+//! Host memory registered in place with a runtime ("pinned" where it lies: CUDA's
+//! `cuMemHostRegister`, HIP's `hipHostRegister`): the runtime's copies from and to it go
+//! by DMA, as from its own page-locked memory, where pageable memory is staged by the
+//! driver. A [`HostRegistration`] undoes the registration when dropped.
+
+use super::location::Location;
+
+/// One registration of a host range with a runtime (see
+/// [`Device::register_host`](super::device::Device::register_host)); dropping it
+/// unregisters the range (a failure there is ignored: the range stays usable as
+/// pageable memory).
+pub struct HostRegistration {
+    location: Location,
+    undo: Option<Box<dyn FnOnce() + Send + Sync>>,
+}
+
+impl HostRegistration {
+    /// A registration made at `location`'s runtime; `undo` unregisters it.
+    pub fn new(location: Location, undo: impl FnOnce() + Send + Sync + 'static) -> Self {
+        HostRegistration {
+            location,
+            undo: Some(Box::new(undo)),
+        }
+    }
+
+    /// The device whose runtime registered the range (the registration covers every
+    /// device of that runtime).
+    pub fn location(&self) -> Location {
+        self.location
+    }
+}
+
+impl Drop for HostRegistration {
+    fn drop(&mut self) {
+        if let Some(undo) = self.undo.take() {
+            undo();
+        }
+    }
+}
+
+impl std::fmt::Debug for HostRegistration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HostRegistration({})", self.location)
+    }
+}

@@ -18,7 +18,8 @@
 # cuda_copies bench), nvbandwidth (NVIDIA's tool, when .dev/tools has a build of it),
 # bench, records (scripts/bench-records.sh RECORD_NAME [RECORDS]: docs/bench-*-NAME.{md,json},
 # copied to $OUT/records), probe. SCRATCH (default $OUT) holds the unpacked binaries and
-# the Python site folder: point it outside $OUT where $OUT is sent back.
+# the Python site folder: point it outside $OUT where $OUT is sent back; TAR_LOGS=1 packs
+# the logs into one file at the end.
 #
 # Found on an H200 (2026-11-26): the CUDA image's $CC (/opt/gcc, built for offload)
 # cannot link OpenMP target regions plainly; locus retries with -fno-lto by itself.
@@ -158,3 +159,8 @@ bench)
   done
   ;;
 esac; done
+# Where only a few files come back from $OUT (the GPU machines lent to this project's
+# sessions send back 8 at most), TAR_LOGS=1 packs the logs into one file.
+if [ "${TAR_LOGS:-0}" = 1 ] && [ -d "$logs" ]; then
+  tar -czf "$out/logs-$(date +%s).tgz" -C "$out" logs && rm -rf "$logs"
+fi

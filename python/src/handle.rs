@@ -348,7 +348,8 @@ impl Handle {
                 Arc::clone(&self.view)
             };
             let device = view.dl_device();
-            if let Some(streams) = &self.view.streams {
+            // A copy exported is the consumer's own: its writes are not the buffer's.
+            if let Some(streams) = self.view.streams.as_ref().filter(|_| !needs_copy) {
                 if matches!(device.device_type, dlpack::DL_CUDA | dlpack::DL_ROCM) {
                     streams.name_dlpack(stream.as_ref().and_then(|s| s.extract::<i64>().ok()));
                 }

@@ -8,7 +8,7 @@ use super::location::Location;
 /// One registration of a host range with a runtime (see
 /// [`Device::register_host`](super::device::Device::register_host)); dropping it
 /// unregisters the range (a failure there is ignored: the range stays usable as
-/// pageable memory).
+/// pageable memory), except once the process is ending.
 pub struct HostRegistration {
     location: Location,
     undo: Option<Box<dyn FnOnce() + Send + Sync>>,
@@ -32,6 +32,10 @@ impl HostRegistration {
 
 impl Drop for HostRegistration {
     fn drop(&mut self) {
+        // At the process's end the runtime may be gone: its own exit unpins the pages.
+        if super::shutdown::is_shutting_down() {
+            return;
+        }
         if let Some(undo) = self.undo.take() {
             undo();
         }

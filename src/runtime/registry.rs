@@ -175,7 +175,8 @@ impl Registry {
         &self.skipped
     }
 
-    /// Why `location` is not available.
+    /// Why `location` is not available: its technology's reason, or the devices found
+    /// and those seen but not used (each with the runtime's reason).
     pub fn why_missing(&self, location: Location) -> String {
         let technology = location.technology();
         if let Some(reason) = self.missing.get(&technology) {
@@ -187,8 +188,12 @@ impl Registry {
             .filter(|l| l.technology() == technology)
             .map(|l| l.to_string())
             .collect();
+        let skipped = match self.skipped.get(&technology) {
+            Some(s) if !s.is_empty() => format!("; seen but not used: {}", s.join("; ")),
+            _ => String::new(),
+        };
         format!(
-            "{technology} has {} device(s) here ({}); there is no {location}",
+            "{technology} has {} device(s) here ({}); there is no {location}{skipped}",
             found.len(),
             found.join(", ")
         )
@@ -227,4 +232,28 @@ impl Registry {
 /// `locus::device_as::<OpenClDevice>(Location::OpenCl(0))?.queue()`.
 pub fn device_as<T: Device>(location: Location) -> Result<Arc<T>> {
     registry().device_as(location)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_ordinal_names_the_devices_seen_but_not_used() {
+        let registry = Registry {
+            devices: BTreeMap::new(),
+            matrix: TransferMatrix::default(),
+            missing: BTreeMap::new(),
+            skipped: BTreeMap::from([(
+                Technology::OpenCl,
+                vec!["NVIDIA CUDA: clCreateContext failed: CL_OUT_OF_RESOURCES".to_string()],
+            )]),
+        };
+        let why = registry.why_missing(Location::OpenCl(1));
+        assert!(
+            why.contains("there is no opencl:1")
+                && why.contains("seen but not used: NVIDIA CUDA: clCreateContext failed"),
+            "{why}"
+        );
+    }
 }

@@ -160,6 +160,10 @@ impl<A: GpuApi> GpuDevice<A> {
         } else {
             "the driver has no stream-ordered memory pools (no stream-ordered kind)".into()
         });
+        notes.push(
+            "host memory registers in place (Memory::from_vec_registered): copies from it go by DMA"
+                .into(),
+        );
         GpuDevice {
             api,
             location,

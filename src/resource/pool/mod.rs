@@ -1,9 +1,8 @@
 //! A pool: large upstream blocks, sub-allocated by coalescing best fit over size classes
 //! (the TLSF layout: every operation is O(1), whatever the number of free ranges).
 //!
-//! The metadata lives outside the memory (device memory cannot hold headers): one record
-//! per range, linked to its neighbours in address order (for coalescing) and, when
-//! free, into the list of its size class; a bitmap says which classes have ranges.
+//! The metadata lives outside the memory (device memory cannot hold headers): `tlsf.rs`
+//! keeps it, one record per range; this file hands ranges out and takes them back.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -13,29 +12,7 @@ use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
-
-const NIL: u32 = u32::MAX;
-/// Size classes per power of two.
-const SUB_BITS: u32 = 3;
-const SUB: usize = 1 << SUB_BITS;
-const CLASSES: usize = 64 * SUB;
-
-/// One range of a chunk: free, handed out, or freed while work may still use it.
-#[derive(Clone, Copy)]
-struct Range {
-    chunk: u32,
-    offset: usize,
-    len: usize,
-    free: bool,
-    /// Handed out (and not yet given back).
-    used: bool,
-    /// Neighbours in address order within the chunk.
-    prev: u32,
-    next: u32,
-    /// Neighbours in its size class's free list (free ranges only).
-    class_prev: u32,
-    class_next: u32,
-}
+use tlsf::{Range, State, NIL};
 
 struct Chunk {
     block: Block,
@@ -46,193 +23,6 @@ struct Pending {
     range: u32,
     queue: Queue,
     event: Event,
-}
-
-/// The size class of a range of `len` bytes (`len` > 0).
-fn class_of(len: usize) -> usize {
-    let log = usize::BITS - 1 - len.leading_zeros();
-    if log < SUB_BITS {
-        return len;
-    }
-    let sub = (len >> (log - SUB_BITS)) & (SUB - 1);
-    (log as usize) * SUB + sub
-}
-
-#[derive(Default)]
-struct State {
-    chunks: Vec<Option<Chunk>>,
-    ranges: Vec<Range>,
-    /// Unused slots of `ranges`.
-    spare: Vec<u32>,
-    heads: Vec<u32>,
-    bitmap: [u64; CLASSES / 64],
-    pending: Vec<Pending>,
-    /// Ranges handed out that earlier work may still use (taken while pending).
-    busy: Vec<Pending>,
-    live: usize,
-    held: usize,
-}
-
-impl State {
-    fn new() -> State {
-        State {
-            heads: vec![NIL; CLASSES],
-            ..State::default()
-        }
-    }
-
-    fn record(&mut self, r: Range) -> u32 {
-        match self.spare.pop() {
-            Some(i) => {
-                self.ranges[i as usize] = r;
-                i
-            }
-            None => {
-                self.ranges.push(r);
-                (self.ranges.len() - 1) as u32
-            }
-        }
-    }
-
-    fn link(&mut self, i: u32) {
-        let class = class_of(self.ranges[i as usize].len);
-        let head = self.heads[class];
-        {
-            let r = &mut self.ranges[i as usize];
-            r.free = true;
-            r.class_prev = NIL;
-            r.class_next = head;
-        }
-        if head != NIL {
-            self.ranges[head as usize].class_prev = i;
-        }
-        self.heads[class] = i;
-        self.bitmap[class / 64] |= 1 << (class % 64);
-    }
-
-    fn unlink(&mut self, i: u32) {
-        let Range {
-            len,
-            class_prev,
-            class_next,
-            ..
-        } = self.ranges[i as usize];
-        let class = class_of(len);
-        if class_prev != NIL {
-            self.ranges[class_prev as usize].class_next = class_next;
-        } else {
-            self.heads[class] = class_next;
-            if class_next == NIL {
-                self.bitmap[class / 64] &= !(1 << (class % 64));
-            }
-        }
-        if class_next != NIL {
-            self.ranges[class_next as usize].class_prev = class_prev;
-        }
-        self.ranges[i as usize].free = false;
-    }
-
-    /// The first non-empty class at or above `class`.
-    fn first_class_from(&self, class: usize) -> Option<usize> {
-        let mut word = class / 64;
-        let mut bits = self.bitmap.get(word)? & (!0u64 << (class % 64));
-        loop {
-            if bits != 0 {
-                return Some(word * 64 + bits.trailing_zeros() as usize);
-            }
-            word += 1;
-            bits = *self.bitmap.get(word)?;
-        }
-    }
-
-    /// The free range that best fits `need`: the smallest one that holds it among the
-    /// first few of its own size class, else the head of the next class that has any
-    /// (every range there holds it).
-    fn find(&self, need: usize) -> Option<u32> {
-        let own = class_of(need);
-        let mut best: Option<(usize, u32)> = None;
-        let mut i = self.heads[own];
-        for _ in 0..16 {
-            if i == NIL {
-                break;
-            }
-            let len = self.ranges[i as usize].len;
-            if len >= need && best.is_none_or(|(b, _)| len < b) {
-                best = Some((len, i));
-                if len == need {
-                    break;
-                }
-            }
-            i = self.ranges[i as usize].class_next;
-        }
-        if let Some((_, i)) = best {
-            return Some(i);
-        }
-        let class = self.first_class_from(own + 1)?;
-        Some(self.heads[class])
-    }
-
-    /// Takes `need` bytes from the start of free range `i` (split off the rest).
-    fn take(&mut self, i: u32, need: usize) {
-        self.unlink(i);
-        if let Some(rest) = self.split(i, need) {
-            self.link(rest);
-        }
-    }
-
-    /// Cuts range `i` (in no free list) to `need` bytes; the rest, if any, becomes a new
-    /// range after it (in no free list either), which is returned.
-    fn split(&mut self, i: u32, need: usize) -> Option<u32> {
-        let r = self.ranges[i as usize];
-        if r.len <= need {
-            return None;
-        }
-        let rest = self.record(Range {
-            offset: r.offset + need,
-            len: r.len - need,
-            free: false,
-            used: false,
-            prev: i,
-            class_prev: NIL,
-            class_next: NIL,
-            ..r
-        });
-        if r.next != NIL {
-            self.ranges[r.next as usize].prev = rest;
-        }
-        let me = &mut self.ranges[i as usize];
-        me.next = rest;
-        me.len = need;
-        Some(rest)
-    }
-
-    /// Frees range `i`, merged with its free neighbours.
-    fn give(&mut self, i: u32) {
-        let mut i = i;
-        let prev = self.ranges[i as usize].prev;
-        if prev != NIL && self.ranges[prev as usize].free {
-            self.unlink(prev);
-            self.absorb(prev, i);
-            i = prev;
-        }
-        let next = self.ranges[i as usize].next;
-        if next != NIL && self.ranges[next as usize].free {
-            self.unlink(next);
-            self.absorb(i, next);
-        }
-        self.link(i);
-    }
-
-    /// Appends range `b` (the next one in address order) to range `a`.
-    fn absorb(&mut self, a: u32, b: u32) {
-        let Range { len, next, .. } = self.ranges[b as usize];
-        self.ranges[a as usize].len += len;
-        self.ranges[a as usize].next = next;
-        if next != NIL {
-            self.ranges[next as usize].prev = a;
-        }
-        self.spare.push(b);
-    }
 }
 
 /// Coalescing best-fit sub-allocator over an upstream resource: grows by at least its
@@ -610,6 +400,7 @@ impl MemoryResource for Pool {
 }
 
 mod pending;
+mod tlsf;
 
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,6 @@
 //! The pool's free lists and coalescing, on its private state.
 
+use super::tlsf::{class_of, CLASSES};
 use super::*;
 
 /// A state with one chunk of `len` bytes, all free.

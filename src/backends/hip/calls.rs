@@ -363,7 +363,16 @@ impl GpuApi for HipApi {
                     format!("hiprtcResult {rc}"),
                 ));
             }
-            let rc = rtc.hiprtcCompileProgram(program, 0, std::ptr::null_mut());
+            // The current device's architecture (issue 48 item 5: without it hiprtc
+            // looks for the unversioned libamdhip64.so, absent from runtime installs).
+            let arch = usize::try_from(self.current())
+                .ok()
+                .and_then(|d| self.archs.get(d).cloned().flatten());
+            let options = arch::hiprtc_options(arch.as_deref());
+            let mut pointers: Vec<*const std::os::raw::c_char> =
+                options.iter().map(|o| o.as_ptr()).collect();
+            let rc =
+                rtc.hiprtcCompileProgram(program, pointers.len() as i32, pointers.as_mut_ptr());
             if rc != hiprtcResult_HIPRTC_SUCCESS {
                 let mut size = 0;
                 rtc.hiprtcGetProgramLogSize(program, &mut size);

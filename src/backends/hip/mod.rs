@@ -56,6 +56,7 @@ use crate::core::device::{Discovery, Unavailable};
 use crate::core::location::Technology;
 use crate::core::native::Native;
 
+mod arch;
 mod calls;
 mod device;
 mod kernels;
@@ -77,6 +78,9 @@ pub struct HipApi {
     /// `hipMallocAsync` / `hipFreeAsync`, or `None` on a runtime older than ROCm 5.1.
     pool: Option<HipPoolRaw>,
     streams: Vec<hipStream_t>,
+    /// Each device's architecture for hiprtc (`gcnArchName`), by ordinal; `None` where
+    /// the runtime did not say.
+    archs: Vec<Option<String>>,
 }
 
 // SAFETY: HIP streams and modules may be used from any thread after hipSetDevice
@@ -180,6 +184,7 @@ type Loaded = (
     HipApiRaw,
     Result<HiprtcRaw, Unavailable>,
     Option<HipPoolRaw>,
+    &'static str,
 );
 
 fn load() -> Result<Loaded, Unavailable> {
@@ -216,11 +221,11 @@ fn load() -> Result<Loaded, Unavailable> {
     });
     // SAFETY: the library is loaded already (above); only symbols are looked up.
     let pool = unsafe { HipPoolRaw::new(runtime) }.ok();
-    Ok((raw, rtc, pool))
+    Ok((raw, rtc, pool, runtime))
 }
 
 pub(crate) fn discover() -> Result<Discovery, Unavailable> {
-    let (raw, rtc, pool) = load()?;
+    let (raw, rtc, pool, runtime) = load()?;
     let mut version = 0;
     // SAFETY: plain queries with out-pointers to locals.
     let (init, count_rc, count) = unsafe {
@@ -239,6 +244,7 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
         rtc,
         pool,
         streams: Vec::new(),
+        archs: Vec::new(),
     };
     if count_rc != hipError_t_hipSuccess || count == 0 {
         let what = if count_rc == hipError_t_hipErrorNoDevice {
@@ -255,6 +261,9 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
         )
         .into());
     }
+    api.archs = (0..count)
+        .map(|i| arch::gcn_arch_name(runtime, i))
+        .collect();
     let (opened, skipped) =
         cuda_hip::open_each("HIP", count, |i| open_device(&api, i, version, &compiler))?;
     // Indexed by the driver's ordinal; a skipped device has a null stream, which
@@ -319,7 +328,11 @@ fn open_device(
         pageable_memory_access: pageable != 0,
         version: format!("HIP runtime {version}"),
         notes: vec![format!(
-            "HIP runtime {version}, device {i}, one non-blocking stream; {compiler}"
+            "HIP runtime {version}, device {i} ({}), one non-blocking stream; {compiler}",
+            match api.archs.get(i as usize).cloned().flatten() {
+                Some(arch) => format!("architecture {arch}, passed to hiprtc as --offload-arch"),
+                None => "architecture not reported: hiprtc asks the runtime itself".into(),
+            }
         )],
     };
     Ok((stream, facts))
@@ -371,7 +384,7 @@ mod tests {
             eprintln!("SKIPPED: LOCUS_EXPECT_HIP_NO_DEVICE is not set (no HIP runtime expected)");
             return;
         }
-        let (_, rtc, pool) = load().expect("the HIP runtime loads");
+        let (_, rtc, pool, _) = load().expect("the HIP runtime loads");
         assert!(rtc.is_ok(), "{:?}", rtc.err());
         assert!(pool.is_some(), "ROCm 5.2 has hipMallocAsync");
     }

@@ -5,9 +5,12 @@
 //! transparent huge pages advised), a `Vec` registered in place for CUDA and HIP
 //! (`Memory::from_vec_registered`), and each page-locked or host-visible kind the device
 //! offers (CUDA / HIP pinned host memory, SYCL USM host memory, an OpenCL
-//! `CL_MEM_ALLOC_HOST_PTR` buffer); device-to-device on the device, and between devices
+//! `CL_MEM_ALLOC_HOST_PTR` buffer: on a discrete device through its mapping, the host's
+//! side of it, as the copy between two buffers may stay in device memory); device-to-device on the device, and between devices
 //! of one technology (peer where enabled), at one size (32 MiB, bandwidthTest's
 //! default).
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -72,16 +75,19 @@ pub(super) fn run(
     for &l in config.locations.iter().filter(|l| !l.is_host()) {
         let device = registry.device(l)?;
         let n = BYTES.min(device.info().max_allocation) as usize;
-        let mut hosts: Vec<(String, Memory)> = vec![
-            ("pageable".into(), Memory::from_vec(vec![0u8; n])),
-            ("huge-pages".into(), Memory::new(Location::Host, n)?),
+        let mut hosts: Vec<(String, Arc<Memory>)> = vec![
+            ("pageable".into(), Arc::new(Memory::from_vec(vec![0u8; n]))),
+            (
+                "huge-pages".into(),
+                Arc::new(Memory::new(Location::Host, n)?),
+            ),
         ];
         // A user's own array pinned where it lies, for the runtimes that register host
         // memory (`Memory::from_vec_registered`).
         if matches!(l.technology(), Technology::Cuda | Technology::Hip) {
             hosts.push((
                 "registered".into(),
-                Memory::from_vec_registered(vec![0u8; n])?,
+                Arc::new(Memory::from_vec_registered(vec![0u8; n])?),
             ));
         }
         let locked = locked_kinds(&device.memory_kinds());
@@ -89,42 +95,66 @@ pub(super) fn run(
             without.push(l.to_string());
         }
         for kind in locked {
-            hosts.push((kind.to_string(), Memory::on_kind(device, n, kind)?));
+            hosts.push((
+                kind.to_string(),
+                Arc::new(Memory::on_kind(device, n, kind)?),
+            ));
         }
         let (a, b) = (Memory::new(l, n)?, Memory::new(l, n)?);
         a.fill(0..n, &[0x5A])?;
         for (_, h) in &hosts {
             h.fill(0..n, &[0x5A])?;
         }
-        let mut cell = |direction: String, host: &str, src: &Memory, dst: &Memory| -> Result<()> {
-            let mut route = None;
-            let stats = measure(config.cell_seconds, config.min_runs, || {
-                route = Some(src.copy_to(0, dst, 0, n)?);
+        let mut timed =
+            |direction: String, host: &str, op: &mut dyn FnMut() -> Result<String>| -> Result<()> {
+                let mut route = None;
+                let stats = measure(config.cell_seconds, config.min_runs, || {
+                    route = Some(op()?);
+                    Ok(())
+                })?;
+                out.push(BandwidthCell {
+                    location: l.to_string(),
+                    direction,
+                    host_memory: host.to_string(),
+                    route: route.unwrap_or_default(),
+                    bytes: n as u64,
+                    gbps: Bandwidth::of(n as u64, &stats),
+                    stats,
+                });
                 Ok(())
-            })?;
-            out.push(BandwidthCell {
-                location: l.to_string(),
-                direction,
-                host_memory: host.to_string(),
-                route: route.map_or_else(String::new, |r| r.kind.to_string()),
-                bytes: n as u64,
-                gbps: Bandwidth::of(n as u64, &stats),
-                stats,
-            });
-            Ok(())
+            };
+        // A copy by the planner's route, named by the route's kind.
+        let copy = |src: &Memory, dst: &Memory| -> Result<String> {
+            Ok(src.copy_to(0, dst, 0, n)?.kind.to_string())
         };
         for (name, h) in &hosts {
-            cell("host-to-device".into(), name, h, &a)?;
-            cell("device-to-host".into(), name, &a, h)?;
+            if name == "host-visible" && !device.info().shares_host_memory {
+                // A discrete device's host-visible buffer (OpenCL's CL_MEM_ALLOC_HOST_PTR)
+                // may live in device memory with a pinned host copy: a copy between two
+                // buffers then stays on the device. The host's side is its mapping,
+                // written and read by the host as a program does (NVIDIA's documented
+                // way to pinned transfers in OpenCL).
+                let mut view = h.map(0..n, true)?;
+                timed("host-to-device".into(), name, &mut || {
+                    a.write(0, view.as_slice()).map(|()| "mapped".to_string())
+                })?;
+                timed("device-to-host".into(), name, &mut || {
+                    a.read(0, view.as_mut_slice()?)
+                        .map(|()| "mapped".to_string())
+                })?;
+                continue;
+            }
+            timed("host-to-device".into(), name, &mut || copy(h, &a))?;
+            timed("device-to-host".into(), name, &mut || copy(&a, h))?;
         }
-        cell("device-to-device".into(), "-", &a, &b)?;
+        timed("device-to-device".into(), "-", &mut || copy(&a, &b))?;
         for &other in config
             .locations
             .iter()
             .filter(|o| **o != l && o.technology() == l.technology())
         {
             let c = Memory::new(other, n)?;
-            cell(format!("to {other}"), "-", &a, &c)?;
+            timed(format!("to {other}"), "-", &mut || copy(&a, &c))?;
         }
     }
     if !without.is_empty() {

@@ -497,6 +497,9 @@ pub(crate) fn enable_peers<A: GpuApi>(devices: &[Arc<GpuDevice<A>>]) {
 mod tests;
 
 #[cfg(all(test, feature = "cuda"))]
+mod driver_rules_tests;
+
+#[cfg(all(test, feature = "cuda"))]
 mod adopted_tests;
 
 #[cfg(all(test, feature = "cuda"))]

@@ -1,8 +1,9 @@
 """Stale reads after another library writes a locus buffer in place, the way its users
 write code (no wait of their own): dpnp through a write handle (`asarray`,
-`from_dlpack`), dpnp on the user's own dpctl queue adopted by locus, and a pyopencl
-kernel on the user's own command queue adopted by locus. 1 Mi float32 elements, 20 runs
-each, at every SYCL and OpenCL location; prints a Markdown table.
+`from_dlpack`), dpnp on the user's own dpctl queue adopted by locus, a pyopencl kernel
+on the user's own command queue adopted by locus, and (at CUDA locations, where CuPy or
+PyTorch is installed) CuPy and PyTorch writing through a write handle on their default
+stream or their own. 1 Mi float32 elements, 20 runs each; prints a Markdown table.
 
     . scripts/sycl-env.sh && POCL_DEVICES="pthread pthread" \\
       $LOCUS_SYCL_VENV/bin/python scripts/measure-stale-reads.py > docs/stale-reads-cpu-vm.md
@@ -76,6 +77,44 @@ def pyopencl_adopted(at):
     return stale
 
 
+def cupy_handle(at, take_name, own_stream):
+    import cupy
+
+    stale = 0
+    for _ in range(RUNS):
+        b = locus.Buffer(at, N, dtype="float32", fill=1.0)
+        stream = cupy.cuda.Stream(non_blocking=True) if own_stream else cupy.cuda.Stream.null
+        with stream, b.access_mut(at) as h:
+            x = getattr(cupy, take_name)(h)
+            x *= 3.0
+            del x
+        stale += not (b.to_numpy() == 3.0).all()
+    return stale
+
+
+def torch_handle(at, own_stream):
+    import torch
+
+    stale = 0
+    for _ in range(RUNS):
+        b = locus.Buffer(at, N, dtype="float32", fill=1.0)
+        stream = torch.cuda.Stream() if own_stream else torch.cuda.default_stream()
+        with torch.cuda.stream(stream), b.access_mut(at) as h:
+            x = torch.from_dlpack(h)
+            x.mul_(3.0)
+            del x
+        stale += not (b.to_numpy() == 3.0).all()
+    return stale
+
+
+def installed(name):
+    try:
+        __import__(name)
+        return True
+    except Exception:
+        return False
+
+
 def main():
     rows = []
     for at in locus.available():
@@ -85,6 +124,14 @@ def main():
             rows.append((at, "dpnp on the user's dpctl queue, adopted", dpnp_adopted(at)))
         elif at.startswith("opencl:"):
             rows.append((at, "pyopencl kernel on the user's queue, adopted", pyopencl_adopted(at)))
+        elif at.startswith("cuda:"):
+            if installed("cupy"):
+                rows.append((at, "cupy.from_dlpack(handle), CuPy's default stream", cupy_handle(at, "from_dlpack", False)))
+                rows.append((at, "cupy.from_dlpack(handle), a non-blocking stream of CuPy's", cupy_handle(at, "from_dlpack", True)))
+                rows.append((at, "cupy.asarray(handle) (CUDA array interface), CuPy's default stream", cupy_handle(at, "asarray", False)))
+            if installed("torch"):
+                rows.append((at, "torch.from_dlpack(handle), PyTorch's default stream", torch_handle(at, False)))
+                rows.append((at, "torch.from_dlpack(handle), a stream of PyTorch's", torch_handle(at, True)))
     print("# Stale reads after another library writes a locus buffer in place")
     print()
     print(f"{datetime.date.today()}, {platform.node()} ({platform.machine()}), "

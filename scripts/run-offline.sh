@@ -137,6 +137,9 @@ python)
   for ex in 02_buffers 03_declared_access 06_jacobi 07_async 08_memory_resources 09_queues_and_events hello umem codelet; do
     timeout 60 python3 "python/examples/$ex.py" "$gpu" > "$logs/py_$ex.log" 2>&1; echo "python $ex rc=$?"
   done
+  # Stale reads after CuPy's and PyTorch's writes through a write handle (a record).
+  timeout 120 python3 scripts/measure-stale-reads.py > "$logs/stale-reads.md" 2>&1
+  echo "stale reads rc=$?"; grep '^|' "$logs/stale-reads.md"
   ;;
 probe)
   # Where the time goes on a GPU: the driver's calls against locus's (cuda_copies), the

@@ -65,6 +65,7 @@ pub use crate::core::memory::Memory;
 pub use crate::core::native::{GpuMemory, MemoryKind, Native, UsmKind};
 pub use crate::core::native_queue::NativeQueue;
 pub use crate::core::registration::HostRegistration;
+pub use backends::host::ipc::IpcHandle;
 pub use buffer::{Buffer, ReadGuard, Scalar, Section, Transfer, Triplet, WriteGuard};
 /// The half-precision types `f16` and `bf16` buffers hold (the `half` crate).
 pub use half;

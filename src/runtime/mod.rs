@@ -9,6 +9,7 @@ mod adoptions;
 mod allocate;
 pub use allocate::register_host_memory;
 pub mod event;
+mod ipc;
 pub mod mirror;
 pub mod queue;
 pub mod registry;

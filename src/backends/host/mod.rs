@@ -13,6 +13,7 @@ use crate::core::location::Location;
 use crate::core::native::Native;
 
 mod device;
+pub(crate) mod ipc;
 mod kernels;
 use crate::backends::pages;
 mod work;

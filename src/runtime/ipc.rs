@@ -1,0 +1,88 @@
+//! Memory shared between processes on one node (issue 45, item 4): made with
+//! [`Memory::new_shared`], its [`IpcHandle`] sent to another process (as text), opened
+//! there with [`Memory::open_ipc`]: both use the same pages in place, no copy. Host
+//! memory, through a POSIX shared memory object (`backends/host/ipc.rs`).
+
+use crate::backends::host::ipc::{self, IpcHandle};
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
+use crate::core::memory::Memory;
+use crate::core::native::Native;
+
+/// Why `at` has no memory shared between processes yet, and what to use.
+fn not_offered(at: Location, call: &str) -> Error {
+    Error::Invalid(format!(
+        "{at}: {call}: memory shared between processes is offered for host memory only (a \
+         POSIX shared memory object); share host memory (`Memory::new_shared(Location::Host, \
+         n)`) and copy it to {at} in each process"
+    ))
+}
+
+impl Memory {
+    /// Allocates `bytes` of memory at `location` that other processes on this node can
+    /// open in place with its [`Memory::ipc_handle`]: host memory (a POSIX shared memory
+    /// object, mapped in each process). Dropping it unlinks the name: processes that
+    /// opened it keep their mapping, later opens fail.
+    ///
+    /// ```
+    /// use locus::{IpcHandle, Location, Memory};
+    /// let shared = Memory::new_shared(Location::Host, 4096)?;
+    /// shared.write(0, b"hello")?;
+    /// let text = shared.ipc_handle()?.to_string(); // send it to another process
+    /// let there = Memory::open_ipc(&IpcHandle::parse(&text)?)?; // in that process
+    /// let mut got = [0u8; 5];
+    /// there.read(0, &mut got)?;
+    /// assert_eq!(&got, b"hello");
+    /// # Ok::<(), locus::Error>(())
+    /// ```
+    pub fn new_shared(location: Location, bytes: usize) -> Result<Memory> {
+        if location != Location::Host {
+            return Err(not_offered(location, "Memory::new_shared"));
+        }
+        let ptr = ipc::create(location, bytes)?;
+        let at = ptr as usize;
+        // SAFETY: a fresh mapping of `bytes` bytes of host memory, unmapped (and its name
+        // unlinked) exactly once, by the deleter, when the memory is dropped.
+        unsafe {
+            Memory::adopt(location, Native::Host { ptr }, bytes, move |_| {
+                ipc::close(at as *mut u8, bytes)
+            })
+        }
+    }
+
+    /// The handle another process on this node opens this memory with
+    /// ([`Memory::open_ipc`]); for memory made by [`Memory::new_shared`] only.
+    pub fn ipc_handle(&self) -> Result<IpcHandle> {
+        let at = self.location();
+        match self.native() {
+            Native::Host { ptr } => ipc::handle_of(at, *ptr).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{at}: Memory::ipc_handle: this memory was not made shareable; allocate it \
+                     with Memory::new_shared"
+                ))
+            }),
+            // With no backend features, host memory is the only kind there is.
+            #[allow(unreachable_patterns)]
+            _ => Err(not_offered(at, "Memory::ipc_handle")),
+        }
+    }
+
+    /// Opens memory another process on this node made shareable, from its handle: the
+    /// same pages, used in place. Errors name what is wrong: a handle of another node, of
+    /// memory its maker freed already, of a location that shares nothing.
+    pub fn open_ipc(handle: &IpcHandle) -> Result<Memory> {
+        let location = handle.location;
+        if location != Location::Host {
+            return Err(not_offered(location, "Memory::open_ipc"));
+        }
+        let len = handle.len;
+        let ptr = ipc::open(location, handle)?;
+        let at = ptr as usize;
+        // SAFETY: a fresh mapping of `len` bytes, unmapped exactly once by the deleter.
+        unsafe {
+            Memory::adopt(location, Native::Host { ptr }, len, move |_| {
+                ipc::close(at as *mut u8, len)
+            })
+        }
+    }
+}

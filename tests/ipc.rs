@@ -1,0 +1,95 @@
+//! Memory shared between processes on one node (issue 45, item 4), as two programs use
+//! it: the first makes shared host memory and writes it, sends the handle's text to a
+//! second process (this test binary started again), which opens it, checks the bytes in
+//! place and writes its answer there; the first reads the answer without any copy
+//! between them. Bad handles are errors naming what is wrong.
+
+use std::process::Command;
+
+use locus::{IpcHandle, Location, Memory};
+
+const N: usize = 1 << 20;
+
+/// The second process: opens the handle in `LOCUS_IPC_HANDLE`, checks, answers.
+fn child(text: &str) {
+    let handle = IpcHandle::parse(text).expect("the handle's text parses");
+    let shared = Memory::open_ipc(&handle).expect("the handle opens");
+    assert_eq!(shared.len(), N);
+    let mut got = vec![0u8; N];
+    shared.read(0, &mut got).unwrap();
+    assert!(
+        got.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8),
+        "the maker's bytes"
+    );
+    shared.fill(0..N, &[7]).unwrap();
+    println!("child answered");
+}
+
+#[test]
+fn a_second_process_uses_shared_host_memory_in_place() {
+    if let Ok(text) = std::env::var("LOCUS_IPC_HANDLE") {
+        child(&text);
+        return;
+    }
+    let shared = Memory::new_shared(Location::Host, N).unwrap();
+    let bytes: Vec<u8> = (0..N).map(|i| (i % 251) as u8).collect();
+    shared.write(0, &bytes).unwrap();
+    let text = shared.ipc_handle().unwrap().to_string();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_second_process_uses_shared_host_memory_in_place",
+            "--nocapture",
+        ])
+        .env("LOCUS_IPC_HANDLE", &text)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("child answered"),
+        "the second process failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut got = vec![0u8; N];
+    shared.read(0, &mut got).unwrap();
+    assert!(
+        got.iter().all(|&b| b == 7),
+        "the second process's answer is not in place"
+    );
+}
+
+#[test]
+fn bad_handles_and_unshared_memory_are_clear_errors() {
+    // Memory not made shareable.
+    let plain = Memory::new(Location::Host, 64).unwrap();
+    let e = plain.ipc_handle().unwrap_err().to_string();
+    assert!(
+        e.contains("host") && e.contains("Memory::new_shared"),
+        "{e}"
+    );
+    // Text that is no handle.
+    let e = IpcHandle::parse("hello").unwrap_err().to_string();
+    assert!(e.contains("not a locus IPC handle"), "{e}");
+    // A handle of another node.
+    let shared = Memory::new_shared(Location::Host, 64).unwrap();
+    let mut elsewhere = shared.ipc_handle().unwrap();
+    elsewhere.node = "some-other-node".into();
+    let e = Memory::open_ipc(&elsewhere).unwrap_err().to_string();
+    assert!(
+        e.contains("some-other-node") && e.contains("does not cross nodes"),
+        "{e}"
+    );
+    // A handle of memory its maker freed.
+    let handle = shared.ipc_handle().unwrap();
+    assert_eq!(IpcHandle::parse(&handle.to_string()).unwrap(), handle);
+    drop(shared);
+    let e = Memory::open_ipc(&handle).unwrap_err().to_string();
+    assert!(e.contains("freed it or ended"), "{e}");
+    // A location that shares nothing yet.
+    let e = Memory::new_shared(Location::OpenCl(0), 64)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("opencl:0") && e.contains("host memory only"),
+        "{e}"
+    );
+}

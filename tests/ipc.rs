@@ -4,6 +4,8 @@
 //! place and writes its answer there; the first reads the answer without any copy
 //! between them. Bad handles are errors naming what is wrong.
 
+mod common;
+
 use std::process::Command;
 
 use locus::{IpcHandle, Location, Memory};
@@ -31,30 +33,38 @@ fn a_second_process_uses_shared_host_memory_in_place() {
         child(&text);
         return;
     }
-    let shared = Memory::new_shared(Location::Host, N).unwrap();
-    let bytes: Vec<u8> = (0..N).map(|i| (i % 251) as u8).collect();
-    shared.write(0, &bytes).unwrap();
-    let text = shared.ipc_handle().unwrap().to_string();
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_second_process_uses_shared_host_memory_in_place",
-            "--nocapture",
-        ])
-        .env("LOCUS_IPC_HANDLE", &text)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("child answered"),
-        "the second process failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut got = vec![0u8; N];
-    shared.read(0, &mut got).unwrap();
-    assert!(
-        got.iter().all(|&b| b == 7),
-        "the second process's answer is not in place"
-    );
+    // The host, and OpenMP's initial device (its memory is the host's).
+    for at in ["host", "openmp:0"]
+        .into_iter()
+        .filter_map(common::location)
+    {
+        let shared = Memory::new_shared(at, N).unwrap();
+        assert_eq!(shared.location(), at);
+        let bytes: Vec<u8> = (0..N).map(|i| (i % 251) as u8).collect();
+        shared.write(0, &bytes).unwrap();
+        let text = shared.ipc_handle().unwrap().to_string();
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_second_process_uses_shared_host_memory_in_place",
+                "--nocapture",
+            ])
+            .env("LOCUS_IPC_HANDLE", &text)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("child answered"),
+            "{at}: the second process failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut got = vec![0u8; N];
+        shared.read(0, &mut got).unwrap();
+        assert!(
+            got.iter().all(|&b| b == 7),
+            "{at}: the second process's answer is not in place"
+        );
+    }
 }
 
 #[test]

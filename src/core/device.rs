@@ -348,6 +348,14 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     fn make_current(&self) -> Result<()> {
         Ok(())
     }
+    /// This device's native handle of host memory at `ptr`, where the device uses host
+    /// memory as its own memory (the host; an OpenMP initial device): memory mapped from
+    /// elsewhere (shared between processes) is then this device's memory in place.
+    /// `None` (the default) where its memory is of its own kind.
+    fn host_memory_as_native(&self, ptr: *mut u8) -> Option<Native> {
+        let _ = ptr;
+        None
+    }
     /// Registers `len` bytes of host memory at `ptr` in place with this device's
     /// runtime, for every device of that runtime (`cuMemHostRegister` /
     /// `hipHostRegister`, portable): its copies then go by DMA. `None` where the runtime

@@ -1,21 +1,35 @@
 //! Memory shared between processes on one node (issue 45, item 4): made with
 //! [`Memory::new_shared`], its [`IpcHandle`] sent to another process (as text), opened
 //! there with [`Memory::open_ipc`]: both use the same pages in place, no copy. Host
-//! memory, through a POSIX shared memory object (`backends/host/ipc.rs`).
+//! memory, through a POSIX shared memory object (`backends/host/ipc.rs`), at the host
+//! and at an OpenMP device whose memory is the host's (the initial device).
 
 use crate::backends::host::ipc::{self, IpcHandle};
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::native::Native;
+use crate::runtime::registry::registry;
 
 /// Why `at` has no memory shared between processes yet, and what to use.
 fn not_offered(at: Location, call: &str) -> Error {
     Error::Invalid(format!(
         "{at}: {call}: memory shared between processes is offered for host memory only (a \
-         POSIX shared memory object); share host memory (`Memory::new_shared(Location::Host, \
-         n)`) and copy it to {at} in each process"
+         POSIX shared memory object; at the host, or an OpenMP device that uses host \
+         memory); share host memory (`Memory::new_shared(Location::Host, n)`) and copy it \
+         to {at} in each process"
     ))
+}
+
+/// The native handle of shared host memory at `ptr` for `at`: where the device there
+/// uses host memory as its own ([`Device::host_memory_as_native`]).
+///
+/// [`Device::host_memory_as_native`]: crate::core::device::Device::host_memory_as_native
+fn native_at(at: Location, ptr: *mut u8, call: &str) -> Result<Native> {
+    registry()
+        .device(at)?
+        .host_memory_as_native(ptr)
+        .ok_or_else(|| not_offered(at, call))
 }
 
 impl Memory {
@@ -36,15 +50,15 @@ impl Memory {
     /// # Ok::<(), locus::Error>(())
     /// ```
     pub fn new_shared(location: Location, bytes: usize) -> Result<Memory> {
-        if location != Location::Host {
-            return Err(not_offered(location, "Memory::new_shared"));
-        }
+        // Checked before anything is made.
+        native_at(location, std::ptr::null_mut(), "Memory::new_shared")?;
         let ptr = ipc::create(location, bytes)?;
+        let native = native_at(location, ptr, "Memory::new_shared")?;
         let at = ptr as usize;
         // SAFETY: a fresh mapping of `bytes` bytes of host memory, unmapped (and its name
         // unlinked) exactly once, by the deleter, when the memory is dropped.
         unsafe {
-            Memory::adopt(location, Native::Host { ptr }, bytes, move |_| {
+            Memory::adopt(location, native, bytes, move |_| {
                 ipc::close(at as *mut u8, bytes)
             })
         }
@@ -54,17 +68,14 @@ impl Memory {
     /// ([`Memory::open_ipc`]); for memory made by [`Memory::new_shared`] only.
     pub fn ipc_handle(&self) -> Result<IpcHandle> {
         let at = self.location();
-        match self.native() {
-            Native::Host { ptr } => ipc::handle_of(at, *ptr).ok_or_else(|| {
-                Error::Invalid(format!(
-                    "{at}: Memory::ipc_handle: this memory was not made shareable; allocate it \
-                     with Memory::new_shared"
-                ))
-            }),
-            // With no backend features, host memory is the only kind there is.
-            #[allow(unreachable_patterns)]
-            _ => Err(not_offered(at, "Memory::ipc_handle")),
-        }
+        // Made by `new_shared`: host memory at every location that takes it.
+        let ptr = self.native().address() as *mut u8;
+        ipc::handle_of(at, ptr).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{at}: Memory::ipc_handle: this memory was not made shareable; allocate it \
+                 with Memory::new_shared"
+            ))
+        })
     }
 
     /// Opens memory another process on this node made shareable, from its handle: the
@@ -72,15 +83,21 @@ impl Memory {
     /// memory its maker freed already, of a location that shares nothing.
     pub fn open_ipc(handle: &IpcHandle) -> Result<Memory> {
         let location = handle.location;
-        if location != Location::Host {
-            return Err(not_offered(location, "Memory::open_ipc"));
-        }
+        native_at(location, std::ptr::null_mut(), "Memory::open_ipc")?;
         let len = handle.len;
         let ptr = ipc::open(location, handle)?;
+        let native = match native_at(location, ptr, "Memory::open_ipc") {
+            Ok(n) => n,
+            Err(e) => {
+                // SAFETY: the mapping just made, not used.
+                unsafe { ipc::close(ptr, len) };
+                return Err(e);
+            }
+        };
         let at = ptr as usize;
         // SAFETY: a fresh mapping of `len` bytes, unmapped exactly once by the deleter.
         unsafe {
-            Memory::adopt(location, Native::Host { ptr }, len, move |_| {
+            Memory::adopt(location, native, len, move |_| {
                 ipc::close(at as *mut u8, len)
             })
         }

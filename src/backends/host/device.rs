@@ -63,6 +63,10 @@ impl Device for HostDevice {
         true
     }
 
+    fn host_memory_as_native(&self, ptr: *mut u8) -> Option<Native> {
+        Some(Native::Host { ptr })
+    }
+
     fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
         "memcpy"
     }

@@ -98,6 +98,14 @@ impl Device for OpenMpDevice {
         self.on_host
     }
 
+    fn host_memory_as_native(&self, ptr: *mut u8) -> Option<Native> {
+        // A device that runs on the host takes host addresses as its device pointers.
+        self.on_host.then(|| Native::OpenMp {
+            ptr,
+            device: self.device_number(),
+        })
+    }
+
     // `write`, `read` and `copy_within` are `omp_target_memcpy` itself: the native
     // transfers are those.
     fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {

@@ -115,7 +115,8 @@ fn pool_memory_freed_in_stream_order_stays_in_the_pool() {
     );
 }
 
-/// A kernel that spins for `cycles` clock ticks, on a stream of `flags`.
+/// Another library's kernel that spins, on a blocking stream of its own (as PyTorch's
+/// default stream is).
 struct Spin {
     function: cudarc::driver::CudaFunction,
     stream: sys::CUstream,
@@ -133,7 +134,7 @@ impl Spin {
             .unwrap()
             .load_function("spin")
             .unwrap();
-        // A blocking stream (flags 0), as PyTorch's default stream is.
+        // Flags 0: a blocking stream.
         let stream = result::stream::create(result::stream::StreamKind::Default).unwrap();
         Spin { function, stream }
     }

@@ -223,7 +223,17 @@ impl Memory {
     /// `host` must be the host device.
     pub(crate) fn host_vec<T: bytemuck::Pod + Send + Sync>(
         host: Arc<dyn Device>,
+        vec: Vec<T>,
+    ) -> Memory {
+        Memory::host_vec_with(host, vec, Vec::new())
+    }
+
+    /// As [`Memory::host_vec`], with `registrations` of the vector's buffer, dropped
+    /// (undone) before the vector is freed.
+    pub(crate) fn host_vec_with<T: bytemuck::Pod + Send + Sync>(
+        host: Arc<dyn Device>,
         mut vec: Vec<T>,
+        registrations: Vec<HostRegistration>,
     ) -> Memory {
         let len = std::mem::size_of_val(vec.as_slice());
         let ptr = vec.as_mut_ptr().cast::<u8>();
@@ -233,32 +243,11 @@ impl Memory {
             host,
             Native::Host { ptr },
             len,
-            Box::new(move |_| drop(vec)),
-        )
-    }
-
-    /// As [`Memory::host_vec`], the vector's buffer registered in place by `register`
-    /// (given its address and length) first; the registrations are dropped (undone)
-    /// before the vector is freed. A failed `register` leaves nothing registered.
-    pub(crate) fn host_vec_registered<T: bytemuck::Pod + Send + Sync>(
-        host: Arc<dyn Device>,
-        mut vec: Vec<T>,
-        register: impl FnOnce(*mut u8, usize) -> Result<Vec<HostRegistration>>,
-    ) -> Result<Memory> {
-        let len = std::mem::size_of_val(vec.as_slice());
-        let ptr = vec.as_mut_ptr().cast::<u8>();
-        let registrations = register(ptr, len)?;
-        // The vector's buffer does not move when the vector is moved into the deleter;
-        // it is freed there after the registrations are undone.
-        Ok(Memory::with_deleter(
-            host,
-            Native::Host { ptr },
-            len,
             Box::new(move |_| {
                 drop(registrations);
                 drop(vec);
             }),
-        ))
+        )
     }
 
     /// Takes the loan out of memory on loan from a resource, so that the caller gives the

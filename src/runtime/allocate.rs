@@ -61,12 +61,13 @@ impl Memory {
     /// host.copy_to(0, &there, 0, host.len())?;
     /// # Ok::<(), locus::Error>(())
     /// ```
-    pub fn from_vec_registered<T: bytemuck::Pod + Send + Sync>(vec: Vec<T>) -> Result<Memory> {
-        Memory::host_vec_registered(registry().host(), vec, |ptr, len| {
-            // SAFETY: `ptr` is the vector's buffer of `len` bytes, which lives until the
-            // memory is dropped; the memory drops these registrations first.
-            unsafe { register_host_memory(ptr, len) }
-        })
+    pub fn from_vec_registered<T: bytemuck::Pod + Send + Sync>(mut vec: Vec<T>) -> Result<Memory> {
+        let len = std::mem::size_of_val(vec.as_slice());
+        // SAFETY: `ptr` is the vector's buffer of `len` bytes, which moves (unreallocated)
+        // into the memory and lives until it is dropped; the memory drops these
+        // registrations first. A refusal drops the ones made, before the vector.
+        let registrations = unsafe { register_host_memory(vec.as_mut_ptr().cast(), len) }?;
+        Ok(Memory::host_vec_with(registry().host(), vec, registrations))
     }
 
     /// Adopts a native allocation made elsewhere, without copying. `deleter` runs when

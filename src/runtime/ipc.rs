@@ -32,6 +32,24 @@ fn native_at(at: Location, ptr: *mut u8, call: &str) -> Result<Native> {
         .ok_or_else(|| not_offered(at, call))
 }
 
+/// The mapping of `len` bytes at `ptr` (from `ipc::create` or `ipc::open`) as memory at
+/// `at`, unmapped (and, for the maker, unlinked) when dropped; unmapped at once if `at`
+/// cannot take it.
+fn adopt_mapping(at: Location, ptr: *mut u8, len: usize, call: &str) -> Result<Memory> {
+    let native = match native_at(at, ptr, call) {
+        Ok(n) => n,
+        Err(e) => {
+            // SAFETY: the mapping just made, not used.
+            unsafe { ipc::close(ptr, len) };
+            return Err(e);
+        }
+    };
+    let addr = ptr as usize;
+    // SAFETY: a fresh mapping of `len` bytes of host memory, unmapped exactly once, by
+    // the deleter, when the memory is dropped.
+    unsafe { Memory::adopt(at, native, len, move |_| ipc::close(addr as *mut u8, len)) }
+}
+
 impl Memory {
     /// Allocates `bytes` of memory at `location` that other processes on this node can
     /// open in place with its [`Memory::ipc_handle`]: host memory (a POSIX shared memory
@@ -50,18 +68,10 @@ impl Memory {
     /// # Ok::<(), locus::Error>(())
     /// ```
     pub fn new_shared(location: Location, bytes: usize) -> Result<Memory> {
+        const CALL: &str = "Memory::new_shared";
         // Checked before anything is made.
-        native_at(location, std::ptr::null_mut(), "Memory::new_shared")?;
-        let ptr = ipc::create(location, bytes)?;
-        let native = native_at(location, ptr, "Memory::new_shared")?;
-        let at = ptr as usize;
-        // SAFETY: a fresh mapping of `bytes` bytes of host memory, unmapped (and its name
-        // unlinked) exactly once, by the deleter, when the memory is dropped.
-        unsafe {
-            Memory::adopt(location, native, bytes, move |_| {
-                ipc::close(at as *mut u8, bytes)
-            })
-        }
+        native_at(location, std::ptr::null_mut(), CALL)?;
+        adopt_mapping(location, ipc::create(location, bytes)?, bytes, CALL)
     }
 
     /// The handle another process on this node opens this memory with
@@ -82,24 +92,14 @@ impl Memory {
     /// same pages, used in place. Errors name what is wrong: a handle of another node, of
     /// memory its maker freed already, of a location that shares nothing.
     pub fn open_ipc(handle: &IpcHandle) -> Result<Memory> {
-        let location = handle.location;
-        native_at(location, std::ptr::null_mut(), "Memory::open_ipc")?;
-        let len = handle.len;
-        let ptr = ipc::open(location, handle)?;
-        let native = match native_at(location, ptr, "Memory::open_ipc") {
-            Ok(n) => n,
-            Err(e) => {
-                // SAFETY: the mapping just made, not used.
-                unsafe { ipc::close(ptr, len) };
-                return Err(e);
-            }
-        };
-        let at = ptr as usize;
-        // SAFETY: a fresh mapping of `len` bytes, unmapped exactly once by the deleter.
-        unsafe {
-            Memory::adopt(location, native, len, move |_| {
-                ipc::close(at as *mut u8, len)
-            })
-        }
+        const CALL: &str = "Memory::open_ipc";
+        // Checked before anything is opened.
+        native_at(handle.location, std::ptr::null_mut(), CALL)?;
+        adopt_mapping(
+            handle.location,
+            ipc::open(handle.location, handle)?,
+            handle.len,
+            CALL,
+        )
     }
 }

@@ -6,9 +6,9 @@
 //! (`Memory::from_vec_registered`), and each page-locked or host-visible kind the device
 //! offers (CUDA / HIP pinned host memory, SYCL USM host memory, an OpenCL
 //! `CL_MEM_ALLOC_HOST_PTR` buffer: on a discrete device through its mapping, the host's
-//! side of it, as the copy between two buffers may stay in device memory); device-to-device on the device, and between devices
-//! of one technology (peer where enabled), at one size (32 MiB, bandwidthTest's
-//! default).
+//! side of it, as the copy between two buffers may stay in device memory);
+//! device-to-device on the device, and between devices of one technology (peer where
+//! enabled), at one size (32 MiB, bandwidthTest's default).
 
 use std::sync::Arc;
 

@@ -28,30 +28,41 @@ pub(super) fn arch_in(props: &[u8], layout: (usize, usize)) -> Option<String> {
     name.starts_with("gfx").then(|| name.to_string())
 }
 
-/// Device `device`'s architecture, asked of the HIP runtime loaded from `runtime` (a
-/// library name already loaded: opening it again only takes a reference); `None` where
-/// the runtime does not say.
-pub(super) fn gcn_arch_name(runtime: &str, device: i32) -> Option<String> {
+/// The architecture of each of `count` devices, asked of the HIP runtime loaded from
+/// `runtime` (a library name already loaded: opening it again only takes a reference);
+/// `None` for a device the runtime says nothing of.
+pub(super) fn gcn_arch_names(runtime: &str, count: i32) -> Vec<Option<String>> {
+    let count = usize::try_from(count).unwrap_or(0);
     // SAFETY: the library is loaded already (its initialisers ran); only symbols are
     // looked up.
-    let library = unsafe { libloading::Library::new(runtime) }.ok()?;
-    for (symbol, layout) in [
+    let Ok(library) = (unsafe { libloading::Library::new(runtime) }) else {
+        return vec![None; count];
+    };
+    // The first entry point the runtime exports, with its layout.
+    let entry = [
         (&b"hipGetDevicePropertiesR0600\0"[..], R0600),
         (&b"hipGetDeviceProperties\0"[..], R0000),
-    ] {
+    ]
+    .into_iter()
+    .find_map(|(symbol, layout)| {
         // SAFETY: both entry points have this signature (a properties pointer, a device).
-        let Ok(get) = (unsafe { library.get::<GetProperties>(symbol) }) else {
-            continue;
-        };
-        // Room beyond the struct, should a runtime write more than its header says.
-        let mut props = vec![0u8; 4096];
-        // SAFETY: `props` has room for the struct of this entry point's layout.
-        let rc = unsafe { get(props.as_mut_ptr().cast(), device) };
-        if rc == 0 {
-            return arch_in(&props[..layout.0], layout);
-        }
-    }
-    None
+        let get = unsafe { library.get::<GetProperties>(symbol) }.ok()?;
+        Some((get, layout))
+    });
+    let Some((get, layout)) = entry else {
+        return vec![None; count];
+    };
+    (0..count)
+        .map(|device| {
+            // Room beyond the struct, should a runtime write more than its header says.
+            let mut props = vec![0u8; 4096];
+            // SAFETY: `props` has room for the struct of this entry point's layout.
+            let rc = unsafe { get(props.as_mut_ptr().cast(), device as c_int) };
+            (rc == 0)
+                .then(|| arch_in(&props[..layout.0], layout))
+                .flatten()
+        })
+        .collect()
 }
 
 /// hiprtc's options for a device of architecture `arch`: `--offload-arch=...` where

@@ -261,9 +261,7 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
         )
         .into());
     }
-    api.archs = (0..count)
-        .map(|i| arch::gcn_arch_name(runtime, i))
-        .collect();
+    api.archs = arch::gcn_arch_names(runtime, count);
     let (opened, skipped) =
         cuda_hip::open_each("HIP", count, |i| open_device(&api, i, version, &compiler))?;
     // Indexed by the driver's ordinal; a skipped device has a null stream, which

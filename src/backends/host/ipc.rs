@@ -8,7 +8,7 @@
 //! The maker unlinks the name when its memory is dropped: mappings made before stay
 //! valid (the pages live while any process maps them), later opens fail, saying so.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -82,7 +82,7 @@ impl IpcHandle {
 }
 
 /// The shared objects this process made, by mapped address: name and length.
-static MADE: Mutex<Option<HashMap<usize, (String, usize)>>> = Mutex::new(None);
+static MADE: Mutex<BTreeMap<usize, (String, usize)>> = Mutex::new(BTreeMap::new());
 
 /// This node's name.
 pub(crate) fn node() -> String {
@@ -170,8 +170,8 @@ pub(crate) fn create(at: Location, len: usize) -> Result<*mut u8> {
             return Err(e);
         }
     };
-    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
-    made.get_or_insert_with(HashMap::new)
+    MADE.lock()
+        .unwrap_or_else(|e| e.into_inner())
         .insert(ptr as usize, (name, len));
     Ok(ptr)
 }
@@ -179,7 +179,7 @@ pub(crate) fn create(at: Location, len: usize) -> Result<*mut u8> {
 /// The handle of shared memory this process made at `ptr`, or `None`.
 pub(crate) fn handle_of(at: Location, ptr: *const u8) -> Option<IpcHandle> {
     let made = MADE.lock().unwrap_or_else(|e| e.into_inner());
-    let (name, len) = made.as_ref()?.get(&(ptr as usize))?.clone();
+    let (name, len) = made.get(&(ptr as usize))?.clone();
     Some(IpcHandle {
         location: at,
         node: node(),
@@ -233,8 +233,7 @@ pub(crate) unsafe fn close(ptr: *mut u8, len: usize) {
     let made = MADE
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .as_mut()
-        .and_then(|m| m.remove(&(ptr as usize)));
+        .remove(&(ptr as usize));
     if let Some((name, _)) = made {
         if let Ok(c) = CString::new(name) {
             // SAFETY: a name this process made.

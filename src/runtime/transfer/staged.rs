@@ -54,10 +54,11 @@ fn take(len: usize) -> Chunk {
             chunk.register();
             chunk
         }
-        // None pooled, or too small: a new one (pooled sizes from 1 MiB up).
+        // None pooled, or too small: a new one (pooled sizes from 1 MiB up; callers ask
+        // for at most MAX_CHUNK).
         _ => Chunk {
             registered: None,
-            buf: vec![0u8; len.clamp(MIN_POOLED, MAX_CHUNK.max(len))],
+            buf: vec![0u8; len.max(MIN_POOLED)],
         },
     }
 }

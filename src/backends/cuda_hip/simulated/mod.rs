@@ -45,6 +45,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
+
 /// What `cuMemAlloc`, `cuMemAllocAsync`, `cuMemAllocHost` and `cuMemAllocManaged`
 /// guarantee for the start of an allocation.
 const DRIVER_ALIGNMENT: usize = 256;

@@ -36,8 +36,8 @@ impl Strict {
             Direction::WithinDevice => "cuMemcpyDtoD",
         };
         self.enter(call)?;
-        // SAFETY: per the caller's contract.
-        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
+        // At once (not queued): the caller's contract keeps both ranges valid for it.
+        Self::copy_op(dst, src, n)();
         Ok(())
     }
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use locus::resource::{self, Arena, Binning, Limiting, MemoryResource, Pool, Statistics, Tracking};
-use locus::Location;
+use locus::{Location, Memory};
 
 struct Rng(u64);
 
@@ -192,7 +192,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// What the adaptors cost over the bare pool they wrap (statistics, limiting,
-/// tracking: RMM's adaptors on the allocation path), in the same run: every resource's
+/// tracking: RMM's adaptors on the allocation path) and `Memory` handles (with their
+/// address-index entry), in the same run: every resource's
 /// passes interleaved, nanoseconds per operation over the pool's.
 fn adaptors(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
     let (n, max) = (10_000, 4 << 10);
@@ -203,8 +204,8 @@ fn adaptors(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
         ops.len()
     );
     println!(
-        "{:<9} {:>8} {:>18} {:>18} {:>18}",
-        "location", "pool", "statistics", "limiting", "tracking"
+        "{:<9} {:>8} {:>18} {:>18} {:>18} {:>18}",
+        "location", "pool", "statistics", "limiting", "tracking", "Memory handle"
     );
     let locations = if quick {
         vec![Location::Host]
@@ -221,7 +222,9 @@ fn adaptors(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
             Arc::new(Tracking::new(pool.clone())),
         ];
         // Interleaved passes: each round runs every resource once; medians per resource.
-        let mut times = vec![Vec::new(); wrapped.len()];
+        // The last column: `Memory` handles over the bare pool (what users hold: the
+        // block, its owner and its entry in the address index that `locus::lookup` reads).
+        let mut times = vec![Vec::new(); wrapped.len() + 1];
         for round in 0..=2 * PASSES {
             for (r, t) in wrapped.iter().zip(times.iter_mut()) {
                 let (s, _) = run(
@@ -234,6 +237,15 @@ fn adaptors(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
                     t.push(s);
                 }
             }
+            let (s, _) = run(
+                &ops,
+                |s| Memory::from_resource_aligned(&pool, s, 64),
+                drop,
+                Memory::len,
+            )?;
+            if round > 0 {
+                times[wrapped.len()].push(s);
+            }
         }
         let per_op: Vec<f64> = times
             .iter_mut()
@@ -244,12 +256,13 @@ fn adaptors(quick: bool) -> Result<(), Box<dyn std::error::Error>> {
             .collect();
         let cell = |i: usize| format!("{:.1} (+{:.1})", per_op[i], per_op[i] - per_op[0]);
         println!(
-            "{:<9} {:>8.1} {:>18} {:>18} {:>18}",
+            "{:<9} {:>8.1} {:>18} {:>18} {:>18} {:>18}",
             l.to_string(),
             per_op[0],
             cell(1),
             cell(2),
-            cell(3)
+            cell(3),
+            cell(4)
         );
     }
     Ok(())

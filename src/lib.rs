@@ -54,6 +54,7 @@ pub mod mpi;
 pub mod resource;
 mod runtime;
 
+pub use crate::core::address_index::{lookup, AddressInfo};
 pub use crate::core::completion::{Completion, NativeEvent, NativeWork};
 pub use crate::core::device::{Device, DeviceInfo, Direction, HostAccess, HostReach, ALIGNMENT};
 pub use crate::core::element::{DType, Element};

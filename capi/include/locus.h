@@ -64,21 +64,6 @@ typedef enum {
   LOCUS_NATIVE_WEBGPU = 6,
 } LocusNativeKind;
 
-// Which runtime a [`LocusNativeEvent`] belongs to.
-typedef enum {
-  // The work has no event of a runtime (it ran on a locus thread, or is done):
-  // wait with `locus_event_wait`.
-  LOCUS_EVENT_NONE = 0,
-  // `handle` is a `cl_event`.
-  LOCUS_EVENT_OPENCL = 1,
-  // `handle` is a `DPCTLSyclEventRef` (a `sycl::event *`).
-  LOCUS_EVENT_SYCL = 2,
-  // `handle` is a `CUevent` recorded on device `device`'s stream.
-  LOCUS_EVENT_CUDA = 3,
-  // `handle` is a `hipEvent_t` recorded on device `device`'s stream.
-  LOCUS_EVENT_HIP = 4,
-} LocusNativeEventKind;
-
 // The kind of memory an allocation is (`locus_memory_new_kind`); each location offers
 // some (`locus info` lists them).
 typedef enum {
@@ -103,6 +88,21 @@ typedef enum {
   // OpenCL fine-grained buffer SVM.
   LOCUS_KIND_SVM_FINE = 9,
 } LocusMemoryKind;
+
+// Which runtime a [`LocusNativeEvent`] belongs to.
+typedef enum {
+  // The work has no event of a runtime (it ran on a locus thread, or is done):
+  // wait with `locus_event_wait`.
+  LOCUS_EVENT_NONE = 0,
+  // `handle` is a `cl_event`.
+  LOCUS_EVENT_OPENCL = 1,
+  // `handle` is a `DPCTLSyclEventRef` (a `sycl::event *`).
+  LOCUS_EVENT_SYCL = 2,
+  // `handle` is a `CUevent` recorded on device `device`'s stream.
+  LOCUS_EVENT_CUDA = 3,
+  // `handle` is a `hipEvent_t` recorded on device `device`'s stream.
+  LOCUS_EVENT_HIP = 4,
+} LocusNativeEventKind;
 
 // The element type of a buffer.
 typedef enum {
@@ -165,6 +165,26 @@ typedef struct {
   // The OpenMP device number (OpenMP), the device's ordinal otherwise.
   int32_t device;
 } LocusNative;
+
+// What `locus_lookup` knows of an address.
+typedef struct {
+  // Where the allocation lives (`"host"`, `"cuda:0"`, ...), NUL-terminated.
+  char location[32];
+  // The allocation's first address.
+  void *base;
+  // The allocation's length in bytes.
+  size_t bytes;
+  // How far into the allocation the address lies.
+  size_t offset;
+  // The kind of memory.
+  LocusMemoryKind kind;
+  // Non-zero when the memory is on loan from a memory resource (its description:
+  // `locus_lookup_resource`).
+  int32_t from_resource;
+  // How many runtimes registered the range in place (CUDA's `cuMemHostRegister`,
+  // HIP's `hipHostRegister`); 0 for memory that is not registered.
+  uint32_t registered_with;
+} LocusAddressInfo;
 
 // The runtime's own event of asynchronous work, for a wait on the device
 // (`cuStreamWaitEvent`, an OpenCL wait list, SYCL's `depends_on`, ...). Owned by the
@@ -301,6 +321,24 @@ LocusStatus locus_buffer_len(const LocusBuffer *buffer, size_t *count);
 // Frees a buffer handle; memory an open access uses stays valid until it ends. NULL
 // does nothing.
 LocusStatus locus_buffer_free(LocusBuffer *buffer);
+
+// Which allocation `address` lies in, into `*info`: any address inside live memory
+// locus made, adopted or registered whose handle is an address (host, OpenMP, CUDA,
+// HIP, SYCL USM; OpenCL and WebGPU memory are objects). Another address is
+// `LOCUS_ERROR_INVALID`, naming it (`locus_last_error`), and `*info` is untouched.
+//
+// # Safety
+// `info` is NULL or points to a `LocusAddressInfo`. `address` is only compared, never
+// read.
+LocusStatus locus_lookup(const void *address, LocusAddressInfo *info);
+
+// The description of the memory resource the allocation holding `address` is on loan
+// from (`pool(upstream(cuda:0))`, ...), into `buf` (see `LOCUS_ERROR_BUFFER_TOO_SMALL`);
+// the empty string for memory allocated or adopted directly.
+//
+// # Safety
+// `buf` is NULL or holds `capacity` bytes; `needed` is NULL or points to a `size_t`.
+LocusStatus locus_lookup_resource(const void *address, char *buf, size_t capacity, size_t *needed);
 
 // Allocates `bytes` at `location` (`"host"`, `"opencl:0"`, `"cuda:1"`, ...) through
 // its default memory resource, and stores the new handle in `*out`. Free it with

@@ -11,6 +11,7 @@
 mod adopted_queues;
 mod buffers;
 mod handles;
+mod lookup;
 mod memory;
 mod native;
 mod queues;
@@ -27,6 +28,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use locus_rs::Error;
 
 pub use buffers::*;
+pub use lookup::*;
 pub use memory::*;
 pub use native::*;
 pub use queues::*;

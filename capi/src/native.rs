@@ -39,6 +39,15 @@ pub enum LocusMemoryKind {
 }
 
 impl LocusMemoryKind {
+    /// The C name of `kind`.
+    pub(crate) fn of(kind: MemoryKind) -> LocusMemoryKind {
+        MemoryKind::ALL
+            .iter()
+            .zip(KINDS)
+            .find(|(k, _)| **k == kind)
+            .map_or(LocusMemoryKind::LocusKindDefault, |(_, c)| c)
+    }
+
     fn to_rust(self) -> MemoryKind {
         match self {
             LocusMemoryKind::LocusKindDefault => MemoryKind::Default,
@@ -54,6 +63,20 @@ impl LocusMemoryKind {
         }
     }
 }
+
+/// Every kind, in the order of [`MemoryKind::ALL`].
+const KINDS: [LocusMemoryKind; 10] = [
+    LocusMemoryKind::LocusKindDefault,
+    LocusMemoryKind::LocusKindPinnedHost,
+    LocusMemoryKind::LocusKindManaged,
+    LocusMemoryKind::LocusKindUsmDevice,
+    LocusMemoryKind::LocusKindUsmShared,
+    LocusMemoryKind::LocusKindUsmHost,
+    LocusMemoryKind::LocusKindStreamOrdered,
+    LocusMemoryKind::LocusKindHostVisible,
+    LocusMemoryKind::LocusKindSvmCoarse,
+    LocusMemoryKind::LocusKindSvmFine,
+];
 
 /// Which runtime a [`LocusNative`] handle belongs to.
 #[repr(C)]

@@ -147,6 +147,29 @@ fn registered_paths() -> Vec<(String, String, &'static str)> {
         .collect()
 }
 
+/// Which allocation `address` lies in (`locus::lookup`): a dict with `location`, `base`,
+/// `nbytes`, `offset`, `kind`, `resource` (the resource it is on loan from, or None) and
+/// `registered_with` (the locations whose runtimes registered it in place). Any address
+/// inside live memory locus made, adopted or registered answers (host, OpenMP, CUDA,
+/// HIP, SYCL USM; OpenCL and WebGPU buffers have no address); another is a `ValueError`
+/// naming it.
+#[pyfunction]
+fn lookup(py: Python<'_>, address: u64) -> PyResult<Bound<'_, PyDict>> {
+    guarded(|| {
+        let info = crate::detach(py, || locus::lookup(address)).map_err(py_err)?;
+        let out = PyDict::new(py);
+        out.set_item("location", info.location.to_string())?;
+        out.set_item("base", info.base)?;
+        out.set_item("nbytes", info.len)?;
+        out.set_item("offset", info.offset)?;
+        out.set_item("kind", info.kind.name())?;
+        out.set_item("resource", info.resource)?;
+        let with: Vec<String> = info.registered_with.iter().map(|l| l.to_string()).collect();
+        out.set_item("registered_with", with)?;
+        Ok(out)
+    })
+}
+
 /// The locations this machine has, host first (`["host", "openmp:0", "opencl:0", ...]`).
 #[pyfunction]
 fn available() -> Vec<String> {
@@ -348,6 +371,7 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<kernels::PyPendingCall>()?;
     m.add_function(wrap_pyfunction!(available, m)?)?;
     m.add_function(wrap_pyfunction!(route, m)?)?;
+    m.add_function(wrap_pyfunction!(lookup, m)?)?;
     m.add_function(wrap_pyfunction!(memory::copy_batch, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes, m)?)?;

@@ -70,4 +70,9 @@ pub trait ReturnBlock: Any + Send + Sync {
     /// in the terms of the layer that lent the block (the resource layer: a
     /// `(Queue, Event)`).
     fn return_block_after(&self, block: Block, after: &dyn Any);
+    /// How the lender names itself (a resource's description), for
+    /// [`lookup`](super::address_index::lookup).
+    fn lender_name(&self) -> String {
+        String::from("a memory resource")
+    }
 }

@@ -8,6 +8,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::address_index::{self, Indexed};
 use super::aligned::{allocate_aligned, free_aligned, Origin};
 use super::block::{Block, ReturnBlock};
 use super::device::{Device, HostAccess};
@@ -65,6 +66,9 @@ pub struct Memory {
     /// What a synchronous operation waits for first: the queue's earlier work on a
     /// stream-ordered block handed out again on that queue.
     before_host_use: Mutex<Option<HostWait>>,
+    /// Its entry in the address index ([`lookup`](super::address_index::lookup)),
+    /// removed before the allocation is freed or given back.
+    indexed: Mutex<Option<Indexed>>,
 }
 
 thread_local! {
@@ -86,6 +90,25 @@ pub(crate) fn run_queued<R>(job: impl FnOnce() -> R) -> R {
 type HostWait = Box<dyn FnOnce() -> Result<()> + Send>;
 
 impl Memory {
+    /// Memory over `native`, entered in the address index.
+    fn assemble(device: Arc<dyn Device>, native: Native, len: usize, owner: Owner) -> Memory {
+        let lender = match &owner {
+            Owner::Loan(lender, _) => Some(Arc::downgrade(lender)),
+            _ => None,
+        };
+        let indexed = address_index::enter_memory(&native, len, device.location(), lender);
+        Memory {
+            device,
+            native,
+            len,
+            owner: Mutex::new(owner),
+            released: AtomicBool::new(false),
+            waits: AtomicBool::new(false),
+            before_host_use: Mutex::new(None),
+            indexed: Mutex::new(indexed),
+        }
+    }
+
     /// Allocates `bytes` on `device` (aligned to [`ALIGNMENT`](super::device::ALIGNMENT)).
     pub fn on(device: &Arc<dyn Device>, bytes: usize) -> Result<Memory> {
         Memory::on_aligned(device, bytes, super::device::ALIGNMENT)
@@ -113,15 +136,12 @@ impl Memory {
             align,
             super::native::MemoryKind::Default,
         )?;
-        Ok(Memory {
-            device: Arc::clone(device),
+        Ok(Memory::assemble(
+            Arc::clone(device),
             native,
-            len: bytes,
-            owner: Mutex::new(origin.map_or(Owner::Device, Owner::Aligned)),
-            released: AtomicBool::new(false),
-            waits: AtomicBool::new(false),
-            before_host_use: Mutex::new(None),
-        })
+            bytes,
+            origin.map_or(Owner::Device, Owner::Aligned),
+        ))
     }
 
     /// The address of the allocation this memory was carved from (umem's
@@ -145,15 +165,7 @@ impl Memory {
         allow(dead_code)
     )]
     pub(crate) fn from_native(device: Arc<dyn Device>, native: Native, len: usize) -> Memory {
-        Memory {
-            device,
-            native,
-            len,
-            owner: Mutex::new(Owner::Device),
-            released: AtomicBool::new(false),
-            waits: AtomicBool::new(false),
-            before_host_use: Mutex::new(None),
-        }
+        Memory::assemble(device, native, len, Owner::Device)
     }
 
     /// Memory on loan from a resource: `block`, which goes back to `lender` when the
@@ -167,15 +179,12 @@ impl Memory {
         lender: Arc<dyn ReturnBlock>,
         block: Block,
     ) -> Memory {
-        Memory {
+        Memory::assemble(
             device,
-            native: block.native().duplicate(),
+            block.native().duplicate(),
             len,
-            owner: Mutex::new(Owner::Loan(lender, block)),
-            released: AtomicBool::new(false),
-            waits: AtomicBool::new(false),
-            before_host_use: Mutex::new(None),
-        }
+            Owner::Loan(lender, block),
+        )
     }
 
     /// Memory whose allocation `deleter` frees.
@@ -185,15 +194,7 @@ impl Memory {
         len: usize,
         deleter: Box<dyn FnOnce(&Native) + Send + Sync>,
     ) -> Memory {
-        Memory {
-            device,
-            native,
-            len,
-            owner: Mutex::new(Owner::Deleter(deleter)),
-            released: AtomicBool::new(false),
-            waits: AtomicBool::new(false),
-            before_host_use: Mutex::new(None),
-        }
+        Memory::assemble(device, native, len, Owner::Deleter(deleter))
     }
 
     /// Adopts `native` on `device` without copying; `deleter` runs when the memory is
@@ -262,6 +263,13 @@ impl Memory {
             return None;
         }
         self.released.store(true, Ordering::Release);
+        // Out of the index before the block can be handed out again.
+        drop(
+            self.indexed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
         match std::mem::replace(&mut *owner, Owner::Released) {
             Owner::Loan(lender, block) => Some((lender, block)),
             _ => None,
@@ -489,6 +497,13 @@ impl Memory {
 
 impl Drop for Memory {
     fn drop(&mut self) {
+        // Out of the index before the address can be handed out again.
+        drop(
+            self.indexed
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
         let owner = std::mem::replace(
             self.owner.get_mut().unwrap_or_else(|e| e.into_inner()),
             Owner::Released,

@@ -11,6 +11,7 @@
 //! - [`memory`] and [`mapping`]: one untyped allocation, and host access to it in place;
 //! - [`host_memory`]: the host's available memory, as the system reports it;
 //! - [`registration`]: host memory registered in place with a runtime (pinned where it lies);
+//! - [`address_index`]: which allocation an address lies in ([`lookup`](address_index::lookup));
 //! - [`aligned`]: allocations aligned beyond the default (umem's `aligned_alloc`);
 //! - [`block`]: an allocation a memory resource handed out, and where it goes back;
 //! - [`completion`]: queued work (each backend's own type behind one trait) and the
@@ -21,6 +22,7 @@
 //!   object released);
 //! - `tally`: counters the first thread to use them updates without atomic read-modify-writes.
 
+pub mod address_index;
 pub mod aligned;
 pub mod block;
 pub mod cache;

@@ -22,6 +22,18 @@ pub enum GpuMemory {
     StreamOrdered,
 }
 
+impl GpuMemory {
+    /// The [`MemoryKind`] this allocation kind is.
+    pub fn memory_kind(self) -> MemoryKind {
+        match self {
+            GpuMemory::Device => MemoryKind::Default,
+            GpuMemory::Pinned => MemoryKind::PinnedHost,
+            GpuMemory::Managed => MemoryKind::Managed,
+            GpuMemory::StreamOrdered => MemoryKind::StreamOrdered,
+        }
+    }
+}
+
 /// The kind of memory an allocation is, named alike at every location; each location
 /// offers some ([`Device::memory_kinds`](super::device::Device::memory_kinds)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -247,6 +259,38 @@ impl Native {
             Native::Sycl { ptr, .. } => ptr as u64,
             #[cfg(feature = "webgpu")]
             Native::WebGpu { offset, .. } => offset,
+        }
+    }
+
+    /// Whether the handle is an address programs use (host, OpenMP, CUDA, HIP, SYCL USM),
+    /// rather than a buffer object (OpenCL, WebGPU), whose [`Native::address`] is an
+    /// offset inside the object.
+    pub fn is_pointer(&self) -> bool {
+        match self {
+            #[cfg(feature = "opencl")]
+            Native::OpenCl { .. } => false,
+            #[cfg(feature = "webgpu")]
+            Native::WebGpu { .. } => false,
+            _ => true,
+        }
+    }
+
+    /// The kind of memory the handle says it is: CUDA's and HIP's allocation kinds and
+    /// SYCL's USM kinds by name; [`MemoryKind::Default`] for the others (a handle of an
+    /// OpenCL buffer does not carry its flags).
+    pub fn memory_kind(&self) -> MemoryKind {
+        match *self {
+            #[cfg(feature = "cuda")]
+            Native::Cuda { kind, .. } => kind.memory_kind(),
+            #[cfg(feature = "hip")]
+            Native::Hip { kind, .. } => kind.memory_kind(),
+            #[cfg(feature = "sycl")]
+            Native::Sycl { kind, .. } => match kind {
+                UsmKind::Device => MemoryKind::UsmDevice,
+                UsmKind::Shared => MemoryKind::UsmShared,
+                UsmKind::Host => MemoryKind::UsmHost,
+            },
+            _ => MemoryKind::Default,
         }
     }
 

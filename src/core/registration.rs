@@ -3,6 +3,7 @@
 //! by DMA, as from its own page-locked memory, where pageable memory is staged by the
 //! driver. A [`HostRegistration`] undoes the registration when dropped.
 
+use super::address_index::{self, Indexed};
 use super::location::Location;
 
 /// One registration of a host range with a runtime (see
@@ -12,6 +13,8 @@ use super::location::Location;
 pub struct HostRegistration {
     location: Location,
     undo: Option<Box<dyn FnOnce() + Send + Sync>>,
+    /// Its entry in the address index, once [`HostRegistration::entered`].
+    indexed: Option<Indexed>,
 }
 
 impl HostRegistration {
@@ -20,7 +23,15 @@ impl HostRegistration {
         HostRegistration {
             location,
             undo: Some(Box::new(undo)),
+            indexed: None,
         }
+    }
+
+    /// The registration, entered in the address index as the `len` bytes at `base` it
+    /// covers ([`lookup`](super::address_index::lookup) then names it).
+    pub(crate) fn entered(mut self, base: u64, len: usize) -> Self {
+        self.indexed = address_index::enter_registration(base, len, self.location);
+        self
     }
 
     /// The device whose runtime registered the range (the registration covers every
@@ -32,6 +43,7 @@ impl HostRegistration {
 
 impl Drop for HostRegistration {
     fn drop(&mut self) {
+        drop(self.indexed.take());
         // At the process's end the runtime may be gone: its own exit unpins the pages.
         if super::shutdown::is_shutting_down() {
             return;

@@ -204,4 +204,8 @@ impl<R: MemoryResource + ?Sized> ReturnBlock for R {
             }
         }
     }
+
+    fn lender_name(&self) -> String {
+        MemoryResource::describe(self)
+    }
 }

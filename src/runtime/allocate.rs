@@ -112,7 +112,7 @@ pub unsafe fn register_host_memory(ptr: *mut u8, len: usize) -> Result<Vec<HostR
         }
         // SAFETY: per this function's contract.
         if let Some(r) = unsafe { device.register_host(ptr, len) }? {
-            done.push(r);
+            done.push(r.entered(ptr as u64, len));
         }
     }
     Ok(done)

@@ -313,6 +313,42 @@ static void registered_host(const char *at) {
     free(out);
 }
 
+/* Which allocation an address lies in (locus_lookup): memory from the location's default
+   resource, at an address inside it; registered host memory; a freed one refused. */
+static void lookup(const char *at) {
+    enum { N = 10000 };
+    LocusMemory *m = NULL;
+    LocusNative n;
+    OK(locus_memory_new(at, N, &m));
+    OK(locus_memory_native(m, &n));
+    if (n.pointer == NULL) { /* OpenCL, WebGPU: buffer objects, no address */
+        OK(locus_memory_free(m));
+        return;
+    }
+    LocusAddressInfo info;
+    OK(locus_lookup((char *)n.pointer + 9999, &info));
+    CHECK(strcmp(info.location, at) == 0, "%s: lookup says %s", at, info.location);
+    CHECK(info.base == n.pointer && info.bytes == N && info.offset == 9999,
+          "%s: lookup base %p bytes %zu offset %zu", at, info.base, info.bytes, info.offset);
+    CHECK(info.from_resource, "%s: memory_new's memory is from the default resource", at);
+    char resource[256];
+    OK(locus_lookup_resource(n.pointer, resource, sizeof resource, NULL));
+    CHECK(strlen(resource) > 0, "%s: no resource named", at);
+    OK(locus_memory_free(m));
+
+    unsigned char *mine = malloc(4096);
+    LocusMemory *r = NULL;
+    OK(locus_memory_register_host(mine, 4096, &r));
+    OK(locus_lookup(mine + 100, &info));
+    CHECK(strcmp(info.location, "host") == 0 && info.base == mine && info.offset == 100,
+          "registered: lookup says %s %p +%zu", info.location, info.base, info.offset);
+    CHECK(!info.from_resource, "registered memory is the caller's, not a resource's");
+    OK(locus_memory_free(r));
+    REFUSED(locus_lookup(mine + 100, &info), LOCUS_ERROR_INVALID, "no live allocation");
+    REFUSED(locus_lookup(mine, NULL), LOCUS_ERROR_NULL, "info");
+    free(mine);
+}
+
 int main(void) {
     size_t count = 0;
     OK(locus_location_count(&count));
@@ -324,6 +360,7 @@ int main(void) {
         resources(at);
         buffers(at);
         registered_host(at);
+        lookup(at);
     }
     if (failures) {
         fprintf(stderr, "%d checks failed\n", failures);

@@ -88,3 +88,24 @@ fn the_drivers_refusals_name_the_device_and_leave_nothing_registered() {
     assert!(api.registered().is_empty());
     drop(host);
 }
+
+#[test]
+fn every_gpu_memory_kind_is_looked_up_as_its_kind_at_its_device() {
+    let (_api, gpu) = device();
+    let gpu: Arc<dyn Device> = gpu;
+    for kind in gpu.memory_kinds() {
+        let memory = crate::core::memory::Memory::on_kind(&gpu, 1000, kind).unwrap();
+        let base = memory.native().address();
+        let info = crate::core::address_index::lookup(base + 999).unwrap();
+        assert_eq!(
+            (info.location, info.base, info.offset),
+            (Location::Cuda(0), base, 999)
+        );
+        assert_eq!(info.kind, kind, "lookup of {kind} memory");
+        drop(memory);
+        assert!(
+            crate::core::address_index::lookup(base + 999).map_or(true, |i| i.len != 1000),
+            "freed {kind} memory still looked up"
+        );
+    }
+}

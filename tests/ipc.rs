@@ -33,10 +33,14 @@ fn a_second_process_uses_shared_host_memory_in_place() {
         child(&text);
         return;
     }
-    // The host, and OpenMP's initial device (its memory is the host's).
-    for at in ["host", "openmp:0"]
-        .into_iter()
-        .filter_map(common::location)
+    // The host, OpenMP's initial device (its memory is the host's), a SYCL device whose
+    // kernels use plain host memory (system USM; Intel's CPU device), and OpenCL CPU
+    // devices (a buffer over the shared pages).
+    for at in [
+        "host", "openmp:0", "sycl:0", "opencl:0", "opencl:1", "opencl:2",
+    ]
+    .into_iter()
+    .filter_map(common::location)
     {
         let shared = Memory::new_shared(at, N).unwrap();
         assert_eq!(shared.location(), at);
@@ -94,12 +98,12 @@ fn bad_handles_and_unshared_memory_are_clear_errors() {
     drop(shared);
     let e = Memory::open_ipc(&handle).unwrap_err().to_string();
     assert!(e.contains("freed it or ended"), "{e}");
-    // A location that shares nothing yet.
-    let e = Memory::new_shared(Location::OpenCl(0), 64)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("opencl:0") && e.contains("host memory only"),
-        "{e}"
-    );
+    // A location whose memory is not host memory (WebGPU's buffers are the runtime's).
+    if let Some(webgpu) = common::location("webgpu:0") {
+        let e = Memory::new_shared(webgpu, 64).unwrap_err().to_string();
+        assert!(
+            e.contains("webgpu:0 does not") && e.contains("Memory::new_shared(Location::Host"),
+            "{e}"
+        );
+    }
 }

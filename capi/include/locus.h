@@ -322,6 +322,37 @@ LocusStatus locus_buffer_len(const LocusBuffer *buffer, size_t *count);
 // does nothing.
 LocusStatus locus_buffer_free(LocusBuffer *buffer);
 
+// Allocates `bytes` at `location` that other processes on this node can open in place
+// (host memory: a POSIX shared memory object; at the host, an OpenMP device on the
+// host, a SYCL device with system USM, an OpenCL CPU device; another location is
+// `LOCUS_ERROR_INVALID`, naming it). Free it with `locus_memory_free`: the name goes,
+// processes that opened it keep their mapping.
+//
+// # Safety
+// `location` is NULL or a NUL-terminated string; `out` is NULL or points to a
+// `LocusMemory *`.
+LocusStatus locus_memory_new_shared(const char *location, size_t bytes, LocusMemory **out);
+
+// The text another process on this node opens `memory` with
+// (`locus_memory_open_ipc`), into `buf` (see `LOCUS_ERROR_BUFFER_TOO_SMALL`); memory
+// made by `locus_memory_new_shared` only.
+//
+// # Safety
+// `buf` is NULL or holds `capacity` bytes; `needed` is NULL or points to a `size_t`.
+LocusStatus locus_memory_ipc_handle(const LocusMemory *memory,
+                                    char *buf,
+                                    size_t capacity,
+                                    size_t *needed);
+
+// Opens memory another process on this node shared, from its handle's text: the same
+// pages, in place. A handle of another node, of memory its maker freed, or text that is
+// no handle is `LOCUS_ERROR_INVALID`, naming what. Free it with `locus_memory_free`.
+//
+// # Safety
+// `handle` is NULL or a NUL-terminated string; `out` is NULL or points to a
+// `LocusMemory *`.
+LocusStatus locus_memory_open_ipc(const char *handle, LocusMemory **out);
+
 // Which allocation `address` lies in, into `*info`: any address inside live memory
 // locus made, adopted or registered whose handle is an address (host, OpenMP, CUDA,
 // HIP, SYCL USM; OpenCL and WebGPU memory are objects). Another address is

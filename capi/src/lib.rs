@@ -11,6 +11,7 @@
 mod adopted_queues;
 mod buffers;
 mod handles;
+mod ipc;
 mod lookup;
 mod memory;
 mod native;
@@ -28,6 +29,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use locus_rs::Error;
 
 pub use buffers::*;
+pub use ipc::*;
 pub use lookup::*;
 pub use memory::*;
 pub use native::*;

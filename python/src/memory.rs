@@ -99,6 +99,35 @@ impl PyMemory {
         Ok(m)
     }
 
+    /// `nbytes` at `location` that other processes on this node open in place with its
+    /// `ipc_handle()` (host memory: a POSIX shared memory object; at the host, an OpenMP
+    /// device on the host, a SYCL device with system USM, an OpenCL CPU device).
+    #[staticmethod]
+    fn shared(py: Python<'_>, location: &str, nbytes: usize) -> PyResult<PyMemory> {
+        guarded(|| {
+            let at = parse_location(location)?;
+            let inner = crate::detach(py, || Memory::new_shared(at, nbytes)).map_err(py_err)?;
+            Ok(PyMemory::wrap(Arc::new(inner)))
+        })
+    }
+
+    /// The text another process on this node opens this memory with
+    /// (`Memory.open_ipc(text)`); for memory made by `Memory.shared` only.
+    fn ipc_handle(&self) -> PyResult<String> {
+        guarded(|| Ok(self.mem()?.ipc_handle().map_err(py_err)?.to_string()))
+    }
+
+    /// Opens memory another process on this node shared (`Memory.shared`), from its
+    /// `ipc_handle()` text: the same pages, in place.
+    #[staticmethod]
+    fn open_ipc(py: Python<'_>, handle: &str) -> PyResult<PyMemory> {
+        guarded(|| {
+            let handle = locus::IpcHandle::parse(handle).map_err(py_err)?;
+            let inner = crate::detach(py, || Memory::open_ipc(&handle)).map_err(py_err)?;
+            Ok(PyMemory::wrap(Arc::new(inner)))
+        })
+    }
+
     /// Where it lives.
     #[getter]
     fn location(&self) -> String {

@@ -356,6 +356,19 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
         let _ = ptr;
         None
     }
+    /// A memory object of this device over `len` bytes of host memory at `ptr`, used
+    /// in place (OpenCL's `CL_MEM_USE_HOST_PTR` on a device that runs on the host), for
+    /// devices whose memory is an object rather than a host address
+    /// ([`Device::host_memory_as_native`] answers for the others). [`Device::free`]
+    /// releases the object, never the host memory. `None` (the default) where the device
+    /// cannot use host memory in place so.
+    ///
+    /// # Safety
+    /// `ptr` is valid for `len` bytes until the object is freed.
+    unsafe fn wrap_host_memory(&self, ptr: *mut u8, len: usize) -> Option<Result<Native>> {
+        let _ = (ptr, len);
+        None
+    }
     /// Registers `len` bytes of host memory at `ptr` in place with this device's
     /// runtime, for every device of that runtime (`cuMemHostRegister` /
     /// `hipHostRegister`, portable): its copies then go by DMA. `None` where the runtime

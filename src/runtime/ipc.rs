@@ -1,43 +1,43 @@
 //! Memory shared between processes on one node (issue 45, item 4): made with
 //! [`Memory::new_shared`], its [`IpcHandle`] sent to another process (as text), opened
 //! there with [`Memory::open_ipc`]: both use the same pages in place, no copy. Host
-//! memory, through a POSIX shared memory object (`backends/host/ipc.rs`), at the host
-//! and at an OpenMP device whose memory is the host's (the initial device).
+//! memory, through a POSIX shared memory object (`backends/host/ipc.rs`), at every
+//! location that uses host memory in place: the host, an OpenMP device whose memory is
+//! the host's (the initial device), a SYCL device with system USM, and an OpenCL CPU
+//! device (a `CL_MEM_USE_HOST_PTR` buffer over the mapping).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use crate::backends::host::ipc::{self, IpcHandle};
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
-use crate::core::native::Native;
 use crate::runtime::registry::registry;
 
-/// Why `at` has no memory shared between processes yet, and what to use.
+/// Why `at` has no memory shared between processes, and what to use.
 fn not_offered(at: Location, call: &str) -> Error {
     Error::Invalid(format!(
-        "{at}: {call}: memory shared between processes is offered for host memory only (a \
-         POSIX shared memory object; at the host, or an OpenMP device that uses host \
-         memory); share host memory (`Memory::new_shared(Location::Host, n)`) and copy it \
-         to {at} in each process"
+        "{at}: {call}: memory shared between processes is host memory (a POSIX shared \
+         memory object), offered where a location uses host memory in place (the host, an \
+         OpenMP device that runs on the host, a SYCL device with system USM, an OpenCL CPU \
+         device); {at} does not; share host memory (`Memory::new_shared(Location::Host, \
+         n)`) and copy it to {at} in each process"
     ))
 }
 
-/// The native handle of shared host memory at `ptr` for `at`: where the device there
-/// uses host memory as its own ([`Device::host_memory_as_native`]).
-///
-/// [`Device::host_memory_as_native`]: crate::core::device::Device::host_memory_as_native
-fn native_at(at: Location, ptr: *mut u8, call: &str) -> Result<Native> {
-    registry()
-        .device(at)?
-        .host_memory_as_native(ptr)
-        .ok_or_else(|| not_offered(at, call))
-}
+/// The mapping's address behind memory whose handle is an object (OpenCL), by the
+/// handle's key: what [`Memory::ipc_handle`] names.
+static WRAPPED: Mutex<BTreeMap<(u64, u64), usize>> = Mutex::new(BTreeMap::new());
 
 /// The mapping of `len` bytes at `ptr` (from `ipc::create` or `ipc::open`) as memory at
-/// `at`, unmapped (and, for the maker, unlinked) when dropped; unmapped at once if `at`
-/// cannot take it.
+/// `at`: host memory as the device's own where it takes host addresses, else a memory
+/// object of the device over it; the object is released and the mapping unmapped (and,
+/// for the maker, unlinked) when the memory is dropped. On a refusal the mapping is
+/// unmapped at once.
 fn adopt_mapping(at: Location, ptr: *mut u8, len: usize, call: &str) -> Result<Memory> {
-    let native = match native_at(at, ptr, call) {
-        Ok(n) => n,
+    let device = match registry().device(at) {
+        Ok(d) => Arc::clone(d),
         Err(e) => {
             // SAFETY: the mapping just made, not used.
             unsafe { ipc::close(ptr, len) };
@@ -45,9 +45,44 @@ fn adopt_mapping(at: Location, ptr: *mut u8, len: usize, call: &str) -> Result<M
         }
     };
     let addr = ptr as usize;
-    // SAFETY: a fresh mapping of `len` bytes of host memory, unmapped exactly once, by
-    // the deleter, when the memory is dropped.
-    unsafe { Memory::adopt(at, native, len, move |_| ipc::close(addr as *mut u8, len)) }
+    if let Some(native) = device.host_memory_as_native(ptr) {
+        // SAFETY: a fresh mapping of `len` bytes of host memory, unmapped exactly once,
+        // by the deleter, when the memory is dropped.
+        return unsafe {
+            Memory::adopt(at, native, len, move |_| ipc::close(addr as *mut u8, len))
+        };
+    }
+    // SAFETY: the mapping stays until the deleter below, which frees the object first.
+    let native = match unsafe { device.wrap_host_memory(ptr, len) } {
+        Some(Ok(native)) => native,
+        refused => {
+            // SAFETY: the mapping just made, not used.
+            unsafe { ipc::close(ptr, len) };
+            return Err(match refused {
+                Some(Err(e)) => e,
+                _ => not_offered(at, call),
+            });
+        }
+    };
+    let key = native.key();
+    WRAPPED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, addr);
+    let owner = Arc::clone(&device);
+    // SAFETY: the object is `device`'s, over `len` live bytes of the mapping; the deleter
+    // releases it (the device's `free` of a wrapped object), then unmaps.
+    unsafe {
+        Memory::adopt_on(device, native, len, move |native| {
+            WRAPPED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&native.key());
+            // SAFETY: made by `wrap_host_memory` above, used by nothing now.
+            owner.free(native, len);
+            ipc::close(addr as *mut u8, len)
+        })
+    }
 }
 
 impl Memory {
@@ -69,8 +104,8 @@ impl Memory {
     /// ```
     pub fn new_shared(location: Location, bytes: usize) -> Result<Memory> {
         const CALL: &str = "Memory::new_shared";
-        // Checked before anything is made.
-        native_at(location, std::ptr::null_mut(), CALL)?;
+        // An absent location is an error before anything is made.
+        registry().device(location)?;
         adopt_mapping(location, ipc::create(location, bytes)?, bytes, CALL)
     }
 
@@ -78,8 +113,13 @@ impl Memory {
     /// ([`Memory::open_ipc`]); for memory made by [`Memory::new_shared`] only.
     pub fn ipc_handle(&self) -> Result<IpcHandle> {
         let at = self.location();
-        // Made by `new_shared`: host memory at every location that takes it.
-        let ptr = self.native().address() as *mut u8;
+        // Made by `new_shared`: host memory at every location that takes it, or an
+        // object over it.
+        let ptr = WRAPPED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&self.native().key())
+            .map_or(self.native().address() as *const u8, |&a| a as *const u8);
         ipc::handle_of(at, ptr).ok_or_else(|| {
             Error::Invalid(format!(
                 "{at}: Memory::ipc_handle: this memory was not made shareable; allocate it \
@@ -93,8 +133,7 @@ impl Memory {
     /// memory its maker freed already, of a location that shares nothing.
     pub fn open_ipc(handle: &IpcHandle) -> Result<Memory> {
         const CALL: &str = "Memory::open_ipc";
-        // Checked before anything is opened.
-        native_at(handle.location, std::ptr::null_mut(), CALL)?;
+        registry().device(handle.location)?;
         adopt_mapping(
             handle.location,
             ipc::open(handle.location, handle)?,

@@ -349,6 +349,36 @@ static void lookup(const char *at) {
     free(mine);
 }
 
+/* Memory shared between processes (opened here in the same process: a second mapping of
+   the same pages), where the location takes host memory in place; refused, naming the
+   location, where it does not. */
+static void shared(const char *at) {
+    enum { N = 1 << 16 };
+    LocusMemory *m = NULL, *there = NULL;
+    LocusStatus s = locus_memory_new_shared(at, N, &m);
+    if (s != LOCUS_OK) {
+        CHECK(s == LOCUS_ERROR_INVALID, "%s: new_shared returned %d", at, (int)s);
+        CHECK(strstr(locus_last_error(), "does not") != NULL, "%s: %s", at, locus_last_error());
+        return;
+    }
+    char handle[256];
+    size_t needed = 0;
+    REFUSED(locus_memory_ipc_handle(m, handle, 4, &needed), LOCUS_ERROR_BUFFER_TOO_SMALL,
+            "buffer");
+    OK(locus_memory_ipc_handle(m, handle, sizeof handle, NULL));
+    CHECK(strncmp(handle, "locus-ipc ", 10) == 0, "%s: handle text %s", at, handle);
+    unsigned char bytes[N], back[N];
+    for (int i = 0; i < N; i++) bytes[i] = (unsigned char)(i % 251);
+    OK(locus_memory_write(m, 0, bytes, N));
+    OK(locus_memory_open_ipc(handle, &there));
+    OK(locus_memory_read(there, 0, back, N));
+    CHECK(memcmp(bytes, back, N) == 0, "%s: the opened memory is not the same pages", at);
+    OK(locus_memory_free(m));
+    OK(locus_memory_free(there));
+    REFUSED(locus_memory_open_ipc(handle, &there), LOCUS_ERROR_INVALID, "freed it");
+    REFUSED(locus_memory_open_ipc("hello", &there), LOCUS_ERROR_INVALID, "not a locus IPC");
+}
+
 int main(void) {
     size_t count = 0;
     OK(locus_location_count(&count));
@@ -361,6 +391,7 @@ int main(void) {
         buffers(at);
         registered_host(at);
         lookup(at);
+        shared(at);
     }
     if (failures) {
         fprintf(stderr, "%d checks failed\n", failures);

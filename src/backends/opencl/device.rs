@@ -70,6 +70,33 @@ impl Device for OpenClDevice {
         self.offered_kinds()
     }
 
+    unsafe fn wrap_host_memory(&self, ptr: *mut u8, len: usize) -> Option<Result<Native>> {
+        // A CPU device's `CL_MEM_USE_HOST_PTR` buffer is the host memory itself (its
+        // kernels and copies run in this process on those pages); a GPU's may be a
+        // cached copy, so nothing is offered there.
+        if self.info.kind != "cpu" {
+            return None;
+        }
+        // SAFETY: the caller keeps `len` bytes at `ptr` valid until the buffer is freed;
+        // OpenCL rejects size 0, so at least 1 (an empty range is not shared).
+        let made = unsafe {
+            create_buffer(
+                self.context.get(),
+                CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                len.max(1),
+                ptr.cast(),
+            )
+        };
+        Some(
+            made.map(|mem| {
+                self.live.fetch_add(1, Ordering::Relaxed);
+                super::remember_made(mem);
+                Native::OpenCl { mem, offset: 0 }
+            })
+            .map_err(|code| self.fail("clCreateBuffer (CL_MEM_USE_HOST_PTR)", code)),
+        )
+    }
+
     fn allocate_kind(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
         match kind {
             MemoryKind::Default => self.allocate(bytes),

@@ -26,7 +26,7 @@ use opencl3::device::{
 use opencl3::event::{release_event, wait_for_events};
 use opencl3::memory::{
     create_buffer, release_mem_object, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR,
-    CL_MEM_READ_WRITE, CL_MEM_SIZE,
+    CL_MEM_READ_WRITE, CL_MEM_SIZE, CL_MEM_USE_HOST_PTR,
 };
 use opencl3::types::{cl_event, cl_int, cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
 

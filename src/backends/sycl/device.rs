@@ -115,6 +115,16 @@ impl Device for SyclDevice {
         self.system_usm
     }
 
+    fn host_memory_as_native(&self, ptr: *mut u8) -> Option<Native> {
+        // With system USM, plain host memory is this device's in place: its copies take
+        // host pointers and its kernels dereference them. Host USM is the kind whose
+        // accessibility matches (the host and the device, in place).
+        self.system_usm.then_some(Native::Sycl {
+            ptr,
+            kind: UsmKind::Host,
+        })
+    }
+
     // `write`, `read` and `copy_within` are one `DPCTLQueue_Memcpy` waited for: the
     // native transfers are those.
     fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {

@@ -468,6 +468,11 @@ LOCUS_MPI_TIMEOUT_S=120 "${mpirun_here[@]}" target/release/locus bench --mpi \
   --locations host,openmp:0,opencl:0,sycl:0,webgpu:0 --sizes 4KiB,64MiB
 LOCUS_MPI_TIMEOUT_S=120 LOCUS_WEBGPU_MAPPABLE=0 "${mpirun_here[@]}" target/release/locus bench --mpi \
   --locations host,webgpu:0 --sizes 64MiB
+# Ranks of one node: messages staged through host chunks (as device memory is on a GPU
+# machine), with locus's same-node path (a shared window: two copies) and without it
+# (the no-IPC column: through MPI's transport, three copies), at 256 MiB.
+LOCUS_MPI_ROUTE=staged LOCUS_MPI_TIMEOUT_S=120 "${mpirun_here[@]}" target/release/locus bench --mpi \
+  --locations host,opencl:0 --sizes 256MiB
 
 # On a GPU machine (LOCUS_REQUIRE names cuda or hip): the transfer matrix and the
 # bandwidthTest shape (pageable / pinned / device-to-device / peer), for the README.

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use locus::mpi::{Comm, Mpi, Policy, Wire};
-use locus::{Buffer, Location};
+use locus::{Buffer, Location, Memory};
 
 /// Inside an MPI job (the child runs), or the parent that starts one.
 fn inside() -> bool {
@@ -140,6 +140,11 @@ mpi_test!(
     |world| {
         for n in [1, 1000, (1 << 18) + 3] {
             pairs_between(world, Policy::Auto, n);
+            // Staged through host chunks: through the staged engine, and (from 64 KiB)
+            // through the same-node path.
+            world.set_same_node_ipc(false);
+            pairs_between(world, Policy::Staged, n);
+            world.set_same_node_ipc(true);
             pairs_between(world, Policy::Staged, n);
         }
         if world.rank() == 0 {
@@ -148,6 +153,72 @@ mpi_test!(
                 locations().len().pow(2)
             );
         }
+    }
+);
+
+// Two ranks of one node: a message of 64 KiB or more whose sender's memory is shared
+// (`Memory::new_shared`: the receiver copies out of the sender's pages) or staged through
+// host chunks (the sender copies into a window the receiver copies out of) goes through
+// shared memory, at every location of the receiver; host-visible memory, and WebGPU's
+// own lent staging buffers, go through MPI (their paths are as short). With the path off
+// every message goes through MPI. All arrive whole.
+mpi_test!(
+    ranks_on_one_node_exchange_through_shared_memory,
+    2,
+    &[("LOCUS_WEBGPU_MAPPABLE", "0")],
+    |world| {
+        let peer = 1 - world.rank();
+        assert!(
+            world.same_node(peer),
+            "two ranks of one job on this machine"
+        );
+        let n = (1 << 18) + 3;
+        let want = pattern(n, 5);
+        let lent = locations()
+            .into_iter()
+            .find(|l| l.technology() == locus::Technology::WebGpu);
+        // (the sender's location, its memory shared, its policy, on the path)
+        let mut senders = vec![
+            (Location::Host, true, Policy::Auto, true),
+            (Location::Host, false, Policy::Staged, true),
+            (Location::Host, false, Policy::Auto, false),
+        ];
+        senders.extend(lent.map(|l| (l, false, Policy::Auto, false)));
+        for on in [true, false] {
+            world.set_same_node_ipc(on);
+            for &dst in &locations() {
+                for &(src, shared, policy, path) in &senders {
+                    let before = world.same_node_messages();
+                    world.set_policy(policy);
+                    if world.rank() == 0 {
+                        let data = if shared {
+                            let m = Memory::new_shared(Location::Host, 4 * n).unwrap();
+                            let bytes: Vec<u8> =
+                                want.iter().flat_map(|x| x.to_ne_bytes()).collect();
+                            m.write(0, &bytes).unwrap();
+                            Buffer::<f32>::from_memory(m).unwrap()
+                        } else {
+                            Buffer::from_slice(src, &want).unwrap()
+                        };
+                        world.send(&data, 1, 6).unwrap();
+                    } else {
+                        let mut got = Buffer::<f32>::zeroed(dst, n).unwrap();
+                        world.recv(&mut got, 0, 6).unwrap();
+                        assert_eq!(got.to_vec().unwrap(), want, "{src} -> {dst}");
+                    }
+                    world.set_policy(Policy::Auto);
+                    let took = world.same_node_messages() - before;
+                    assert_eq!(
+                        took,
+                        u64::from(on && path),
+                        "{src} (shared {shared}, {policy:?}) -> {dst}: on the path (on: {on})"
+                    );
+                }
+            }
+        }
+        world.set_same_node_ipc(true);
+        // Under 64 KiB: MPI's transport (lower latency), whole as well.
+        pairs_between(world, Policy::Auto, 1000);
     }
 );
 

@@ -74,6 +74,7 @@ pub const VARIABLES: &[Variable] = &[
     var("LOCUS_MPI_CHUNK", "a size of 4 KiB or more", "the library's own", "the piece size of staged MPI transfers", "library"),
     var("LOCUS_MPI_DEVICE_AWARE", "`1`, `yes`, `true`, `0`, `no`, `false`", "what the MPI library says (`MPIX_Query_cuda_support`, ...)", "whether device memory is handed to MPI directly", "library"),
     var("LOCUS_MPI_ROUTE", "`staged`, `auto`", "`auto`", "`staged`: every MPI transfer through host memory", "library"),
+    var("LOCUS_MPI_SAME_NODE", "`ipc`, `mpi`", "`ipc`", "`mpi`: messages between ranks of one node go through MPI's transport, not shared memory", "library"),
     var("LOCUS_MPI_TIMEOUT_S", "seconds (0: never)", "300", "how long an MPI call waits for its peer before it fails", "library"),
     var("LOCUS_OPENMP_CC", "a C compiler", "`$CC`, else `cc`", "the compiler of user OpenMP kernels", "library"),
     var("LOCUS_REQUIRE", "a comma-separated list of locations or technologies", "unset", "`locus info` and the tests fail when one is missing", "locus, tests"),

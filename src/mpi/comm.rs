@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::same_node::SameNode;
 use crate::backends::mpi::raw::{self, RawComm};
 use crate::backends::mpi::wire::{self, Limit, Wire};
 use crate::core::config;
@@ -192,6 +193,8 @@ pub(super) struct Inner {
     /// Staging chunks kept for reuse, by the location they stage for.
     chunks: Mutex<Vec<(Location, Arc<Memory>)>>,
     device_aware: DeviceAware,
+    /// The ranks on this node, and the shared memory of messages between them.
+    pub(super) same_node: SameNode,
     _session: Arc<Session>,
 }
 
@@ -223,11 +226,17 @@ impl Comm {
             .and_then(|c| usize::try_from(c).ok())
             .filter(|&c| c >= 4096)
             .map_or(DEFAULT_CHUNK, |c| c.min(WHOLE));
+        let coll = base.duplicate()?;
+        let limit = Limit {
+            limit: env_timeout(),
+            rank: base.rank(),
+        };
+        let same_node = SameNode::probe(&coll, limit)?;
         Ok(Comm {
             inner: Arc::new(Inner {
                 answer: base.duplicate()?,
                 data: base.duplicate()?,
-                coll: base.duplicate()?,
+                coll,
                 head: base,
                 seq: AtomicU32::new(0),
                 timeout: Mutex::new(env_timeout()),
@@ -235,6 +244,7 @@ impl Comm {
                 chunk,
                 chunks: Mutex::new(Vec::new()),
                 device_aware: DeviceAware::probe(),
+                same_node,
                 _session: session,
             }),
         })
@@ -259,6 +269,34 @@ impl Comm {
     /// Chooses how wires are picked (`LOCUS_MPI_ROUTE=staged` sets [`Policy::Staged`]).
     pub fn set_policy(&self, policy: Policy) {
         *self.inner.policy.lock().unwrap_or_else(|e| e.into_inner()) = policy;
+    }
+
+    /// Whether messages between this rank and `peer` may go through shared memory:
+    /// `peer` runs on this node, this rank opened its shared memory, and the path is on
+    /// (`LOCUS_MPI_SAME_NODE`, [`Comm::set_same_node_ipc`]). A message takes it when it
+    /// is 64 KiB or more and it saves copies: the sender's memory was made shared
+    /// ([`Memory::new_shared`]: the receiver's copy is the only one) or is staged through
+    /// host chunks (two copies instead of three, the window registered for DMA);
+    /// host-visible memory goes through MPI's transport, whose single-copy path is as
+    /// short, and so do a device's own lent staging buffers (WebGPU).
+    pub fn same_node(&self, peer: i32) -> bool {
+        self.inner.same_node.with(peer)
+    }
+
+    /// How many messages this rank sent or received through the same-node path.
+    pub fn same_node_messages(&self) -> u64 {
+        self.inner
+            .same_node
+            .messages
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Turns the same-node path on or off for this rank's messages (on unless
+    /// `LOCUS_MPI_SAME_NODE=mpi`): off, messages between ranks of one node go through
+    /// MPI's own transport, as between nodes. A message takes the path only when both
+    /// ranks have it on.
+    pub fn set_same_node_ipc(&self, on: bool) {
+        self.inner.same_node.set_enabled(on);
     }
 
     /// The route `memory` takes to and from the network from this rank.

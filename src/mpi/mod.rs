@@ -42,6 +42,7 @@ mod collective;
 mod comm;
 mod point_to_point;
 mod protocol;
+mod same_node;
 mod workers;
 
 pub use crate::backends::mpi::wire::Wire;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use super::comm::{Comm, Inner, TAG_LIMIT, WHOLE};
 use super::protocol::{dtype_code, dtype_name, Answer, Header, HEADER_BYTES};
+use super::same_node;
 use crate::backends::mpi::wire::{self, Small, Wire};
 use crate::buffer::Buffer;
 use crate::core::element::{DType, Element};
@@ -140,6 +141,8 @@ pub(super) struct Posted {
     count: usize,
     /// This rank's wire for the memory (chosen once, for the header's piece size).
     wire: Wire,
+    /// Whether the header offered the same-node path.
+    offered: bool,
 }
 
 impl Inner {
@@ -162,11 +165,22 @@ impl Inner {
     ) -> Result<Posted> {
         let seq = self.next_seq();
         let wire = self.route_of(memory).wire;
+        // Offered where it saves copies: the memory is shared already (the receiver's
+        // copy is the only one), or staged through host chunks (two copies instead of
+        // three); host-visible memory goes through MPI's transport, whose single-copy
+        // path is as short, and so do a device's own lent staging buffers.
+        let bytes = count * size_of::<T>();
+        let saves = memory.ipc_handle().is_ok()
+            || (wire == Wire::Staged && !wire::lends(memory, bytes, self.piece_for(wire)));
+        let offered = saves && self.same_node.offers(dest, bytes);
         let header = Header {
             dtype: dtype_code(T::DTYPE),
             count: count as u64,
             seq,
-            piece: self.piece_for(wire) as u64,
+            piece: match offered {
+                true => same_node::OFFER,
+                false => self.piece_for(wire) as u64,
+            },
         };
         let limit = self.limit();
         let answer = wire::post_small_recv(&self.answer, HEADER_BYTES, dest, seq as i32, limit)?;
@@ -178,6 +192,7 @@ impl Inner {
             dtype: T::DTYPE,
             count,
             wire,
+            offered,
         })
     }
 
@@ -207,6 +222,13 @@ impl Inner {
             }
             None => return Err(garbled(self.head.rank(), dest, "answer")),
         };
+        if posted.offered && piece as u64 == same_node::OFFER {
+            let comms = (&self.data, &self.answer);
+            let seq = posted.seq as i32;
+            return self
+                .same_node
+                .send(comms, memory, bytes, self.chunk, dest, seq, self.limit());
+        }
         let piece = piece.clamp(1, WHOLE);
         self.with_chunks(memory, posted.wire, (bytes, piece), |chunks| {
             wire::send(
@@ -295,16 +317,31 @@ impl Inner {
         source: i32,
         header: Header,
     ) -> Result<()> {
-        let wire = self.route_of(memory).wire;
-        let piece = (header.piece as usize)
-            .min(self.piece_for(wire))
-            .clamp(1, WHOLE);
         let limit = self.limit();
+        let seq = header.seq as i32;
+        let offered = header.piece == same_node::OFFER;
+        if offered && self.same_node.with(source) {
+            let go = Answer::Go {
+                piece: same_node::OFFER,
+            };
+            wire::post_small_send(&self.answer, go.encode(), source, seq, limit)?.finish()?;
+            let comms = (&self.data, &self.answer);
+            return self
+                .same_node
+                .recv(comms, memory, bytes, source, seq, limit);
+        }
+        let wire = self.route_of(memory).wire;
+        // Declined (or never offered): the usual wires, in pieces both can take.
+        let wanted = if offered {
+            WHOLE
+        } else {
+            header.piece as usize
+        };
+        let piece = wanted.min(self.piece_for(wire)).clamp(1, WHOLE);
         let answer = Answer::Go {
             piece: piece as u64,
         }
         .encode();
-        let seq = header.seq as i32;
         self.with_chunks(memory, wire, (bytes, piece), |chunks| {
             wire::recv(
                 &self.data,

@@ -5,7 +5,9 @@
 //! acknowledgement) and `osu_latency` (ping-pong, half the round trip). locus's windows
 //! and MPI's alternate, and each side's bandwidth is that of its median window, so that a
 //! busy moment of a shared machine does not land on one side only. Rank 0 also times the
-//! device-to-host copy of its location at each size, the leg a staged send pays.
+//! device-to-host copy of its location at each size, the leg a staged send pays. Where
+//! the two ranks share a node, locus runs twice: with its same-node path (shared memory)
+//! and without it (`no-IPC`: MPI's transport, as between nodes).
 
 use std::time::Instant;
 
@@ -32,6 +34,10 @@ pub struct MpiCell {
     pub window: usize,
     /// Through locus, GB/s (10^9 bytes per second).
     pub locus_gbps: f64,
+    /// Through locus with its same-node path off (MPI's transport, as between nodes),
+    /// GB/s; `None` where the ranks are not on one node (the two are the same).
+    #[serde(default)]
+    pub locus_no_ipc_gbps: Option<f64>,
     /// MPI's own host-to-host send / receive of the same size and window, GB/s.
     pub mpi_gbps: f64,
     /// Rank 0's device-to-host copy of this size, GB/s (memcpy for host memory).
@@ -111,6 +117,7 @@ pub fn run(
                     bytes,
                     window: cell.window,
                     locus_gbps: cell.locus_gbps,
+                    locus_no_ipc_gbps: cell.locus_no_ipc_gbps,
                     mpi_gbps: cell.mpi_gbps,
                     d2h_gbps: d2h,
                     locus_latency_us: cell.locus_latency_us,
@@ -130,6 +137,7 @@ pub fn run(
 struct Measured {
     window: usize,
     locus_gbps: f64,
+    locus_no_ipc_gbps: Option<f64>,
     mpi_gbps: f64,
     locus_latency_us: Option<f64>,
     mpi_latency_us: Option<f64>,
@@ -166,28 +174,21 @@ fn measure(
         .map(|g| g.as_mut_slice())
         .collect::<Result<_>>()?;
     let other = world.process_at_rank(peer);
-    // locus's window and MPI's alternate (one of each to warm up), so that both see the
-    // same state of a shared machine; each side's time is the median window's.
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    // locus's windows (with its same-node path, and without it where the ranks share a
+    // node) and MPI's alternate (one of each to warm up), so that all see the same state
+    // of a shared machine; each side's time is the median window's.
+    let same_node = comm.same_node(peer);
+    let (mut ours, mut no_ipc, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
     for w in 0..=windows {
-        comm.barrier()?;
-        let start = Instant::now();
-        if me == 0 {
-            let events: Vec<Event> = bufs
-                .iter()
-                .map(|b| comm.isend(b, peer, 11))
-                .collect::<Result<_>>()?;
-            events.iter().try_for_each(Event::wait)?;
-            comm.recv(&mut ack, peer, 12)?;
-        } else {
-            let events: Vec<Event> = bufs
-                .iter_mut()
-                .map(|b| comm.irecv(b, peer, 11))
-                .collect::<Result<_>>()?;
-            events.iter().try_for_each(Event::wait)?;
-            comm.send(&ack, peer, 12)?;
+        let with_ipc = locus_window(comm, &mut bufs, &mut ack, peer)?;
+        if same_node {
+            comm.set_same_node_ipc(false);
+            let without = locus_window(comm, &mut bufs, &mut ack, peer);
+            comm.set_same_node_ipc(true);
+            if w > 0 {
+                no_ipc.push(without?);
+            }
         }
-        let locus_window = start.elapsed().as_secs_f64();
         comm.barrier()?;
         let start = Instant::now();
         ::mpi::request::scope(|scope| {
@@ -212,7 +213,7 @@ fn measure(
             }
         });
         if w > 0 {
-            ours.push(locus_window);
+            ours.push(with_ipc);
             theirs.push(start.elapsed().as_secs_f64());
         }
     }
@@ -226,10 +227,39 @@ fn measure(
     Ok(Measured {
         window,
         locus_gbps: gbps(per_window, median(&mut ours)),
+        locus_no_ipc_gbps: same_node.then(|| gbps(per_window, median(&mut no_ipc))),
         mpi_gbps: gbps(per_window, median(&mut theirs)),
         locus_latency_us,
         mpi_latency_us,
     })
+}
+
+/// One window through locus: `bufs.len()` non-blocking messages from rank 0 to rank 1,
+/// then a one-byte acknowledgement; seconds.
+fn locus_window(
+    comm: &Comm,
+    bufs: &mut [Buffer<u8>],
+    ack: &mut Buffer<u8>,
+    peer: i32,
+) -> Result<f64> {
+    comm.barrier()?;
+    let start = Instant::now();
+    if comm.rank() == 0 {
+        let events: Vec<Event> = bufs
+            .iter()
+            .map(|b| comm.isend(b, peer, 11))
+            .collect::<Result<_>>()?;
+        events.iter().try_for_each(Event::wait)?;
+        comm.recv(ack, peer, 12)?;
+    } else {
+        let events: Vec<Event> = bufs
+            .iter_mut()
+            .map(|b| comm.irecv(b, peer, 11))
+            .collect::<Result<_>>()?;
+        events.iter().try_for_each(Event::wait)?;
+        comm.send(ack, peer, 12)?;
+    }
+    Ok(start.elapsed().as_secs_f64())
 }
 
 /// Half a ping-pong, through locus and through MPI on host memory, microseconds.
@@ -305,19 +335,20 @@ fn wire_of(comm: &Comm, at: Location) -> Result<locus::mpi::Wire> {
 /// The report as a table.
 pub fn table(report: &MpiReport) -> String {
     let mut out = format!(
-        "locus bench --mpi: {} ranks, {}\n{:<10} {:<10} {:<18} {:>9} {:>4} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9}\n",
-        report.ranks, report.library, "rank 0", "rank 1", "wires", "size", "win", "locus GB/s", "MPI GB/s", "x MPI", "d2h GB/s", "lat us", "MPI us"
+        "locus bench --mpi: {} ranks, {}\n{:<10} {:<10} {:<18} {:>9} {:>4} {:>10} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9}\n",
+        report.ranks, report.library, "rank 0", "rank 1", "wires", "size", "win", "locus GB/s", "no-IPC", "MPI GB/s", "x MPI", "d2h GB/s", "lat us", "MPI us"
     );
     for c in &report.cells {
         let lat = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
         out.push_str(&format!(
-            "{:<10} {:<10} {:<18} {:>9} {:>4} {:>10.2} {:>10.2} {:>7.2} {:>9.2} {:>9} {:>9}\n",
+            "{:<10} {:<10} {:<18} {:>9} {:>4} {:>10.2} {:>10} {:>10.2} {:>7.2} {:>9.2} {:>9} {:>9}\n",
             c.src,
             c.dst,
             c.wires,
             format_size(c.bytes),
             c.window,
             c.locus_gbps,
+            c.locus_no_ipc_gbps.map_or("-".to_string(), |v| format!("{v:.2}")),
             c.mpi_gbps,
             c.locus_gbps / c.mpi_gbps.max(1e-12),
             c.d2h_gbps,

@@ -42,6 +42,11 @@ impl std::fmt::Display for IpcHandle {
 }
 
 impl IpcHandle {
+    /// The name of the node this process runs on, as handles made here carry it.
+    pub fn this_node() -> String {
+        node()
+    }
+
     /// The handle `text` (as `Display` writes it) names; an error saying what is wrong.
     pub fn parse(text: &str) -> Result<IpcHandle> {
         let bad = |why: &str| {

@@ -76,6 +76,7 @@ pub fn device_address(memory: &Memory) -> Option<u64> {
 /// memory to their peers through `cuIpcGetMemHandle` / `hipIpcGetMemHandle`, which
 /// refuse pool memory).
 pub fn device_address_or_why(memory: &Memory) -> std::result::Result<u64, &'static str> {
+    #[cfg(any(feature = "cuda", feature = "hip"))]
     const POOL: &str = "stream-ordered pool memory, which MPI cannot export to its peers \
                         (cuIpcGetMemHandle refuses it)";
     const NONE: &str = "no device address an MPI library could take";

@@ -104,3 +104,68 @@ fn bad_batches_are_refused_before_anything_is_copied() {
         copy_batch(&[BatchCopy::new(&src, N, &dst, N, 0)]).unwrap();
     }
 }
+
+/// 200 copies from `src` into `dst`, half of them 4-byte aligned (offsets and lengths:
+/// what WebGPU's batch form takes), checked against the same copies made on the host.
+fn scattered_batch(from: Location, to: Location, rng: &mut common::Rng) {
+    let src_bytes = common::pattern_u8(N, 9);
+    let src = memory(from, &src_bytes);
+    let dst = memory(to, &vec![0u8; N]);
+    let mut want = vec![0u8; N];
+    let copies: Vec<BatchCopy> = (0..N / SLOT / 2)
+        .map(|slot| {
+            let aligned = slot % 2 == 0;
+            let len = if aligned {
+                4 * (1 + rng.below(SLOT / 4))
+            } else {
+                1 + rng.below(SLOT)
+            };
+            let at = rng.below(N - len) & if aligned { !3 } else { !0 };
+            let to_at = slot * SLOT;
+            want[to_at..to_at + len].copy_from_slice(&src_bytes[at..at + len]);
+            BatchCopy::new(&src, at, &dst, to_at, len)
+        })
+        .collect();
+    copy_batch(&copies).unwrap_or_else(|e| panic!("{from} -> {to}: {e}"));
+    assert!(
+        contents(&dst) == want,
+        "{from} -> {to}: the batch's bytes differ"
+    );
+}
+
+// WebGPU off unified memory (as on a discrete GPU): its uploads, downloads and copies
+// within it go in its batch form (one submission, one readback mapping); the bytes equal
+// the copies made one by one, with every location at the other end. Run in a second
+// process of this binary, with LOCUS_WEBGPU_MAPPABLE=0 set before locus starts.
+#[test]
+fn webgpu_batches_off_unified_memory_equal_their_copies_one_by_one() {
+    if std::env::var("LOCUS_WEBGPU_MAPPABLE").as_deref() == Ok("0") {
+        let Some(gpu) = common::location("webgpu:0") else {
+            return;
+        };
+        let mut rng = common::Rng(0x5eed);
+        for other in common::required_locations() {
+            scattered_batch(other, gpu, &mut rng);
+            scattered_batch(gpu, other, &mut rng);
+        }
+        println!("batches checked");
+        return;
+    }
+    if common::location("webgpu:0").is_none() {
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "webgpu_batches_off_unified_memory_equal_their_copies_one_by_one",
+            "--nocapture",
+        ])
+        .env("LOCUS_WEBGPU_MAPPABLE", "0")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("batches checked"),
+        "the second process failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -11,6 +11,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+pub use super::batch_copy::DeviceCopy;
 use super::completion::{Completion, Dependencies};
 use super::error::{Error, Result};
 use super::launch::{LaunchArg, LaunchSpec};
@@ -327,6 +328,18 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     /// carries an event of its own, as SYCL's and WebGPU's do, costs more).
     fn queues_copies_cheaply(&self) -> bool {
         false
+    }
+    /// True when the runtime has a batch form for many copies
+    /// ([`Device::copy_batch`]): one submission, one wait. The default: no.
+    fn batches_copies(&self) -> bool {
+        false
+    }
+    /// Runs `copies` (each a write from host memory, a read into host memory, or a copy
+    /// within this device; checked already, none overlapping another's destination) in
+    /// the runtime's batch form, returning when all are done. The default (for devices
+    /// whose [`Device::batches_copies`] is false): each one by one.
+    fn copy_batch(&self, copies: &mut [DeviceCopy<'_>]) -> Result<()> {
+        copies.iter_mut().try_for_each(|c| c.run_alone(self))
     }
     /// Waits until every operation locus queued on this device is done (kernels
     /// launched by queue-ordered codelet calls, asynchronous copies), so that a consumer

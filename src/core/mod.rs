@@ -13,6 +13,7 @@
 //! - [`registration`]: host memory registered in place with a runtime (pinned where it lies);
 //! - [`address_index`]: which allocation an address lies in ([`lookup`](address_index::lookup));
 //! - [`aligned`]: allocations aligned beyond the default (umem's `aligned_alloc`);
+//! - [`batch_copy`]: one copy of a batch a device runs in its runtime's batch form;
 //! - [`block`]: an allocation a memory resource handed out, and where it goes back;
 //! - [`completion`]: queued work (each backend's own type behind one trait) and the
 //!   dependencies a backend is handed;
@@ -24,6 +25,7 @@
 
 pub mod address_index;
 pub mod aligned;
+pub mod batch_copy;
 pub mod block;
 pub mod cache;
 pub mod completion;

@@ -259,6 +259,14 @@ impl Device for WebGpuDevice {
         self.live.load(Ordering::Relaxed)
     }
 
+    fn batches_copies(&self) -> bool {
+        true
+    }
+
+    fn copy_batch(&self, copies: &mut [DeviceCopy<'_>]) -> Result<()> {
+        self.copy_batch_impl(copies)
+    }
+
     fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
         let (buffer, base) = buffer_of(parent);
         Ok(Native::WebGpu {

@@ -17,6 +17,7 @@
 //! records them instead, and returns them as [`Error::Backend`].
 
 mod adopted;
+mod batch;
 mod lent;
 mod native_calls;
 mod staging;
@@ -28,8 +29,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
 use crate::core::device::{
-    fill_by_writes, Device, DeviceInfo, Direction, Discovery, HostAccess, HostReach, StageWay,
-    StagedView, Unavailable,
+    fill_by_writes, Device, DeviceCopy, DeviceInfo, Direction, Discovery, HostAccess, HostReach,
+    StageWay, StagedView, Unavailable,
 };
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};

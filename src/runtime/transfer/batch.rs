@@ -2,13 +2,16 @@
 //! together first, then issued so that each runtime's fixed cost is paid once per batch
 //! instead of once per copy: every copy whose route is a call of OpenCL, CUDA or HIP is
 //! queued on that runtime's queue without a wait, and the batch waits for all of them at
-//! the end; the others (host memcpy, mapped and staged routes, SYCL and WebGPU, whose
-//! queued copies cost more than their synchronous ones) run on the caller's thread
-//! meanwhile.
+//! the end; a device with a batch form of its own (WebGPU: every upload, download and
+//! copy within it in one submission) runs its copies in it; the others (host memcpy,
+//! mapped and staged routes, SYCL, whose queued copies cost more than its synchronous
+//! ones) run on the caller's thread meanwhile.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::core::batch_copy::DeviceCopy;
+use crate::core::device::Device;
 use crate::core::error::{Error, Result};
 use crate::core::memory::Memory;
 use crate::core::route::Endpoint;
@@ -129,6 +132,116 @@ fn conflict(copies: &[BatchCopy], a: usize, b: usize, what: &str) -> Error {
     ))
 }
 
+/// How a copy runs in one device's batch form ([`Device::copy_batch`]).
+#[derive(Clone, Copy)]
+enum Side {
+    /// Host memory into the device's.
+    Write,
+    /// The device's memory into host memory.
+    Read,
+    /// Within the device.
+    Within,
+}
+
+/// The device whose batch form can run `c`, and how: both ends its memory, or one end its
+/// and the other host memory with a plain host address.
+fn batch_side(c: &BatchCopy) -> Option<(&Arc<dyn Device>, Side)> {
+    let (s, d) = (c.src.device(), c.dst.device());
+    let same = Arc::as_ptr(s) as *const u8 == Arc::as_ptr(d) as *const u8;
+    if same {
+        return s.batches_copies().then_some((s, Side::Within));
+    }
+    if d.batches_copies() && c.src.host_pointer().is_some() {
+        return Some((d, Side::Write));
+    }
+    if s.batches_copies() && c.dst.host_pointer().is_some() {
+        return Some((s, Side::Read));
+    }
+    None
+}
+
+/// One device's copies of a batch: the device, and each copy's index and side.
+type Group<'a> = (&'a Arc<dyn Device>, Vec<(usize, Side)>);
+
+/// Runs, per device with a batch form, the copies of `copies` it can run (two or more)
+/// as one batch; the failures go into `failed`. Returns the copies it ran.
+fn run_device_batches(copies: &[BatchCopy], failed: &mut Vec<String>) -> Vec<usize> {
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    for (i, c) in copies.iter().enumerate().filter(|(_, c)| c.len > 0) {
+        let Some((device, side)) = batch_side(c) else {
+            continue;
+        };
+        match groups
+            .iter_mut()
+            .find(|(d, _)| Arc::as_ptr(d) as *const u8 == Arc::as_ptr(device) as *const u8)
+        {
+            Some((_, members)) => members.push((i, side)),
+            None => groups.push((device, vec![(i, side)])),
+        }
+    }
+    let mut ran = Vec::new();
+    for (device, members) in groups.into_iter().filter(|(_, m)| m.len() > 1) {
+        ran.extend(members.iter().map(|&(i, _)| i));
+        if let Err(e) = run_group(device.as_ref(), copies, &members) {
+            let which: Vec<String> = members.iter().map(|&(i, _)| i.to_string()).collect();
+            failed.push(format!(
+                "the batch of copies {} at {} ({} copies, one submission: which of them ran \
+                 is not known): {e}",
+                which.join(", "),
+                device.location(),
+                members.len()
+            ));
+        }
+    }
+    ran
+}
+
+/// One device's batch: the host ends as slices, then the device's batch form.
+fn run_group(device: &dyn Device, copies: &[BatchCopy], members: &[(usize, Side)]) -> Result<()> {
+    let mut batch = Vec::with_capacity(members.len());
+    for &(i, side) in members {
+        let c = &copies[i];
+        c.src.settle_before_host_use()?;
+        c.dst.settle_before_host_use()?;
+        let host = |m: &Memory| {
+            m.host_pointer().ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{}: host memory without a host address",
+                    m.location()
+                ))
+            })
+        };
+        batch.push(match side {
+            Side::Within => DeviceCopy::Within {
+                src: c.src.native(),
+                src_offset: c.src_offset,
+                dst: c.dst.native(),
+                dst_offset: c.dst_offset,
+                len: c.len,
+            },
+            Side::Write => DeviceCopy::Write {
+                dst: c.dst.native(),
+                offset: c.dst_offset,
+                // SAFETY: the source's host address, `src_offset + len` inside it (checked
+                // by `check`), live while `copies` holds the memory; no copy of the batch
+                // writes these bytes (`check` refuses a read of what another writes).
+                src: unsafe { std::slice::from_raw_parts(host(&c.src)?.add(c.src_offset), c.len) },
+            },
+            Side::Read => DeviceCopy::Read {
+                src: c.src.native(),
+                offset: c.src_offset,
+                // SAFETY: the destination's host address, the range inside it (`check`),
+                // live while `copies` holds the memory; `check` refuses two copies writing
+                // the same bytes or reading them, so this slice is the only view of them.
+                dst: unsafe {
+                    std::slice::from_raw_parts_mut(host(&c.dst)?.add(c.dst_offset), c.len)
+                },
+            },
+        });
+    }
+    device.copy_batch(&mut batch)
+}
+
 /// Runs `copies`, any locations each, and returns when all are done. Every copy is
 /// checked first (ranges, copies writing the same bytes or reading what another
 /// writes): on bad input nothing is copied. A copy that fails once started does not stop
@@ -156,11 +269,16 @@ pub fn copy_batch(copies: &[BatchCopy]) -> Result<()> {
     check(copies)?;
     let mut queued: Vec<(usize, Event)> = Vec::new();
     let mut failed: Vec<String> = Vec::new();
+    let in_groups = run_device_batches(copies, &mut failed);
     // Queued where the synchronous copy would take a runtime's own call too; the other
     // routes (a memcpy between host views, a mapped copy) are cheaper run here than
     // queued. Decided once per pair of devices and size.
     let mut queue_it: HashMap<(usize, usize, usize), bool> = HashMap::new();
-    for (i, c) in copies.iter().enumerate().filter(|(_, c)| c.len > 0) {
+    for (i, c) in copies
+        .iter()
+        .enumerate()
+        .filter(|&(i, c)| c.len > 0 && !in_groups.contains(&i))
+    {
         let key = (
             Arc::as_ptr(c.src.device()) as *const u8 as usize,
             Arc::as_ptr(c.dst.device()) as *const u8 as usize,

@@ -225,6 +225,52 @@ impl GpuApi for CudaApi {
         self.synchronize()
     }
 
+    fn has_copy_batch(&self) -> bool {
+        self.copy_batch
+    }
+
+    unsafe fn copy_batch(&self, copies: &[(u64, u64, usize)]) -> Result<(), GpuError> {
+        let (mut dsts, mut srcs, mut sizes): (Vec<u64>, Vec<u64>, Vec<usize>) = (
+            copies.iter().map(|c| c.0).collect(),
+            copies.iter().map(|c| c.1).collect(),
+            copies.iter().map(|c| c.2).collect(),
+        );
+        // One set of attributes for every copy: sources read in stream order (pageable
+        // host memory too: the driver stages it), no location hints (ignored but for
+        // managed memory) and no flags.
+        let hint = sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_INVALID,
+            id: 0,
+        };
+        let mut attrs = [sys::CUmemcpyAttributes {
+            srcAccessOrder: sys::CUmemcpySrcAccessOrder::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
+            srcLocHint: hint,
+            dstLocHint: hint,
+            flags: 0,
+        }];
+        let mut attr_starts = [0usize];
+        let mut failed_at = usize::MAX;
+        // SAFETY: the arrays hold `copies.len()` entries each and one attribute set that
+        // starts at copy 0; the ranges are valid per the caller's contract; locus's
+        // stream is never the legacy NULL stream (which the call refuses).
+        unsafe {
+            sys::cuMemcpyBatchAsync(
+                dsts.as_mut_ptr(),
+                srcs.as_mut_ptr(),
+                sizes.as_mut_ptr(),
+                copies.len(),
+                attrs.as_mut_ptr(),
+                attr_starts.as_mut_ptr(),
+                1,
+                &mut failed_at,
+                self.stream(),
+            )
+        }
+        .result()
+        .map_err(err("cuMemcpyBatchAsync"))?;
+        self.finish(true)
+    }
+
     unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract; on locus's stream, not the NULL stream.
         unsafe { result::memset_d8_async(dst, byte, n, self.stream()) }

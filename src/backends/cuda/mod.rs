@@ -36,6 +36,8 @@ pub struct CudaApi {
     /// Each device's compute capability (major, minor): kernels are compiled for it.
     archs: Vec<(i32, i32)>,
     modules: Mutex<Vec<sys::CUmodule>>,
+    /// The driver exports `cuMemcpyBatchAsync` (CUDA 12.8 and later).
+    copy_batch: bool,
 }
 
 // SAFETY: CUDA contexts, streams and modules may be used from any thread once made
@@ -82,6 +84,7 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
         streams,
         archs,
         modules: Mutex::new(Vec::new()),
+        copy_batch: driver_version_number().is_some_and(|v| v >= 12080),
     });
     Ok(cuda_hip::discovery(api, facts, skipped))
 }
@@ -137,6 +140,16 @@ fn open_device(
         )],
     };
     Ok((ctx, stream, arch, facts))
+}
+
+/// The CUDA driver's version as a number (12080 for 12.8), if it says.
+fn driver_version_number() -> Option<i32> {
+    let mut version = 0;
+    // SAFETY: writes one int.
+    unsafe { sys::cuDriverGetVersion(&mut version) }
+        .result()
+        .ok()
+        .map(|()| version)
 }
 
 /// The CUDA driver's version, e.g. "CUDA driver 12.8" (`cuDriverGetVersion`).

@@ -146,6 +146,27 @@ pub trait GpuApi: Send + Sync + 'static {
     /// # Safety
     /// The range is valid until the memset completes.
     unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError>;
+    /// Whether the driver copies many ranges in one call ([`GpuApi::copy_batch`]:
+    /// `cuMemcpyBatchAsync`, CUDA 12.8+). The default: no.
+    fn has_copy_batch(&self) -> bool {
+        false
+    }
+    /// Copies each `(dst, src, n)` (host addresses or device pointers, any mix) on the
+    /// current device's stream in one call, and waits for them. Only where
+    /// [`GpuApi::has_copy_batch`] says so; the default refuses.
+    ///
+    /// # Safety
+    /// Every range is valid for its `n` bytes until the copies complete; no destination
+    /// overlaps another copy's source or destination.
+    unsafe fn copy_batch(&self, copies: &[(u64, u64, usize)]) -> Result<(), GpuError> {
+        let _ = copies;
+        Err(GpuError {
+            call: "memcpy batch",
+            code: -1,
+            name: "the driver has no batch copy".into(),
+            out_of_memory: false,
+        })
+    }
     /// Sets where the driver keeps `n` bytes at `ptr` (memory it pages in on use):
     /// device `device`, or the host for `None` (`cuMemAdvise` / `hipMemAdvise`,
     /// `SET_PREFERRED_LOCATION`). The driver checks the range; nothing is read or

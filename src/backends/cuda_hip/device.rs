@@ -281,6 +281,50 @@ impl<A: GpuApi> Device for GpuDevice<A> {
             .map_err(|e| self.fail("copy on device", e))
     }
 
+    fn batches_copies(&self) -> bool {
+        self.api.has_copy_batch()
+    }
+
+    fn copy_batch(&self, copies: &mut [DeviceCopy<'_>]) -> Result<()> {
+        if !self.api.has_copy_batch() {
+            return copies.iter_mut().try_for_each(|c| c.run_alone(self));
+        }
+        let mut ranges = Vec::with_capacity(copies.len());
+        for c in copies.iter_mut().filter(|c| !c.is_empty()) {
+            ranges.push(match c {
+                DeviceCopy::Write { dst, offset, src } => (
+                    self.ptr(dst)?.0 + *offset as u64,
+                    src.as_ptr() as u64,
+                    src.len(),
+                ),
+                DeviceCopy::Read { src, offset, dst } => (
+                    dst.as_mut_ptr() as u64,
+                    self.ptr(src)?.0 + *offset as u64,
+                    dst.len(),
+                ),
+                DeviceCopy::Within {
+                    src,
+                    src_offset,
+                    dst,
+                    dst_offset,
+                    len,
+                } => (
+                    self.ptr(dst)?.0 + *dst_offset as u64,
+                    self.ptr(src)?.0 + *src_offset as u64,
+                    *len,
+                ),
+            });
+        }
+        if ranges.is_empty() {
+            return Ok(());
+        }
+        let _current = self.activate()?;
+        // SAFETY: every range was bounds-checked by its memory and lives (the host slices
+        // borrowed, the device memory held by the caller) until the waited call returns;
+        // the caller checked that no destination overlaps another copy's ranges.
+        unsafe { self.api.copy_batch(&ranges) }.map_err(|e| self.fail("copy batch", e))
+    }
+
     fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
         if pattern.iter().all(|&b| b == pattern[0]) {
             let (ptr, _) = self.ptr(dst)?;

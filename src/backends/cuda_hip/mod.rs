@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
 use crate::core::device::{
-    fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, Discovery, HostAccess,
-    HostReach, Unavailable,
+    fill_by_writes, unsupported_kind, Device, DeviceCopy, DeviceInfo, Direction, Discovery,
+    HostAccess, HostReach, Unavailable,
 };
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
@@ -514,5 +514,7 @@ mod context_tests;
 #[cfg(all(test, feature = "cuda"))]
 mod pageable_tests;
 
+#[cfg(all(test, feature = "cuda"))]
+mod batch_tests;
 #[cfg(all(test, feature = "cuda"))]
 mod registration_tests;

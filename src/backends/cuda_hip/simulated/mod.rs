@@ -34,6 +34,8 @@
 //!   the pool (and counts as used) until a synchronisation returns it to the system,
 //!   unless the threshold was raised (`cuMemPoolSetAttribute`); the pool serves the
 //!   next stream-ordered allocation first;
+//! - **batched copies** (`cuMemcpyBatchAsync`, as from CUDA 12.8): an empty batch, or
+//!   copies that depend on each other, is `CUDA_ERROR_INVALID_VALUE`;
 //! - **stream-ordered allocation**: memory from the driver's pool (`cuMemAllocAsync`) is
 //!   given back by `cuMemFreeAsync` only when the stream reaches the free (work queued
 //!   before it still reads the memory), and counts as used until then; `cuMemFree` and
@@ -46,13 +48,11 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 
-/// What `cuMemAlloc`, `cuMemAllocAsync`, `cuMemAllocHost` and `cuMemAllocManaged`
-/// guarantee for the start of an allocation.
-const DRIVER_ALIGNMENT: usize = 256;
-
 use super::*;
+use alloc::DRIVER_ALIGNMENT;
 use streams::{device_stream_handle, Op, StreamId, Streams};
 
+mod alloc;
 mod compiler;
 mod handles;
 mod inspect;
@@ -244,48 +244,7 @@ impl GpuApi for Strict {
     }
 
     unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError> {
-        let call = match kind {
-            GpuMemory::StreamOrdered => "cuMemAllocAsync",
-            _ => "cuMemAlloc",
-        };
-        let ordinal = self.enter(call)?;
-        if kind == GpuMemory::StreamOrdered {
-            // The pool's kept memory serves the allocation first.
-            let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(pool) = pools.get_mut(ordinal as usize) {
-                pool.0 = pool.0.saturating_sub(bytes);
-            }
-        }
-        let used = self.used();
-        if bytes > self.memory.saturating_sub(used) {
-            return Err(error(
-                call,
-                OUT_OF_MEMORY,
-                "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
-            ));
-        }
-        // The real calls return memory aligned to at least 256 bytes, for every kind.
-        let Ok(layout) = std::alloc::Layout::from_size_align(bytes.max(1), DRIVER_ALIGNMENT) else {
-            return Err(error(
-                call,
-                OUT_OF_MEMORY,
-                "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
-            ));
-        };
-        // SAFETY: `layout` has a non-zero size.
-        let raw = unsafe { std::alloc::alloc(layout) };
-        if raw.is_null() {
-            return Err(error(
-                call,
-                OUT_OF_MEMORY,
-                "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
-            ));
-        }
-        // SAFETY: `raw` is a fresh allocation of `layout.size()` bytes.
-        unsafe { raw.write_bytes(0xa5, layout.size()) };
-        let ptr = raw as u64;
-        self.sizes().insert(ptr, (bytes, ordinal, kind));
-        Ok(ptr)
+        self.alloc_now(kind, bytes)
     }
 
     unsafe fn free(&self, kind: GpuMemory, ptr: u64) {
@@ -382,6 +341,15 @@ impl GpuApi for Strict {
         let device = self.enter("cuMemcpyPeerAsync")?;
         self.queue(device, true, Self::copy_op(dst, src, n));
         Ok(())
+    }
+
+    fn has_copy_batch(&self) -> bool {
+        true
+    }
+
+    unsafe fn copy_batch(&self, copies: &[(u64, u64, usize)]) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { self.copy_batch_now(copies) }
     }
 
     unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError> {

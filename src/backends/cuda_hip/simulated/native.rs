@@ -105,3 +105,42 @@ impl Strict {
         self.lock().registered.clone()
     }
 }
+
+impl Strict {
+    /// `cuMemcpyBatchAsync` on locus's stream, waited for: an empty batch is
+    /// `CUDA_ERROR_INVALID_VALUE`, and so is one whose copies depend on each other (a
+    /// destination overlapping another copy's source or destination: the driver leaves
+    /// their order undefined, and the simulated driver refuses what a real one would run
+    /// in an unknown order).
+    ///
+    /// # Safety
+    /// Every range is valid for its `n` bytes until the copies complete.
+    pub(super) unsafe fn copy_batch_now(&self, copies: &[(u64, u64, usize)]) -> CallResult {
+        const CALL: &str = "cuMemcpyBatchAsync";
+        let device = self.enter(CALL)?;
+        let overlap = |a: u64, b: u64, n: usize, m: usize| a < b + m as u64 && b < a + n as u64;
+        let dependent = copies.iter().enumerate().any(|(i, &(d, _, n))| {
+            copies
+                .iter()
+                .enumerate()
+                .any(|(j, &(d2, s2, m))| i != j && (overlap(d, d2, n, m) || overlap(d, s2, n, m)))
+        });
+        if copies.is_empty() || dependent {
+            return Err(error(
+                CALL,
+                INVALID_VALUE,
+                "CUDA_ERROR_INVALID_VALUE: an empty batch, or copies that depend on each other",
+            ));
+        }
+        let ops: Vec<Op> = copies
+            .iter()
+            .map(|&(d, s, n)| Self::copy_op(d, s, n))
+            .collect();
+        self.queue(
+            device,
+            true,
+            Box::new(move || ops.into_iter().for_each(|op| op())),
+        );
+        Ok(())
+    }
+}

@@ -9,16 +9,15 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::Arc;
 
 pub use super::batch_copy::DeviceCopy;
 use super::completion::{Completion, Dependencies};
+pub use super::discovery::{Discovery, Unavailable};
 use super::error::{Error, Result};
 use super::launch::{LaunchArg, LaunchSpec};
-use super::location::{Location, Technology};
+use super::location::Location;
 use super::memory::Memory;
 use super::native::{MemoryKind, Native};
-use super::route::CopyPath;
 
 /// The alignment every backend guarantees for the start of an allocation, and every
 /// memory resource for the blocks it hands out unless more is asked: 256 bytes, as RMM
@@ -382,6 +381,41 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
         let _ = (ptr, len);
         None
     }
+    /// Whether this device's runtime shares its own memory between processes through
+    /// IPC memory handles (CUDA's `cuIpcGetMemHandle`, HIP's `hipIpcGetMemHandle`):
+    /// [`Device::ipc_export`], [`Device::ipc_open`]. The default: no.
+    fn has_ipc_handles(&self) -> bool {
+        false
+    }
+    /// The bytes of an IPC handle of `native`, an allocation this device's `allocate`
+    /// made (its start), which another process opens in place.
+    fn ipc_export(&self, native: &Native) -> Result<Vec<u8>> {
+        let _ = native;
+        Err(Error::Invalid(format!(
+            "{}: the runtime has no IPC memory handles",
+            self.location()
+        )))
+    }
+    /// Opens the memory of an IPC handle's bytes that another process exported, in place;
+    /// [`Device::ipc_close`] closes it.
+    ///
+    /// # Safety
+    /// The handle's memory stays allocated in its process until it is closed here.
+    unsafe fn ipc_open(&self, handle: &[u8]) -> Result<Native> {
+        let _ = handle;
+        Err(Error::Invalid(format!(
+            "{}: the runtime has no IPC memory handles",
+            self.location()
+        )))
+    }
+    /// Closes memory [`Device::ipc_open`] opened (a failure is ignored: the memory is
+    /// not used again).
+    ///
+    /// # Safety
+    /// `native` came from `ipc_open` here and is used by nothing.
+    unsafe fn ipc_close(&self, native: &Native) {
+        let _ = native;
+    }
     /// Registers `len` bytes of host memory at `ptr` in place with this device's
     /// runtime, for every device of that runtime (`cuMemHostRegister` /
     /// `hipHostRegister`, portable): its copies then go by DMA. `None` where the runtime
@@ -504,55 +538,6 @@ pub fn fill_by_writes<D: Device + ?Sized>(
         done += n;
     }
     Ok(())
-}
-
-/// What discovering one technology found.
-pub struct Discovery {
-    /// The devices found, in ordinal order.
-    pub devices: Vec<Arc<dyn Device>>,
-    /// Devices seen but not used, with the reason (e.g. "PoCL through SYCL: no USM").
-    pub skipped: Vec<String>,
-    /// Copy paths this backend adds to the transfer matrix, keyed by
-    /// (source technology, destination technology).
-    pub paths: Vec<(Technology, Technology, Arc<dyn CopyPath>)>,
-}
-
-/// Why a technology has no device here, or why a step of finding one failed (a library
-/// that did not load, a device that did not open): what failed and what to install. The
-/// backends' discovery and loading return it; `locus info` prints it as the reason a
-/// technology is missing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unavailable {
-    reason: String,
-}
-
-impl Unavailable {
-    /// The reason, in words.
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-}
-
-impl fmt::Display for Unavailable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.reason)
-    }
-}
-
-impl std::error::Error for Unavailable {}
-
-impl From<String> for Unavailable {
-    fn from(reason: String) -> Unavailable {
-        Unavailable { reason }
-    }
-}
-
-impl From<&str> for Unavailable {
-    fn from(reason: &str) -> Unavailable {
-        Unavailable {
-            reason: reason.to_string(),
-        }
-    }
 }
 
 /// Physical memory of the host in bytes, from /proc/meminfo where available (see

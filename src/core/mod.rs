@@ -6,6 +6,7 @@
 //! - [`error`]: the one error type;
 //! - [`element`]: numeric element types and their conversions (Rust's `as`);
 //! - [`device`]: the [`Device`](device::Device) trait every backend implements, and the facts a device reports;
+//! - [`discovery`]: what finding one technology's devices found, or why it found none;
 //! - [`native`]: each technology's handle to an allocation;
 //! - [`native_queue`]: a runtime's own queue, and one a backend adopted from a user;
 //! - [`memory`] and [`mapping`]: one untyped allocation, and host access to it in place;
@@ -31,6 +32,7 @@ pub mod cache;
 pub mod completion;
 pub mod config;
 pub mod device;
+pub mod discovery;
 pub mod element;
 pub mod error;
 pub mod host_memory;

@@ -4,12 +4,14 @@
 //! memory, through a POSIX shared memory object (`backends/host/ipc.rs`), at every
 //! location that uses host memory in place: the host, an OpenMP device whose memory is
 //! the host's (the initial device), a SYCL device with system USM, and an OpenCL CPU
-//! device (a `CL_MEM_USE_HOST_PTR` buffer over the mapping).
+//! device (a `CL_MEM_USE_HOST_PTR` buffer over the mapping). CUDA and HIP devices share
+//! their own memory through the driver's IPC memory handles.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::backends::host::ipc::{self, IpcHandle};
+use crate::core::device::Device;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
@@ -24,6 +26,89 @@ fn not_offered(at: Location, call: &str) -> Error {
          device); {at} does not; share host memory (`Memory::new_shared(Location::Host, \
          n)`) and copy it to {at} in each process"
     ))
+}
+
+/// Device memory made shareable through its runtime's IPC handles (CUDA, HIP), by its
+/// handle's key: the handle's name, `gpu-PID-HEX` (the maker's process and the driver's
+/// 64 handle bytes).
+static EXPORTED: Mutex<BTreeMap<(u64, u64), String>> = Mutex::new(BTreeMap::new());
+
+/// `bytes` of `device`'s own memory with an IPC handle of its runtime, forgotten (and
+/// freed) when the memory is dropped.
+fn new_exported(device: Arc<dyn Device>, bytes: usize) -> Result<Memory> {
+    let native = device.allocate(bytes)?;
+    let handle = match device.ipc_export(&native) {
+        Ok(h) => h,
+        Err(e) => {
+            // SAFETY: allocated just above, used by nothing.
+            unsafe { device.free(&native, bytes) };
+            return Err(e);
+        }
+    };
+    let hex: String = handle.iter().map(|b| format!("{b:02x}")).collect();
+    let name = format!("gpu-{}-{hex}", std::process::id());
+    EXPORTED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(native.key(), name);
+    let owner = Arc::clone(&device);
+    // SAFETY: `native` is `bytes` of `device`'s memory from its `allocate`, freed once, by
+    // the deleter.
+    unsafe {
+        Memory::adopt_on(device, native, bytes, move |native| {
+            EXPORTED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&native.key());
+            // SAFETY: from `allocate` above; dropping the memory proves nothing uses it.
+            owner.free(native, bytes)
+        })
+    }
+}
+
+/// Opens a device IPC handle (`gpu-PID-HEX`) another process made, at `handle.location`.
+fn open_exported(handle: &IpcHandle, rest: &str) -> Result<Memory> {
+    let at = handle.location;
+    let bad = |why: &str| {
+        Error::Invalid(format!(
+            "{at}: Memory::open_ipc: the handle {} {why}",
+            handle.name
+        ))
+    };
+    let (pid, hex) = rest.split_once('-').ok_or_else(|| bad("is garbled"))?;
+    if pid.parse::<u32>().ok() == Some(std::process::id()) {
+        return Err(bad(
+            "was made by this process: the driver opens a process's IPC handles in other \
+             processes only; use the memory itself here",
+        ));
+    }
+    let here = IpcHandle::this_node();
+    if handle.node != here {
+        return Err(bad(&format!(
+            "was made on node {}, this is {here}: device memory does not cross nodes; send \
+             the data instead (MPI)",
+            handle.node
+        )));
+    }
+    let bytes = (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(hex.get(2 * i..2 * i + 2).unwrap_or("zz"), 16))
+        .collect::<std::result::Result<Vec<u8>, _>>()
+        .map_err(|_| bad("is garbled"))?;
+    let device = Arc::clone(registry().device(at)?);
+    if !device.has_ipc_handles() {
+        return Err(not_offered(at, "Memory::open_ipc"));
+    }
+    // SAFETY: the maker keeps the memory until it frees it; a handle of freed memory is
+    // the driver's error. Closed once, by the deleter.
+    let native = unsafe { device.ipc_open(&bytes) }?;
+    let owner = Arc::clone(&device);
+    // SAFETY: opened just above: `handle.len` bytes of `device`'s memory until closed.
+    unsafe {
+        Memory::adopt_on(device, native, handle.len, move |native| {
+            // SAFETY: from `ipc_open` above, used by nothing now.
+            owner.ipc_close(native)
+        })
+    }
 }
 
 /// The mapping's address behind memory whose handle is an object (OpenCL), by the
@@ -105,7 +190,10 @@ impl Memory {
     pub fn new_shared(location: Location, bytes: usize) -> Result<Memory> {
         const CALL: &str = "Memory::new_shared";
         // An absent location is an error before anything is made.
-        registry().device(location)?;
+        let device = registry().device(location)?;
+        if device.has_ipc_handles() {
+            return new_exported(Arc::clone(device), bytes);
+        }
         adopt_mapping(location, ipc::create(location, bytes)?, bytes, CALL)
     }
 
@@ -113,6 +201,18 @@ impl Memory {
     /// ([`Memory::open_ipc`]); for memory made by [`Memory::new_shared`] only.
     pub fn ipc_handle(&self) -> Result<IpcHandle> {
         let at = self.location();
+        if let Some(name) = EXPORTED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&self.native().key())
+        {
+            return Ok(IpcHandle {
+                location: at,
+                node: IpcHandle::this_node(),
+                name: name.clone(),
+                len: self.len(),
+            });
+        }
         // Made by `new_shared`: host memory at every location that takes it, or an
         // object over it.
         let ptr = WRAPPED
@@ -134,6 +234,9 @@ impl Memory {
     pub fn open_ipc(handle: &IpcHandle) -> Result<Memory> {
         const CALL: &str = "Memory::open_ipc";
         registry().device(handle.location)?;
+        if let Some(rest) = handle.name.strip_prefix("gpu-") {
+            return open_exported(handle, rest);
+        }
         adopt_mapping(
             handle.location,
             ipc::open(handle.location, handle)?,

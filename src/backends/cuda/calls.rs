@@ -225,6 +225,41 @@ impl GpuApi for CudaApi {
         self.synchronize()
     }
 
+    unsafe fn ipc_handle(&self, ptr: u64) -> Result<[u8; 64], GpuError> {
+        let mut handle = sys::CUipcMemHandle { reserved: [0; 64] };
+        // SAFETY: writes one handle; the driver checks `ptr`.
+        unsafe { sys::cuIpcGetMemHandle(&mut handle, ptr) }
+            .result()
+            .map_err(err("cuIpcGetMemHandle"))?;
+        Ok(handle.reserved.map(|b| b as u8))
+    }
+
+    unsafe fn ipc_open(&self, handle: &[u8; 64]) -> Result<u64, GpuError> {
+        let handle = sys::CUipcMemHandle {
+            reserved: handle.map(|b| b as std::ffi::c_char),
+        };
+        let mut ptr = 0;
+        // SAFETY: writes one pointer; the driver checks the handle (and refuses one of
+        // this process).
+        unsafe {
+            sys::cuIpcOpenMemHandle_v2(
+                &mut ptr,
+                handle,
+                sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
+            )
+        }
+        .result()
+        .map_err(err("cuIpcOpenMemHandle"))?;
+        Ok(ptr)
+    }
+
+    unsafe fn ipc_close(&self, ptr: u64) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { sys::cuIpcCloseMemHandle(ptr) }
+            .result()
+            .map_err(err("cuIpcCloseMemHandle"))
+    }
+
     fn has_copy_batch(&self) -> bool {
         self.copy_batch
     }

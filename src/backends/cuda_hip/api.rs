@@ -146,6 +146,26 @@ pub trait GpuApi: Send + Sync + 'static {
     /// # Safety
     /// The range is valid until the memset completes.
     unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError>;
+    /// An IPC handle of the allocation starting at `ptr` (`cuIpcGetMemHandle` /
+    /// `hipIpcGetMemHandle`): another process opens it in place with
+    /// [`GpuApi::ipc_open`]. The driver refuses pool, pinned and managed memory.
+    ///
+    /// # Safety
+    /// The device is current (`enter`); `ptr` is the start of a live allocation.
+    unsafe fn ipc_handle(&self, ptr: u64) -> Result<[u8; 64], GpuError>;
+    /// Opens an IPC handle another process made, on the current device: the memory in
+    /// place (`cuIpcOpenMemHandle` / `hipIpcOpenMemHandle`, peer access enabled lazily).
+    ///
+    /// # Safety
+    /// The device is current; the handle's memory stays allocated in its process
+    /// until [`GpuApi::ipc_close`].
+    unsafe fn ipc_open(&self, handle: &[u8; 64]) -> Result<u64, GpuError>;
+    /// Closes memory [`GpuApi::ipc_open`] opened (`cuIpcCloseMemHandle` /
+    /// `hipIpcCloseMemHandle`).
+    ///
+    /// # Safety
+    /// The device is current; `ptr` came from `ipc_open` and is used by nothing.
+    unsafe fn ipc_close(&self, ptr: u64) -> Result<(), GpuError>;
     /// Whether the driver copies many ranges in one call ([`GpuApi::copy_batch`]:
     /// `cuMemcpyBatchAsync`, CUDA 12.8+). The default: no.
     fn has_copy_batch(&self) -> bool {

@@ -281,6 +281,24 @@ impl<A: GpuApi> Device for GpuDevice<A> {
             .map_err(|e| self.fail("copy on device", e))
     }
 
+    fn has_ipc_handles(&self) -> bool {
+        true
+    }
+
+    fn ipc_export(&self, native: &Native) -> Result<Vec<u8>> {
+        self.ipc_export_impl(native)
+    }
+
+    unsafe fn ipc_open(&self, handle: &[u8]) -> Result<Native> {
+        // SAFETY: forwarded.
+        unsafe { self.ipc_open_impl(handle) }
+    }
+
+    unsafe fn ipc_close(&self, native: &Native) {
+        // SAFETY: forwarded.
+        unsafe { self.ipc_close_impl(native) }
+    }
+
     fn batches_copies(&self) -> bool {
         self.api.has_copy_batch()
     }

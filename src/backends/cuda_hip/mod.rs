@@ -34,6 +34,7 @@ mod adopted;
 mod api;
 mod current;
 mod device;
+mod ipc;
 mod kernels;
 mod paths;
 mod work;
@@ -516,5 +517,7 @@ mod pageable_tests;
 
 #[cfg(all(test, feature = "cuda"))]
 mod batch_tests;
+#[cfg(all(test, feature = "cuda"))]
+mod ipc_tests;
 #[cfg(all(test, feature = "cuda"))]
 mod registration_tests;

@@ -262,6 +262,12 @@ pub struct ihipStream_t {
 pub type hipStream_t = *mut ihipStream_t;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct hipIpcMemHandle_st {
+    pub reserved: [::std::os::raw::c_char; 64usize],
+}
+pub type hipIpcMemHandle_t = hipIpcMemHandle_st;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct ihipModule_t {
     _unused: [u8; 0],
 }
@@ -308,6 +314,17 @@ pub struct HipApiRaw {
         attr: hipDeviceAttribute_t,
         deviceId: ::std::os::raw::c_int,
     ) -> hipError_t,
+    pub hipIpcGetMemHandle: unsafe extern "C" fn(
+        handle: *mut hipIpcMemHandle_t,
+        devPtr: *mut ::std::os::raw::c_void,
+    ) -> hipError_t,
+    pub hipIpcOpenMemHandle: unsafe extern "C" fn(
+        devPtr: *mut *mut ::std::os::raw::c_void,
+        handle: hipIpcMemHandle_t,
+        flags: ::std::os::raw::c_uint,
+    ) -> hipError_t,
+    pub hipIpcCloseMemHandle:
+        unsafe extern "C" fn(devPtr: *mut ::std::os::raw::c_void) -> hipError_t,
     pub hipGetErrorName:
         unsafe extern "C" fn(hip_error: hipError_t) -> *const ::std::os::raw::c_char,
     pub hipGetErrorString:
@@ -432,6 +449,9 @@ impl HipApiRaw {
         let hipGetDevice = __library.get(b"hipGetDevice\0").map(|sym| *sym)?;
         let hipGetDeviceCount = __library.get(b"hipGetDeviceCount\0").map(|sym| *sym)?;
         let hipDeviceGetAttribute = __library.get(b"hipDeviceGetAttribute\0").map(|sym| *sym)?;
+        let hipIpcGetMemHandle = __library.get(b"hipIpcGetMemHandle\0").map(|sym| *sym)?;
+        let hipIpcOpenMemHandle = __library.get(b"hipIpcOpenMemHandle\0").map(|sym| *sym)?;
+        let hipIpcCloseMemHandle = __library.get(b"hipIpcCloseMemHandle\0").map(|sym| *sym)?;
         let hipGetErrorName = __library.get(b"hipGetErrorName\0").map(|sym| *sym)?;
         let hipGetErrorString = __library.get(b"hipGetErrorString\0").map(|sym| *sym)?;
         let hipStreamCreateWithFlags = __library
@@ -476,6 +496,9 @@ impl HipApiRaw {
             hipGetDevice,
             hipGetDeviceCount,
             hipDeviceGetAttribute,
+            hipIpcGetMemHandle,
+            hipIpcOpenMemHandle,
+            hipIpcCloseMemHandle,
             hipGetErrorName,
             hipGetErrorString,
             hipStreamCreateWithFlags,
@@ -542,6 +565,24 @@ impl HipApiRaw {
         deviceId: ::std::os::raw::c_int,
     ) -> hipError_t {
         (self.hipDeviceGetAttribute)(pi, attr, deviceId)
+    }
+    pub unsafe fn hipIpcGetMemHandle(
+        &self,
+        handle: *mut hipIpcMemHandle_t,
+        devPtr: *mut ::std::os::raw::c_void,
+    ) -> hipError_t {
+        (self.hipIpcGetMemHandle)(handle, devPtr)
+    }
+    pub unsafe fn hipIpcOpenMemHandle(
+        &self,
+        devPtr: *mut *mut ::std::os::raw::c_void,
+        handle: hipIpcMemHandle_t,
+        flags: ::std::os::raw::c_uint,
+    ) -> hipError_t {
+        (self.hipIpcOpenMemHandle)(devPtr, handle, flags)
+    }
+    pub unsafe fn hipIpcCloseMemHandle(&self, devPtr: *mut ::std::os::raw::c_void) -> hipError_t {
+        (self.hipIpcCloseMemHandle)(devPtr)
     }
     pub unsafe fn hipGetErrorName(&self, hip_error: hipError_t) -> *const ::std::os::raw::c_char {
         (self.hipGetErrorName)(hip_error)

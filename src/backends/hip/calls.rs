@@ -464,6 +464,37 @@ impl GpuApi for HipApi {
         })
     }
 
+    unsafe fn ipc_handle(&self, ptr: u64) -> Result<[u8; 64], GpuError> {
+        let mut handle = hipIpcMemHandle_t { reserved: [0; 64] };
+        // SAFETY: writes one handle; the runtime checks `ptr`.
+        self.check("hipIpcGetMemHandle", unsafe {
+            self.raw.hipIpcGetMemHandle(&mut handle, ptr as *mut c_void)
+        })?;
+        Ok(handle.reserved.map(|b| b as u8))
+    }
+
+    unsafe fn ipc_open(&self, handle: &[u8; 64]) -> Result<u64, GpuError> {
+        // hipIpcMemLazyEnablePeerAccess.
+        const LAZY_PEER_ACCESS: u32 = 1;
+        let handle = hipIpcMemHandle_t {
+            reserved: handle.map(|b| b as std::os::raw::c_char),
+        };
+        let mut ptr: *mut c_void = std::ptr::null_mut();
+        // SAFETY: writes one pointer; the runtime checks the handle.
+        self.check("hipIpcOpenMemHandle", unsafe {
+            self.raw
+                .hipIpcOpenMemHandle(&mut ptr, handle, LAZY_PEER_ACCESS)
+        })?;
+        Ok(ptr as u64)
+    }
+
+    unsafe fn ipc_close(&self, ptr: u64) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        self.check("hipIpcCloseMemHandle", unsafe {
+            self.raw.hipIpcCloseMemHandle(ptr as *mut c_void)
+        })
+    }
+
     unsafe fn host_unregister(&self, ptr: *mut u8) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
         self.check("hipHostUnregister", unsafe {

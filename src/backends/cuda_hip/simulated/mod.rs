@@ -34,6 +34,7 @@
 //!   the pool (and counts as used) until a synchronisation returns it to the system,
 //!   unless the threshold was raised (`cuMemPoolSetAttribute`); the pool serves the
 //!   next stream-ordered allocation first;
+//! - **IPC handles** (`ipc.rs`): each simulated driver a process of its own;
 //! - **batched copies** (`cuMemcpyBatchAsync`, as from CUDA 12.8): an empty batch, or
 //!   copies that depend on each other, is `CUDA_ERROR_INVALID_VALUE`;
 //! - **stream-ordered allocation**: memory from the driver's pool (`cuMemAllocAsync`) is
@@ -56,6 +57,7 @@ mod alloc;
 mod compiler;
 mod handles;
 mod inspect;
+mod ipc;
 mod native;
 mod pools;
 mod streams;
@@ -86,6 +88,8 @@ struct State {
     advice: Vec<(u64, usize, Option<u32>)>,
     /// Host memory registered in place (`cuMemHostRegister`): start, length.
     registered: Vec<(u64, usize)>,
+    /// Memory opened from other processes' IPC handles (`ipc.rs`).
+    opened_ipc: Vec<u64>,
 }
 
 /// Live allocations by start: size, device and kind.
@@ -341,6 +345,18 @@ impl GpuApi for Strict {
         let device = self.enter("cuMemcpyPeerAsync")?;
         self.queue(device, true, Self::copy_op(dst, src, n));
         Ok(())
+    }
+
+    unsafe fn ipc_handle(&self, ptr: u64) -> Result<[u8; 64], GpuError> {
+        self.ipc_handle_now(ptr)
+    }
+
+    unsafe fn ipc_open(&self, handle: &[u8; 64]) -> Result<u64, GpuError> {
+        self.ipc_open_now(handle)
+    }
+
+    unsafe fn ipc_close(&self, ptr: u64) -> Result<(), GpuError> {
+        self.ipc_close_now(ptr)
     }
 
     fn has_copy_batch(&self) -> bool {

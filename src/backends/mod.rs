@@ -13,7 +13,7 @@
 //! pages, on huge pages where Linux gives them: the host's and OpenMP's on the initial
 //! device) and `cuda_hip` (what CUDA and HIP share; only those two import it).
 //!
-//! With the `mpi` feature, `mpi.rs` is MPI's result layer under [`locus::mpi`](crate::mpi):
+//! With the `mpi` feature, `mpi.rs` is MPI's result layer under `locus::mpi`:
 //! not a location, so a file beside `loading`, importing the core only.
 //!
 //! Everything `unsafe` that talks to a runtime lives below this module.

@@ -71,6 +71,36 @@ fn a_second_process_uses_shared_host_memory_in_place() {
     }
 }
 
+/// A process that makes shared memory, prints its handle and ends without freeing it.
+#[test]
+fn a_handle_of_a_process_that_ended_is_an_error_saying_so() {
+    if std::env::var("LOCUS_IPC_MAKE_AND_EXIT").is_ok() {
+        let shared = Memory::new_shared(Location::Host, 4096).unwrap();
+        println!("handle: {}", shared.ipc_handle().unwrap());
+        std::mem::forget(shared);
+        std::process::exit(0); // no drop: the name stays, its process is gone
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_handle_of_a_process_that_ended_is_an_error_saying_so",
+            "--nocapture",
+        ])
+        .env("LOCUS_IPC_MAKE_AND_EXIT", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let text = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("handle: "))
+        .unwrap_or_else(|| panic!("no handle printed: {stdout}"));
+    let handle = IpcHandle::parse(text).unwrap();
+    let e = Memory::open_ipc(&handle).unwrap_err().to_string();
+    assert!(e.contains("has ended") && e.contains(&handle.name), "{e}");
+    // Tidy up what the ended process left.
+    let _ = std::fs::remove_file(format!("/dev/shm{}", handle.name));
+}
+
 #[test]
 fn bad_handles_and_unshared_memory_are_clear_errors() {
     // Memory not made shareable.

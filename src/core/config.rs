@@ -68,6 +68,7 @@ pub const VARIABLES: &[Variable] = &[
     var("LOCUS_FUZZ_SEED", "a whole number", "a fixed seed", "the fuzz tests' random seed", "tests"),
     var("LOCUS_GPU_DIRECT_UPLOAD_MAX", "a size (`4MiB`, `65536`)", "the technology's own (every size on CUDA, none on HIP)", "up to which size a pageable upload to CUDA / HIP is the driver's own call rather than staged through pinned chunks", "library"),
     var("LOCUS_IPC_HANDLE", "set by the test itself", "unset", "the handle the second process of `tests/ipc.rs` opens", "tests"),
+    var("LOCUS_IPC_MAKE_AND_EXIT", "set by the test itself", "unset", "the second process of `tests/ipc.rs` that ends without freeing its shared memory", "tests"),
     var("LOCUS_JACOBI_N", "a whole number", "the benchmark's own", "the grid size of `benches/jacobi.rs`", "benches"),
     var("LOCUS_LOCATION", "a location (`opencl:1`)", "the host", "where `examples/choose_backend` runs", "examples"),
     var("LOCUS_LOG_FILE", "a file", "unset (`RMM_LOG_FILE` first, as RMM)", "the file `Logging::from_env` writes the allocation log to", "library"),

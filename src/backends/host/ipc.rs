@@ -132,6 +132,11 @@ fn map(at: Location, fd: libc::c_int, len: usize) -> Result<*mut u8> {
     Ok(ptr.cast())
 }
 
+/// The process that made the shared memory `name` (`/locus-PID-N`).
+fn maker_pid(name: &str) -> Option<libc::pid_t> {
+    name.strip_prefix("/locus-")?.split('-').next()?.parse().ok()
+}
+
 /// Makes `len` bytes of shared memory for `at` (host memory): its address.
 pub(crate) fn create(at: Location, len: usize) -> Result<*mut u8> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -202,6 +207,19 @@ pub(crate) fn open(at: Location, handle: &IpcHandle) -> Result<*mut u8> {
              not cross nodes; send the data instead (MPI)",
             handle.name, handle.node
         )));
+    }
+    if let Some(pid) = maker_pid(&handle.name) {
+        // SAFETY: signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            return Err(Error::Invalid(format!(
+                "{at}: the shared memory {} was made by process {pid}, which has ended \
+                 (without freeing it): its contents are what that process left; ask a live \
+                 process for a new handle",
+                handle.name
+            )));
+        }
     }
     let c = CString::new(handle.name.clone()).map_err(|e| Error::Invalid(e.to_string()))?;
     // SAFETY: a NUL-terminated name.

@@ -134,7 +134,11 @@ fn map(at: Location, fd: libc::c_int, len: usize) -> Result<*mut u8> {
 
 /// The process that made the shared memory `name` (`/locus-PID-N`).
 fn maker_pid(name: &str) -> Option<libc::pid_t> {
-    name.strip_prefix("/locus-")?.split('-').next()?.parse().ok()
+    name.strip_prefix("/locus-")?
+        .split('-')
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Makes `len` bytes of shared memory for `at` (host memory): its address.

@@ -164,8 +164,8 @@ fn batch_side(c: &BatchCopy) -> Option<(&Arc<dyn Device>, Side)> {
 type Group<'a> = (&'a Arc<dyn Device>, Vec<(usize, Side)>);
 
 /// Runs, per device with a batch form, the copies of `copies` it can run (two or more)
-/// as one batch; the failures go into `failed`. Returns the copies it ran.
-fn run_device_batches(copies: &[BatchCopy], failed: &mut Vec<String>) -> Vec<usize> {
+/// as one batch; the failures go into `failed`. Returns, per copy, whether it ran.
+fn run_device_batches(copies: &[BatchCopy], failed: &mut Vec<String>) -> Vec<bool> {
     let mut groups: Vec<Group<'_>> = Vec::new();
     for (i, c) in copies.iter().enumerate().filter(|(_, c)| c.len > 0) {
         let Some((device, side)) = batch_side(c) else {
@@ -179,9 +179,9 @@ fn run_device_batches(copies: &[BatchCopy], failed: &mut Vec<String>) -> Vec<usi
             None => groups.push((device, vec![(i, side)])),
         }
     }
-    let mut ran = Vec::new();
+    let mut ran = vec![false; copies.len()];
     for (device, members) in groups.into_iter().filter(|(_, m)| m.len() > 1) {
-        ran.extend(members.iter().map(|&(i, _)| i));
+        members.iter().for_each(|&(i, _)| ran[i] = true);
         if let Err(e) = run_group(device.as_ref(), copies, &members) {
             let which: Vec<String> = members.iter().map(|&(i, _)| i.to_string()).collect();
             failed.push(format!(
@@ -277,7 +277,7 @@ pub fn copy_batch(copies: &[BatchCopy]) -> Result<()> {
     for (i, c) in copies
         .iter()
         .enumerate()
-        .filter(|&(i, c)| c.len > 0 && !in_groups.contains(&i))
+        .filter(|&(i, c)| c.len > 0 && !in_groups[i])
     {
         let key = (
             Arc::as_ptr(c.src.device()) as *const u8 as usize,

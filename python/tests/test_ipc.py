@@ -3,8 +3,10 @@ programs use it: the first makes shared memory and writes it with numpy, starts 
 second interpreter with the handle's text, which opens it, checks the bytes in place and
 writes its answer; the first sees the answer with no copy between them."""
 
+import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -33,7 +35,18 @@ def test_a_second_process_uses_shared_memory_in_place(location):
     m.write((np.arange(n) % 251).astype(np.uint8), 0)
     text = m.ipc_handle()
     assert text.startswith("locus-ipc ")
-    out = subprocess.run([sys.executable, "-c", CHILD, text], capture_output=True, text=True)
+    # From a neutral folder, importing the `locus` this process imported: the source
+    # tree's `locus` folder (no compiled part when the wheel is installed) must not
+    # shadow it.
+    where = os.path.dirname(os.path.dirname(os.path.abspath(locus.__file__)))
+    env = {**os.environ, "PYTHONPATH": where}
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, text],
+        capture_output=True,
+        text=True,
+        cwd=tempfile.gettempdir(),
+        env=env,
+    )
     assert out.returncode == 0 and "child answered" in out.stdout, out.stderr
     back = np.frombuffer(m.read(n), dtype=np.uint8)
     assert (back == 7).all(), f"{location}: the second process's answer is not in place"

@@ -3,14 +3,8 @@
 //! waited for once, byte for byte as the copies one by one; copies that depend on each
 //! other are the driver's error, naming the device and the call.
 
-use super::simulated::{facts, Strict};
+use super::simulated::one_device as device;
 use super::*;
-
-fn device() -> (Arc<Strict>, Arc<GpuDevice<Strict>>) {
-    let api = Arc::new(Strict::new(1, vec![], 256 << 20, vec![]));
-    let gpu = Arc::new(GpuDevice::new(Arc::clone(&api), 0, facts(0, true)));
-    (api, gpu)
-}
 
 #[test]
 fn a_batch_is_one_driver_call_and_equals_the_copies_one_by_one() {

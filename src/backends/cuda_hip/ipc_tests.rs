@@ -4,14 +4,8 @@
 //! a handle of freed memory and pool memory are the driver's errors naming the device
 //! and the call; what was opened is closed.
 
-use super::simulated::{facts, Strict};
+use super::simulated::one_device as process;
 use super::*;
-
-fn process() -> (Arc<Strict>, Arc<GpuDevice<Strict>>) {
-    let api = Arc::new(Strict::new(1, vec![], 256 << 20, vec![]));
-    let gpu = Arc::new(GpuDevice::new(Arc::clone(&api), 0, facts(0, true)));
-    (api, gpu)
-}
 
 #[test]
 fn memory_exported_by_one_process_is_the_others_in_place() {

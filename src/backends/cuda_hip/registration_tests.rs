@@ -4,14 +4,8 @@
 //! driver's refusals are errors naming the device and the call, with nothing left
 //! registered.
 
-use super::simulated::{facts, Strict};
+use super::simulated::{one_device as device, Strict};
 use super::*;
-
-fn device() -> (Arc<Strict>, Arc<GpuDevice<Strict>>) {
-    let api = Arc::new(Strict::new(1, vec![], 256 << 20, vec![]));
-    let gpu = Arc::new(GpuDevice::new(Arc::clone(&api), 0, facts(0, true)));
-    (api, gpu)
-}
 
 fn staging_events(api: &Strict) -> usize {
     api.calls()

@@ -85,3 +85,11 @@ pub(crate) fn facts(i: u32, managed: bool) -> GpuFacts {
         notes: vec![],
     }
 }
+
+/// One simulated driver with one device of 256 MiB, and that device (with concurrent
+/// managed access), as most tests make them.
+pub(crate) fn one_device() -> (Arc<Strict>, Arc<GpuDevice<Strict>>) {
+    let api = Arc::new(Strict::new(1, vec![], 256 << 20, vec![]));
+    let gpu = Arc::new(GpuDevice::new(Arc::clone(&api), 0, facts(0, true)));
+    (api, gpu)
+}

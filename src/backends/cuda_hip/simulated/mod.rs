@@ -62,7 +62,7 @@ mod native;
 mod pools;
 mod streams;
 
-pub(crate) use inspect::facts;
+pub(crate) use inspect::{facts, one_device};
 
 thread_local! {
     /// The (driver instance, device) current on this thread.

@@ -170,7 +170,10 @@ impl Inner {
         // three); host-visible memory goes through MPI's transport, whose single-copy
         // path is as short, and so do a device's own lent staging buffers.
         let bytes = count * size_of::<T>();
-        let saves = memory.ipc_handle().is_ok()
+        let shared_pages = memory
+            .ipc_handle()
+            .is_ok_and(|h| same_node::is_host_pages(&h));
+        let saves = shared_pages
             || (wire == Wire::Staged && !wire::lends(memory, bytes, self.piece_for(wire)));
         let offered = saves && self.same_node.offers(dest, bytes);
         let header = Header {

@@ -61,6 +61,12 @@ impl Pinned {
     }
 }
 
+/// Whether `handle` names shared host pages (which any rank of the node maps), not a
+/// device's IPC memory (which only a rank with that device opens).
+pub(super) fn is_host_pages(handle: &IpcHandle) -> bool {
+    !handle.name.starts_with("gpu-")
+}
+
 /// This rank's view of the ranks on its node.
 pub(super) struct SameNode {
     /// Per rank: whether this rank opened its probe (itself: false).
@@ -156,8 +162,8 @@ impl SameNode {
         limit: Limit,
     ) -> Result<()> {
         let (window, handle) = match memory.ipc_handle() {
-            Ok(handle) => (None, handle),
-            Err(_) => {
+            Ok(handle) if is_host_pages(&handle) => (None, handle),
+            _ => {
                 let window = self.take_window(bytes)?;
                 let handle = window.memory.ipc_handle()?;
                 (Some(window), handle)

@@ -18,8 +18,45 @@ fn aligned(a: u64, b: u64, c: u64) -> bool {
     (a | b | c).is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT)
 }
 
+/// A submitted batch: the readback buffer (if any download), each download's index in
+/// the batch and offset in it, and the copies left to run one by one.
+type Batched = (Option<wgpu::Buffer>, Vec<(usize, u64)>, Vec<usize>);
+
 impl WebGpuDevice {
     pub(super) fn copy_batch_impl(&self, copies: &mut [DeviceCopy<'_>]) -> Result<()> {
+        // Recorded and submitted in one validation scope: a buffer the batch form cannot
+        // take (an adopted one without the copy usages) is this call's error.
+        let (readback, reads, by_one) =
+            self.scoped("copy batch (one submission)", || self.submit_batch(copies))?;
+        if let Some(readback) = readback {
+            let (tx, rx) = mpsc::channel();
+            readback.map_async(wgpu::MapMode::Read, .., move |r| {
+                let _ = tx.send(r);
+            });
+            await_mapping(self, rx, wgpu::PollType::Poll)?;
+            {
+                let view = readback
+                    .get_mapped_range(..)
+                    .map_err(|e| self.fail("get_mapped_range (copy batch)", e.to_string()))?;
+                for &(i, at) in &reads {
+                    if let DeviceCopy::Read { dst, .. } = &mut copies[i] {
+                        let n = dst.len();
+                        dst.copy_from_slice(&view[at as usize..at as usize + n]);
+                    }
+                }
+            }
+            readback.unmap();
+        }
+        for i in by_one {
+            copies[i].run_alone(self)?;
+        }
+        Ok(())
+    }
+
+    /// Records and submits the copies the batch form takes, and waits for them; the
+    /// readback buffer with each download's place in it, and the copies left to run one
+    /// by one.
+    fn submit_batch(&self, copies: &[DeviceCopy<'_>]) -> Result<Batched> {
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -82,33 +119,9 @@ impl WebGpuDevice {
                 }
             }
         }
-        self.scoped("copy batch (one submission)", || {
-            let refs: Vec<&wgpu::Buffer> = touched.iter().collect();
-            let index = self.submit_on(&refs, || self.queue.submit([encoder.finish()]))?;
-            self.wait("copy batch (one submission)", Some(index))
-        })?;
-        if let Some(readback) = readback {
-            let (tx, rx) = mpsc::channel();
-            readback.map_async(wgpu::MapMode::Read, .., move |r| {
-                let _ = tx.send(r);
-            });
-            await_mapping(self, rx, wgpu::PollType::Poll)?;
-            {
-                let view = readback
-                    .get_mapped_range(..)
-                    .map_err(|e| self.fail("get_mapped_range (copy batch)", e.to_string()))?;
-                for &(i, at) in &reads {
-                    if let DeviceCopy::Read { dst, .. } = &mut copies[i] {
-                        let n = dst.len();
-                        dst.copy_from_slice(&view[at as usize..at as usize + n]);
-                    }
-                }
-            }
-            readback.unmap();
-        }
-        for i in by_one {
-            copies[i].run_alone(self)?;
-        }
-        Ok(())
+        let refs: Vec<&wgpu::Buffer> = touched.iter().collect();
+        let index = self.submit_on(&refs, || self.queue.submit([encoder.finish()]))?;
+        self.wait("copy batch (one submission)", Some(index))?;
+        Ok((readback, reads, by_one))
     }
 }

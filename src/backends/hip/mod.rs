@@ -48,6 +48,7 @@ use std::sync::Arc;
 
 use bindings::*;
 use pool_bindings::HipPoolRaw;
+use raw_traits::{HipPool, HipRuntime, Hiprtc};
 use rtc_bindings::{hiprtcProgram, hiprtcResult_HIPRTC_SUCCESS, HiprtcRaw};
 
 use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
@@ -60,6 +61,7 @@ mod arch;
 mod calls;
 mod device;
 mod kernels;
+pub mod raw_traits;
 mod work;
 
 pub use device::HipDevice;
@@ -72,11 +74,12 @@ thread_local! {
 
 /// The HIP runtime, with one stream per device, and its runtime compiler.
 pub struct HipApi {
-    raw: HipApiRaw,
+    /// The runtime's entry points (the loaded library; a simulated one in tests).
+    raw: Box<dyn HipRuntime>,
     /// hiprtc, or why it could not be loaded.
-    rtc: Result<HiprtcRaw, Unavailable>,
+    rtc: Result<Box<dyn Hiprtc>, Unavailable>,
     /// `hipMallocAsync` / `hipFreeAsync`, or `None` on a runtime older than ROCm 5.1.
-    pool: Option<HipPoolRaw>,
+    pool: Option<Box<dyn HipPool>>,
     streams: Vec<hipStream_t>,
     /// Each device's architecture for hiprtc (`gcnArchName`), by ordinal; `None` where
     /// the runtime did not say.
@@ -240,9 +243,9 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
         Err(why) => why.to_string(),
     };
     let mut api = HipApi {
-        raw,
-        rtc,
-        pool,
+        raw: Box::new(raw),
+        rtc: rtc.map(|r| Box::new(r) as Box<dyn Hiprtc>),
+        pool: pool.map(|p| Box::new(p) as Box<dyn HipPool>),
         streams: Vec::new(),
         archs: Vec::new(),
     };
@@ -335,6 +338,28 @@ fn open_device(
     };
     Ok((stream, facts))
 }
+
+impl HipApi {
+    /// A HipApi over stand-ins for the runtime and hiprtc (no pool, no streams), with
+    /// each device's architecture: the call layer tested without an AMD GPU.
+    #[cfg(test)]
+    fn simulated(
+        raw: Box<dyn HipRuntime>,
+        rtc: Box<dyn Hiprtc>,
+        archs: Vec<Option<String>>,
+    ) -> HipApi {
+        HipApi {
+            raw,
+            rtc: Ok(rtc),
+            pool: None,
+            streams: vec![std::ptr::null_mut(); archs.len()],
+            archs,
+        }
+    }
+}
+
+#[cfg(test)]
+mod compile_tests;
 
 #[cfg(test)]
 mod tests {

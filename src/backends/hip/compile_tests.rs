@@ -51,10 +51,10 @@ impl HipRuntime for Runtime {
 /// hiprtc as its rules go; the options of every compile kept (a clone shares them, so
 /// the test reads what the compiler was told).
 #[derive(Default, Clone)]
-struct Compiler(Arc<Told>);
+pub(super) struct Compiler(Arc<Told>);
 
 #[derive(Default)]
-struct Told {
+pub(super) struct Told {
     source: Mutex<String>,
     options: Mutex<Vec<Vec<String>>>,
     log: Mutex<String>,

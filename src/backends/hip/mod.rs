@@ -352,7 +352,10 @@ impl HipApi {
             raw,
             rtc: Ok(rtc),
             pool: None,
-            streams: vec![std::ptr::null_mut(); archs.len()],
+            // Made-up stream handles (the simulated runtime queues work by handle).
+            streams: (0..archs.len())
+                .map(|i| (0x5000 + 16 * i) as hipStream_t)
+                .collect(),
             archs,
         }
     }
@@ -360,6 +363,10 @@ impl HipApi {
 
 #[cfg(test)]
 mod compile_tests;
+#[cfg(test)]
+mod runtime_tests;
+#[cfg(test)]
+mod simulated;
 
 #[cfg(test)]
 mod tests {

@@ -1,29 +1,9 @@
-//! The CUDA driver calls locus makes, as thin wrappers over cudarc's `result` layer that
-//! return a typed [`GpuError`] (the call and its `CUresult`): the [`GpuApi`] the shared
-//! CUDA/HIP device types (`cuda_hip`) are written against.
+//! The CUDA driver calls locus makes, through the driver's entry points
+//! ([`CudaDriver`](super::driver::CudaDriver): libcuda, or a simulated driver in tests),
+//! each failure a typed [`GpuError`] (the call and its `CUresult`): the [`GpuApi`] the
+//! shared CUDA/HIP device types (`cuda_hip`) are written against.
 
 use super::*;
-
-/// The typed error of a failed driver call: cudarc's `DriverError(CUresult)`, with the
-/// call and the code's name and text.
-pub(super) fn err(call: &'static str) -> impl Fn(result::DriverError) -> GpuError {
-    move |e| {
-        let name = e
-            .error_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let what = e
-            .error_string()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        GpuError {
-            call,
-            code: e.0 as i32,
-            name: format!("{name}: {what}"),
-            out_of_memory: e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
-        }
-    }
-}
 
 impl GpuApi for CudaApi {
     const TECHNOLOGY: Technology = Technology::Cuda;
@@ -55,24 +35,32 @@ impl GpuApi for CudaApi {
                 // the driver's staging memory, before the DMA lands: the wait on the
                 // NULL stream that carries it makes the baseline a complete copy, as
                 // locus's own path is.
-                Direction::HostToDevice => {
-                    result::memcpy_htod_sync(dst, std::slice::from_raw_parts(src as *const u8, n))
-                        .map_err(err("cuMemcpyHtoD"))
-                        .and_then(|()| {
-                            result::stream::synchronize(result::stream::null())
-                                .map_err(err("cuStreamSynchronize"))
-                        })
-                }
-                Direction::DeviceToHost => {
-                    result::memcpy_dtoh_sync(std::slice::from_raw_parts_mut(dst as *mut u8, n), src)
-                        .map_err(err("cuMemcpyDtoH"))
-                }
-                Direction::WithinDevice => result::memcpy_dtod_sync(dst, src, n)
-                    .map_err(err("cuMemcpyDtoD"))
+                Direction::HostToDevice => self
+                    .driver
+                    .cuMemcpyHtoD_v2(dst, src as *const c_void, n)
+                    .result()
+                    .map_err(self.err("cuMemcpyHtoD"))
                     .and_then(|()| {
-                        sys::cuCtxSynchronize()
+                        self.driver
+                            .cuStreamSynchronize(std::ptr::null_mut())
                             .result()
-                            .map_err(err("cuCtxSynchronize"))
+                            .map_err(self.err("cuStreamSynchronize"))
+                    }),
+                Direction::DeviceToHost => self
+                    .driver
+                    .cuMemcpyDtoH_v2(dst as *mut c_void, src, n)
+                    .result()
+                    .map_err(self.err("cuMemcpyDtoH")),
+                Direction::WithinDevice => self
+                    .driver
+                    .cuMemcpyDtoD_v2(dst, src, n)
+                    .result()
+                    .map_err(self.err("cuMemcpyDtoD"))
+                    .and_then(|()| {
+                        self.driver
+                            .cuCtxSynchronize()
+                            .result()
+                            .map_err(self.err("cuCtxSynchronize"))
                     }),
             }
         };
@@ -91,7 +79,9 @@ impl GpuApi for CudaApi {
                 out_of_memory: false,
             })?;
         // SAFETY: a retained primary context.
-        unsafe { result::ctx::set_current(ctx) }.map_err(err("cuCtxSetCurrent"))?;
+        unsafe { self.driver.cuCtxSetCurrent(ctx) }
+            .result()
+            .map_err(self.err("cuCtxSetCurrent"))?;
         super::CURRENT.with(|c| c.set(ordinal));
         Ok(())
     }
@@ -102,16 +92,18 @@ impl GpuApi for CudaApi {
     fn current(&self) -> usize {
         // A failed query reads as "none": restoring none unbinds, which is what a thread
         // whose driver cannot answer had.
-        result::ctx::get_current()
-            .ok()
-            .flatten()
-            .map_or(0, |c| c as usize)
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: writes one handle to a local.
+        match unsafe { self.driver.cuCtxGetCurrent(&mut ctx) }.result() {
+            Ok(()) => ctx as usize,
+            Err(_) => 0,
+        }
     }
 
     fn restore(&self, current: usize) {
         // SAFETY: `current` was current on this thread before locus's call, so it is a
         // context its owner keeps alive (or null, which unbinds).
-        let _ = unsafe { result::ctx::set_current(current as sys::CUcontext) };
+        let _ = unsafe { self.driver.cuCtxSetCurrent(current as sys::CUcontext) };
         if let Some(ordinal) = self.contexts.iter().position(|c| *c as usize == current) {
             super::CURRENT.with(|c| c.set(ordinal as u32));
         }
@@ -128,7 +120,7 @@ impl GpuApi for CudaApi {
         let device = device.map_or(-1, |d| d as sys::CUdevice);
         // SAFETY: advice only: the driver validates the range and touches no memory.
         unsafe {
-            sys::cuMemAdvise(
+            self.driver.cuMemAdvise(
                 ptr,
                 n,
                 sys::CUmem_advise::CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
@@ -136,38 +128,52 @@ impl GpuApi for CudaApi {
             )
         }
         .result()
-        .map_err(err("cuMemAdvise"))
+        .map_err(self.err("cuMemAdvise"))
     }
 
     unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError> {
-        // SAFETY: the context is current (caller's contract).
-        unsafe {
+        let mut ptr: sys::CUdeviceptr = 0;
+        let mut host: *mut c_void = std::ptr::null_mut();
+        // SAFETY: the context is current (caller's contract); out-pointers to locals.
+        let (call, rc) = unsafe {
             match kind {
-                GpuMemory::Device => result::malloc_sync(bytes).map_err(err("cuMemAlloc")),
-                GpuMemory::Pinned => result::malloc_host(bytes, 0)
-                    .map(|p| p as u64)
-                    .map_err(err("cuMemAllocHost")),
-                GpuMemory::Managed => {
-                    result::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL)
-                        .map_err(err("cuMemAllocManaged"))
-                }
+                GpuMemory::Device => ("cuMemAlloc", self.driver.cuMemAlloc_v2(&mut ptr, bytes)),
+                GpuMemory::Pinned => (
+                    "cuMemAllocHost",
+                    self.driver.cuMemHostAlloc(&mut host, bytes, 0),
+                ),
+                GpuMemory::Managed => (
+                    "cuMemAllocManaged",
+                    self.driver.cuMemAllocManaged(
+                        &mut ptr,
+                        bytes,
+                        sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32,
+                    ),
+                ),
                 // Only asked for where the device reported memory pools (GpuFacts), so
                 // the driver exports the call.
-                GpuMemory::StreamOrdered => {
-                    result::malloc_async(self.stream(), bytes).map_err(err("cuMemAllocAsync"))
-                }
+                GpuMemory::StreamOrdered => (
+                    "cuMemAllocAsync",
+                    self.driver.cuMemAllocAsync(&mut ptr, bytes, self.stream()),
+                ),
             }
-        }
+        };
+        rc.result().map_err(self.err(call))?;
+        Ok(if kind == GpuMemory::Pinned {
+            host as u64
+        } else {
+            ptr
+        })
     }
 
     unsafe fn free(&self, kind: GpuMemory, ptr: u64) {
         // SAFETY: per the caller's contract.
         let _ = unsafe {
             match kind {
-                GpuMemory::Pinned => result::free_host(ptr as *mut c_void),
+                GpuMemory::Pinned => self.driver.cuMemFreeHost(ptr as *mut c_void),
                 // Freed in stream order: after the work queued on the stream before.
-                GpuMemory::StreamOrdered => result::free_async(ptr, self.stream()),
-                _ => result::free_sync(ptr),
+                GpuMemory::StreamOrdered => self.driver.cuMemFreeAsync(ptr, self.stream()),
+                _ => self.driver.cuMemFree_v2(ptr),
             }
         };
     }
@@ -181,8 +187,10 @@ impl GpuApi for CudaApi {
     ) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
         unsafe {
-            result::memcpy_htod_async(dst, std::slice::from_raw_parts(src, n), self.stream())
-                .map_err(err("cuMemcpyHtoDAsync"))?;
+            self.driver
+                .cuMemcpyHtoDAsync_v2(dst, src.cast(), n, self.stream())
+                .result()
+                .map_err(self.err("cuMemcpyHtoDAsync"))?;
         }
         self.finish(wait)
     }
@@ -194,16 +202,19 @@ impl GpuApi for CudaApi {
         // them. Into pageable memory the driver stages the asynchronous call itself.
         // SAFETY: per the caller's contract.
         unsafe {
-            result::memcpy_dtoh_async(std::slice::from_raw_parts_mut(dst, n), src, self.stream())
-                .map_err(err("cuMemcpyDtoHAsync"))?;
+            self.driver
+                .cuMemcpyDtoHAsync_v2(dst.cast(), src, n, self.stream())
+                .result()
+                .map_err(self.err("cuMemcpyDtoHAsync"))?;
         }
         self.finish(wait)
     }
 
     unsafe fn on_device(&self, dst: u64, src: u64, n: usize, wait: bool) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        unsafe { result::memcpy_dtod_async(dst, src, n, self.stream()) }
-            .map_err(err("cuMemcpyDtoDAsync"))?;
+        unsafe { self.driver.cuMemcpyDtoDAsync_v2(dst, src, n, self.stream()) }
+            .result()
+            .map_err(self.err("cuMemcpyDtoDAsync"))?;
         self.finish(wait)
     }
 
@@ -220,17 +231,21 @@ impl GpuApi for CudaApi {
             self.contexts[src_ordinal as usize],
         );
         // SAFETY: per the caller's contract.
-        unsafe { result::memcpy_peer_async(d, dst, s, src, n, self.stream()) }
-            .map_err(err("cuMemcpyPeerAsync"))?;
+        unsafe {
+            self.driver
+                .cuMemcpyPeerAsync(dst, d, src, s, n, self.stream())
+        }
+        .result()
+        .map_err(self.err("cuMemcpyPeerAsync"))?;
         self.synchronize()
     }
 
     unsafe fn ipc_handle(&self, ptr: u64) -> Result<[u8; 64], GpuError> {
         let mut handle = sys::CUipcMemHandle { reserved: [0; 64] };
         // SAFETY: writes one handle; the driver checks `ptr`.
-        unsafe { sys::cuIpcGetMemHandle(&mut handle, ptr) }
+        unsafe { self.driver.cuIpcGetMemHandle(&mut handle, ptr) }
             .result()
-            .map_err(err("cuIpcGetMemHandle"))?;
+            .map_err(self.err("cuIpcGetMemHandle"))?;
         Ok(handle.reserved.map(|b| b as u8))
     }
 
@@ -242,22 +257,22 @@ impl GpuApi for CudaApi {
         // SAFETY: writes one pointer; the driver checks the handle (and refuses one of
         // this process).
         unsafe {
-            sys::cuIpcOpenMemHandle_v2(
+            self.driver.cuIpcOpenMemHandle_v2(
                 &mut ptr,
                 handle,
                 sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
             )
         }
         .result()
-        .map_err(err("cuIpcOpenMemHandle"))?;
+        .map_err(self.err("cuIpcOpenMemHandle"))?;
         Ok(ptr)
     }
 
     unsafe fn ipc_close(&self, ptr: u64) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        unsafe { sys::cuIpcCloseMemHandle(ptr) }
+        unsafe { self.driver.cuIpcCloseMemHandle(ptr) }
             .result()
-            .map_err(err("cuIpcCloseMemHandle"))
+            .map_err(self.err("cuIpcCloseMemHandle"))
     }
 
     fn has_copy_batch(&self) -> bool {
@@ -289,7 +304,7 @@ impl GpuApi for CudaApi {
         // starts at copy 0; the ranges are valid per the caller's contract; locus's
         // stream is never the legacy NULL stream (which the call refuses).
         unsafe {
-            sys::cuMemcpyBatchAsync(
+            self.driver.cuMemcpyBatchAsync(
                 dsts.as_mut_ptr(),
                 srcs.as_mut_ptr(),
                 sizes.as_mut_ptr(),
@@ -302,20 +317,23 @@ impl GpuApi for CudaApi {
             )
         }
         .result()
-        .map_err(err("cuMemcpyBatchAsync"))?;
+        .map_err(self.err("cuMemcpyBatchAsync"))?;
         self.finish(true)
     }
 
     unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract; on locus's stream, not the NULL stream.
-        unsafe { result::memset_d8_async(dst, byte, n, self.stream()) }
-            .map_err(err("cuMemsetD8Async"))?;
+        unsafe { self.driver.cuMemsetD8Async(dst, byte, n, self.stream()) }
+            .result()
+            .map_err(self.err("cuMemsetD8Async"))?;
         self.finish(wait)
     }
 
     fn synchronize(&self) -> Result<(), GpuError> {
         // SAFETY: a stream of the current context.
-        unsafe { result::stream::synchronize(self.stream()) }.map_err(err("cuStreamSynchronize"))
+        unsafe { self.driver.cuStreamSynchronize(self.stream()) }
+            .result()
+            .map_err(self.err("cuStreamSynchronize"))
     }
 
     fn keep_pool_memory(&self) -> Result<(), GpuError> {
@@ -325,96 +343,120 @@ impl GpuApi for CudaApi {
         // SAFETY: out-pointers to locals; the context of the device is current, and the
         // attribute's value is a u64 the call reads.
         unsafe {
-            sys::cuCtxGetDevice(&mut device)
+            self.driver
+                .cuCtxGetDevice(&mut device)
                 .result()
-                .map_err(err("cuCtxGetDevice"))?;
-            sys::cuDeviceGetDefaultMemPool(&mut pool, device)
+                .map_err(self.err("cuCtxGetDevice"))?;
+            self.driver
+                .cuDeviceGetDefaultMemPool(&mut pool, device)
                 .result()
-                .map_err(err("cuDeviceGetDefaultMemPool"))?;
-            sys::cuMemPoolSetAttribute(
-                pool,
-                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                (&mut threshold as *mut u64).cast(),
-            )
-            .result()
-            .map_err(err("cuMemPoolSetAttribute"))
+                .map_err(self.err("cuDeviceGetDefaultMemPool"))?;
+            self.driver
+                .cuMemPoolSetAttribute(
+                    pool,
+                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    (&mut threshold as *mut u64).cast(),
+                )
+                .result()
+                .map_err(self.err("cuMemPoolSetAttribute"))
         }
     }
 
     fn memory_info(&self) -> Result<(u64, u64), GpuError> {
-        result::mem_get_info()
-            .map(|(free, total)| (free as u64, total as u64))
-            .map_err(err("cuMemGetInfo"))
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: out-pointers to locals.
+        unsafe { self.driver.cuMemGetInfo_v2(&mut free, &mut total) }
+            .result()
+            .map(|()| (free as u64, total as u64))
+            .map_err(self.err("cuMemGetInfo"))
     }
 
     fn event_create(&self) -> Result<u64, GpuError> {
-        result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
-            .map(|e| e as u64)
-            .map_err(err("cuEventCreate"))
+        let mut event: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: an out-pointer to a local.
+        unsafe {
+            self.driver.cuEventCreate(
+                &mut event,
+                sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32,
+            )
+        }
+        .result()
+        .map(|()| event as u64)
+        .map_err(self.err("cuEventCreate"))
     }
 
     unsafe fn event_record(&self, event: u64) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        unsafe { result::event::record(event as sys::CUevent, self.stream()) }
-            .map_err(err("cuEventRecord"))
+        unsafe {
+            self.driver
+                .cuEventRecord(event as sys::CUevent, self.stream())
+        }
+        .result()
+        .map_err(self.err("cuEventRecord"))
     }
 
     unsafe fn event_record_on(&self, event: u64, stream: u64) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        unsafe { result::event::record(event as sys::CUevent, stream as sys::CUstream) }
-            .map_err(err("cuEventRecord"))
+        unsafe {
+            self.driver
+                .cuEventRecord(event as sys::CUevent, stream as sys::CUstream)
+        }
+        .result()
+        .map_err(self.err("cuEventRecord"))
     }
 
     unsafe fn stream_wait_event(&self, stream: u64, event: u64) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
         unsafe {
-            result::stream::wait_event(
+            self.driver.cuStreamWaitEvent(
                 stream as sys::CUstream,
                 event as sys::CUevent,
-                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32,
             )
         }
-        .map_err(err("cuStreamWaitEvent"))
+        .result()
+        .map_err(self.err("cuStreamWaitEvent"))
     }
 
     unsafe fn event_wait(&self, event: u64) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        unsafe { result::event::synchronize(event as sys::CUevent) }
-            .map_err(err("cuEventSynchronize"))
+        unsafe { self.driver.cuEventSynchronize(event as sys::CUevent) }
+            .result()
+            .map_err(self.err("cuEventSynchronize"))
     }
 
     unsafe fn event_query(&self, event: u64) -> Result<bool, GpuError> {
         // SAFETY: per the caller's contract.
-        match unsafe { result::event::query(event as sys::CUevent) } {
+        match unsafe { self.driver.cuEventQuery(event as sys::CUevent) }.result() {
             Ok(()) => Ok(true),
             Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
-            Err(e) => Err(err("cuEventQuery")(e)),
+            Err(e) => Err(self.err("cuEventQuery")(e)),
         }
     }
 
     unsafe fn event_destroy(&self, event: u64) {
         // SAFETY: per the caller's contract.
-        let _ = unsafe { result::event::destroy(event as sys::CUevent) };
+        let _ = unsafe { self.driver.cuEventDestroy_v2(event as sys::CUevent) };
     }
 
     fn enable_peer(&self, from: u32, to: u32) -> bool {
         let mut can = 0;
         // SAFETY: plain queries and an enable call on retained contexts.
         unsafe {
-            let (Ok(a), Ok(b)) = (
-                result::device::get(from as i32),
-                result::device::get(to as i32),
-            ) else {
-                return false;
-            };
-            if sys::cuDeviceCanAccessPeer(&mut can, a, b) != sys::CUresult::CUDA_SUCCESS || can == 0
+            let (mut a, mut b): (sys::CUdevice, sys::CUdevice) = (0, 0);
+            if self.driver.cuDeviceGet(&mut a, from as i32) != sys::CUresult::CUDA_SUCCESS
+                || self.driver.cuDeviceGet(&mut b, to as i32) != sys::CUresult::CUDA_SUCCESS
+                || self.driver.cuDeviceCanAccessPeer(&mut can, a, b) != sys::CUresult::CUDA_SUCCESS
+                || can == 0
             {
                 return false;
             }
             let Ok(_current) = self.enter(from) else {
                 return false;
             };
-            let rc = sys::cuCtxEnablePeerAccess(self.contexts[to as usize], 0);
+            let rc = self
+                .driver
+                .cuCtxEnablePeerAccess(self.contexts[to as usize], 0);
             rc == sys::CUresult::CUDA_SUCCESS
                 || rc == sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
         }
@@ -436,16 +478,28 @@ impl GpuApi for CudaApi {
         let image = kernels::compile_image(source, arch)?;
         // SAFETY: a cubin, or a NUL-terminated PTX image; the module is kept for the
         // process.
-        let module = unsafe { result::module::load_data(image.as_ptr().cast()) }
-            .map_err(err("cuModuleLoadData"))?;
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: as above; an out-pointer to a local.
+        unsafe {
+            self.driver
+                .cuModuleLoadData(&mut module, image.as_ptr().cast())
+        }
+        .result()
+        .map_err(self.err("cuModuleLoadData"))?;
         if let Ok(mut m) = self.modules.lock() {
             m.push(module);
         }
         let name = std::ffi::CString::new(entry)
             .map_err(|e| GpuError::other("cuModuleGetFunction", e.to_string()))?;
         // SAFETY: a loaded module and a NUL-terminated name.
-        let function = unsafe { result::module::get_function(module, name) }
-            .map_err(err("cuModuleGetFunction"))?;
+        let mut function: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: a loaded module, a NUL-terminated name, an out-pointer to a local.
+        unsafe {
+            self.driver
+                .cuModuleGetFunction(&mut function, module, name.as_ptr())
+        }
+        .result()
+        .map_err(self.err("cuModuleGetFunction"))?;
         Ok(function as u64)
     }
 
@@ -458,16 +512,22 @@ impl GpuApi for CudaApi {
     ) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
         unsafe {
-            result::launch_kernel(
+            self.driver.cuLaunchKernel(
                 function as sys::CUfunction,
-                (grid[0], grid[1], grid[2]),
-                (block[0], block[1], block[2]),
+                grid[0],
+                grid[1],
+                grid[2],
+                block[0],
+                block[1],
+                block[2],
                 0,
                 self.stream(),
-                params,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
             )
         }
-        .map_err(err("cuLaunchKernel"))
+        .result()
+        .map_err(self.err("cuLaunchKernel"))
     }
 
     fn stream_handle(&self, ordinal: u32) -> u64 {
@@ -476,37 +536,41 @@ impl GpuApi for CudaApi {
 
     unsafe fn synchronize_stream(&self, stream: u64) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        unsafe { result::stream::synchronize(stream as sys::CUstream) }
-            .map_err(err("cuStreamSynchronize"))
+        unsafe { self.driver.cuStreamSynchronize(stream as sys::CUstream) }
+            .result()
+            .map_err(self.err("cuStreamSynchronize"))
     }
 
     fn pointer_device(&self, ptr: u64) -> Result<u32, GpuError> {
         let mut ordinal: i32 = -1;
         // SAFETY: the attribute is an int written to a local.
         unsafe {
-            sys::cuPointerGetAttribute(
+            self.driver.cuPointerGetAttribute(
                 (&mut ordinal as *mut i32).cast(),
                 sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
                 ptr,
             )
         }
         .result()
-        .map_err(err("cuPointerGetAttribute"))?;
+        .map_err(self.err("cuPointerGetAttribute"))?;
         u32::try_from(ordinal).map_err(|_| GpuError::other("cuPointerGetAttribute", "no device"))
     }
 
     unsafe fn host_register(&self, ptr: *mut u8, len: usize) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract; the driver validates the range.
-        unsafe { sys::cuMemHostRegister_v2(ptr.cast(), len, sys::CU_MEMHOSTREGISTER_PORTABLE) }
-            .result()
-            .map_err(err("cuMemHostRegister"))
+        unsafe {
+            self.driver
+                .cuMemHostRegister_v2(ptr.cast(), len, sys::CU_MEMHOSTREGISTER_PORTABLE)
+        }
+        .result()
+        .map_err(self.err("cuMemHostRegister"))
     }
 
     unsafe fn host_unregister(&self, ptr: *mut u8) -> Result<(), GpuError> {
         // SAFETY: per the caller's contract.
-        unsafe { sys::cuMemHostUnregister(ptr.cast()) }
+        unsafe { self.driver.cuMemHostUnregister(ptr.cast()) }
             .result()
-            .map_err(err("cuMemHostUnregister"))
+            .map_err(self.err("cuMemHostUnregister"))
     }
 
     fn native(ptr: u64, kind: GpuMemory) -> Native {

@@ -56,16 +56,18 @@ impl CudaDevice {
         let stream = if how == RawCopy::DeviceToDeviceOnStream {
             api.stream_handle(self.ordinal()) as sys::CUstream
         } else {
-            result::stream::null()
+            std::ptr::null_mut()
         };
         // SAFETY: both hold `len` bytes on this device (checked above) and are distinct
         // allocations, so they do not overlap; the stream is this device's (alive as
         // long as `self`) or the NULL stream, which always exists.
         unsafe {
-            result::memcpy_dtod_async(*d, *s, len, stream)
-                .and_then(|()| result::stream::synchronize(stream))
+            api.driver
+                .cuMemcpyDtoDAsync_v2(*d, *s, len, stream)
+                .result()
+                .and_then(|()| api.driver.cuStreamSynchronize(stream).result())
         }
-        .map_err(|e| self.fail("raw copy", err("cuMemcpyDtoDAsync")(e)))
+        .map_err(|e| self.fail("raw copy", api.err("cuMemcpyDtoDAsync")(e)))
     }
 
     fn not_within(&self, src: &Memory, dst: &Memory, how: RawCopy) -> Error {

@@ -8,7 +8,7 @@
 //! says where they ran); on machines without a GPU the shared logic runs against the
 //! strict simulated driver (`cuda_hip/simulated.rs`).
 
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result, sys};
@@ -19,18 +19,27 @@ use crate::core::error::{Error, Result};
 use crate::core::location::Technology;
 use crate::core::memory::Memory;
 use crate::core::native::Native;
+use driver::{CudaDriver, LoadedDriver};
 
 mod calls;
 mod device;
+pub mod driver;
+#[cfg(test)]
+mod driver_tests;
+mod errors;
 mod kernels;
+#[cfg(test)]
+mod simulated;
 mod work;
 
 pub use device::{CudaDevice, RawCopy};
 
-use calls::err;
+use errors::err;
 
 /// The CUDA driver, with one primary context and one stream per device.
 pub struct CudaApi {
+    /// The driver's entry points (libcuda through cudarc; a simulated one in tests).
+    driver: Box<dyn CudaDriver>,
     contexts: Vec<sys::CUcontext>,
     streams: Vec<sys::CUstream>,
     /// Each device's compute capability (major, minor): kernels are compiled for it.
@@ -80,6 +89,7 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
         facts.push((i, f));
     }
     let api = Arc::new(CudaApi {
+        driver: Box::new(LoadedDriver),
         contexts,
         streams,
         archs,
@@ -170,6 +180,20 @@ thread_local! {
 }
 
 impl CudaApi {
+    /// A CudaApi over a simulated driver with one device (made-up context and stream
+    /// handles): the call layer tested without an NVIDIA GPU.
+    #[cfg(test)]
+    fn simulated(driver: Box<dyn CudaDriver>) -> CudaApi {
+        CudaApi {
+            driver,
+            contexts: vec![0x7000 as sys::CUcontext],
+            streams: vec![0x7100 as sys::CUstream],
+            archs: vec![(9, 0)],
+            modules: Mutex::new(Vec::new()),
+            copy_batch: false,
+        }
+    }
+
     /// The device `activate` made current on this thread.
     fn current_ordinal(&self) -> usize {
         CURRENT.with(std::cell::Cell::get) as usize

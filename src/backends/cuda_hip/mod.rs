@@ -45,6 +45,8 @@ pub(crate) use paths::paths;
 #[cfg(all(test, feature = "cuda"))]
 use paths::through_pinned;
 
+#[cfg(test)]
+pub(crate) mod sim_model;
 #[cfg(all(test, feature = "cuda"))]
 mod simulated;
 

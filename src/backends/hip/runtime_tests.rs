@@ -48,7 +48,7 @@ fn bytes_round_trip_through_device_memory_on_locus_s_stream() {
         // SAFETY: allocated above, unused.
         unsafe { gpu.free(&memory, n) };
     }
-    let calls = runtime.calls();
+    let calls = runtime.0.calls();
     assert!(
         calls.iter().any(|(c, _)| *c == "hipMemcpyAsync"),
         "{calls:?}"
@@ -61,9 +61,9 @@ fn bytes_round_trip_through_device_memory_on_locus_s_stream() {
         "a copy or memset on the NULL stream"
     );
     assert!(
-        runtime.violations().is_empty(),
+        runtime.0.violations().is_empty(),
         "{:?}",
-        runtime.violations()
+        runtime.0.violations()
     );
 }
 

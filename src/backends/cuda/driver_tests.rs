@@ -1,0 +1,64 @@
+//! GpuDevice over CudaApi's real call layer and the simulated CUDA driver (issue 48,
+//! item 8): bytes round-trip through device memory, pageable and pinned, small and
+//! large, with every copy on locus's own stream: never the legacy NULL stream, whose
+//! synchronous `cuMemcpyHtoD` / `cuMemcpyDtoH` wait for (and hold up) every blocking
+//! stream of the context, PyTorch's and CuPy's default streams among them.
+
+use std::sync::Arc;
+
+use super::simulated::SimCuda;
+use super::*;
+use crate::backends::cuda_hip::GpuDevice;
+
+/// A CUDA device of 64 MiB over the simulated driver, which the test keeps too.
+fn device() -> (SimCuda, Arc<GpuDevice<CudaApi>>) {
+    let driver = SimCuda::new(64 << 20);
+    let api = Arc::new(CudaApi::simulated(Box::new(driver.clone())));
+    let facts = GpuFacts {
+        name: "simulated CUDA device".into(),
+        memory_bytes: 64 << 20,
+        concurrent_managed_access: false,
+        stream_ordered_pools: false,
+        pageable_memory_access: false,
+        version: "simulated".into(),
+        notes: Vec::new(),
+    };
+    (driver, Arc::new(GpuDevice::new(api, 0, facts)))
+}
+
+#[test]
+fn uploads_and_downloads_of_every_size_stay_on_locus_s_stream() {
+    let (driver, gpu) = device();
+    for n in [100, 64 << 10, (64 << 10) + 1, (3 << 20) + 100] {
+        let memory = gpu.allocate(n).unwrap();
+        let bytes: Vec<u8> = (0..n).map(|i| (i % 249) as u8).collect();
+        Device::write(gpu.as_ref(), &memory, 0, &bytes).unwrap();
+        let mut back = vec![0u8; n];
+        Device::read(gpu.as_ref(), &memory, 0, &mut back).unwrap();
+        assert!(back == bytes, "{n} bytes did not make the round trip");
+        // SAFETY: allocated above, unused.
+        unsafe { gpu.free(&memory, n) };
+    }
+    assert!(
+        driver.0.violations().is_empty(),
+        "copies on the legacy NULL stream: {:?}",
+        driver.0.violations()
+    );
+    let calls = driver.0.calls();
+    assert!(
+        calls.iter().any(|(c, _)| *c == "cuMemcpyHtoDAsync"),
+        "{calls:?}"
+    );
+    assert!(
+        calls.iter().any(|(c, _)| *c == "cuMemcpyDtoHAsync"),
+        "{calls:?}"
+    );
+}
+
+#[test]
+fn an_allocation_beyond_the_device_is_out_of_memory_naming_the_call() {
+    let (_, gpu) = device();
+    let e = gpu.allocate(128 << 20).unwrap_err();
+    assert!(e.is_out_of_memory(), "{e}");
+    assert!(e.to_string().contains("cuda:0"), "{e}");
+}

@@ -5,7 +5,7 @@ one trait (`CudaDriver`) over cudarc's `sys` layer, implemented by `LoadedDriver
 runs against a simulated driver in tests. A call a simulated driver does not implement
 answers CUDA_ERROR_NOT_SUPPORTED.
 
-    scripts/gen-cuda-driver-trait.py [CUDARC_SYS_MOD_RS]
+    scripts/gen-cuda-driver-trait.py [CUDARC_SYS_MOD_RS [OUT]]   (CI diffs OUT)
 
 The signatures are read from cudarc's `src/driver/sys/mod.rs` (the `cuda-12080`
 variant; by default the copy in ~/.cargo/registry of the version Cargo.lock names).
@@ -19,6 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "src" / "backends" / "cuda" / "driver.rs"
+if len(sys.argv) > 2:
+    OUT = Path(sys.argv[2])
 FEATURE = "cuda-12080"
 
 # The entry points CudaApi calls (calls.rs, device.rs).
@@ -39,7 +41,7 @@ cuGetErrorName cuGetErrorString
 
 
 def sys_source():
-    if len(sys.argv) > 1:
+    if len(sys.argv) > 1 and sys.argv[1]:
         return Path(sys.argv[1]).read_text()
     lock = (ROOT / "Cargo.lock").read_text()
     version = re.search(r'name = "cudarc"\nversion = "([^"]+)"', lock).group(1)
@@ -115,7 +117,7 @@ def main():
     out += ["}", ""]
     OUT.write_text("\n".join(line for line in out if line != ""))
     subprocess.run(["rustfmt", "--edition", "2021", str(OUT)], check=False)
-    print(f"wrote {OUT.relative_to(ROOT)}")
+    print(f"wrote {OUT}")
 
 
 main()

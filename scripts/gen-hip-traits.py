@@ -5,7 +5,7 @@ implemented by the bindgen structs (forwarding), so that HipApi calls through a 
 object a simulated runtime can stand in for. A call a simulated runtime does not
 implement answers "not supported" (the trait's default).
 
-    scripts/gen-hip-traits.py            (scripts/gen-hip-bindings.sh runs it)
+    scripts/gen-hip-traits.py [OUT]      (scripts/gen-hip-bindings.sh runs it; CI diffs OUT)
 """
 import re
 import subprocess
@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HIP = ROOT / "src" / "backends" / "hip"
-OUT = HIP / "raw_traits.rs"
+OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else HIP / "raw_traits.rs"
 
 # (bindings file, bindgen struct, trait, the default result of a call not simulated)
 LIBRARIES = [
@@ -89,7 +89,7 @@ def main():
         lines.append("")
     OUT.write_text("\n".join(lines))
     subprocess.run(["rustfmt", "--edition", "2021", str(OUT)], check=False)
-    print(f"wrote {OUT.relative_to(ROOT)}")
+    print(f"wrote {OUT}")
 
 
 main()

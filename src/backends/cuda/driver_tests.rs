@@ -8,21 +8,13 @@ use std::sync::Arc;
 
 use super::simulated::SimCuda;
 use super::*;
-use crate::backends::cuda_hip::GpuDevice;
+use crate::backends::cuda_hip::{sim_model, GpuDevice};
 
 /// A CUDA device of 64 MiB over the simulated driver, which the test keeps too.
 fn device() -> (SimCuda, Arc<GpuDevice<CudaApi>>) {
     let driver = SimCuda::new(64 << 20);
     let api = Arc::new(CudaApi::simulated(Box::new(driver.clone())));
-    let facts = GpuFacts {
-        name: "simulated CUDA device".into(),
-        memory_bytes: 64 << 20,
-        concurrent_managed_access: false,
-        stream_ordered_pools: false,
-        pageable_memory_access: false,
-        version: "simulated".into(),
-        notes: Vec::new(),
-    };
+    let facts = sim_model::facts("simulated CUDA device", 64 << 20);
     (driver, Arc::new(GpuDevice::new(api, 0, facts)))
 }
 

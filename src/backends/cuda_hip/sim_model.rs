@@ -222,3 +222,17 @@ pub(crate) fn set_op(dst: usize, byte: u8, n: usize) -> Op {
         unsafe { std::ptr::write_bytes(dst as *mut u8, byte, n) }
     })
 }
+
+/// The facts of a simulated device of `memory` bytes named `name` (no managed access, no
+/// pools, no pageable access), as the tests over simulated libraries make them.
+pub(crate) fn facts(name: &str, memory: u64) -> super::GpuFacts {
+    super::GpuFacts {
+        name: name.into(),
+        memory_bytes: memory,
+        concurrent_managed_access: false,
+        stream_ordered_pools: false,
+        pageable_memory_access: false,
+        version: "simulated".into(),
+        notes: Vec::new(),
+    }
+}

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::compile_tests::Compiler;
 use super::simulated::SimHip;
 use super::*;
-use crate::backends::cuda_hip::{GpuDevice, GpuFacts};
+use crate::backends::cuda_hip::{sim_model, GpuDevice};
 use crate::core::device::Device;
 
 /// A HIP device of 64 MiB over the simulated runtime, sharing the runtime for its records.
@@ -20,15 +20,7 @@ fn device() -> (SimHip, Arc<GpuDevice<HipApi>>) {
         Box::new(Compiler::default()),
         vec![Some("gfx90a".into())],
     ));
-    let facts = GpuFacts {
-        name: "simulated HIP device".into(),
-        memory_bytes: 64 << 20,
-        concurrent_managed_access: false,
-        stream_ordered_pools: false,
-        pageable_memory_access: false,
-        version: "simulated".into(),
-        notes: Vec::new(),
-    };
+    let facts = sim_model::facts("simulated HIP device", 64 << 20);
     (runtime, Arc::new(GpuDevice::new(api, 0, facts)))
 }
 

@@ -12,7 +12,10 @@ use crate::backends::cuda_hip::{sim_model, GpuDevice};
 
 /// A CUDA device of 64 MiB over the simulated driver, which the test keeps too.
 fn device() -> (SimCuda, Arc<GpuDevice<CudaApi>>) {
-    let driver = SimCuda::new(64 << 20);
+    device_on(SimCuda::new(64 << 20))
+}
+
+fn device_on(driver: SimCuda) -> (SimCuda, Arc<GpuDevice<CudaApi>>) {
     let api = Arc::new(CudaApi::simulated(Box::new(driver.clone())));
     let facts = sim_model::facts("simulated CUDA device", 64 << 20);
     (driver, Arc::new(GpuDevice::new(api, 0, facts)))
@@ -20,7 +23,17 @@ fn device() -> (SimCuda, Arc<GpuDevice<CudaApi>>) {
 
 #[test]
 fn uploads_and_downloads_of_every_size_stay_on_locus_s_stream() {
-    let (driver, gpu) = device();
+    round_trips(device());
+}
+
+// The same with the driver's streams progressing on their own, as a GPU's copy engines
+// do beside the host: what waits for what must still hold.
+#[test]
+fn the_round_trips_hold_with_streams_progressing_on_their_own() {
+    round_trips(device_on(SimCuda::progressing(64 << 20)));
+}
+
+fn round_trips((driver, gpu): (SimCuda, Arc<GpuDevice<CudaApi>>)) {
     for n in [100, 64 << 10, (64 << 10) + 1, (3 << 20) + 100] {
         let memory = gpu.allocate(n).unwrap();
         let bytes: Vec<u8> = (0..n).map(|i| (i % 249) as u8).collect();

@@ -26,6 +26,11 @@ impl SimCuda {
         SimCuda(SimModel::new(memory))
     }
 
+    /// As [`SimCuda::new`], its streams also progressing on their own.
+    pub(super) fn progressing(memory: usize) -> SimCuda {
+        SimCuda(SimModel::progressing(memory))
+    }
+
     fn status(ok: bool, otherwise: CUresult) -> CUresult {
         match ok {
             true => CUresult::CUDA_SUCCESS,

@@ -4,7 +4,9 @@
 //!
 //! - **streams are asynchronous**: copies and memsets are queued on their stream and run
 //!   when something waits (a stream synchronisation, an event wait or query of an event
-//!   recorded after them), reading their source then;
+//!   recorded after them), reading their source then; or, with [`SimModel::progressing`],
+//!   also on their own, a little later, on a thread of the runtime's (as a GPU's copy
+//!   engines run beside the host), each stream in its order;
 //! - **the NULL stream is not locus's**: work queued on it, or a synchronous copy (which
 //!   runs on it), is recorded as a violation: it serialises with every blocking stream of
 //!   another library in the process;
@@ -39,6 +41,9 @@ struct State {
 pub(crate) struct SimModel {
     memory: usize,
     state: Arc<Mutex<State>>,
+    /// Held while a queued op runs (taking it, then the state's lock): one op at a time,
+    /// each stream's in order, and an op counted as run only once it has.
+    running: Arc<Mutex<()>>,
 }
 
 /// Allocation alignment, as the vendors' allocators give.
@@ -53,7 +58,55 @@ impl SimModel {
                 next_event: 0x9000,
                 ..State::default()
             })),
+            running: Arc::new(Mutex::new(())),
         }
+    }
+
+    /// As [`SimModel::new`], with the queued work also progressing on its own: a thread
+    /// of the runtime's runs it a little after it is queued, whether or not anything
+    /// waits (it ends with the last handle of the runtime).
+    pub(crate) fn progressing(memory: usize) -> SimModel {
+        let model = SimModel::new(memory);
+        let engine = SimModel {
+            memory,
+            state: Arc::clone(&model.state),
+            running: Arc::clone(&model.running),
+        };
+        std::thread::spawn(move || loop {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+            // Only this thread's handle left: the runtime is gone.
+            if Arc::strong_count(&engine.state) == 1 {
+                return;
+            }
+            let next = {
+                let state = engine.lock();
+                state
+                    .queued
+                    .iter()
+                    .find(|(_, q)| !q.is_empty())
+                    .map(|(s, _)| *s)
+            };
+            if let Some(stream) = next {
+                engine.run_one(stream);
+            }
+        });
+        model
+    }
+
+    /// Runs the oldest op queued on `stream`, if any; false when there was none.
+    fn run_one(&self, stream: usize) -> bool {
+        let _one_at_a_time = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let op = {
+            let mut state = self.lock();
+            let queue = state.queued.entry(stream).or_default();
+            if queue.is_empty() {
+                return false;
+            }
+            queue.remove(0)
+        };
+        op();
+        *self.lock().ran.entry(stream).or_default() += 1;
+        true
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -101,21 +154,17 @@ impl SimModel {
     /// Runs `stream`'s queue, all of it or up to `upto` ops ever queued on it.
     pub(crate) fn run(&self, stream: usize, upto: Option<usize>) {
         loop {
-            let op = {
-                let mut state = self.lock();
-                let ran = *state.ran.get(&stream).unwrap_or(&0);
+            {
+                // An op the progress thread runs now is counted once it is done.
+                let _settled = self.running.lock().unwrap_or_else(|e| e.into_inner());
+                let ran = *self.lock().ran.get(&stream).unwrap_or(&0);
                 if upto.is_some_and(|u| ran >= u) {
                     return;
                 }
-                let queue = state.queued.entry(stream).or_default();
-                if queue.is_empty() {
-                    return;
-                }
-                let op = queue.remove(0);
-                *state.ran.entry(stream).or_default() += 1;
-                op
-            };
-            op();
+            }
+            if !self.run_one(stream) {
+                return;
+            }
         }
     }
 
@@ -174,6 +223,8 @@ impl SimModel {
 
     /// Records `event` after the work queued on `stream` so far; false for no such event.
     pub(crate) fn event_record(&self, event: usize, stream: usize) -> bool {
+        // No op in flight while the stream's count is taken.
+        let _settled = self.running.lock().unwrap_or_else(|e| e.into_inner());
         let mut state = self.lock();
         state.calls.push(("event record", stream));
         let before = state.queued.get(&stream).map_or(0, Vec::len)
@@ -234,5 +285,32 @@ pub(crate) fn facts(name: &str, memory: u64) -> super::GpuFacts {
         pageable_memory_access: false,
         version: "simulated".into(),
         notes: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queued_work_runs_when_waited_for_or_on_its_own_when_progressing() {
+        for progressing in [false, true] {
+            let model = match progressing {
+                true => SimModel::progressing(1 << 20),
+                false => SimModel::new(1 << 20),
+            };
+            let mut byte = Box::new(0u8);
+            let at = &mut *byte as *mut u8 as usize;
+            model.enqueue("memset", 0x10, set_op(at, 7, 1));
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let settled = {
+                let _done = model.running.lock().unwrap();
+                // SAFETY: `byte` lives; no op runs while `running` is held.
+                unsafe { *(at as *const u8) }
+            };
+            assert_eq!(settled == 7, progressing, "progressing: {progressing}");
+            model.run(0x10, None);
+            assert_eq!(*byte, 7);
+        }
     }
 }

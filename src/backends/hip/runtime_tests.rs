@@ -14,7 +14,10 @@ use crate::core::device::Device;
 
 /// A HIP device of 64 MiB over the simulated runtime, sharing the runtime for its records.
 fn device() -> (SimHip, Arc<GpuDevice<HipApi>>) {
-    let runtime = SimHip::new(64 << 20);
+    device_on(SimHip::new(64 << 20))
+}
+
+fn device_on(runtime: SimHip) -> (SimHip, Arc<GpuDevice<HipApi>>) {
     let api = Arc::new(HipApi::simulated(
         Box::new(runtime.clone()),
         Box::new(Compiler::default()),
@@ -26,7 +29,16 @@ fn device() -> (SimHip, Arc<GpuDevice<HipApi>>) {
 
 #[test]
 fn bytes_round_trip_through_device_memory_on_locus_s_stream() {
-    let (runtime, gpu) = device();
+    round_trips(device());
+}
+
+// The same with the runtime's streams progressing on their own.
+#[test]
+fn the_round_trips_hold_with_streams_progressing_on_their_own() {
+    round_trips(device_on(SimHip::progressing(64 << 20)));
+}
+
+fn round_trips((runtime, gpu): (SimHip, Arc<GpuDevice<HipApi>>)) {
     for n in [100, 64 << 10, (3 << 20) + 100] {
         let memory = gpu.allocate(n).unwrap();
         let bytes: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();

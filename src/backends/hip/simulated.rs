@@ -24,6 +24,11 @@ impl SimHip {
         SimHip(SimModel::new(memory))
     }
 
+    /// As [`SimHip::new`], its streams also progressing on their own.
+    pub(super) fn progressing(memory: usize) -> SimHip {
+        SimHip(SimModel::progressing(memory))
+    }
+
     fn allocate(&self, call: &'static str, out: *mut *mut c_void, size: usize) -> hipError_t {
         self.0.record(call, 0);
         match self.0.allocate(size) {

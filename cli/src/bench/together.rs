@@ -73,11 +73,13 @@ pub fn at_once(budget: f64, min_runs: usize, jobs: Vec<Job<'_>>) -> Result<(Vec<
                 || round > 10_000;
             let done = timed || lock(&failed).is_some();
             stop.store(done, Ordering::Release);
+            // Read before the jobs are let go: a round's wall time then holds each of its
+            // jobs' (read after, this thread may be scheduled out while they run).
+            let t = Instant::now();
             barrier.wait();
             if done {
                 break;
             }
-            let t = Instant::now();
             barrier.wait();
             if round > 0 {
                 walls.push(t.elapsed());

@@ -1,6 +1,8 @@
 //! Shared by the test binaries: which locations run, and LOCUS_REQUIRE.
 #![allow(dead_code)]
 
+pub mod groups;
+
 use std::sync::{Mutex, MutexGuard};
 
 use locus::{Buffer, Location};

@@ -126,17 +126,17 @@ pub(crate) fn enter_registration(base: u64, len: usize, location: Location) -> O
     })
 }
 
-/// The entry holding `address` among those at or below it (the nearest first, then up to
-/// [`NESTED`] more for nested ones), with its key.
-fn find<T>(
+/// The entries holding `address` among those at or below it (the nearest first, then up
+/// to [`NESTED`] more for nested ones), with their keys.
+fn holding<T>(
     map: &BTreeMap<(u64, u64), T>,
     address: u64,
     len: impl Fn(&T) -> usize,
-) -> Option<(&(u64, u64), &T)> {
+) -> impl Iterator<Item = (&(u64, u64), &T)> {
     map.range(..=(address, u64::MAX))
         .rev()
         .take(NESTED + 1)
-        .find(|((base, _), entry)| address - base < len(entry) as u64)
+        .filter(move |((base, _), entry)| address - base < len(entry) as u64)
 }
 
 /// Which allocation `address` lies in: its location, first address, length, the
@@ -160,28 +160,21 @@ fn find<T>(
 /// ```
 pub fn lookup(address: u64) -> Result<AddressInfo> {
     // The registered ranges holding the address (one per runtime that registered it).
-    let registrations: Vec<(u64, usize, Location)> = read(&REGISTERED)
-        .range(..=(address, u64::MAX))
-        .rev()
-        .take(NESTED + 1)
-        .filter(|((base, _), (len, _))| address - base < *len as u64)
+    let registrations: Vec<(u64, usize, Location)> = holding(&read(&REGISTERED), address, |r| r.0)
         .map(|(&(base, _), &(len, location))| (base, len, location))
         .collect();
     let mut registered_with: Vec<Location> = registrations.iter().map(|r| r.2).collect();
     registered_with.sort();
     registered_with.dedup();
-    let found = {
-        let map = read(&MEMORY);
-        find(&map, address, |e| e.len).map(|(&(base, _), e)| {
-            (
-                base,
-                e.len,
-                e.location,
-                e.kind,
-                e.lender.as_ref().and_then(Weak::upgrade),
-            )
-        })
-    };
+    let map = read(&MEMORY);
+    let found = holding(&map, address, |e| e.len)
+        .next()
+        .map(|(&(base, _), e)| {
+            let lender = e.lender.as_ref().and_then(Weak::upgrade);
+            (base, e.len, e.location, e.kind, lender)
+        });
+    // The description is asked of the lender with no lock of the index held.
+    drop(map);
     if let Some((base, len, location, kind, lender)) = found {
         return Ok(AddressInfo {
             location,

@@ -141,8 +141,8 @@ pub(super) struct Posted {
     count: usize,
     /// This rank's wire for the memory (chosen once, for the header's piece size).
     wire: Wire,
-    /// Whether the header offered the same-node path.
-    offered: bool,
+    /// The same-node path, where the header offered it.
+    offer: Option<same_node::Offer>,
 }
 
 impl Inner {
@@ -165,24 +165,18 @@ impl Inner {
     ) -> Result<Posted> {
         let seq = self.next_seq();
         let wire = self.route_of(memory).wire;
-        // Offered where it saves copies: the memory is shared already (the receiver's
-        // copy is the only one), or staged through host chunks (two copies instead of
-        // three); host-visible memory goes through MPI's transport, whose single-copy
-        // path is as short, and so do a device's own lent staging buffers.
+        // Staged through host chunks (not a device's own lent staging buffers, which MPI
+        // reads in place): the same-node path saves a copy.
         let bytes = count * size_of::<T>();
-        let shared_pages = memory
-            .ipc_handle()
-            .is_ok_and(|h| same_node::is_host_pages(&h));
-        let saves = shared_pages
-            || (wire == Wire::Staged && !wire::lends(memory, bytes, self.piece_for(wire)));
-        let offered = saves && self.same_node.offers(dest, bytes);
+        let staged = wire == Wire::Staged && !wire::lends(memory, bytes, self.piece_for(wire));
+        let offer = self.same_node.offer(dest, memory, bytes, staged);
         let header = Header {
             dtype: dtype_code(T::DTYPE),
             count: count as u64,
             seq,
-            piece: match offered {
-                true => same_node::OFFER,
-                false => self.piece_for(wire) as u64,
+            piece: match offer {
+                Some(_) => same_node::OFFER,
+                None => self.piece_for(wire) as u64,
             },
         };
         let limit = self.limit();
@@ -195,7 +189,7 @@ impl Inner {
             dtype: T::DTYPE,
             count,
             wire,
-            offered,
+            offer,
         })
     }
 
@@ -225,12 +219,13 @@ impl Inner {
             }
             None => return Err(garbled(self.head.rank(), dest, "answer")),
         };
-        if posted.offered && piece as u64 == same_node::OFFER {
+        // Accepted (the receiver answered with the offer's piece size), or declined.
+        if let (Some(offer), true) = (posted.offer, piece as u64 == same_node::OFFER) {
             let comms = (&self.data, &self.answer);
-            let seq = posted.seq as i32;
+            let (sizes, seq) = ((bytes, self.chunk), posted.seq as i32);
             return self
                 .same_node
-                .send(comms, memory, bytes, self.chunk, dest, seq, self.limit());
+                .send(comms, memory, offer, sizes, dest, seq, self.limit());
         }
         let piece = piece.clamp(1, WHOLE);
         self.with_chunks(memory, posted.wire, (bytes, piece), |chunks| {

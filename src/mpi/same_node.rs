@@ -61,10 +61,10 @@ impl Pinned {
     }
 }
 
-/// Whether `handle` names shared host pages (which any rank of the node maps), not a
-/// device's IPC memory (which only a rank with that device opens).
-pub(super) fn is_host_pages(handle: &IpcHandle) -> bool {
-    !handle.name.starts_with("gpu-")
+/// The same-node path offered for one message: the handle of the sender's own shared
+/// pages, or `None` (a window of the sender's carries the bytes).
+pub(super) struct Offer {
+    shared: Option<IpcHandle>,
 }
 
 /// This rank's view of the ranks on its node.
@@ -107,11 +107,8 @@ impl SameNode {
             .map(|(rank, r)| {
                 let text = String::from_utf8_lossy(r);
                 let text = text.trim_end_matches('\0');
-                rank != me
-                    && IpcHandle::parse(text)
-                        .ok()
-                        .filter(|h| h.node == IpcHandle::this_node())
-                        .is_some_and(|h| Memory::open_ipc(&h).is_ok())
+                // Opening checks the node (and that the maker lives) itself.
+                rank != me && IpcHandle::parse(text).is_ok_and(|h| Memory::open_ipc(&h).is_ok())
             })
             .collect();
         // Every rank has opened what it could before any probe goes.
@@ -136,34 +133,49 @@ impl SameNode {
                 .unwrap_or(false)
     }
 
-    /// Whether a message of `bytes` to `peer` is offered the same-node path.
-    pub(super) fn offers(&self, peer: i32, bytes: usize) -> bool {
-        bytes >= MIN_BYTES && self.with(peer)
+    /// The offer of the same-node path for a message of `bytes` of `memory` to `peer`,
+    /// where it saves copies: the memory is shared host pages already (the receiver's
+    /// copy is the only one: their handle is the offer's), or `staged` through host
+    /// chunks (two copies instead of three). Host-visible memory goes through MPI's
+    /// transport, whose single-copy path is as short. The cheap checks come first: most
+    /// messages are not offered, and pay nothing more.
+    pub(super) fn offer(
+        &self,
+        peer: i32,
+        memory: &Memory,
+        bytes: usize,
+        staged: bool,
+    ) -> Option<Offer> {
+        if bytes < MIN_BYTES || !self.with(peer) {
+            return None;
+        }
+        let shared = memory.ipc_handle().ok().filter(IpcHandle::is_host_pages);
+        (shared.is_some() || staged).then_some(Offer { shared })
     }
 
     pub(super) fn set_enabled(&self, on: bool) {
         self.enabled.store(on, Ordering::Relaxed);
     }
 
-    /// Sends `bytes` of `memory` to `dest` (which accepted the offer): the handle of the
-    /// memory holding them goes on `data` under `tag`, then a note per `piece` bytes made
-    /// ready there (the sender copies the next piece into its window while the receiver
-    /// copies this one out); the receiver's acknowledgement on `answer` says its copies
-    /// are done.
+    /// Sends `bytes` of `memory` to `dest` (which accepted `offer`): the handle of the
+    /// memory holding them goes on `data` under `tag` (the memory's own shared pages, or
+    /// a window of this rank's), then a note per `piece` bytes made ready there (the
+    /// sender copies the next piece into its window while the receiver copies this one
+    /// out); the receiver's acknowledgement on `answer` says its copies are done.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn send(
         &self,
         (data, answer): (&RawComm, &RawComm),
         memory: &Memory,
-        bytes: usize,
-        piece: usize,
+        offer: Offer,
+        (bytes, piece): (usize, usize),
         dest: i32,
         tag: i32,
         limit: Limit,
     ) -> Result<()> {
-        let (window, handle) = match memory.ipc_handle() {
-            Ok(handle) if is_host_pages(&handle) => (None, handle),
-            _ => {
+        let (window, handle) = match offer.shared {
+            Some(handle) => (None, handle),
+            None => {
                 let window = self.take_window(bytes)?;
                 let handle = window.memory.ipc_handle()?;
                 (Some(window), handle)

@@ -28,9 +28,22 @@ fn not_offered(at: Location, call: &str) -> Error {
     ))
 }
 
+/// What starts the name of a handle of device memory shared through its runtime's IPC
+/// handles (`gpu-PID-HEX`: the maker's process and the driver's 64 handle bytes); a
+/// shared memory object's name starts with `/`.
+const DEVICE_HANDLE: &str = "gpu-";
+
+impl IpcHandle {
+    /// Whether the handle names host pages (a shared memory object any process of the
+    /// node maps), not device memory of a runtime's IPC handles (which only a process
+    /// with that device opens).
+    pub fn is_host_pages(&self) -> bool {
+        !self.name.starts_with(DEVICE_HANDLE)
+    }
+}
+
 /// Device memory made shareable through its runtime's IPC handles (CUDA, HIP), by its
-/// handle's key: the handle's name, `gpu-PID-HEX` (the maker's process and the driver's
-/// 64 handle bytes).
+/// handle's key: the handle's name (see [`DEVICE_HANDLE`]).
 static EXPORTED: Mutex<BTreeMap<(u64, u64), String>> = Mutex::new(BTreeMap::new());
 
 /// `bytes` of `device`'s own memory with an IPC handle of its runtime, forgotten (and
@@ -46,7 +59,7 @@ fn new_exported(device: Arc<dyn Device>, bytes: usize) -> Result<Memory> {
         }
     };
     let hex: String = handle.iter().map(|b| format!("{b:02x}")).collect();
-    let name = format!("gpu-{}-{hex}", std::process::id());
+    let name = format!("{DEVICE_HANDLE}{}-{hex}", std::process::id());
     EXPORTED
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -82,14 +95,7 @@ fn open_exported(handle: &IpcHandle, rest: &str) -> Result<Memory> {
              processes only; use the memory itself here",
         ));
     }
-    let here = IpcHandle::this_node();
-    if handle.node != here {
-        return Err(bad(&format!(
-            "was made on node {}, this is {here}: device memory does not cross nodes; send \
-             the data instead (MPI)",
-            handle.node
-        )));
-    }
+    ipc::check_node(at, handle, "device memory")?;
     let bytes = (0..hex.len() / 2)
         .map(|i| u8::from_str_radix(hex.get(2 * i..2 * i + 2).unwrap_or("zz"), 16))
         .collect::<std::result::Result<Vec<u8>, _>>()
@@ -234,7 +240,7 @@ impl Memory {
     pub fn open_ipc(handle: &IpcHandle) -> Result<Memory> {
         const CALL: &str = "Memory::open_ipc";
         registry().device(handle.location)?;
-        if let Some(rest) = handle.name.strip_prefix("gpu-") {
+        if let Some(rest) = handle.name.strip_prefix(DEVICE_HANDLE) {
             return open_exported(handle, rest);
         }
         adopt_mapping(

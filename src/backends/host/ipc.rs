@@ -202,16 +202,23 @@ pub(crate) fn handle_of(at: Location, ptr: *const u8) -> Option<IpcHandle> {
     })
 }
 
+/// `handle` was made on this node; else an error naming both nodes (`what` does not
+/// cross them).
+pub(crate) fn check_node(at: Location, handle: &IpcHandle, what: &str) -> Result<()> {
+    let here = node();
+    if handle.node == here {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "{at}: the IPC handle {} was made on node {}, this is {here}: {what} does not cross \
+         nodes; send the data instead (MPI)",
+        handle.name, handle.node
+    )))
+}
+
 /// Maps the shared memory `handle` names (made by another process, or this one) at `at`.
 pub(crate) fn open(at: Location, handle: &IpcHandle) -> Result<*mut u8> {
-    let here = node();
-    if handle.node != here {
-        return Err(Error::Invalid(format!(
-            "{at}: the IPC handle {} was made on node {}, this is {here}: shared memory does \
-             not cross nodes; send the data instead (MPI)",
-            handle.name, handle.node
-        )));
-    }
+    check_node(at, handle, "shared memory")?;
     if let Some(pid) = maker_pid(&handle.name) {
         // SAFETY: signal 0 only asks whether the process exists.
         let gone = unsafe { libc::kill(pid, 0) } != 0

@@ -62,7 +62,7 @@ impl WebGpuDevice {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("locus copy batch"),
             });
-        let mut touched: Vec<wgpu::Buffer> = Vec::new();
+        let mut touched: Vec<&wgpu::Buffer> = Vec::new();
         // Downloads: (index in `copies`, offset in the readback buffer).
         let mut reads: Vec<(usize, u64)> = Vec::new();
         let mut readback_len = 0u64;
@@ -75,7 +75,7 @@ impl WebGpuDevice {
                 {
                     let (buffer, base) = buffer_of(dst);
                     self.queue.write_buffer(buffer, base + *offset as u64, src);
-                    touched.push(buffer.as_ref().clone());
+                    touched.push(buffer);
                 }
                 DeviceCopy::Read { src, offset, dst }
                     if !self.mappable(src)
@@ -96,7 +96,7 @@ impl WebGpuDevice {
                     let ((s, s0), (d, d0)) = (buffer_of(src), buffer_of(dst));
                     let (from, to) = (s0 + *src_offset as u64, d0 + *dst_offset as u64);
                     self.encode_copy(&mut encoder, s, from, d, to, *len as u64);
-                    touched.extend([s.as_ref().clone(), d.as_ref().clone()]);
+                    touched.extend([s.as_ref(), d.as_ref()]);
                 }
                 _ => by_one.push(i),
             }
@@ -115,12 +115,11 @@ impl WebGpuDevice {
                     let (buffer, base) = buffer_of(src);
                     let from = base + *offset as u64;
                     encoder.copy_buffer_to_buffer(buffer, from, readback, at, dst.len() as u64);
-                    touched.push(buffer.as_ref().clone());
+                    touched.push(buffer);
                 }
             }
         }
-        let refs: Vec<&wgpu::Buffer> = touched.iter().collect();
-        let index = self.submit_on(&refs, || self.queue.submit([encoder.finish()]))?;
+        let index = self.submit_on(&touched, || self.queue.submit([encoder.finish()]))?;
         self.wait("copy batch (one submission)", Some(index))?;
         Ok((readback, reads, by_one))
     }

@@ -132,6 +132,11 @@ fn conflict(copies: &[BatchCopy], a: usize, b: usize, what: &str) -> Error {
     ))
 }
 
+/// A device's identity (its address), to group copies by device.
+fn device_id(device: &Arc<dyn Device>) -> usize {
+    Arc::as_ptr(device) as *const u8 as usize
+}
+
 /// How a copy runs in one device's batch form ([`Device::copy_batch`]).
 #[derive(Clone, Copy)]
 enum Side {
@@ -147,8 +152,7 @@ enum Side {
 /// and the other host memory with a plain host address.
 fn batch_side(c: &BatchCopy) -> Option<(&Arc<dyn Device>, Side)> {
     let (s, d) = (c.src.device(), c.dst.device());
-    let same = Arc::as_ptr(s) as *const u8 == Arc::as_ptr(d) as *const u8;
-    if same {
+    if device_id(s) == device_id(d) {
         return s.batches_copies().then_some((s, Side::Within));
     }
     if d.batches_copies() && c.src.host_pointer().is_some() {
@@ -173,7 +177,7 @@ fn run_device_batches(copies: &[BatchCopy], failed: &mut Vec<String>) -> Vec<boo
         };
         match groups
             .iter_mut()
-            .find(|(d, _)| Arc::as_ptr(d) as *const u8 == Arc::as_ptr(device) as *const u8)
+            .find(|(d, _)| device_id(d) == device_id(device))
         {
             Some((_, members)) => members.push((i, side)),
             None => groups.push((device, vec![(i, side)])),
@@ -279,11 +283,7 @@ pub fn copy_batch(copies: &[BatchCopy]) -> Result<()> {
         .enumerate()
         .filter(|&(i, c)| c.len > 0 && !in_groups[i])
     {
-        let key = (
-            Arc::as_ptr(c.src.device()) as *const u8 as usize,
-            Arc::as_ptr(c.dst.device()) as *const u8 as usize,
-            c.len,
-        );
+        let key = (device_id(c.src.device()), device_id(c.dst.device()), c.len);
         let native = *queue_it.entry(key).or_insert_with(|| {
             queues_cheaply(&c.src, &c.dst)
                 && registry()

@@ -12,9 +12,9 @@ use std::sync::Weak;
 use super::*;
 
 /// Exported allocations by (maker, start): the maker's table, to ask whether it lives.
-type Exports = HashMap<(u64, u64), Weak<Mutex<Allocations>>>;
+type Exports = std::collections::BTreeMap<(u64, u64), Weak<Mutex<Allocations>>>;
 
-static EXPORTS: Mutex<Option<Exports>> = Mutex::new(None);
+static EXPORTS: Mutex<Exports> = Mutex::new(Exports::new());
 
 const MAGIC: &[u8; 8] = b"LCSIMIPC";
 
@@ -35,7 +35,6 @@ impl Strict {
         EXPORTS
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert_with(HashMap::new)
             .insert((self.id, ptr), Arc::downgrade(&self.sizes));
         let mut handle = [0u8; 64];
         handle[..8].copy_from_slice(MAGIC);
@@ -65,8 +64,7 @@ impl Strict {
         }
         let exports = EXPORTS.lock().unwrap_or_else(|e| e.into_inner());
         let live = exports
-            .as_ref()
-            .and_then(|m| m.get(&(maker, ptr)))
+            .get(&(maker, ptr))
             .and_then(Weak::upgrade)
             .is_some_and(|sizes| {
                 sizes

@@ -66,6 +66,10 @@ pub use crate::core::memory::Memory;
 pub use crate::core::native::{GpuMemory, MemoryKind, Native, UsmKind};
 pub use crate::core::native_queue::NativeQueue;
 pub use crate::core::registration::HostRegistration;
+/// Removes the shared memory objects (`/dev/shm/locus-*`) of this user's whose makers
+/// ended without freeing them (killed, crashed); answers their names. locus runs it
+/// itself the first time a process makes shared memory.
+pub use backends::host::ipc::reclaim_stale as reclaim_stale_shared_memory;
 pub use backends::host::ipc::IpcHandle;
 pub use buffer::{Buffer, ReadGuard, Scalar, Section, Transfer, Triplet, WriteGuard};
 /// The half-precision types `f16` and `bf16` buffers hold (the `half` crate).

@@ -141,3 +141,104 @@ fn run_child(me: &Path, backends: &str, how: &str) -> Option<String> {
         .collect();
     Some(format!("{:?}\n{}", out.status, head.join("\n")))
 }
+
+/// `LOCUS_EXIT_WAIT_S=1e20` with copies pending: a warning naming the variable, and the
+/// process still ends cleanly. On the code before, the exit handler panicked converting
+/// the value, never set its safety net, and an exit mid-copy then aborted (4 of 26).
+#[test]
+fn a_huge_exit_wait_is_a_warning_and_the_safety_net_holds() {
+    let me = std::env::current_exe().unwrap();
+    for how in ["exit", "return"] {
+        for _ in 0..3 {
+            let out = Command::new(&me)
+                .args([
+                    "--exact",
+                    "a_process_ends_cleanly_with_copies_pending",
+                    "--nocapture",
+                ])
+                .env("LOCUS_EXIT_CHILD", how)
+                .env("LOCUS_EXIT_WAIT_S", "1e20")
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() && String::from_utf8_lossy(&out.stdout).contains("started"),
+                "{how}: {:?}\n{stderr}",
+                out.status
+            );
+            assert!(
+                stderr.contains("LOCUS_EXIT_WAIT_S=\"1e20\" is not accepted"),
+                "{how}: no warning: {stderr}"
+            );
+        }
+    }
+}
+
+static KEPT: std::sync::OnceLock<Memory> = std::sync::OnceLock::new();
+
+extern "C" fn copy_out_at_exit() {
+    if let Some(m) = KEPT.get() {
+        // A copy out to new host memory, as the C program did.
+        let copied = Memory::new(Location::Host, 4096).and_then(|h| {
+            m.copy_to(0, &h, 0, 4096)?;
+            let mut got = [0u8; 2];
+            h.read(0, &mut got).map(|()| got)
+        });
+        match copied {
+            Ok(got) => println!("atexit: copied {got:?}"),
+            Err(e) => println!("atexit: error: {e}"),
+        }
+    }
+}
+
+/// A program's own `atexit` handler, registered before it first used locus, reads device
+/// memory. It runs after the runtimes have shut down (their destructors were registered
+/// after it), so the read is a clear error and the process exits 0. On the code before,
+/// the read called into Intel's OpenCL runtime after its destructors: "Pure virtual
+/// function called!" and SIGABRT (16 of 16).
+#[test]
+fn an_atexit_handler_registered_first_gets_an_error_not_an_abort() {
+    if let Ok(at) = std::env::var("LOCUS_ATEXIT_CHILD") {
+        // SAFETY: a plain extern "C" fn that never unwinds (its errors are printed).
+        unsafe { libc::atexit(copy_out_at_exit) };
+        let at: Location = at.parse().unwrap();
+        let m = Memory::new(at, 4096).unwrap();
+        m.fill(0..4096, &[5]).unwrap();
+        assert!(KEPT.set(m).is_ok());
+        println!("made at {at}");
+        return;
+    }
+    let me = std::env::current_exe().unwrap();
+    let here = locus::available();
+    // OpenCL first: Intel's runtime is the one whose destructors made the old code abort.
+    let mut devices: Vec<Location> = here.into_iter().filter(|l| !l.is_host()).collect();
+    devices.sort_by_key(|l| l.technology() != locus::Technology::OpenCl);
+    if devices.is_empty() {
+        println!("SKIPPED: no device location here");
+        return;
+    }
+    for at in devices {
+        for _ in 0..3 {
+            let out = Command::new(&me)
+                .args([
+                    "--exact",
+                    "an_atexit_handler_registered_first_gets_an_error_not_an_abort",
+                    "--nocapture",
+                ])
+                .env("LOCUS_ATEXIT_CHILD", at.to_string())
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && stdout.contains("atexit: "),
+                "{at}: {:?}\n{stdout}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                stdout.contains("atexit: error:") && stdout.contains("exiting"),
+                "{at}: {stdout}"
+            );
+        }
+    }
+}

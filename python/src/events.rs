@@ -7,6 +7,41 @@ use locus::{Event, EventTrigger, Queue};
 
 use super::*;
 
+/// How often a wait wakes to let Python run its signal handlers (Ctrl-C).
+const SIGNAL_CHECK: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Waits for `event` with the GIL released, waking every [`SIGNAL_CHECK`] to run
+/// Python's signal handlers: a `KeyboardInterrupt` (or any exception a handler raises)
+/// ends the wait at once, the work going on. The event's outcome otherwise.
+pub(crate) fn wait_interruptibly(py: Python<'_>, event: &Event) -> PyResult<locus::Result<()>> {
+    if crate::detach(py, || event.is_complete()) {
+        return Ok(event.wait());
+    }
+    let done = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    let told = Arc::clone(&done);
+    event.on_complete(move |_| {
+        *lock(&told.0) = true;
+        told.1.notify_all();
+    });
+    loop {
+        let finished = crate::detach(py, || {
+            let guard = lock(&done.0);
+            if *guard {
+                return true;
+            }
+            let (guard, _) = done
+                .1
+                .wait_timeout(guard, SIGNAL_CHECK)
+                .unwrap_or_else(|e| e.into_inner());
+            *guard
+        });
+        if finished {
+            return Ok(crate::detach(py, || event.wait()));
+        }
+        py.check_signals()?;
+    }
+}
+
 /// Completion of asynchronous work (a copy started with `Memory.copy_to_async`, a user
 /// event). Any event is a dependency of any later work, whatever the technologies.
 #[pyclass(frozen, module = "locus", name = "Event")]
@@ -39,9 +74,10 @@ impl PyEvent {
     }
 
     /// Blocks until the work is done (the GIL released); raises its error, if any, as
-    /// `LocusError` (the work failed: not a bad argument of this call).
+    /// `LocusError` (the work failed: not a bad argument of this call). Ctrl-C raises
+    /// `KeyboardInterrupt` at once (the work goes on).
     fn wait(&self, py: Python<'_>) -> PyResult<()> {
-        guarded(|| crate::detach(py, || self.inner.wait()).map_err(failed))
+        guarded(|| wait_interruptibly(py, &self.inner)?.map_err(failed))
     }
 
     /// True once the work is known to be done (does not block).
@@ -159,9 +195,17 @@ impl PyQueue {
     }
 
     /// Waits for everything submitted on the queue (the GIL released); a failure of
-    /// that work is a `LocusError`.
+    /// that work is a `LocusError`. Ctrl-C raises `KeyboardInterrupt` at once (the work
+    /// goes on).
     fn wait(&self, py: Python<'_>) -> PyResult<()> {
-        guarded(|| crate::detach(py, || self.inner.wait()).map_err(failed))
+        guarded(|| {
+            // One event for everything submitted so far, waited for interruptibly; then
+            // the queue's own wait (its failures, an adopted queue's native work).
+            if let Some(last) = crate::detach(py, || self.inner.last()) {
+                let _ = wait_interruptibly(py, &last)?;
+            }
+            crate::detach(py, || self.inner.wait()).map_err(failed)
+        })
     }
 
     /// The last work submitted on the queue while it may still run, else `None`.

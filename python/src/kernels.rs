@@ -516,7 +516,8 @@ impl PyPendingCall {
     /// does; raises the kernel's error if it failed. Again after that: the same report.
     fn synchronize<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         guarded(|| {
-            let waited = crate::detach(py, || self.done.wait());
+            // Ctrl-C raises KeyboardInterrupt at once (the call goes on).
+            let waited = crate::events::wait_interruptibly(py, &self.done)?;
             let slot = lock(&self.outcome);
             match slot.as_ref() {
                 Some(Ok(report)) => report.dict(py),

@@ -34,8 +34,12 @@ pub struct PyResource {
     upstream: Option<Py<PyResource>>,
     /// Blocks handed out by `allocate`, by the number returned for them.
     blocks: Mutex<HashMap<u64, Block>>,
-    next_handle: AtomicU64,
 }
+
+/// The numbers standing for OpenCL and WebGPU blocks, unique in the process (not per
+/// resource: a number one resource gave out is then never one of another's, and a
+/// `deallocate` on the wrong resource is an error instead of freeing its block).
+static NEXT_HANDLE: AtomicU64 = AtomicU64::new(1);
 
 impl PyResource {
     fn new(inner: Arc<dyn MemoryResource>, upstream: Option<Py<PyResource>>) -> PyResource {
@@ -43,7 +47,6 @@ impl PyResource {
             inner,
             upstream,
             blocks: Mutex::new(HashMap::new()),
-            next_handle: AtomicU64::new(1),
         }
     }
 
@@ -91,7 +94,7 @@ impl PyResource {
                 crate::detach(py, || self.inner.allocate(nbytes, alignment)).map_err(py_err)?;
             let handle = match block.location().technology() {
                 locus::Technology::OpenCl | locus::Technology::WebGpu => {
-                    self.next_handle.fetch_add(1, Ordering::Relaxed)
+                    NEXT_HANDLE.fetch_add(1, Ordering::Relaxed)
                 }
                 _ => block.native().address(),
             };
@@ -110,8 +113,9 @@ impl PyResource {
         guarded(|| {
             let block = lock(&self.blocks).remove(&ptr).ok_or_else(|| {
                 PyValueError::new_err(format!(
-                    "{}: {ptr:#x} is not a block this resource's allocate returned (or it was given back already)",
-                    self.inner.location()
+                    "{}: {ptr:#x} is not a block this resource's allocate returned (it was given back \
+                     already, or another resource allocated it: give it back to that one); nothing was freed",
+                    self.inner.describe()
                 ))
             })?;
             if block.bytes() < nbytes {

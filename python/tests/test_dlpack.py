@@ -262,3 +262,40 @@ def test_a_gpu_producer_is_asked_with_locus_stream_or_not_at_all():
             with pytest.raises(locus.LocusError, match=location):
                 locus.Buffer.from_dlpack(p)
             assert p.asked == []
+
+
+CONSUMER_FREES_AND_FAILS = r"""
+import ctypes, gc, sys
+import locus
+
+# What torch.from_dlpack does when it cannot take a tensor (an OpenCL device, say): it
+# takes the pointer, calls the producer's deleter, and raises without renaming the
+# capsule. Python then destroys the capsule under its unconsumed name.
+buf = locus.Buffer(sys.argv[1], 16, dtype="float32", fill=1.0)
+cap = buf.__dlpack__()
+get = ctypes.pythonapi.PyCapsule_GetPointer
+get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+managed = get(cap, b"dltensor")
+# DLManagedTensor: a 48-byte DLTensor, then manager_ctx, then the deleter.
+deleter = ctypes.c_void_p.from_address(managed + 56).value
+ctypes.CFUNCTYPE(None, ctypes.c_void_p)(deleter)(managed)
+del cap
+gc.collect()
+assert buf.to_list() == [1.0] * 16
+print("survived")
+"""
+
+
+def test_a_consumer_that_frees_then_fails_does_not_free_twice(location):
+    """The code before read the freed tensor in the capsule's destructor and called its
+    deleter again: the interpreter died (SIGSEGV) after torch's failed import."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", CONSUMER_FREES_AND_FAILS, location],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0 and "survived" in out.stdout, (out.returncode, out.stderr[-2000:])

@@ -71,6 +71,20 @@ def test_every_resource_class_allocates_and_takes_back(location, tmp_path):
         assert location in repr(r)
 
 
+def test_a_block_given_back_to_the_wrong_resource_is_refused(location):
+    """The code before numbered OpenCL and WebGPU blocks per resource, so one resource's
+    block 1 given to another freed that one's own block 1, silently."""
+    a = mr.UpstreamMemoryResource(location)
+    b = mr.UpstreamMemoryResource(location)
+    pa, pb = a.allocate(64), b.allocate(64)
+    with pytest.raises(ValueError, match="another resource allocated it"):
+        b.deallocate(pa, 64)
+    b.deallocate(pb, 64)
+    a.deallocate(pa, 64)
+    with pytest.raises(ValueError, match="not a block"):
+        a.deallocate(pa, 64)
+
+
 def test_limiting_refuses_past_its_limit_as_out_of_memory(location):
     limited = mr.LimitingResourceAdaptor(mr.UpstreamMemoryResource(location), allocation_limit=8192)
     assert limited.get_allocation_limit() == 8192
@@ -141,6 +155,43 @@ def test_the_failure_callback_is_called_and_decides(location):
         retried.allocate(4096)  # nothing left to free: the callback says no
     assert calls == [4096, 4096]
     retried.deallocate(p, 4096)
+
+
+def test_a_callback_that_always_says_retry_is_bounded(location):
+    """The code before retried for as long as the callback answered True: forever."""
+    limited = mr.LimitingResourceAdaptor(mr.UpstreamMemoryResource(location), 4096)
+    calls = []
+    stubborn = mr.FailureCallbackResourceAdaptor(limited, lambda n: calls.append(n) or True, max_retries=7)
+    with pytest.raises(MemoryError, match="called 7 times"):
+        stubborn.allocate(8192)
+    assert len(calls) == 7
+    default = mr.FailureCallbackResourceAdaptor(limited, lambda n: True)
+    with pytest.raises(MemoryError, match="called 100 times"):
+        default.allocate(8192)
+
+
+def test_a_pool_serves_a_callback_that_frees_one_of_its_blocks(location):
+    """The code before held the pool's lock while asking its upstream: the callback's
+    free of one of the pool's blocks deadlocked."""
+    limited = mr.LimitingResourceAdaptor(mr.UpstreamMemoryResource(location), 2 * MIB)
+    cache = []
+
+    def drop_one(nbytes):
+        if cache:
+            pool.deallocate(cache.pop(), MIB)
+            return True
+        return False
+
+    pool = mr.PoolMemoryResource(
+        mr.FailureCallbackResourceAdaptor(limited, drop_one),
+        initial_pool_size=MIB,
+        maximum_pool_size=64 * MIB,
+    )
+    cache += [pool.allocate(MIB), pool.allocate(MIB)]
+    third = pool.allocate(MIB)
+    pool.deallocate(third, MIB)
+    for p in cache:
+        pool.deallocate(p, MIB)
 
 
 def test_pools_sized_by_free_memory(location):

@@ -373,6 +373,7 @@ impl Memory {
     /// Copies host bytes into the memory at `offset`.
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
         self.check("write", offset, src.len())?;
+        super::shutdown::check_runtime_alive(self.location(), "write")?;
         self.settle_before_host_use()?;
         if src.is_empty() {
             return Ok(());
@@ -383,6 +384,7 @@ impl Memory {
     /// Copies bytes at `offset` out to the host.
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         self.check("read", offset, dst.len())?;
+        super::shutdown::check_runtime_alive(self.location(), "read")?;
         self.settle_before_host_use()?;
         if dst.is_empty() {
             return Ok(());
@@ -394,6 +396,7 @@ impl Memory {
     /// pattern length.
     pub fn fill(&self, range: Range<usize>, pattern: &[u8]) -> Result<()> {
         let len = self.check_range("fill", &range)?;
+        super::shutdown::check_runtime_alive(self.location(), "fill")?;
         self.settle_before_host_use()?;
         if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
             return Err(Error::Invalid(format!(
@@ -508,7 +511,11 @@ impl Drop for Memory {
             self.owner.get_mut().unwrap_or_else(|e| e.into_inner()),
             Owner::Released,
         );
+        // At the process's end a runtime may have shut down already: its memory is left to
+        // the process's end (the host's is freed as always).
+        let runtime_gone = !self.location().is_host() && super::shutdown::is_shutting_down();
         match owner {
+            Owner::Device | Owner::Aligned(_) if runtime_gone => {}
             Owner::Deleter(deleter) => deleter(&self.native),
             Owner::Loan(lender, block) => lender.return_block(block),
             // SAFETY: the native handle came from this device's `allocate` (or its own

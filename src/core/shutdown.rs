@@ -53,14 +53,18 @@ pub(crate) fn counted(job: impl FnOnce() + Send + 'static) -> impl FnOnce() + Se
 
 /// Waits until no background work is running, for at most `limit`; true when none is.
 pub(crate) fn wait_idle(limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
+    let now = Instant::now();
+    // A limit beyond what the clock can hold waits without a deadline.
+    let deadline = now.checked_add(limit);
     let mut guard = IDLE.0.lock().unwrap_or_else(|e| e.into_inner());
     while IN_FLIGHT.load(Ordering::Acquire) > 0 {
         let now = Instant::now();
-        if now >= deadline {
-            return false;
-        }
-        guard = match IDLE.1.wait_timeout(guard, deadline - now) {
+        let left = match deadline {
+            Some(d) if now >= d => return false,
+            Some(d) => d - now,
+            None => Duration::from_secs(3600),
+        };
+        guard = match IDLE.1.wait_timeout(guard, left) {
             Ok((g, _)) => g,
             Err(e) => e.into_inner().0,
         };
@@ -68,21 +72,51 @@ pub(crate) fn wait_idle(limit: Duration) -> bool {
     true
 }
 
-/// How long the exit handler waits for background work: `LOCUS_EXIT_WAIT_S` seconds,
-/// else 10.
+/// The longest `LOCUS_EXIT_WAIT_S` taken (an hour): a larger value is a warning and the
+/// default, so that no setting can overflow the deadline or hold a process for days.
+pub(crate) const MAX_EXIT_WAIT_S: f64 = 3600.0;
+
+/// How long the exit handler waits for background work: `LOCUS_EXIT_WAIT_S` seconds
+/// (0 to [`MAX_EXIT_WAIT_S`]), else 10.
 fn exit_wait() -> Duration {
-    let seconds =
-        super::config::or_warn(super::config::seconds("LOCUS_EXIT_WAIT_S")).unwrap_or(10.0);
-    Duration::from_secs_f64(seconds)
+    let seconds = super::config::or_warn(super::config::number(
+        "LOCUS_EXIT_WAIT_S",
+        exit_wait_accepted,
+    ))
+    .unwrap_or(10.0);
+    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::from_secs(10))
+}
+
+fn exit_wait_accepted(seconds: &f64) -> bool {
+    seconds.is_finite() && (0.0..=MAX_EXIT_WAIT_S).contains(seconds)
+}
+
+/// Refuses a call into `location`'s runtime once the process is ending: its runtime may
+/// already have run its own destructors (an `atexit` handler of the program's, registered
+/// before locus's, runs after them), and a call into it then aborts the process ("pure
+/// virtual function called"). The host needs no runtime and is never refused.
+pub fn check_runtime_alive(
+    location: super::location::Location,
+    call: &'static str,
+) -> super::error::Result<()> {
+    if location.is_host() || !is_shutting_down() {
+        return Ok(());
+    }
+    Err(super::error::Error::Backend {
+        location,
+        call,
+        message: "the process is exiting and the runtime may already be shut down".into(),
+        hint: "make this call before `exit` (an `atexit` handler registered before locus was first used runs after the runtimes have ended)".into(),
+    })
 }
 
 extern "C" fn at_exit() {
     // Nothing may unwind out of an `extern "C"` function: a panic here is caught and
-    // the process goes on ending.
+    // the process goes on ending, with the safety net set whatever happened.
     let _ = std::panic::catch_unwind(|| {
         wait_idle(exit_wait());
-        SHUTTING_DOWN.store(true, Ordering::Release);
     });
+    SHUTTING_DOWN.store(true, Ordering::Release);
 }
 
 /// Registers the exit handler, once. Called after the runtimes are loaded, so that it
@@ -110,5 +144,22 @@ mod tests {
         });
         assert!(wait_idle(Duration::from_secs(10)));
         t.join().unwrap();
+    }
+
+    /// `LOCUS_EXIT_WAIT_S=1e20` (the old code: `Duration::from_secs_f64` panicked in the
+    /// exit handler, which then never set the safety net) and any limit the clock cannot
+    /// hold are handled without a panic.
+    #[test]
+    fn huge_waits_neither_panic_nor_overflow() {
+        assert!(wait_idle(Duration::MAX), "nothing in flight");
+        let read = |v| {
+            super::super::config::parse_number::<f64>(
+                "LOCUS_EXIT_WAIT_S",
+                Some(v),
+                exit_wait_accepted,
+            )
+        };
+        assert!(read("1e20").is_err() && read("inf").is_err() && read("-1").is_err());
+        assert_eq!(read("3600").unwrap(), Some(3600.0));
     }
 }

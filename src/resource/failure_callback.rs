@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::{Block, MemoryResource};
-use crate::core::error::Result;
+use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
@@ -64,20 +64,45 @@ impl FailureCallback {
         bytes: usize,
         allocate: impl Fn(&dyn MemoryResource) -> Result<Block>,
     ) -> Result<Block> {
-        let mut attempt = 0;
+        let mut calls = 0;
         loop {
             match allocate(self.inner.as_ref()) {
                 Ok(b) => return Ok(b),
-                Err(e)
-                    if e.is_out_of_memory()
-                        && attempt < self.retries
-                        && (self.on_failure)(bytes) =>
-                {
-                    attempt += 1;
-                    let _ = e;
+                Err(e) if e.is_out_of_memory() && calls < self.retries => {
+                    calls += 1;
+                    if !(self.on_failure)(bytes) {
+                        return Err(called(e, calls, false));
+                    }
                 }
+                Err(e) if e.is_out_of_memory() && calls > 0 => return Err(called(e, calls, true)),
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+/// An out-of-memory error that says how often the callback ran, and whether the
+/// retries ran out.
+fn called(e: Error, calls: usize, at_limit: bool) -> Error {
+    match e {
+        Error::OutOfMemory {
+            location,
+            requested,
+            by,
+            reason,
+        } => Error::OutOfMemory {
+            location,
+            requested,
+            by,
+            reason: format!(
+                "{reason}; the failure callback was called {calls} times{}",
+                if at_limit {
+                    " (its limit of retries)"
+                } else {
+                    ""
+                }
+            ),
+        },
+        other => other,
     }
 }

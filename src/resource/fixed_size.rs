@@ -119,14 +119,27 @@ impl FixedSize {
             None => {
                 reclaim(&mut state);
                 if state.free.is_empty() {
+                    // The upstream is asked without this resource's lock: one that calls
+                    // back into it (a failure callback giving back a block) is served,
+                    // never a deadlock.
+                    drop(state);
                     let chunk = self
                         .upstream
-                        .allocate(self.block * self.per_chunk, self.align)?;
-                    let c = state.chunks.len();
-                    state.chunks.push(chunk);
-                    state
-                        .free
-                        .extend((0..self.per_chunk).rev().map(|i| (c, i * self.block)));
+                        .allocate(self.block * self.per_chunk, self.align);
+                    state = self.lock();
+                    match chunk {
+                        Ok(chunk) => {
+                            let c = state.chunks.len();
+                            state.chunks.push(chunk);
+                            state
+                                .free
+                                .extend((0..self.per_chunk).rev().map(|i| (c, i * self.block)));
+                        }
+                        // A block freed meanwhile (by another thread, or by the upstream's
+                        // failure callback) serves this one.
+                        Err(e) if e.is_out_of_memory() && !state.free.is_empty() => {}
+                        Err(e) => return Err(e),
+                    }
                 }
                 let slot = state.free.pop().ok_or_else(|| {
                     Error::Invalid(format!(

@@ -6,6 +6,12 @@
 //! (`SYNTHETIC_BASE`), 64 KiB-aligned like the runtimes' own buffers, which no host code
 //! can dereference, as no host code can dereference a device pointer. This table maps
 //! an address back to its allocation and offset, per location.
+//!
+//! Host memory a locus-backed context uses in place (umem's `umem_connect` hands the
+//! source's address over without a copy) is known by its live connections: an address
+//! that is neither in the table nor inside a connected range is refused with a status,
+//! never dereferenced (a freed or made-up address would otherwise be written as host
+//! memory).
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -57,6 +63,39 @@ pub(crate) fn insert(memory: Memory) -> usize {
 /// it); `None` when no allocation of `location` starts there.
 pub(crate) fn remove(location: Location, address: usize) -> Option<Arc<Memory>> {
     table().remove(&(location, address))
+}
+
+/// Host ranges connected in place, by start: the lengths of each live connection.
+fn connections() -> MutexGuard<'static, BTreeMap<usize, Vec<usize>>> {
+    static CONNECTIONS: Mutex<BTreeMap<usize, Vec<usize>>> = Mutex::new(BTreeMap::new());
+    CONNECTIONS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records that `nbytes` at `address` are used in place by another context (a live
+/// connection), until [`disconnect`].
+pub(crate) fn connect(address: usize, nbytes: usize) {
+    connections().entry(address).or_default().push(nbytes);
+}
+
+/// Ends one in-place connection starting at `address` (nothing when there is none).
+pub(crate) fn disconnect(address: usize) {
+    let mut map = connections();
+    if let Some(lengths) = map.get_mut(&address) {
+        lengths.pop();
+        if lengths.is_empty() {
+            map.remove(&address);
+        }
+    }
+}
+
+/// Whether the `n` bytes at `address` lie inside a live in-place connection.
+pub(crate) fn is_connected(address: usize, n: usize) -> bool {
+    let Some(end) = address.checked_add(n) else {
+        return false;
+    };
+    connections()
+        .range(..=address)
+        .any(|(start, lengths)| lengths.iter().any(|len| start.saturating_add(*len) >= end))
 }
 
 /// Whether the addresses of `location`'s memory are its pointers (not made up).

@@ -53,6 +53,8 @@ pub unsafe extern "C" fn umem_connect(
         if are_accessible(src, dest)
             && (dest_alignment == 0 || src_adr.is_multiple_of(dest_alignment))
         {
+            // The destination uses the source's memory in place until disconnected.
+            super::addresses::connect(src_adr, nbytes);
             return src_adr;
         }
         let dest_adr = if dest_alignment != 0 {
@@ -246,6 +248,7 @@ pub unsafe extern "C" fn umem_disconnect(
         let (src, dest): (Ctx, Ctx) = (src_ctx.cast(), dest_ctx.cast());
         if are_accessible(src, dest) {
             if src_adr == dest_adr {
+                super::addresses::disconnect(src_adr);
                 return;
             }
             if dest_alignment != 0 {

@@ -130,7 +130,11 @@ unsafe fn resolve(ctx: Ctx, adr: usize, n: usize, call: &str) -> Result<End, Fai
                          allocation at {start:#x} ({other}); nothing was written"
                     ),
                 )),
-                _ if reaches(Location::Host, location) => Ok(End::Host(adr)),
+                // Host memory only inside a live in-place connection: any other
+                // address (never allocated, or freed) is refused, not dereferenced.
+                _ if reaches(Location::Host, location) && addresses::is_connected(adr, n) => {
+                    Ok(End::Host(adr))
+                }
                 _ => Err(unknown(call, adr, location)),
             }
         }
@@ -143,7 +147,8 @@ fn unknown(call: &str, adr: usize, location: Location) -> Failure {
         UMEM_VALUE_ERROR,
         format!(
             "{call}: {adr:#x} is not an address of memory allocated at {location} (by \
-             umem_alloc of a context there); nothing was done"
+             umem_alloc of a context there, nor host memory connected to it by umem_connect \
+             and not yet disconnected); nothing was done"
         ),
     )
 }

@@ -71,6 +71,7 @@ pub unsafe extern "C" fn umem_set_status(
             }
             text.push(b'\n');
             text.extend_from_slice(CStr::from_ptr(message).to_bytes());
+            bound_message(&mut text);
             let joined = libc::malloc(text.len() + 1).cast::<u8>();
             if !joined.is_null() {
                 std::ptr::copy_nonoverlapping(text.as_ptr(), joined, text.len());
@@ -81,6 +82,36 @@ pub unsafe extern "C" fn umem_set_status(
         }
         status.kind = kind;
     }
+}
+
+/// The longest message a context keeps: statuses set in a loop without a clear append
+/// forever (umem's rule), so beyond this the first message stays, then a line saying
+/// how much was dropped, then the newest messages; each append then costs at most this
+/// much, not the whole history.
+const MAX_MESSAGE: usize = 16 << 10;
+
+/// Cuts `text` to at most about [`MAX_MESSAGE`] bytes at line boundaries: the first line
+/// (the first failure, usually the cause) and the newest lines.
+fn bound_message(text: &mut Vec<u8>) {
+    if text.len() <= MAX_MESSAGE {
+        return;
+    }
+    let first_end = text
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(text.len())
+        .min(MAX_MESSAGE / 4);
+    let tail_from = text.len() - MAX_MESSAGE / 2;
+    let tail_from = text[tail_from..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(tail_from, |i| tail_from + i + 1);
+    let dropped = tail_from.saturating_sub(first_end);
+    let mut bounded = text[..first_end].to_vec();
+    bounded
+        .extend_from_slice(format!("\n[{dropped} bytes of earlier messages dropped]\n").as_bytes());
+    bounded.extend_from_slice(&text[tail_from..]);
+    *text = bounded;
 }
 
 /// Clears the status of `ctx` (umem's `umem_clear_status`); NULL clears the calling
@@ -188,4 +219,36 @@ pub extern "C" fn umem_get_device_name_from_type(kind: UmemDeviceType) -> *const
         _ => return std::ptr::null(),
     };
     name.as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Statuses set in a loop without a clear: the message keeps the first failure and
+    /// the newest, and stays bounded (the code before kept every message, copying the
+    /// whole history at each append: quadratic time, unbounded memory).
+    #[test]
+    fn a_message_appended_in_a_loop_stays_bounded() {
+        let mut host = std::mem::MaybeUninit::<UmemHost>::uninit();
+        // SAFETY: constructs the host context in place; the statuses are set on it and
+        // cleared before it is destroyed.
+        unsafe {
+            umemHost_ctor(host.as_mut_ptr());
+            let ctx: Ctx = host.as_mut_ptr().cast();
+            for i in 0..20_000 {
+                let m = CString::new(format!("failure {i}")).unwrap();
+                umem_set_status(ctx.cast(), UMEM_VALUE_ERROR, m.as_ptr());
+            }
+            let text = CStr::from_ptr((*ctx).status.message)
+                .to_string_lossy()
+                .into_owned();
+            assert!(text.len() <= MAX_MESSAGE + 64, "{} bytes", text.len());
+            assert!(text.starts_with("failure 0\n["), "{}", &text[..40]);
+            assert!(text.contains("bytes of earlier messages dropped"));
+            assert!(text.ends_with("\nfailure 19999"));
+            umem_clear_status(ctx.cast());
+            super::super::virtual_context::dispatch::dtor(ctx);
+        }
+    }
 }

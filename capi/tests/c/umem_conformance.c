@@ -221,8 +221,24 @@ static void bad_input(umemHost *host, const char *where) {
   CHECK(!umem_is_ok(&at), "SIZE_MAX: no status");
   umem_clear_status(&at);
 
+  /* Addresses umem never gave out, or took back: a status, never an access (the code
+     before wrote them as host memory wherever the host reaches the location: SIGSEGV
+     at 0x1000, freed heap written with status OK, a second aligned free crashing). */
+  umem_set(&at, (uintptr_t)0x1000, 0, 8);
+  expect_status(&at, umemValueError, "not an address", "set of a never-allocated address");
+  umem_copy_to(&at, (uintptr_t)0x1000, host, (uintptr_t)got, 8);
+  expect_status(&at, umemValueError, "not an address", "copy from a never-allocated address");
+  uintptr_t al = umem_aligned_alloc(&at, 64, 64);
+  OK(&at, "aligned alloc");
+  umem_aligned_free(&at, al);
+  OK(&at, "aligned free");
+  umem_aligned_free(&at, al);
+  expect_status(&at, umemValueError, "not an address", "aligned free twice");
+
   umem_free(&at, a);
   OK(&at, "free");
+  umem_set(&at, a, 7, 8);
+  expect_status(&at, umemValueError, "not an address", "set after free");
   umem_free(&at, a);
   expect_status(&at, umemValueError, "freed already", "double free");
 

@@ -1,6 +1,14 @@
 //! DLPack's export side: a tensor handed to a consumer in a capsule (versioned or
 //! legacy), what it keeps alive until the consumer's deleter runs, and the capsule's
 //! destructor for a capsule nobody consumed.
+//!
+//! A consumer may call the deleter and still leave the capsule under its unconsumed
+//! name (PyTorch does when its import fails: it frees the tensor, then raises). The
+//! capsule's context holds a flag the deleter sets, so the capsule's destructor then
+//! leaves the tensor alone instead of reading freed memory and freeing it again.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use super::*;
 
@@ -48,8 +56,12 @@ pub struct Description {
     pub copied: bool,
 }
 
+/// Set by the deleter: the tensor is freed (shared with the capsule's context).
+type Deleted = Arc<AtomicBool>;
+
 struct Versioned<K: Send + 'static> {
     managed: DLManagedTensorVersioned,
+    deleted: Deleted,
     /// Held for its drop: the deleter frees it.
     #[allow(dead_code)]
     export: Export<K>,
@@ -57,6 +69,7 @@ struct Versioned<K: Send + 'static> {
 
 struct Legacy<K: Send + 'static> {
     managed: DLManagedTensor,
+    deleted: Deleted,
     /// Held for its drop: the deleter frees it.
     #[allow(dead_code)]
     export: Export<K>,
@@ -68,7 +81,8 @@ struct Legacy<K: Send + 'static> {
 /// `t` is a tensor made by [`capsule`], and this is the one call of its deleter.
 unsafe extern "C" fn delete_versioned<K: Send + 'static>(t: *mut DLManagedTensorVersioned) {
     // SAFETY: `manager_ctx` is the Box made in `capsule`; DLPack calls the deleter once.
-    unsafe { drop(Box::from_raw((*t).manager_ctx.cast::<Versioned<K>>())) };
+    let boxed = unsafe { Box::from_raw((*t).manager_ctx.cast::<Versioned<K>>()) };
+    boxed.deleted.store(true, Ordering::Release);
 }
 
 /// The deleter of the legacy tensors locus exports.
@@ -77,7 +91,8 @@ unsafe extern "C" fn delete_versioned<K: Send + 'static>(t: *mut DLManagedTensor
 /// As for `delete_versioned`.
 unsafe extern "C" fn delete_legacy<K: Send + 'static>(t: *mut DLManagedTensor) {
     // SAFETY: as in `delete_versioned`.
-    unsafe { drop(Box::from_raw((*t).manager_ctx.cast::<Legacy<K>>())) };
+    let boxed = unsafe { Box::from_raw((*t).manager_ctx.cast::<Legacy<K>>()) };
+    boxed.deleted.store(true, Ordering::Release);
 }
 
 /// Frees the tensor of a capsule that nobody consumed (its name is still the original).
@@ -96,7 +111,13 @@ unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
             std::ptr::null_mut(),
         );
         ffi::PyErr_Fetch(&mut kind, &mut value, &mut traceback);
-        if ffi::PyCapsule_IsValid(capsule, VERSIONED.as_ptr()) == 1 {
+        // The flag `capsule` put in the context (taken back here, once).
+        let context = ffi::PyCapsule_GetContext(capsule);
+        let deleted =
+            (!context.is_null()).then(|| Arc::from_raw(context.cast::<AtomicBool>().cast_const()));
+        if deleted.as_ref().is_some_and(|d| d.load(Ordering::Acquire)) {
+            // A consumer called the deleter without renaming the capsule.
+        } else if ffi::PyCapsule_IsValid(capsule, VERSIONED.as_ptr()) == 1 {
             let t = ffi::PyCapsule_GetPointer(capsule, VERSIONED.as_ptr())
                 .cast::<DLManagedTensorVersioned>();
             if let Some(d) = (*t).deleter {
@@ -109,6 +130,7 @@ unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
             }
         }
         // Otherwise consumed: the consumer owns the tensor now.
+        drop(deleted);
         ffi::PyErr_Restore(kind, value, traceback);
     }
 }
@@ -130,6 +152,7 @@ pub fn capsule<K: Send + 'static>(
         strides: export.strides.as_ptr().cast_mut(),
         byte_offset: description.byte_offset,
     };
+    let deleted: Deleted = Arc::new(AtomicBool::new(false));
     let (raw, name): (*mut c_void, &CStr) = if versioned {
         let mut flags = 0;
         if description.read_only {
@@ -146,6 +169,7 @@ pub fn capsule<K: Send + 'static>(
                 flags,
                 dl_tensor: tensor(&export),
             },
+            deleted: Arc::clone(&deleted),
             export,
         }));
         // SAFETY: `boxed` is a live, uniquely owned allocation; the shape and strides
@@ -159,6 +183,7 @@ pub fn capsule<K: Send + 'static>(
                 manager_ctx: std::ptr::null_mut(),
                 deleter: Some(delete_legacy::<K>),
             },
+            deleted: Arc::clone(&deleted),
             export,
         }));
         // SAFETY: as above.
@@ -182,6 +207,12 @@ pub fn capsule<K: Send + 'static>(
                 delete_legacy::<K>(managed.cast());
             }
             return Err(PyErr::fetch(py));
+        }
+        // The destructor's flag, owned by the capsule (taken back in its destructor).
+        let context = Arc::into_raw(deleted).cast_mut().cast::<c_void>();
+        if ffi::PyCapsule_SetContext(cap, context) != 0 {
+            drop(Arc::from_raw(context.cast::<AtomicBool>().cast_const()));
+            ffi::PyErr_Clear();
         }
         Ok(Py::from_owned_ptr(py, cap))
     }

@@ -162,20 +162,27 @@ impl PyLogging {
     fn flush(&self) {}
 }
 
+/// Retries per allocation a failure callback gets unless told otherwise.
+const DEFAULT_MAX_RETRIES: usize = 100;
+
 /// Calls `callback(nbytes)` when an allocation fails (RMM's
 /// `FailureCallbackResourceAdaptor`): `True` retries, `False` lets the error through.
+/// At most `max_retries` retries per allocation (RMM retries for as long as the callback
+/// says so: a callback that answers `True` without freeing anything would spin forever).
 #[pyclass(extends = PyResource, frozen, module = "locus.mr", name = "FailureCallbackResourceAdaptor")]
 pub struct PyFailureCallback;
 
 #[pymethods]
 impl PyFailureCallback {
     #[new]
+    #[pyo3(signature = (upstream_mr, callback, max_retries = DEFAULT_MAX_RETRIES))]
     fn new(
         upstream_mr: Py<PyResource>,
         callback: Py<PyAny>,
+        max_retries: usize,
     ) -> PyClassInitializer<PyFailureCallback> {
         let upstream = Arc::clone(&upstream_mr.get().inner);
-        let inner = FailureCallback::new(upstream, usize::MAX, move |bytes| {
+        let inner = FailureCallback::new(upstream, max_retries, move |bytes| {
             // No retry once the interpreter is ending on another thread.
             crate::attach(|py| {
                 callback

@@ -5,8 +5,17 @@
 //! any way it likes (an MPI message, a file, an environment variable), as CUDA's IPC
 //! handles are.
 //!
-//! The maker unlinks the name when its memory is dropped: mappings made before stay
-//! valid (the pages live while any process maps them), later opens fail, saying so.
+//! The maker unlinks the name when its memory is dropped, and at its normal exit for any
+//! it did not drop: mappings made before stay valid (the pages live while any process
+//! maps them), later opens fail, saying so.
+//!
+//! The object's pages are reserved when it is made (`posix_fallocate`): shared memory
+//! past `/dev/shm`'s free space is an out-of-memory error then, never a SIGBUS at the
+//! first write. Its name carries the maker's process ID and start time
+//! (`/locus-PID-START-N`), so a process that reuses a dead one's ID never collides with
+//! its leftovers; objects of makers that died without exiting (SIGKILL, a crash) are
+//! found by that pair and removed the first time a process of the same user makes
+//! shared memory ([`reclaim_stale`]).
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -132,21 +141,119 @@ fn map(at: Location, fd: libc::c_int, len: usize) -> Result<*mut u8> {
     Ok(ptr.cast())
 }
 
-/// The process that made the shared memory `name` (`/locus-PID-N`).
-fn maker_pid(name: &str) -> Option<libc::pid_t> {
-    name.strip_prefix("/locus-")?
+/// The process that made the shared memory `name` (`/locus-PID-START-N`, or
+/// `/locus-PID-N` as earlier versions named it): its ID, and its start time where the
+/// name has one.
+fn maker_of(name: &str) -> Option<(libc::pid_t, Option<u64>)> {
+    let parts: Vec<&str> = name
+        .trim_start_matches('/')
+        .strip_prefix("locus-")?
         .split('-')
-        .next()?
-        .parse()
-        .ok()
+        .collect();
+    let pid = parts.first()?.parse().ok()?;
+    match parts.len() {
+        2 => Some((pid, None)),
+        3 => Some((pid, Some(parts[1].parse().ok()?))),
+        _ => None,
+    }
 }
 
-/// Makes `len` bytes of shared memory for `at` (host memory): its address.
+/// The start time of process `pid` (clock ticks after boot, `/proc/PID/stat`'s 22nd
+/// field), or `None` when it does not exist (or cannot be read).
+fn start_time(pid: libc::pid_t) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether the process that made `name` has ended (its ID gone, or reused by a process
+/// that started at another time).
+fn maker_gone(name: &str) -> bool {
+    let Some((pid, started)) = maker_of(name) else {
+        return false;
+    };
+    match (start_time(pid), started) {
+        (Some(now), Some(then)) => now != then,
+        (Some(_), None) => false,
+        (None, _) => {
+            // No /proc entry to read: ask the kernel whether the ID lives.
+            // SAFETY: signal 0 only asks whether the process exists.
+            let rc = unsafe { libc::kill(pid, 0) };
+            rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+        }
+    }
+}
+
+/// Removes the shared memory objects of this user's whose makers have ended without
+/// freeing them (killed, crashed): `/dev/shm/locus-*`. Run once per process before it
+/// first makes shared memory; also public as [`crate::reclaim_stale_shared_memory`].
+/// Answers the names removed.
+pub fn reclaim_stale() -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir("/dev/shm") else {
+        return Vec::new();
+    };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("locus-") || maker_of(&name).is_none() {
+            continue;
+        }
+        let mine = entry.metadata().is_ok_and(|m| m.uid() == me);
+        if !mine || !maker_gone(&name) {
+            continue;
+        }
+        if let Ok(c) = CString::new(format!("/{name}")) {
+            // SAFETY: a NUL-terminated name of an object of this user's.
+            if unsafe { libc::shm_unlink(c.as_ptr()) } == 0 {
+                removed.push(name);
+            }
+        }
+    }
+    removed
+}
+
+/// At a normal exit: unlinks every object this process made and did not free (the
+/// mappings of other processes stay valid; a later open would be refused anyway, its
+/// maker having ended).
+extern "C" fn unlink_made_at_exit() {
+    // Never blocks the exit: a thread stopped inside `create` or `close` holds the lock
+    // for a moment only, and then its objects are left to the next reclaim.
+    let made = match MADE.try_lock() {
+        Ok(mut m) => std::mem::take(&mut *m),
+        Err(std::sync::TryLockError::Poisoned(e)) => std::mem::take(&mut *e.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => return,
+    };
+    for (name, _) in made.into_values() {
+        if let Ok(c) = CString::new(name) {
+            // SAFETY: a NUL-terminated name this process made.
+            unsafe { libc::shm_unlink(c.as_ptr()) };
+        }
+    }
+}
+
+/// Once per process: leftovers of dead makers removed, and the exit handler registered.
+fn first_use() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        reclaim_stale();
+        // SAFETY: a plain `extern "C" fn()` that never unwinds (it only unlinks names).
+        unsafe { libc::atexit(unlink_made_at_exit) };
+    });
+}
+
+/// Makes `len` bytes of shared memory for `at` (host memory): its address. The pages are
+/// reserved here: too little room in `/dev/shm` is [`Error::OutOfMemory`].
 pub(crate) fn create(at: Location, len: usize) -> Result<*mut u8> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
+    first_use();
+    let pid = std::process::id();
     let name = format!(
-        "/locus-{}-{}",
-        std::process::id(),
+        "/locus-{pid}-{}-{}",
+        start_time(pid as libc::pid_t).unwrap_or(0),
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
     let c = CString::new(name.clone()).map_err(|e| Error::Invalid(e.to_string()))?;
@@ -162,19 +269,43 @@ pub(crate) fn create(at: Location, len: usize) -> Result<*mut u8> {
     if fd < 0 {
         return Err(os_error(at, "shm_open", "making shared memory"));
     }
-    // SAFETY: the descriptor just opened; the object is sized before it is mapped.
-    if unsafe { libc::ftruncate(fd, len.max(1) as libc::off_t) } != 0 {
-        let e = os_error(
-            at,
-            "ftruncate",
-            &format!("sizing shared memory to {len} bytes"),
-        );
+    let undo = |e: Error| {
         // SAFETY: the descriptor and name made above.
         unsafe {
             libc::close(fd);
             libc::shm_unlink(c.as_ptr());
         }
-        return Err(e);
+        Err(e)
+    };
+    let Ok(size) = libc::off_t::try_from(len.max(1)) else {
+        return undo(Error::TooLarge {
+            location: at,
+            requested: len,
+            max: libc::off_t::MAX as usize,
+        });
+    };
+    // Reserved, not only sized: a sparse object would "succeed" at any size and kill the
+    // process with SIGBUS at the first write past /dev/shm's free space.
+    // SAFETY: the descriptor just opened.
+    let rc = unsafe { libc::posix_fallocate(fd, 0, size) };
+    if rc != 0 {
+        let reason = std::io::Error::from_raw_os_error(rc);
+        let e = if rc == libc::ENOSPC || rc == libc::ENOMEM || rc == libc::EFBIG {
+            Error::OutOfMemory {
+                location: at,
+                requested: len,
+                by: "posix_fallocate (/dev/shm)".into(),
+                reason: format!("{reason}: /dev/shm has too little free space (`df -h /dev/shm`)"),
+            }
+        } else {
+            Error::Backend {
+                location: at,
+                call: "posix_fallocate",
+                message: format!("reserving {len} bytes of shared memory: {reason}"),
+                hint: "shared memory lives in /dev/shm: check its free space and limits".into(),
+            }
+        };
+        return undo(e);
     }
     let ptr = match map(at, fd, len) {
         Ok(p) => p,
@@ -219,18 +350,13 @@ pub(crate) fn check_node(at: Location, handle: &IpcHandle, what: &str) -> Result
 /// Maps the shared memory `handle` names (made by another process, or this one) at `at`.
 pub(crate) fn open(at: Location, handle: &IpcHandle) -> Result<*mut u8> {
     check_node(at, handle, "shared memory")?;
-    if let Some(pid) = maker_pid(&handle.name) {
-        // SAFETY: signal 0 only asks whether the process exists.
-        let gone = unsafe { libc::kill(pid, 0) } != 0
-            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if gone {
-            return Err(Error::Invalid(format!(
-                "{at}: the shared memory {} was made by process {pid}, which has ended \
-                 (without freeing it): its contents are what that process left; ask a live \
-                 process for a new handle",
-                handle.name
-            )));
-        }
+    if maker_gone(&handle.name) {
+        return Err(Error::Invalid(format!(
+            "{at}: the shared memory {} was made by a process that has ended (without \
+             freeing it): its contents are what that process left; ask a live process for \
+             a new handle",
+            handle.name
+        )));
     }
     let c = CString::new(handle.name.clone()).map_err(|e| Error::Invalid(e.to_string()))?;
     // SAFETY: a NUL-terminated name.

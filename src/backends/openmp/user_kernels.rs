@@ -7,13 +7,16 @@
 //!
 //! The compiler is `$LOCUS_OPENMP_CC`, else `$CC`, else `cc`; the cache directory is
 //! `$LOCUS_CACHE_DIR/openmp`, else `$XDG_CACHE_HOME/locus/openmp`, else
-//! `~/.cache/locus/openmp`, else the temporary directory.
+//! `~/.cache/locus/openmp`, else `locus-<uid>/openmp` in the temporary directory; it is
+//! made `0700` and checked, and an object is loaded only when this user built it
+//! (`core::cache`).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::*;
+use crate::core::cache;
 
 /// Libraries loaded so far, by source hash (kept for the life of the process: their
 /// functions may be running).
@@ -27,10 +30,6 @@ fn compiler() -> String {
     given(crate::core::config::text("LOCUS_OPENMP_CC"))
         .or_else(|| given(std::env::var("CC").ok()))
         .unwrap_or_else(|| "cc".into())
-}
-
-fn cache_dir() -> PathBuf {
-    crate::core::cache::cache_dir().join("openmp")
 }
 
 const FLAGS: [&str; 5] = ["-shared", "-fPIC", "-O2", "-fopenmp", "-xc"];
@@ -74,6 +73,49 @@ pub(super) fn entry_of(
     })
 }
 
+/// Runs `compile` (with the host-only retries where the offloading toolchain's link
+/// fails) into `partial`, made readable and executable by this user alone.
+fn build_object(
+    location: Location,
+    cc: &str,
+    host_only: bool,
+    compile: impl Fn(&[&str]) -> Result<std::process::Output>,
+    partial: &Path,
+) -> Result<()> {
+    let mut output = compile(&[])?;
+    // A GCC built for offloading (nvptx, amdgcn) links `target` regions through
+    // lto-wrapper and mkoffload; where that toolchain is broken (a CUDA image's
+    // /opt/gcc: "could not run lto-wrapper") and the kernel is for the initial device
+    // (its target regions run on the host): build it without LTO (which carries the
+    // offload code), or without offload code.
+    for extra in HOST_ONLY_RETRIES {
+        if output.status.success() || !host_only || !offload_link_failed(&output.stderr) {
+            break;
+        }
+        output = compile(extra)?;
+    }
+    if !output.status.success() {
+        let _ = std::fs::remove_file(partial);
+        return Err(Error::Backend {
+            location,
+            call: "the C compiler (-fopenmp)",
+            message: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+            hint: format!(
+                "fix the OpenMP C source (`{cc} {}` said the above)",
+                FLAGS.join(" ")
+            ),
+        });
+    }
+    // The compiler made it under the process's umask (0775 under 002): this user's alone.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(partial, std::fs::Permissions::from_mode(0o700)).map_err(|e| {
+        Error::Invalid(format!(
+            "{location}: cannot set the mode of {}: {e}",
+            partial.display()
+        ))
+    })
+}
+
 /// True when a failed link is the offloading toolchain's (lto-wrapper, mkoffload), not
 /// the source's.
 fn offload_link_failed(stderr: &[u8]) -> bool {
@@ -88,20 +130,26 @@ fn build(
     source: &str,
     host_only: bool,
 ) -> Result<libloading::Library> {
-    let dir = cache_dir();
+    let what = format!("{location}: the OpenMP kernel cache");
+    // Made 0700 and checked: only this user can place a file here (core::cache).
+    let dir = cache::private_dir("openmp", &what)?;
     let object = dir.join(format!("{key:016x}.so"));
-    if !object.exists() {
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            Error::Invalid(format!(
-                "{location}: cannot make the OpenMP kernel cache {}: {e}; set LOCUS_CACHE_DIR to a writable directory",
-                dir.display()
-            ))
-        })?;
-        // Built under a name of its own, then renamed: a concurrent build of the same
+    let cached = match cache::trusted_file(&object, &what) {
+        Ok(cached) => cached,
+        // A link or a file this user did not build under the object's name: removed
+        // (the directory is this user's) and built anew, never loaded.
+        Err(refused) => {
+            std::fs::remove_file(&object).map_err(|_| refused)?;
+            false
+        }
+    };
+    if !cached {
+        // The source and the object are written under names of their own (never through
+        // a link), then the object is renamed into place: a concurrent build of the same
         // source never loads a half-written object.
-        let partial = dir.join(format!("{key:016x}.{}.tmp.so", std::process::id()));
-        let source_file = dir.join(format!("{key:016x}.c"));
-        std::fs::write(&source_file, source).map_err(|e| {
+        let source_file = cache::fresh_sibling(&dir.join(format!("{key:016x}")), "c");
+        let partial = cache::fresh_sibling(&object, "tmp.so");
+        cache::write_new(&source_file, source.as_bytes()).map_err(|e| {
             Error::Invalid(format!(
                 "{location}: cannot write {}: {e}",
                 source_file.display()
@@ -122,36 +170,23 @@ fn build(
                     hint: "install a C compiler with OpenMP (gcc), or set LOCUS_OPENMP_CC".into(),
                 })
         };
-        let mut output = compile(&[])?;
-        // A GCC built for offloading (nvptx, amdgcn) links `target` regions through
-        // lto-wrapper and mkoffload; where that toolchain is broken (a CUDA image's
-        // /opt/gcc: "could not run lto-wrapper") and the kernel is for the initial
-        // device (its target regions run on the host): build it without LTO (which
-        // carries the offload code), or without offload code.
-        for extra in HOST_ONLY_RETRIES {
-            if output.status.success() || !host_only || !offload_link_failed(&output.stderr) {
-                break;
-            }
-            output = compile(extra)?;
-        }
-        if !output.status.success() {
-            let _ = std::fs::remove_file(&partial);
-            return Err(Error::Backend {
-                location,
-                call: "the C compiler (-fopenmp)",
-                message: String::from_utf8_lossy(&output.stderr).trim().to_string(),
-                hint: format!(
-                    "fix the OpenMP C source (`{cc} {}` said the above)",
-                    FLAGS.join(" ")
-                ),
-            });
-        }
+        let built = build_object(location, cc, host_only, compile, &partial);
+        // The source is kept beside its object for reading (renamed: a link planted
+        // under `<key>.c` is replaced, not written through).
+        let _ = std::fs::rename(&source_file, dir.join(format!("{key:016x}.c")));
+        built?;
         std::fs::rename(&partial, &object).map_err(|e| {
             Error::Invalid(format!(
                 "{location}: cannot place {}: {e}",
                 object.display()
             ))
         })?;
+    }
+    if !cache::trusted_file(&object, &what)? {
+        return Err(Error::Invalid(format!(
+            "{what}: {} vanished after it was built (another process cleaned the cache?); run again",
+            object.display()
+        )));
     }
     // SAFETY: loading runs the object's initialisers; it is code the user asked us to
     // compile from their own source, as NVRTC output is loaded for CUDA.

@@ -99,9 +99,8 @@ impl Pool {
     /// Takes at least `bytes` from upstream now, as one free chunk (RMM's initial pool
     /// size, allocated up front so that the first allocations do not pay for it).
     pub fn reserve(&self, bytes: usize) -> Result<()> {
-        let mut state = self.lock();
         let bytes = self.round(bytes)?;
-        self.grow(&mut state, bytes).map(|_| ())
+        self.grow(self.lock(), bytes).1.map(|_| ())
     }
 
     /// Bytes taken from upstream.
@@ -151,12 +150,19 @@ impl Pool {
     }
 
     /// Adds a chunk of at least `need` bytes (and at least the initial size); returns
-    /// its one free range.
-    fn grow(&self, state: &mut State, need: usize) -> Result<u32> {
+    /// its one free range. The upstream is asked without the pool's
+    /// lock (`state` is let go and taken again): an upstream that calls back into this
+    /// pool (a failure callback that frees one of its blocks) is served, never a
+    /// deadlock.
+    fn grow<'a>(
+        &'a self,
+        state: MutexGuard<'a, State>,
+        need: usize,
+    ) -> (MutexGuard<'a, State>, Result<u32>) {
         let location = self.location();
         let grow = need.max(self.initial);
-        if state.held.saturating_add(grow) > self.maximum {
-            return Err(Error::OutOfMemory {
+        let over_maximum = |state: &State| {
+            (state.held.saturating_add(grow) > self.maximum).then(|| Error::OutOfMemory {
                 location,
                 requested: need,
                 by: "pool".into(),
@@ -164,9 +170,24 @@ impl Pool {
                     "it cannot grow by {grow} bytes: it holds {} of its maximum {} bytes; free buffers or call release()",
                     state.held, self.maximum
                 ),
-            });
+            })
+        };
+        if let Some(e) = over_maximum(&state) {
+            return (state, Err(e));
         }
-        let block = self.upstream.allocate(grow, self.align)?;
+        drop(state);
+        let block = self.upstream.allocate(grow, self.align);
+        let mut state = self.lock();
+        let block = match block {
+            Ok(block) => block,
+            Err(e) => return (state, Err(e)),
+        };
+        // Another thread may have grown the pool meanwhile.
+        if let Some(e) = over_maximum(&state) {
+            drop(state);
+            self.upstream.deallocate(block);
+            return (self.lock(), Err(e));
+        }
         state.held += grow;
         let c = match state.chunks.iter().position(Option::is_none) {
             Some(i) => {
@@ -190,7 +211,7 @@ impl Pool {
             class_next: NIL,
         });
         state.link(i);
-        Ok(i)
+        (state, Ok(i))
     }
 
     /// Cuts range `i` (taken out of the free lists, at least `need + align - self.align`
@@ -315,17 +336,31 @@ impl Pool {
         }
         let i = match found {
             Some(i) => i,
-            None => match self.grow(&mut state, search) {
-                Ok(i) => i,
-                Err(e) if e.is_out_of_memory() && !state.pending.is_empty() => {
-                    state = self.reclaim(state, true);
-                    match state.find(search) {
+            None => {
+                let (again, grown) = self.grow(state, search);
+                state = again;
+                match grown {
+                    Ok(i) => i,
+                    // Freed while the upstream was asked (by another thread, or by the
+                    // upstream's failure callback giving back a block of this pool).
+                    Err(e) if e.is_out_of_memory() => match state.find(search) {
                         Some(i) => i,
-                        None => self.grow(&mut state, search)?,
-                    }
+                        None if !state.pending.is_empty() => {
+                            state = self.reclaim(state, true);
+                            match state.find(search) {
+                                Some(i) => i,
+                                None => {
+                                    let (again, grown) = self.grow(state, search);
+                                    state = again;
+                                    grown?
+                                }
+                            }
+                        }
+                        None => return Err(e),
+                    },
+                    Err(e) => return Err(e),
                 }
-                Err(e) => return Err(e),
-            },
+            }
         };
         state.take(i, search);
         let i = if over > 0 {

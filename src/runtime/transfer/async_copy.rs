@@ -68,6 +68,8 @@ impl Memory {
     ) -> Result<Event> {
         self.check("copy source", src_offset, len)?;
         dst.check("copy destination", dst_offset, len)?;
+        crate::core::shutdown::check_runtime_alive(self.location(), "copy_to_async (source)")?;
+        crate::core::shutdown::check_runtime_alive(dst.location(), "copy_to_async (destination)")?;
         // Nothing to copy: done once `after` is (a worker waits for it when it runs).
         if len == 0 && after.iter().all(Event::is_complete) {
             for e in after {

@@ -129,6 +129,8 @@ pub(crate) fn copy(
     let local = options.stats;
     src.check("copy source", src_offset, len)?;
     dst.check("copy destination", dst_offset, len)?;
+    crate::core::shutdown::check_runtime_alive(src.location(), "copy (source)")?;
+    crate::core::shutdown::check_runtime_alive(dst.location(), "copy (destination)")?;
     src.settle_before_host_use()?;
     dst.settle_before_host_use()?;
     let matrix = registry().matrix();

@@ -170,8 +170,10 @@ impl Calibration {
         file_for(&self.machine_key)
     }
 
-    /// Writes it to [`Calibration::file`] (creating the directory).
+    /// Writes it to [`Calibration::file`] (creating the directory, `0700`, and checking
+    /// that no other user can write there: `core::cache`).
     pub fn save(&self) -> Result<PathBuf> {
+        crate::core::cache::private_dir("", "calibration")?;
         let path = self.file();
         let fail = |what: &str, e: std::io::Error| {
             Error::Invalid(format!(
@@ -179,21 +181,22 @@ impl Calibration {
                 path.display()
             ))
         };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| fail("create the directory of", e))?;
-        }
         let text = serde_json::to_string_pretty(self)
             .map_err(|e| Error::Invalid(format!("calibration: cannot serialize: {e}")))?;
-        // Write a sibling and rename, so that a reader never sees half a file.
-        let tmp = path.with_extension(format!("json.{}", std::process::id()));
-        std::fs::write(&tmp, text).map_err(|e| fail("write", e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| fail("rename into", e))?;
+        // Write a sibling of a fresh name (never through a link) and rename, so that a
+        // reader never sees half a file.
+        let tmp = crate::core::cache::fresh_sibling(&path, "tmp");
+        crate::core::cache::write_new(&tmp, text.as_bytes()).map_err(|e| fail("write", e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            fail("rename into", e)
+        })?;
         Ok(path)
     }
 
     /// Reads a calibration file.
     pub fn read(path: &std::path::Path) -> Result<Calibration> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = read_regular_file(path, MAX_FILE_BYTES).map_err(|e| {
             Error::Invalid(format!("calibration: cannot read {}: {e}", path.display()))
         })?;
         let c: Calibration = serde_json::from_str(&text).map_err(|e| {
@@ -211,6 +214,40 @@ impl Calibration {
         }
         Ok(c)
     }
+}
+
+/// The largest calibration file read (one is a few hundred KiB).
+const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The text of `path` when it is a regular file of at most `limit` bytes. Opened without
+/// blocking (a FIFO or a device named by mistake would hang every program at start) and
+/// checked on the open descriptor before a byte is read.
+fn read_regular_file(path: &std::path::Path, limit: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, device or directory); name a calibration file or `off`",
+        ));
+    }
+    if meta.len() > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{} bytes, more than a calibration file has ({limit} at most)",
+                meta.len()
+            ),
+        ));
+    }
+    let mut text = String::new();
+    file.take(limit).read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// The facts a machine's key is made from: the hardware threads, then one line per
@@ -392,6 +429,31 @@ mod tests {
         std::fs::write(&path, "{").unwrap();
         let err = Calibration::read(&path).unwrap_err().to_string();
         assert!(err.contains("locus calibrate"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `LOCUS_CALIBRATION` naming a FIFO, a device or a directory is an error at once
+    /// (the old code's read blocked on the FIFO forever, and read /dev/zero without end).
+    #[test]
+    fn a_fifo_a_device_or_a_directory_is_refused_without_blocking() {
+        let dir = std::env::temp_dir().join(format!("locus-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("calibration.json");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for path in [
+            fifo.as_path(),
+            std::path::Path::new("/dev/zero"),
+            dir.as_path(),
+        ] {
+            let err = Calibration::read(path).unwrap_err().to_string();
+            assert!(err.contains("cannot read"), "{err}");
+        }
+        assert!(Calibration::read(&fifo)
+            .unwrap_err()
+            .to_string()
+            .contains("not a regular file"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -38,3 +38,23 @@ fn an_empty_or_typed_vector_is_registered_memory_too() {
     floats.read(3996, &mut back).unwrap();
     assert_eq!(f32::from_ne_bytes(back), 1.5);
 }
+
+/// A range that runs past the end of the address space (a C or Python caller's wrong
+/// length) is an error naming it, for registration and for adoption; the code before
+/// accepted both (and entered the range in the address index).
+#[test]
+fn ranges_that_wrap_the_address_space_are_refused() {
+    let near_the_end = (usize::MAX - 15) as *mut u8;
+    // SAFETY: refused before anything touches the range.
+    let e = unsafe { locus::register_host_memory(near_the_end, 64) }.unwrap_err();
+    assert!(e.to_string().contains("address space"), "{e}");
+    for at in common::required_locations() {
+        let native = match at.technology() {
+            locus::Technology::Host => locus::Native::Host { ptr: near_the_end },
+            _ => continue,
+        };
+        // SAFETY: refused before anything touches the range.
+        let e = unsafe { Memory::adopt(at, native, 64, |_| {}) }.unwrap_err();
+        assert!(e.to_string().contains("address space"), "{at}: {e}");
+    }
+}

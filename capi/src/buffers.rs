@@ -8,7 +8,7 @@
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use locus_rs::{Buffer, Location, Memory};
+use locus_rs::{Buffer, Location, Memory, Technology};
 
 use crate::handles::Handles;
 use crate::native::{native_of, LocusNative};
@@ -266,13 +266,25 @@ pub unsafe extern "C" fn locus_buffer_access(
                 ),
             ));
         }
+        // Host and OpenMP code needs an address: data another technology's object holds
+        // (an OpenCL or WebGPU buffer the host reaches only by mapping) is served by a
+        // replica at `at` itself, never as a handle with a NULL pointer.
+        let needs_address = matches!(at.technology(), Technology::Host | Technology::OpenMp);
         let memory = on_buffer!(&mut shared.buffer, b => {
             if write {
-                let g = b.access_mut(at)?;
+                let mut g = b.access_mut(at)?;
+                if needs_address && !g.memory().native().is_pointer() {
+                    drop(g);
+                    g = b.access_mut_at(at)?;
+                }
                 g.wait()?;
                 Arc::clone(g.memory())
             } else {
-                let g = b.access(at)?;
+                let mut g = b.access(at)?;
+                if needs_address && !g.memory().native().is_pointer() {
+                    drop(g);
+                    g = b.access_at(at)?;
+                }
                 g.wait()?;
                 Arc::clone(g.memory())
             }

@@ -5,6 +5,7 @@
 use std::ffi::{c_char, c_void};
 
 use locus_rs::backends::openmp::OpenMpDevice;
+use locus_rs::backends::sycl::SyclDevice;
 use locus_rs::{GpuMemory, Memory, MemoryKind, Native, Technology, UsmKind};
 
 use crate::handles::{LocusMemory, MEMORY};
@@ -298,7 +299,29 @@ pub unsafe extern "C" fn locus_memory_adopt(
                     MemoryKind::UsmHost => UsmKind::Host,
                     _ => return Err(refuse("that kind is not a SYCL USM kind")),
                 };
-                Native::Sycl { ptr: p, kind: usm }
+                // The runtime knows its USM: a pointer it does not know (plain host
+                // memory, another context's USM) is refused, as Python's adoption does;
+                // one it knows takes the kind it reports.
+                let sycl = locus_rs::device_as::<SyclDevice>(at)?;
+                let known = if bytes == 0 {
+                    Some(usm)
+                } else {
+                    sycl.pointer_kind(p)
+                };
+                let Some(reported) = known else {
+                    return Err(Fail::new(
+                        LocusStatus::LocusErrorInvalid,
+                        format!(
+                            "{at}: {pointer:p} is not USM of {at}'s SYCL context (the runtime does not \
+                             know it, asked for {}); adopt host memory at \"host\", or copy it in",
+                            usm.name()
+                        ),
+                    ));
+                };
+                Native::Sycl {
+                    ptr: p,
+                    kind: reported,
+                }
             }
             _ => {
                 return Err(refuse(

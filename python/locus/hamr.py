@@ -122,7 +122,7 @@ class _buffer:
             stream, sync, rest = rest[0], rest[1], rest[2:]
         if len(rest) == 4:
             n, _owner, _ptr, obj = rest
-            self._b = Buffer.from_array(np.asarray(obj).reshape(-1), copy=False)
+            self._b = Buffer.from_array(_flat_view(obj), copy=False)
         else:
             n = int(rest[0]) if rest else 0
             fill = rest[1] if len(rest) > 1 else None
@@ -137,6 +137,109 @@ class _buffer:
 
     def size(self) -> int:
         return len(self._b)
+
+    # HAMR's storage calls (hamr_buffer.h): 0 on success, as HAMR returns.
+
+    def resize(self, n_elem: int, val: Any = None) -> int:
+        """New size; the first elements kept, new ones ``val`` (zero when not given)."""
+        self._b.resize(int(n_elem), fill=val)
+        return 0
+
+    def reserve(self, n_elem: int, val: Any = None) -> int:
+        """Room for ``n_elem`` elements; the size is unchanged (HAMR's ``reserve``). HAMR's
+        second form also initialises the room to ``val``; here the room is filled when a
+        later ``resize(n, val)`` takes it (pass ``val`` there)."""
+        self._b.reserve(int(n_elem))
+        return 0
+
+    def free(self) -> int:
+        """Lets go of the storage: the buffer is empty."""
+        self._b.resize(0)
+        return 0
+
+    def swap(self, other: "_buffer") -> None:
+        """Exchanges the contents (and allocators) of two buffers of one type."""
+        if type(other) is not type(self):
+            raise TypeError(f"swap: a {type(self).__name__} swaps with another, not {type(other).__name__}")
+        self._b.swap(other._b)
+        self._alloc, other._alloc = other._alloc, self._alloc
+
+    def print(self) -> int:
+        """Prints the buffer's allocator, size, capacity and elements on stderr (HAMR's
+        ``print``)."""
+        import sys
+
+        print(
+            f"m_alloc = {get_allocator_name(self._alloc)}, m_owner = 0, m_size = {len(self._b)}, "
+            f"m_capacity = {self._b.capacity}, m_data = "
+            + ", ".join(_element_text(v) for v in self._b.to_list()),
+            file=sys.stderr,
+        )
+        return 0
+
+    def get_owner(self) -> int:
+        """The device number the memory was allocated on (HAMR's owner)."""
+        return _DEVICE.get(_TECHNOLOGY.get(self._alloc, "host"), 0) if self._alloc > 1 else -1
+
+    def get_stream(self) -> Any:
+        """The stream or queue the buffer's moves are ordered on (None: locus's own)."""
+        return self._stream
+
+    def set_stream(self, stream: Any, sync: int = buffer_transfer_async) -> None:
+        """Orders the buffer's moves on ``stream`` with transfer mode ``sync``."""
+        self._stream = stream
+        if stream is not None and stream != 0:
+            queue = stream if isinstance(stream, Queue) else Queue.from_external(stream)
+            self._b.set_queue(queue)
+        else:
+            self._b.set_queue(None)
+        self._b.set_transfer(_TRANSFER.get(sync, "async"))
+
+    def set_transfer_asynchronous(self) -> None:
+        self._b.set_transfer("async")
+
+    def set_transfer_sycnhronous_host(self) -> None:  # HAMR's spelling
+        self._b.set_transfer("sync_host")
+
+    def set_transfer_sycnhronous(self) -> None:  # HAMR's spelling
+        self._b.set_transfer("sync")
+
+    def get_transfer_mode(self) -> int:
+        return {v: k for k, v in _TRANSFER.items()}[self._b.transfer]
+
+    def _reaches(self, tech: str) -> bool:
+        from . import available, route
+
+        at = "host" if tech == "host" else f"{tech}:{_DEVICE[tech]}"
+        if at != "host" and at not in available():
+            return False
+        return self._b.location == at or route(self._b.location, at)["kind"] == "in-place"
+
+    def cuda_accessible(self) -> bool:
+        """Whether CUDA code uses the buffer's memory in place (asks, moves nothing)."""
+        return self._reaches("cuda")
+
+    def hip_accessible(self) -> bool:
+        return self._reaches("hip")
+
+    def openmp_accessible(self) -> bool:
+        return self._reaches("openmp")
+
+    def device_accessible(self) -> bool:
+        """Whether the technology HAMR was built for (CUDA, else HIP, else OpenMP) uses
+        the memory in place: here, any of them present."""
+        return any(self._reaches(t) for t in ("cuda", "hip", "openmp"))
+
+    def get_hip_accessible(self) -> buffer_handle:
+        return buffer_handle(self._b.access_mut(_location(buffer_allocator_hip)))
+
+    def get_cpu_accessible(self) -> buffer_handle:
+        """HAMR's older name of ``get_host_accessible``."""
+        return self.get_host_accessible()
+
+    def cpu_accessible(self) -> bool:
+        """HAMR's older name of ``host_accessible``."""
+        return self.host_accessible()
 
     def get_allocator(self) -> int:
         return self._alloc
@@ -180,9 +283,33 @@ class _buffer:
         parts = []
         for i, v in enumerate(vals):
             if i:
-                parts.append(",\n" if i % 8 == 0 else ", ")
-            parts.append(str(v))
+                # HAMR's `oss << ", "; if (i % 8 == 0) oss << std::endl;`
+                parts.append(", \n" if i % 8 == 0 else ", ")
+            parts.append(_element_text(v))
         return "{" + "".join(parts) + "}"
+
+
+def _element_text(v: Any) -> str:
+    """An element as C++'s ``ostream <<`` writes it by default (6 significant digits for
+    floating point: ``3.1415`` for the float 3.1415, not the double's 3.1414999961853027)."""
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _flat_view(obj: Any) -> Any:
+    """The elements of ``obj`` in memory order, sharing its memory (HAMR takes the data
+    pointer and the element count). A C- or Fortran-ordered array of any rank is viewed as
+    it lies; an array that is neither (a strided slice) has no such view: refused, since
+    a copy would silently lose every write through the buffer."""
+    arr = np.asarray(obj)
+    if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
+        raise ValueError(
+            "hamr.buffer shares the array's memory, but this array is not contiguous (a "
+            "strided view): pass np.ascontiguousarray(a) to work on a copy, knowing writes "
+            "will not reach the original"
+        )
+    flat = arr.ravel(order="K")
+    assert np.shares_memory(flat, arr) or arr.size == 0
+    return flat
 
 
 def _typed(name: str, dtype: str) -> type:

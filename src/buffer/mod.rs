@@ -203,7 +203,31 @@ impl<T: Pod> Buffer<T> {
     /// first). The serving copy becomes the only valid one; nothing is written back
     /// until someone reads elsewhere.
     pub fn access_mut(&mut self, location: Location) -> Result<WriteGuard<'_, T>> {
-        let (memory, route, events) = self.serve_for_write(location)?;
+        let (memory, route, events) = self.serve_for_write_at(location, false)?;
+        WriteGuard::new(memory, location, route, self.len, events)
+    }
+
+    /// [`Buffer::access`] served by memory at `location` itself (a replica made and
+    /// filled there when the current data lives elsewhere, even where `location` could
+    /// use it in place): for code that needs `location`'s own handle, such as a host
+    /// pointer where the data is an OpenCL buffer the host maps.
+    pub fn access_at(&self, location: Location) -> Result<ReadGuard<'_, T>> {
+        let mut replicas = self.lock();
+        let (i, route) = self.serve(&mut replicas, location, true)?;
+        let events = self.guard_events(&mut replicas[i], location)?;
+        ReadGuard::new(
+            Arc::clone(&replicas[i].memory),
+            location,
+            route,
+            self.len,
+            events,
+        )
+    }
+
+    /// [`Buffer::access_mut`] served by memory at `location` itself (see
+    /// [`Buffer::access_at`]).
+    pub fn access_mut_at(&mut self, location: Location) -> Result<WriteGuard<'_, T>> {
+        let (memory, route, events) = self.serve_for_write_at(location, true)?;
         WriteGuard::new(memory, location, route, self.len, events)
     }
 
@@ -212,7 +236,7 @@ impl<T: Pod> Buffer<T> {
     /// guard: for code that writes through a handle it already holds (the Python
     /// bindings' open write handles).
     pub fn declare_write(&mut self, location: Location) -> Result<Route> {
-        let (_, route, events) = self.serve_for_write(location)?;
+        let (_, route, events) = self.serve_for_write_at(location, false)?;
         for e in events {
             e.wait()?;
         }
@@ -235,9 +259,13 @@ impl<T: Pod> Buffer<T> {
         }
     }
 
-    fn serve_for_write(&mut self, location: Location) -> Result<(Arc<Memory>, Route, Vec<Event>)> {
+    fn serve_for_write_at(
+        &mut self,
+        location: Location,
+        exact: bool,
+    ) -> Result<(Arc<Memory>, Route, Vec<Event>)> {
         let mut replicas = self.lock();
-        let (i, route) = self.serve(&mut replicas, location, false)?;
+        let (i, route) = self.serve(&mut replicas, location, exact)?;
         only_current(&mut replicas, i);
         let events = self.guard_events(&mut replicas[i], location)?;
         Ok((Arc::clone(&replicas[i].memory), route, events))

@@ -217,6 +217,12 @@ impl Memory {
                 native.technology()
             )));
         }
+        if native.is_pointer() && native.address().checked_add(len as u64).is_none() {
+            return Err(Error::Invalid(format!(
+                "{location}: cannot adopt {len} bytes at {:#x}: the range runs past the end of the address space; pass the allocation's real start and length",
+                native.address()
+            )));
+        }
         Ok(Memory::with_deleter(device, native, len, Box::new(deleter)))
     }
 

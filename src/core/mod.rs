@@ -35,6 +35,7 @@ pub mod device;
 pub mod discovery;
 pub mod element;
 pub mod error;
+pub mod fork;
 pub mod host_memory;
 pub mod launch;
 pub mod location;

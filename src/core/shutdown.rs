@@ -99,6 +99,7 @@ pub fn check_runtime_alive(
     location: super::location::Location,
     call: &'static str,
 ) -> super::error::Result<()> {
+    super::fork::check(call)?;
     if location.is_host() || !is_shutting_down() {
         return Ok(());
     }
@@ -113,8 +114,12 @@ pub fn check_runtime_alive(
 extern "C" fn at_exit() {
     // Nothing may unwind out of an `extern "C"` function: a panic here is caught and
     // the process goes on ending, with the safety net set whatever happened.
+    // A forked child's count of work in flight is its parent's (no thread of its own
+    // runs that work): nothing to wait for.
     let _ = std::panic::catch_unwind(|| {
-        wait_idle(exit_wait());
+        if !super::fork::is_forked_child() {
+            wait_idle(exit_wait());
+        }
     });
     SHUTTING_DOWN.store(true, Ordering::Release);
 }
@@ -127,6 +132,7 @@ pub(crate) fn register_exit_handler() {
     REGISTERED.call_once(|| {
         // SAFETY: `at_exit` is a plain `extern "C" fn()` that never unwinds.
         unsafe { libc::atexit(at_exit) };
+        super::fork::register_child_handler();
     });
 }
 

@@ -26,6 +26,7 @@ impl Memory {
         bytes: usize,
         align: usize,
     ) -> Result<Memory> {
+        crate::core::fork::check("Memory::from_resource")?;
         let block = resource.allocate(bytes, align)?;
         Memory::from_block(resource, block, bytes)
     }
@@ -39,6 +40,7 @@ impl Memory {
         bytes: usize,
         queue: Queue,
     ) -> Result<Memory> {
+        crate::core::fork::check("Memory::from_resource_on")?;
         let block = resource.allocate_on(bytes, ALIGNMENT, queue)?;
         let memory = Memory::from_block(resource, block, bytes)?;
         // The block may have been freed on `queue` with work of the queue's still using

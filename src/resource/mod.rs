@@ -122,6 +122,8 @@ static DEFAULTS: RwLock<Option<HashMap<Location, Arc<dyn MemoryResource>>>> = Rw
 
 /// The resource buffers at `location` allocate from (its upstream unless replaced).
 pub fn default_for(location: Location) -> Result<Arc<dyn MemoryResource>> {
+    // Before any lock: one held at a fork stays held in the child.
+    crate::core::fork::check(location)?;
     if let Some(r) = DEFAULTS
         .read()
         .ok()

@@ -1,7 +1,7 @@
 //! Memory by location: [`Memory::new`], [`Memory::from_vec`] and [`Memory::adopt`] find
 //! the location's device in the registry.
 
-use crate::core::error::Result;
+use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::native::Native;
@@ -104,6 +104,11 @@ pub unsafe fn register_host_memory(ptr: *mut u8, len: usize) -> Result<Vec<HostR
     let mut done: Vec<HostRegistration> = Vec::new();
     if len == 0 {
         return Ok(done);
+    }
+    if (ptr as usize).checked_add(len).is_none() {
+        return Err(Error::Invalid(format!(
+            "register_host_memory: {len} bytes at {ptr:p} run past the end of the address space; pass the memory's real start and length"
+        )));
     }
     for device in registry().devices() {
         let technology = device.location().technology();

@@ -124,6 +124,7 @@ impl Registry {
 
     /// The device at `location`, or why it is not here.
     pub fn device(&self, location: Location) -> Result<&Arc<dyn Device>> {
+        crate::core::fork::check(location)?;
         self.devices
             .get(&location)
             .ok_or_else(|| Error::Unavailable {

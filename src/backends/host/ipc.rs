@@ -220,6 +220,10 @@ pub fn reclaim_stale() -> Vec<String> {
 /// mappings of other processes stay valid; a later open would be refused anyway, its
 /// maker having ended).
 extern "C" fn unlink_made_at_exit() {
+    // A forked child inherits the list: the objects are its parent's.
+    if crate::core::fork::is_forked_child() {
+        return;
+    }
     // Never blocks the exit: a thread stopped inside `create` or `close` holds the lock
     // for a moment only, and then its objects are left to the next reclaim.
     let made = match MADE.try_lock() {
@@ -249,6 +253,7 @@ fn first_use() {
 /// reserved here: too little room in `/dev/shm` is [`Error::OutOfMemory`].
 pub(crate) fn create(at: Location, len: usize) -> Result<*mut u8> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
+    crate::core::fork::check("Memory::new_shared")?;
     first_use();
     let pid = std::process::id();
     let name = format!(

@@ -305,3 +305,60 @@ fn staging_buffers_are_lent_in_place_off_unified_memory() {
     memory.read(0, &mut back).unwrap();
     assert!(back == want, "the storage buffer after three lent writes");
 }
+
+/// A wgpu buffer of the application's own device (another `wgpu::Device` on the same
+/// adapter) is refused at adoption, naming the location; the code before took it, read
+/// zeros from it, and the next write panicked inside wgpu-core.
+#[test]
+fn a_buffer_of_another_wgpu_device_is_refused_at_adoption() {
+    let Some(at) = common::location("webgpu:0") else {
+        println!("SKIPPED: no webgpu:0 here");
+        return;
+    };
+    let device = locus::device_as::<WebGpuDevice>(at).unwrap();
+    let (theirs, _their_queue) = pollster::block_on(
+        device
+            .adapter()
+            .request_device(&wgpu::DeviceDescriptor::default()),
+    )
+    .unwrap();
+    let buffer = theirs.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("the application's own"),
+        size: 4096,
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let native = Native::WebGpu {
+        buffer: Arc::new(buffer),
+        offset: 0,
+    };
+    // SAFETY: a live buffer of 4096 bytes (of another device: refused before any use).
+    let e = unsafe { Memory::adopt(at, native, 4096, |_| {}) }
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("webgpu:0") && e.contains("another wgpu device"),
+        "{e}"
+    );
+    // locus's own device's buffers are still taken.
+    let ours = device.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some("on locus's device"),
+        size: 4096,
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let native = Native::WebGpu {
+        buffer: Arc::new(ours),
+        offset: 0,
+    };
+    // SAFETY: a live buffer of 4096 bytes of this location's device.
+    let m = unsafe { Memory::adopt(at, native, 4096, |_| {}) }.unwrap();
+    m.write(0, &[9u8; 4096]).unwrap();
+    let mut got = vec![0u8; 4096];
+    m.read(0, &mut got).unwrap();
+    assert!(got.iter().all(|&b| b == 9));
+}

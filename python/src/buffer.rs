@@ -429,20 +429,11 @@ impl PyBuffer {
             })
             .map_err(py_err)?;
             let elements = bytes.bytes().chunks_exact(self.dtype.size);
-            // The list's own storage may not fit where the elements did: a MemoryError,
-            // never an abort.
-            let mut items = Vec::new();
-            items.try_reserve_exact(elements.len()).map_err(|e| {
-                PyMemoryError::new_err(format!(
-                    "to_list: a list of {} elements does not fit in host memory ({e}); \
-                     use to_numpy() or read a range at a time",
-                    elements.len()
-                ))
-            })?;
-            for b in elements {
-                items.push(self.dtype.decode(py, b)?);
-            }
-            PyList::new(py, items)
+            new_list(
+                py,
+                elements.len(),
+                elements.map(|b| self.dtype.decode(py, b)),
+            )
         })
     }
 
@@ -486,4 +477,44 @@ impl PyBuffer {
                 .join(", ")
         ))
     }
+}
+
+/// A list of the `n` items `items` gives, made with `PyList_New` and filled in place: a
+/// list that does not fit in memory is a `MemoryError` (pyo3's `PyList::new` panics when
+/// `PyList_New` fails, which surfaced as "internal error"); an item's error ends it.
+fn new_list<'py>(
+    py: Python<'py>,
+    n: usize,
+    items: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let too_many =
+        || PyMemoryError::new_err(format!("to_list: a list of {n} elements is too large"));
+    let len = pyo3::ffi::Py_ssize_t::try_from(n).map_err(|_| too_many())?;
+    // SAFETY: a valid length; NULL means Python ran out of memory and set the error.
+    let raw = unsafe { pyo3::ffi::PyList_New(len) };
+    if raw.is_null() {
+        return Err(PyErr::take(py).unwrap_or_else(too_many));
+    }
+    // SAFETY: `raw` is a new reference to a list just made; its unset slots are NULL,
+    // which the list's deallocation skips, so it may be dropped half filled.
+    let list = unsafe { Bound::from_owned_ptr(py, raw) };
+    let mut filled = 0;
+    for (i, item) in items.take(n).enumerate() {
+        let item = item?;
+        // SAFETY: `i < n` is a slot of the list; PyList_SetItem steals the reference,
+        // on failure too.
+        if unsafe { pyo3::ffi::PyList_SetItem(raw, i as pyo3::ffi::Py_ssize_t, item.into_ptr()) }
+            != 0
+        {
+            return Err(PyErr::take(py).unwrap_or_else(too_many));
+        }
+        filled = i + 1;
+    }
+    if filled != n {
+        // Never hand out a list with empty slots.
+        return Err(PyValueError::new_err(format!(
+            "to_list: {filled} of {n} elements were read"
+        )));
+    }
+    list.cast_into::<PyList>().map_err(PyErr::from)
 }

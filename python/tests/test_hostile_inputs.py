@@ -197,3 +197,36 @@ def test_to_list_beyond_host_memory_is_a_memory_error_not_an_abort():
     )
     assert run.returncode == 0, (run.returncode, run.stdout, run.stderr[-2000:])
     assert "MemoryError:" in run.stdout, run.stdout
+
+
+def test_to_list_under_memory_pressure_is_a_memory_error_at_every_point():
+    # The code before built the items, then the list with pyo3's PyList::new, which panics
+    # when PyList_New fails: "internal error in locus ... a bug". Limits between "nothing
+    # fits" and "everything fits" reach each allocation of to_list in turn; every one must
+    # end in a list or a MemoryError. uint8 items are Python's cached small ints, so the
+    # list's own storage (8 bytes an element) is what runs out.
+    child = textwrap.dedent(
+        """
+        import resource, sys, locus
+        b = locus.Buffer("host", 16 << 20, dtype="uint8", fill=1)
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        used = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (used + (int(sys.argv[1]) << 20), hard))
+        try:
+            n = len(b.to_list())
+            print("list", n)
+        except MemoryError as e:
+            print("MemoryError:", e)
+        """
+    )
+    seen = set()
+    for extra_mib in (48, 96, 144, 176, 208, 240, 288, 352, 448):
+        run = subprocess.run(
+            [sys.executable, "-c", child, str(extra_mib)],
+            capture_output=True, text=True, timeout=120, cwd=tempfile.gettempdir(),
+            env={**__import__("os").environ, "LOCUS_BACKENDS": "host"},
+        )
+        assert run.returncode == 0, (extra_mib, run.returncode, run.stdout, run.stderr[-2000:])
+        assert "internal error" not in run.stdout + run.stderr, (extra_mib, run.stderr[-2000:])
+        seen.add(run.stdout.split()[0] if run.stdout else "nothing")
+    assert "MemoryError:" in seen, seen

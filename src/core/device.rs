@@ -460,6 +460,14 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     fn orders_after(&self, _work: &Completion) -> bool {
         false
     }
+    /// Checks a handle made elsewhere before [`Memory::adopt_on`] wraps it: an error
+    /// where the runtime can tell it belongs to another device or context (a wgpu buffer
+    /// of another `wgpu::Device`). The default: the runtime cannot tell, nothing to check.
+    ///
+    /// [`Memory::adopt_on`]: super::memory::Memory::adopt_on
+    fn check_adopted(&self, _native: &Native) -> Result<()> {
+        Ok(())
+    }
     /// Adopts a user's own queue of this device (see
     /// [`ForeignQueue`](super::native_queue::ForeignQueue)); it must belong to this
     /// device and to the context locus uses here. The default: this technology has no

@@ -217,6 +217,7 @@ impl Memory {
                 native.technology()
             )));
         }
+        device.check_adopted(&native)?;
         if native.is_pointer() && native.address().checked_add(len as u64).is_none() {
             return Err(Error::Invalid(format!(
                 "{location}: cannot adopt {len} bytes at {:#x}: the range runs past the end of the address space; pass the allocation's real start and length",

@@ -94,13 +94,43 @@ fn open_library() -> Result<Library, Unavailable> {
     // SAFETY: the library is locus's own kernel object built by build.rs; its
     // initialisers are libgomp's.
     let library = unsafe { Library::new(&path) }.map_err(|e| {
+        let error = super::loading::dl_error(&e);
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
         format!(
-            "the OpenMP kernel library could not be loaded ({}); install libgomp1 (part of gcc)",
-            super::loading::dl_error(&e)
+            "the OpenMP kernel library could not be loaded ({error}); {}",
+            load_failure_hint(&error, &maps)
         )
     });
     drop(file);
     Ok(library?)
+}
+
+/// What to do when the kernel library (which needs `libgomp.so.1`) does not load, from
+/// the loader's `error` and the process's mappings (`/proc/self/maps`): another library's
+/// own OpenMP runtime already in the process (PyTorch and scikit-learn wheels bundle a
+/// renamed libgomp) is named, since installing libgomp1 does not help there.
+fn load_failure_hint(error: &str, maps: &str) -> String {
+    let foreign = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|path| {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            name.starts_with("libgomp") && !name.starts_with("libgomp.so")
+        });
+    let first = "import locus (or load libgomp.so.1) before the library that brings its own, or start the program with LD_PRELOAD=libgomp.so.1";
+    match foreign {
+        _ if error.contains("static TLS") => format!(
+            "the process has no static TLS left for libgomp, which happens when another OpenMP runtime{} was loaded first: {first}",
+            foreign.map(|f| format!(" ({f})")).unwrap_or_default()
+        ),
+        Some(f) if !error.contains("libgomp.so.1: cannot open") => format!(
+            "another library's OpenMP runtime is already loaded ({f}): {first}"
+        ),
+        Some(f) => format!(
+            "install libgomp1 (part of gcc); the OpenMP runtime another library brought ({f}) is private to it"
+        ),
+        None => "install libgomp1 (part of gcc)".into(),
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -345,5 +375,38 @@ mod wait_policy_tests {
         assert!(wait_policy_note(Some("active"), None).contains("spin between kernels"));
         assert!(wait_policy_note(Some("passive"), Some("1000")).contains("GOMP_SPINCOUNT=1000"));
         assert!(wait_policy_note(Some("other"), Some(" ")).contains("OMP_WAIT_POLICY unset"));
+    }
+}
+
+#[cfg(test)]
+mod load_hint_tests {
+    use super::load_failure_hint;
+
+    const TORCH: &str = "7f00-7f10 r-xp 00000000 08:01 42 /venv/lib/python3.11/site-packages/torch/lib/libgomp-a34b3233.so.1\n";
+
+    /// The loader's errors when PyTorch's bundled libgomp came first: the hint names it
+    /// and says what to do (the code before said "install libgomp1" for every failure).
+    #[test]
+    fn another_runtime_loaded_first_is_named_with_what_to_do() {
+        let h = load_failure_hint(
+            "libgomp.so.1: cannot allocate memory in static TLS block",
+            TORCH,
+        );
+        assert!(
+            h.contains("static TLS") && h.contains("libgomp-a34b3233") && h.contains("LD_PRELOAD"),
+            "{h}"
+        );
+        let h = load_failure_hint("undefined symbol: GOMP_loop_start, version GOMP_5.0", TORCH);
+        assert!(
+            h.contains("already loaded") && h.contains("import locus"),
+            "{h}"
+        );
+        let h = load_failure_hint("libgomp.so.1: cannot open shared object file", "");
+        assert_eq!(h, "install libgomp1 (part of gcc)");
+        let h = load_failure_hint("libgomp.so.1: cannot open shared object file", TORCH);
+        assert!(
+            h.contains("install libgomp1") && h.contains("private"),
+            "{h}"
+        );
     }
 }

@@ -20,6 +20,44 @@ impl Device for WebGpuDevice {
         self.wait("Device::poll", None)
     }
 
+    /// A wgpu buffer of another `wgpu::Device` is refused: wgpu checks a buffer's device
+    /// in every command, and locus's commands run on its own device (the buffer read zeros,
+    /// then a write panicked inside wgpu). Asked of wgpu with an empty copy from the
+    /// buffer in a validation scope.
+    fn check_adopted(&self, native: &Native) -> Result<()> {
+        let Native::WebGpu { buffer, .. } = native else {
+            return Ok(());
+        };
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let probe = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("locus adoption probe"),
+            size: 4,
+            usage: wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("locus adoption probe"),
+            });
+        encoder.copy_buffer_to_buffer(buffer, 0, &probe, 0, 0);
+        drop(encoder.finish());
+        match pollster::block_on(scope.pop()) {
+            Some(e) if e.to_string().contains("doesn't match") => Err(Error::Invalid(format!(
+                "{}: cannot adopt the wgpu buffer: it belongs to another wgpu device than \
+                 locus's `{}` (wgpu: {}); make it with locus's device \
+                 (locus::backends::webgpu::WebGpuDevice::device), or copy its data through \
+                 the host",
+                self.location,
+                self.info.name,
+                e.to_string().lines().last().unwrap_or_default().trim()
+            ))),
+            // Anything else (a buffer without COPY_SRC) is not the device's question: the
+            // operations that need the usage say so.
+            _ => Ok(()),
+        }
+    }
+
     fn adopt_queue(
         &self,
         native: &crate::core::native_queue::NativeQueue,

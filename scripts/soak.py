@@ -23,6 +23,10 @@ import locus
 from locus import mr
 
 
+# SOAK_OPS=0,3 runs only those operations (to find which one a growth comes from).
+OPS = [int(o) for o in os.environ.get("SOAK_OPS", "0,1,2,3,4,5,6,7").split(",")]
+
+
 def sample():
     rss = 0
     with open("/proc/self/status") as f:
@@ -41,7 +45,7 @@ def one_round(rng, locations, counts):
     at = rng.choice(locations)
     to = rng.choice(locations)
     n = rng.choice([64, 4096, 1 << 16, 1 << 20])
-    op = rng.randrange(8)
+    op = rng.choice(OPS)
     if op == 0:
         a, b = locus.Memory(at, n), locus.Memory(to, n)
         a.set(7, n)

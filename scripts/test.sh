@@ -253,6 +253,11 @@ for loc in host openmp:0 opencl:0 opencl:1 sycl:0 webgpu:0; do
   echo "--- python/examples/codelet.py $loc"
   "$py" python/examples/codelet.py "$loc"
 done
+# A minute of random operations at every location (scripts/soak.py): resident memory,
+# descriptors, threads and /dev/shm must stay flat (the 10-minute run is in
+# docs/soak-cpu-vm.md).
+echo "--- scripts/soak.py 1"
+"$py" scripts/soak.py 1 | tail -3
 # The teaching examples with each vendor's own Python library (docs/guide/tech/).
 for loc in opencl:0 opencl:1 opencl:2; do
   echo "--- python/examples/vendors/hello_pyopencl.py $loc"

@@ -49,6 +49,7 @@ const fn var(
 /// Every `LOCUS_*` variable the library, the tool, the tests, benchmarks and examples
 /// read, by name.
 pub const VARIABLES: &[Variable] = &[
+    var("LOCUS_ATEXIT_CHILD", "set by the test itself", "unset", "the location whose memory the child process of `tests/exit_pending.rs` reads in its `atexit` handler", "tests"),
     var("LOCUS_BACKENDS", "a comma-separated list of technologies (`opencl,sycl`)", "every technology", "which technologies are probed; the host always is", "library"),
     var("LOCUS_BENCH_LOCATIONS", "a comma-separated list of locations", "the first four available", "the locations of `benches/pipeline.rs`", "benches"),
     var("LOCUS_BENCH_MIB", "a whole number of MiB", "16 (pipeline), 64 (conversions)", "the buffer size of `benches/pipeline.rs` and `benches/conversions.rs`", "benches"),
@@ -69,6 +70,9 @@ pub const VARIABLES: &[Variable] = &[
     var("LOCUS_GPU_DIRECT_UPLOAD_MAX", "a size (`4MiB`, `65536`)", "the technology's own (every size on CUDA, none on HIP)", "up to which size a pageable upload to CUDA / HIP is the driver's own call rather than staged through pinned chunks", "library"),
     var("LOCUS_IPC_HANDLE", "set by the test itself", "unset", "the handle the second process of `tests/ipc.rs` opens", "tests"),
     var("LOCUS_IPC_MAKE_AND_EXIT", "set by the test itself", "unset", "the second process of `tests/ipc.rs` that ends without freeing its shared memory", "tests"),
+    var("LOCUS_IPC_MAKE_AND_HANG", "set by the test itself", "unset", "the second process of `tests/ipc.rs` that makes shared memory and is killed", "tests"),
+    var("LOCUS_IPC_MAKE_ONE", "set by the test itself", "unset", "the third process of `tests/ipc.rs` whose shared memory reclaims a killed maker's", "tests"),
+    var("LOCUS_IPC_SMALL_SHM", "set by the test itself", "unset", "the process of `tests/ipc.rs` run in a private 64 MiB `/dev/shm`", "tests"),
     var("LOCUS_JACOBI_N", "a whole number", "the benchmark's own", "the grid size of `benches/jacobi.rs`", "benches"),
     var("LOCUS_LOCATION", "a location (`opencl:1`)", "the host", "where `examples/choose_backend` runs", "examples"),
     var("LOCUS_LOG_FILE", "a file", "unset (`RMM_LOG_FILE` first, as RMM)", "the file `Logging::from_env` writes the allocation log to", "library"),

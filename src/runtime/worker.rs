@@ -95,14 +95,80 @@ pub(crate) fn run(job: impl FnOnce() + Send + 'static) -> Result<()> {
     run_waiting(job)
 }
 
-/// Runs `job`, which may wait for other asynchronous work, on a thread of its own.
+/// How long a thread for waiting jobs stays for the next one after its job.
+const IDLE_KEEP: Duration = Duration::from_secs(5);
+
+/// Threads for jobs that may wait, idle now: each takes its next job through its sender
+/// (with the number that names it in this list).
+fn idle_waiters() -> &'static Mutex<Vec<(u64, Sender<Job>)>> {
+    static IDLE: Mutex<Vec<(u64, Sender<Job>)>> = Mutex::new(Vec::new());
+    &IDLE
+}
+
+/// Runs `job`, which may wait for other asynchronous work, on a thread of its own: an
+/// idle one that ran such a job before, else a new one. Every job runs at once, whatever
+/// the others wait for; a thread stays [`IDLE_KEEP`] for the next job, so a stream of
+/// such jobs reuses a few threads instead of making one each (runtimes keep state per
+/// thread for good: wgpu keeps an error-scope entry for every thread that ever used its
+/// device).
 pub(crate) fn run_waiting(job: impl FnOnce() + Send + 'static) -> Result<()> {
-    let job = crate::core::shutdown::counted(job);
+    let mut job: Job = Box::new(crate::core::shutdown::counted(job));
+    loop {
+        let idle = idle_waiters()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop();
+        match idle {
+            Some((_, thread)) => match thread.send(job) {
+                Ok(()) => return Ok(()),
+                // That thread has ended: try the next.
+                Err(e) => job = e.0,
+            },
+            None => break,
+        }
+    }
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let me = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     std::thread::Builder::new()
         .name("locus-copy".into())
-        .spawn(move || crate::core::memory::run_queued(job))
+        .spawn(move || wait_and_serve(me, job))
         .map(|_| ())
         .map_err(|e| Error::Invalid(format!("starting a thread for asynchronous work: {e}")))
+}
+
+/// A thread for waiting jobs: runs `first`, then offers itself for more until it has
+/// been idle for [`IDLE_KEEP`].
+fn wait_and_serve(me: u64, first: Job) {
+    let (offer, jobs) = channel::<Job>();
+    crate::core::memory::run_queued(first);
+    loop {
+        idle_waiters()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((me, offer.clone()));
+        let job = match jobs.recv_timeout(IDLE_KEEP) {
+            Ok(job) => job,
+            Err(_) => {
+                // Leave the list; if someone took this thread's sender meanwhile, a job
+                // is on its way: run it.
+                let mut idle = idle_waiters().lock().unwrap_or_else(|e| e.into_inner());
+                match idle.iter().position(|(id, _)| *id == me) {
+                    Some(k) => {
+                        idle.swap_remove(k);
+                        return;
+                    }
+                    None => {
+                        drop(idle);
+                        match jobs.recv() {
+                            Ok(job) => job,
+                            Err(_) => return,
+                        }
+                    }
+                }
+            }
+        };
+        crate::core::memory::run_queued(job);
+    }
 }
 
 #[cfg(test)]
@@ -132,6 +198,28 @@ mod tests {
             .map(|_| rx.recv_timeout(Duration::from_secs(20)).unwrap())
             .collect();
         assert!(threads.len() <= 8, "{} threads for 200 jobs", threads.len());
+    }
+
+    /// A stream of waiting jobs, one after another, reuses a thread instead of starting
+    /// one per job (the code before started one each).
+    #[test]
+    fn waiting_jobs_one_after_another_reuse_a_thread() {
+        let mut threads = std::collections::HashSet::new();
+        for _ in 0..50 {
+            let (tx, rx) = mpsc::channel();
+            run_waiting(move || {
+                let _ = tx.send(std::thread::current().id());
+            })
+            .unwrap();
+            threads.insert(rx.recv_timeout(Duration::from_secs(20)).unwrap());
+            // The thread offers itself again once its job has returned.
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(
+            threads.len() <= 4,
+            "{} threads for 50 jobs in turn",
+            threads.len()
+        );
     }
 
     #[test]

@@ -362,3 +362,64 @@ fn a_buffer_of_another_wgpu_device_is_refused_at_adoption() {
     m.read(0, &mut got).unwrap();
     assert!(got.iter().all(|&b| b == 9));
 }
+
+/// The application's own wgpu error on locus's device (a copy into a buffer without
+/// COPY_DST, submitted outside any error scope) is a warning naming the location, and
+/// locus's next copies succeed, staged or mapped. The code before charged it to locus's
+/// next staged copy (which failed with the application's error) and swallowed it when
+/// the memory was mapped.
+#[test]
+fn an_application_s_wgpu_error_is_not_charged_to_locus() {
+    let Some(at) = common::location("webgpu:0") else {
+        println!("SKIPPED: no webgpu:0 here");
+        return;
+    };
+    if std::env::var("LOCUS_WGPU_APP_ERROR_CHILD").is_ok() {
+        let device = locus::device_as::<WebGpuDevice>(at).unwrap();
+        let wgpu = device.device();
+        let from = wgpu.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("the application's source"),
+            size: 256,
+            usage: wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let to = wgpu.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("the application's target, no COPY_DST"),
+            size: 256,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let mut encoder = wgpu.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        encoder.copy_buffer_to_buffer(&from, 0, &to, 0, 256);
+        device.queue().submit([encoder.finish()]);
+        for n in [4, 1000, 1 << 20] {
+            round_trip(at, n, 3).expect("locus's copies after the application's error");
+        }
+        println!("locus copied after the application's error");
+        return;
+    }
+    for mappable in ["0", "1"] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "an_application_s_wgpu_error_is_not_charged_to_locus",
+                "--nocapture",
+            ])
+            .env("LOCUS_WGPU_APP_ERROR_CHILD", "1")
+            .env("LOCUS_WEBGPU_MAPPABLE", mappable)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && stdout.contains("locus copied after the application's error"),
+            "LOCUS_WEBGPU_MAPPABLE={mappable}: {stdout}\n{stderr}"
+        );
+        assert!(
+            stderr.contains("webgpu:0: a wgpu error outside any locus call"),
+            "LOCUS_WEBGPU_MAPPABLE={mappable}: no warning: {stderr}"
+        );
+    }
+}

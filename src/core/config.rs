@@ -90,6 +90,7 @@ pub const VARIABLES: &[Variable] = &[
     var("LOCUS_SYCL_VENV", "a Python virtual environment", "`~/.cache/locus/sycl-venv`", "where dpctl is looked for (and `scripts/sycl-env.sh` installs it)", "library"),
     var("LOCUS_WEBGPU_CONVERT", "`device`, `host`", "the device on discrete GPUs, the host on CPU adapters", "where WebGPU buffers' element conversions run", "library"),
     var("LOCUS_WEBGPU_MAPPABLE", "`1`, `0`", "`1`", "`0`: WebGPU storage buffers are never mapped in place (as on a discrete GPU)", "library"),
+    var("LOCUS_WGPU_APP_ERROR_CHILD", "set by the test itself", "unset", "marks the child process of `tests/webgpu.rs` that makes a wgpu error of its own on locus's device", "tests"),
 ];
 
 /// The value of `name` when it is set to something other than the empty string.

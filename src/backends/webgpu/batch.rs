@@ -24,6 +24,7 @@ type Batched = (Option<wgpu::Buffer>, Vec<(usize, u64)>, Vec<usize>);
 
 impl WebGpuDevice {
     pub(super) fn copy_batch_impl(&self, copies: &mut [DeviceCopy<'_>]) -> Result<()> {
+        let _inside = super::InLocus::enter();
         // Recorded and submitted in one validation scope: a buffer the batch form cannot
         // take (an adopted one without the copy usages) is this call's error.
         let (readback, reads, by_one) =

@@ -25,6 +25,7 @@ impl WebGpuDevice {
         spec: &LaunchSpec<'_>,
         args: &[LaunchArg<'_>],
     ) -> Result<Completion> {
+        let _inside = super::InLocus::enter();
         let pipeline = self.pipeline(spec.source, spec.entry)?;
         let binding_limit = self.limits.max_storage_buffer_binding_size;
         let mut buffers = Vec::new();
@@ -96,12 +97,6 @@ impl WebGpuDevice {
                 resource: uniform.as_entire_binding(),
             });
         }
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(spec.entry),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &entries,
-        });
         let groups = |n: usize, wg: u32| (n as u64).div_ceil(u64::from(wg.max(1)));
         let (x, y) = if spec.dims >= 2 {
             (
@@ -120,6 +115,12 @@ impl WebGpuDevice {
                 self.location
             )));
         }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(spec.entry),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        });
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {

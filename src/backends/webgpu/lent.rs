@@ -101,6 +101,7 @@ impl View {
     /// Unmaps the staging buffer; for `In` with `copy`, queues its bytes into the range.
     /// The buffer goes back to the device's list with its last use.
     fn end(&mut self, copy: bool) -> Result<()> {
+        let _inside = super::InLocus::enter();
         let Some((buffer, mapping)) = self.staging.take() else {
             return Ok(());
         };
@@ -156,6 +157,7 @@ impl StagedView for View {
 
 impl Drop for View {
     fn drop(&mut self) {
+        let _inside = super::InLocus::enter();
         // Not finished: nothing is copied; the buffer is unmapped and kept.
         let _ = self.end(false);
     }
@@ -238,6 +240,7 @@ pub(super) fn open(
     len: u64,
     way: StageWay,
 ) -> Result<Box<dyn StagedView>> {
+    let _inside = super::InLocus::enter();
     let (usage, mode) = match way {
         StageWay::Out => (
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,

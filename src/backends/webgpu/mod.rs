@@ -14,7 +14,11 @@
 //! staging buffer per call) is used only for small asynchronous uploads.
 //!
 //! wgpu panics on validation errors by default; locus installs an error handler that
-//! records them instead, and returns them as [`Error::Backend`].
+//! records them instead, and returns them as [`Error::Backend`]. Only errors raised while
+//! the thread is inside a locus call ([`InLocus`]) are locus's: an error of the
+//! application's own use of locus's device is a warning on stderr naming the location
+//! (as wgpu's own handler would report it), never charged to a later, unrelated locus
+//! call.
 
 mod adopted;
 mod batch;
@@ -122,6 +126,33 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
     })
 }
 
+thread_local! {
+    /// How deep this thread is in locus's calls on a WebGPU device.
+    static IN_LOCUS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks this thread as inside a locus call on a WebGPU device while it lives: a wgpu
+/// error raised meanwhile outside any error scope is locus's (the next wait reports it),
+/// any other is the application's.
+pub(super) struct InLocus(());
+
+impl InLocus {
+    pub(super) fn enter() -> InLocus {
+        IN_LOCUS.with(|depth| depth.set(depth.get() + 1));
+        InLocus(())
+    }
+
+    fn here() -> bool {
+        IN_LOCUS.with(|depth| depth.get() > 0)
+    }
+}
+
+impl Drop for InLocus {
+    fn drop(&mut self) {
+        IN_LOCUS.with(|depth| depth.set(depth.get().saturating_sub(1)));
+    }
+}
+
 impl WebGpuDevice {
     fn open(location: Location, adapter: wgpu::Adapter) -> Result<WebGpuDevice, Unavailable> {
         let adapter_info = adapter.get_info();
@@ -150,6 +181,14 @@ impl WebGpuDevice {
         let errors = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&errors);
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if !InLocus::here() {
+                crate::core::config::warn_once(&format!(
+                    "{location}: a wgpu error outside any locus call on locus's WebGPU device \
+                     (the application's own use of it; push an error scope around those calls \
+                     to handle it there): {e}"
+                ));
+                return;
+            }
             if let Ok(mut list) = sink.lock() {
                 list.push(e.to_string());
             }
@@ -255,6 +294,7 @@ impl WebGpuDevice {
     /// not to whichever thread checks next. A validation error is the cause of whatever
     /// failed after it (a wait on the refused submission), so it is the one reported.
     fn scoped<R>(&self, call: &'static str, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        let _inside = InLocus::enter();
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let result = f();
         match pollster::block_on(scope.pop()) {
@@ -289,6 +329,7 @@ impl WebGpuDevice {
     }
 
     fn wait(&self, call: &'static str, index: Option<wgpu::SubmissionIndex>) -> Result<()> {
+        let _inside = InLocus::enter();
         self.device
             .poll(wgpu::PollType::Wait {
                 submission_index: index,

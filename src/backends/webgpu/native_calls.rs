@@ -19,6 +19,7 @@ impl WebGpuDevice {
     }
 
     pub(super) fn native_write_impl(&self, dst: &Native, src: &[u8]) -> Result<()> {
+        let _inside = super::InLocus::enter();
         let (buffer, offset) = buffer_of(dst);
         if self.mappable(dst) {
             return self.mapped_for(buffer, offset, src.len(), wgpu::MapMode::Write, |at| {
@@ -33,6 +34,7 @@ impl WebGpuDevice {
     }
 
     pub(super) fn native_read_impl(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
+        let _inside = super::InLocus::enter();
         let (buffer, offset) = buffer_of(src);
         let len = dst.len();
         if self.mappable(src) {
@@ -45,6 +47,7 @@ impl WebGpuDevice {
     }
 
     pub(super) fn native_copy_impl(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
+        let _inside = super::InLocus::enter();
         let ((s, so), (d, d0)) = (buffer_of(src), buffer_of(dst));
         let mut encoder = self.device().create_command_encoder(&Default::default());
         self.encode_copy(&mut encoder, s, so, d, d0, (len as u64).div_ceil(4) * 4);

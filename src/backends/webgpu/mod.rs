@@ -15,7 +15,7 @@
 //!
 //! wgpu panics on validation errors by default; locus installs an error handler that
 //! records them instead, and returns them as [`Error::Backend`]. Only errors raised while
-//! the thread is inside a locus call ([`InLocus`]) are locus's: an error of the
+//! the thread is inside a locus call (`InLocus`) are locus's: an error of the
 //! application's own use of locus's device is a warning on stderr naming the location
 //! (as wgpu's own handler would report it), never charged to a later, unrelated locus
 //! call.

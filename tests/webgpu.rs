@@ -306,6 +306,22 @@ fn staging_buffers_are_lent_in_place_off_unified_memory() {
     assert!(back == want, "the storage buffer after three lent writes");
 }
 
+/// A 4096-byte storage buffer of `device` with both copy usages, as a native handle.
+fn storage_of(device: &wgpu::Device, label: &str) -> Native {
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: 4096,
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    Native::WebGpu {
+        buffer: Arc::new(buffer),
+        offset: 0,
+    }
+}
+
 /// A wgpu buffer of the application's own device (another `wgpu::Device` on the same
 /// adapter) is refused at adoption, naming the location; the code before took it, read
 /// zeros from it, and the next write panicked inside wgpu-core.
@@ -322,39 +338,23 @@ fn a_buffer_of_another_wgpu_device_is_refused_at_adoption() {
             .request_device(&wgpu::DeviceDescriptor::default()),
     )
     .unwrap();
-    let buffer = theirs.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("the application's own"),
-        size: 4096,
-        usage: wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_SRC
-            | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let native = Native::WebGpu {
-        buffer: Arc::new(buffer),
-        offset: 0,
-    };
     // SAFETY: a live buffer of 4096 bytes (of another device: refused before any use).
-    let e = unsafe { Memory::adopt(at, native, 4096, |_| {}) }
-        .unwrap_err()
-        .to_string();
+    let e = unsafe {
+        Memory::adopt(
+            at,
+            storage_of(&theirs, "the application's own"),
+            4096,
+            |_| {},
+        )
+    }
+    .unwrap_err()
+    .to_string();
     assert!(
         e.contains("webgpu:0") && e.contains("another wgpu device"),
         "{e}"
     );
     // locus's own device's buffers are still taken.
-    let ours = device.device().create_buffer(&wgpu::BufferDescriptor {
-        label: Some("on locus's device"),
-        size: 4096,
-        usage: wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_SRC
-            | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let native = Native::WebGpu {
-        buffer: Arc::new(ours),
-        offset: 0,
-    };
+    let native = storage_of(device.device(), "on locus's device");
     // SAFETY: a live buffer of 4096 bytes of this location's device.
     let m = unsafe { Memory::adopt(at, native, 4096, |_| {}) }.unwrap();
     m.write(0, &[9u8; 4096]).unwrap();

@@ -187,16 +187,7 @@ impl<T: Pod> Buffer<T> {
     /// accessible from there, otherwise from a cached replica made (once) at
     /// `location`. The guard borrows the buffer shared: no write can happen meanwhile.
     pub fn access(&self, location: Location) -> Result<ReadGuard<'_, T>> {
-        let mut replicas = self.lock();
-        let (i, route) = self.serve(&mut replicas, location, false)?;
-        let events = self.guard_events(&mut replicas[i], location)?;
-        ReadGuard::new(
-            Arc::clone(&replicas[i].memory),
-            location,
-            route,
-            self.len,
-            events,
-        )
+        self.read_guard(location, false)
     }
 
     /// Declares a write at `location` (read-modify-write: the current data is there
@@ -212,8 +203,13 @@ impl<T: Pod> Buffer<T> {
     /// use it in place): for code that needs `location`'s own handle, such as a host
     /// pointer where the data is an OpenCL buffer the host maps.
     pub fn access_at(&self, location: Location) -> Result<ReadGuard<'_, T>> {
+        self.read_guard(location, true)
+    }
+
+    /// A read guard at `location`, served by memory there itself when `exact`.
+    fn read_guard(&self, location: Location, exact: bool) -> Result<ReadGuard<'_, T>> {
         let mut replicas = self.lock();
-        let (i, route) = self.serve(&mut replicas, location, true)?;
+        let (i, route) = self.serve(&mut replicas, location, exact)?;
         let events = self.guard_events(&mut replicas[i], location)?;
         ReadGuard::new(
             Arc::clone(&replicas[i].memory),

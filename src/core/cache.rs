@@ -28,7 +28,12 @@ pub fn cache_dir() -> PathBuf {
             .filter(|s| !s.is_empty())
             .map(PathBuf::from)
     };
-    super::config::path("LOCUS_CACHE_DIR")
+    cache_dir_from(super::config::path("LOCUS_CACHE_DIR"), env)
+}
+
+/// [`cache_dir`] from `LOCUS_CACHE_DIR`'s value and the other variables `env` gives.
+fn cache_dir_from(chosen: Option<PathBuf>, env: impl Fn(&str) -> Option<PathBuf>) -> PathBuf {
+    chosen
         .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("locus")))
         .or_else(|| env("HOME").map(|d| d.join(".cache").join("locus")))
         .unwrap_or_else(|| std::env::temp_dir().join(format!("locus-{}", euid())))
@@ -73,14 +78,7 @@ pub fn check_dir(dir: &Path, what: &str) -> Result<()> {
             dir.display()
         ))
     })?;
-    let problem = if meta.file_type().is_symlink() {
-        Some("is a symbolic link".to_string())
-    } else if !meta.is_dir() {
-        Some("is not a directory".to_string())
-    } else {
-        ownership_problem(&meta)
-    };
-    match problem {
+    match problem_with(&meta, true) {
         None => Ok(()),
         Some(p) => Err(Error::Invalid(format!(
             "{what}: refusing the cache directory {}: it {p}, so another user could place code or data there; \
@@ -104,14 +102,7 @@ pub fn trusted_file(path: &Path, what: &str) -> Result<bool> {
             )))
         }
     };
-    let problem = if meta.file_type().is_symlink() {
-        Some("is a symbolic link".to_string())
-    } else if !meta.is_file() {
-        Some("is not a regular file".to_string())
-    } else {
-        ownership_problem(&meta)
-    };
-    match problem {
+    match problem_with(&meta, false) {
         None => Ok(true),
         Some(p) => Err(Error::Invalid(format!(
             "{what}: refusing {}: it {p}, so this user did not build it; delete it and run again",
@@ -153,6 +144,20 @@ fn narrow_if_mine(dir: &Path) {
     }
 }
 
+/// Why what `meta` describes is not to be trusted as a directory (`dir`) or a regular
+/// file of this user's alone; `None` when it is.
+fn problem_with(meta: &std::fs::Metadata, dir: bool) -> Option<String> {
+    if meta.file_type().is_symlink() {
+        Some("is a symbolic link".to_string())
+    } else if dir && !meta.is_dir() {
+        Some("is not a directory".to_string())
+    } else if !dir && !meta.is_file() {
+        Some("is not a regular file".to_string())
+    } else {
+        ownership_problem(meta)
+    }
+}
+
 fn ownership_problem(meta: &std::fs::Metadata) -> Option<String> {
     let me = euid();
     if meta.uid() != me && meta.uid() != 0 {
@@ -184,10 +189,10 @@ mod tests {
 
     #[test]
     fn the_fallback_without_a_home_is_per_user() {
-        let d = std::env::temp_dir().join(format!("locus-{}", euid()));
-        // Only the fallback's shape: the environment of the test process decides which
-        // directory cache_dir() answers.
-        assert!(d.to_string_lossy().ends_with(&format!("locus-{}", euid())));
+        let d = cache_dir_from(None, |_| None);
+        assert_eq!(d, std::env::temp_dir().join(format!("locus-{}", euid())));
+        let home = cache_dir_from(None, |v| (v == "HOME").then(|| PathBuf::from("/h")));
+        assert_eq!(home, PathBuf::from("/h/.cache/locus"));
     }
 
     #[test]

@@ -83,26 +83,16 @@ impl FailureCallback {
 
 /// An out-of-memory error that says how often the callback ran, and whether the
 /// retries ran out.
-fn called(e: Error, calls: usize, at_limit: bool) -> Error {
-    match e {
-        Error::OutOfMemory {
-            location,
-            requested,
-            by,
-            reason,
-        } => Error::OutOfMemory {
-            location,
-            requested,
-            by,
-            reason: format!(
-                "{reason}; the failure callback was called {calls} times{}",
-                if at_limit {
-                    " (its limit of retries)"
-                } else {
-                    ""
-                }
-            ),
-        },
-        other => other,
+fn called(mut e: Error, calls: usize, at_limit: bool) -> Error {
+    if let Error::OutOfMemory { reason, .. } = &mut e {
+        let limit = if at_limit {
+            " (its limit of retries)"
+        } else {
+            ""
+        };
+        reason.push_str(&format!(
+            "; the failure callback was called {calls} times{limit}"
+        ));
     }
+    e
 }

@@ -150,23 +150,20 @@ pub(crate) fn when_done(event: Event, job: impl FnOnce() + Send + 'static) {
     if event.is_complete() {
         return job();
     }
-    // A thread per job: jobs complete in whatever order their events do (one slow or
-    // gated event holds back no other release). Where no thread can be started, here.
-    let job = Arc::new(Mutex::new(Some(crate::core::shutdown::counted(
-        move || {
-            let _ = event.wait();
-            job();
-        },
-    ))));
+    // A thread per job at once (the worker's threads for waiting jobs, reused): jobs
+    // complete in whatever order their events do (one slow or gated event holds back no
+    // other release). Where no thread can be started, here.
+    let job = Arc::new(Mutex::new(Some(move || {
+        let _ = event.wait();
+        job();
+    })));
     let take = |job: &Mutex<Option<_>>| job.lock().unwrap_or_else(|e| e.into_inner()).take();
     let theirs = Arc::clone(&job);
-    let started = std::thread::Builder::new()
-        .name("locus-releaser".into())
-        .spawn(move || {
-            if let Some(job) = take(&theirs) {
-                job();
-            }
-        });
+    let started = crate::runtime::worker::run_waiting(move || {
+        if let Some(job) = take(&theirs) {
+            job();
+        }
+    });
     if started.is_err() {
         if let Some(job) = take(&job) {
             job();

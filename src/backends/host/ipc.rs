@@ -199,7 +199,7 @@ pub fn reclaim_stale() -> Vec<String> {
     let mut removed = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("locus-") || maker_of(&name).is_none() {
+        if !name.starts_with("locus-") {
             continue;
         }
         let mine = entry.metadata().is_ok_and(|m| m.uid() == me);
@@ -255,10 +255,14 @@ pub(crate) fn create(at: Location, len: usize) -> Result<*mut u8> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     crate::core::fork::check("Memory::new_shared")?;
     first_use();
-    let pid = std::process::id();
+    // This process's ID and start time, read once (the start time does not change).
+    static ME: std::sync::OnceLock<(u32, u64)> = std::sync::OnceLock::new();
+    let (pid, started) = *ME.get_or_init(|| {
+        let pid = std::process::id();
+        (pid, start_time(pid as libc::pid_t).unwrap_or(0))
+    });
     let name = format!(
-        "/locus-{pid}-{}-{}",
-        start_time(pid as libc::pid_t).unwrap_or(0),
+        "/locus-{pid}-{started}-{}",
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
     let c = CString::new(name.clone()).map_err(|e| Error::Invalid(e.to_string()))?;

@@ -182,12 +182,6 @@ fn build(
             ))
         })?;
     }
-    if !cache::trusted_file(&object, &what)? {
-        return Err(Error::Invalid(format!(
-            "{what}: {} vanished after it was built (another process cleaned the cache?); run again",
-            object.display()
-        )));
-    }
     // SAFETY: loading runs the object's initialisers; it is code the user asked us to
     // compile from their own source, as NVRTC output is loaded for CUDA.
     unsafe { libloading::Library::new(&object) }.map_err(|e| Error::Backend {

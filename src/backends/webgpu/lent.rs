@@ -157,7 +157,6 @@ impl StagedView for View {
 
 impl Drop for View {
     fn drop(&mut self) {
-        let _inside = super::InLocus::enter();
         // Not finished: nothing is copied; the buffer is unmapped and kept.
         let _ = self.end(false);
     }

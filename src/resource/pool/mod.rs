@@ -214,6 +214,35 @@ impl Pool {
         (state, Ok(i))
     }
 
+    /// A free range of at least `search` bytes when none was found: a new chunk; at the
+    /// maximum, a range freed while the upstream was asked (by another thread, or by the
+    /// upstream's failure callback giving back a block of this pool), else one pending
+    /// work frees after a host wait, else growth once more.
+    fn grow_for<'a>(
+        &'a self,
+        state: MutexGuard<'a, State>,
+        search: usize,
+    ) -> Result<(MutexGuard<'a, State>, u32)> {
+        let (state, grown) = self.grow(state, search);
+        let e = match grown {
+            Ok(i) => return Ok((state, i)),
+            Err(e) if e.is_out_of_memory() => e,
+            Err(e) => return Err(e),
+        };
+        if let Some(i) = state.find(search) {
+            return Ok((state, i));
+        }
+        if state.pending.is_empty() {
+            return Err(e);
+        }
+        let state = self.reclaim(state, true);
+        if let Some(i) = state.find(search) {
+            return Ok((state, i));
+        }
+        let (state, grown) = self.grow(state, search);
+        grown.map(|i| (state, i))
+    }
+
     /// Cuts range `i` (taken out of the free lists, at least `need + align - self.align`
     /// bytes) down to the `need` bytes that start at a multiple of `align`; the padding
     /// before and after goes back to the free lists.
@@ -337,29 +366,9 @@ impl Pool {
         let i = match found {
             Some(i) => i,
             None => {
-                let (again, grown) = self.grow(state, search);
+                let (again, i) = self.grow_for(state, search)?;
                 state = again;
-                match grown {
-                    Ok(i) => i,
-                    // Freed while the upstream was asked (by another thread, or by the
-                    // upstream's failure callback giving back a block of this pool).
-                    Err(e) if e.is_out_of_memory() => match state.find(search) {
-                        Some(i) => i,
-                        None if !state.pending.is_empty() => {
-                            state = self.reclaim(state, true);
-                            match state.find(search) {
-                                Some(i) => i,
-                                None => {
-                                    let (again, grown) = self.grow(state, search);
-                                    state = again;
-                                    grown?
-                                }
-                            }
-                        }
-                        None => return Err(e),
-                    },
-                    Err(e) => return Err(e),
-                }
+                i
             }
         };
         state.take(i, search);

@@ -291,11 +291,15 @@ def test_a_consumer_that_frees_then_fails_does_not_free_twice(location):
     deleter again: the interpreter died (SIGSEGV) after torch's failed import."""
     import subprocess
     import sys
+    import tempfile
 
+    # Run outside the source tree: from python/, `import locus` would find the sources
+    # rather than the installed package.
     out = subprocess.run(
         [sys.executable, "-c", CONSUMER_FREES_AND_FAILS, location],
         capture_output=True,
         text=True,
         timeout=120,
+        cwd=tempfile.gettempdir(),
     )
     assert out.returncode == 0 and "survived" in out.stdout, (out.returncode, out.stderr[-2000:])

@@ -55,6 +55,10 @@ pub mod resource;
 mod runtime;
 
 pub use crate::core::address_index::{lookup, AddressInfo};
+pub use crate::core::capability::{
+    CopyBatches, HostMemoryInPlace, HostMemoryRegistration, InPlace, IpcHandles, Kernels,
+    MemoryKinds, MemoryReport, NativeCalls, Placement, QueueAdoption, QueuedCopies, StagingViews,
+};
 pub use crate::core::completion::{Completion, NativeEvent, NativeWork};
 pub use crate::core::device::{Device, DeviceInfo, Direction, HostAccess, HostReach, ALIGNMENT};
 pub use crate::core::element::{DType, Element};

@@ -161,6 +161,8 @@ fn unified_memory_is_host_accessible_in_place() {
             seen
         });
         device
+            .kernels()
+            .expect("WebGPU launches kernels")
             .launch(&spec, &[LaunchArg::Memory(&memory)])
             .and_then(|done| done.wait())
             .expect("the kernel runs once the host view ends");
@@ -239,7 +241,7 @@ fn a_refused_mapping_is_reported_and_leaves_nothing_behind() {
 }
 
 /// A device that transfers through staging buffers lends them in place
-/// (`Device::stage`): bytes copied out by the device are read where the buffer is mapped,
+/// (`StagingViews::stage`): bytes copied out by the device are read where the buffer is mapped,
 /// bytes written there reach the storage buffer once the view is finished, and other
 /// data of the buffer is untouched. On unified memory (the host maps storage buffers
 /// itself) and for ranges `copy_buffer_to_buffer` cannot take, nothing is lent.
@@ -254,24 +256,24 @@ fn staging_buffers_are_lent_in_place_off_unified_memory() {
     let memory = Memory::new(at, n).unwrap();
     memory.write(0, &data).unwrap();
     let device = memory.device();
+    let stage = |offset, len, way| {
+        device
+            .staging_views()
+            .and_then(|views| views.stage(memory.native(), offset, len, way))
+    };
     if device.host_access_default() != locus::HostAccess::None {
-        assert!(device
-            .stage(memory.native(), 0, 64, StageWay::Out)
-            .is_none());
+        assert!(stage(0, 64, StageWay::Out).is_none());
         return;
     }
     for (offset, len) in [(2, 64), (0, 6), (0, 0)] {
         assert!(
-            device
-                .stage(memory.native(), offset, len, StageWay::Out)
-                .is_none(),
+            stage(offset, len, StageWay::Out).is_none(),
             "lent for {len} bytes at {offset}"
         );
     }
     for round in 0..3 {
         let (offset, len) = (4096 * round + 8, 40_000);
-        let view = device
-            .stage(memory.native(), offset, len, StageWay::Out)
+        let view = stage(offset, len, StageWay::Out)
             .expect("a staging view")
             .unwrap();
         // SAFETY: the view's mapping holds `len` readable bytes until it is finished.
@@ -282,8 +284,7 @@ fn staging_buffers_are_lent_in_place_off_unified_memory() {
     let mut want = data.clone();
     for round in 0..3u8 {
         let (offset, len) = (1000 * round as usize + 12, 20_000);
-        let view = device
-            .stage(memory.native(), offset, len, StageWay::In)
+        let view = stage(offset, len, StageWay::In)
             .expect("a staging view")
             .unwrap();
         // SAFETY: the view's mapping holds `len` writable bytes until it is finished.
@@ -293,10 +294,7 @@ fn staging_buffers_are_lent_in_place_off_unified_memory() {
         view.finish().unwrap();
     }
     // A view dropped unfinished copies nothing.
-    let view = device
-        .stage(memory.native(), 0, 16, StageWay::In)
-        .expect("a staging view")
-        .unwrap();
+    let view = stage(0, 16, StageWay::In).expect("a staging view").unwrap();
     // SAFETY: as above.
     unsafe { std::slice::from_raw_parts_mut(view.host(), 16) }.fill(0xFF);
     drop(view);

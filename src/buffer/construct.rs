@@ -37,7 +37,7 @@ impl<T: Pod> Buffer<T> {
     /// memory of `cuda:0`, SYCL USM shared or host, ...): accessibility follows the kind
     /// (pinned host memory is used in place by the host and by its device). A kind the
     /// location does not offer is an error naming what it offers
-    /// ([`Device::memory_kinds`](crate::Device::memory_kinds)). Growing past the
+    /// ([`MemoryKinds`](crate::MemoryKinds)). Growing past the
     /// capacity reallocates in the same kind.
     pub fn zeroed_kind(
         location: Location,

@@ -1,5 +1,5 @@
 //! One copy of a batch a device runs in its runtime's batch form
-//! ([`Device::copy_batch`]): host bytes into the
+//! ([`CopyBatches::copy_batch`](super::capability::CopyBatches::copy_batch)): host bytes into the
 //! device's memory, its memory into host bytes, or a copy within the device.
 
 use super::device::Device;

@@ -6,6 +6,7 @@
 //! - [`error`]: the one error type;
 //! - [`element`]: numeric element types and their conversions (Rust's `as`);
 //! - [`device`]: the [`Device`](device::Device) trait every backend implements, and the facts a device reports;
+//! - [`capability`]: a device's optional abilities (IPC handles, kernels, queued copies, ...), a trait each;
 //! - [`discovery`]: what finding one technology's devices found, or why it found none;
 //! - [`native`]: each technology's handle to an allocation;
 //! - [`native_queue`]: a runtime's own queue, and one a backend adopted from a user;
@@ -29,6 +30,7 @@ pub mod aligned;
 pub mod batch_copy;
 pub mod block;
 pub mod cache;
+pub mod capability;
 pub mod completion;
 pub mod config;
 pub mod device;

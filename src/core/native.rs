@@ -35,7 +35,7 @@ impl GpuMemory {
 }
 
 /// The kind of memory an allocation is, named alike at every location; each location
-/// offers some ([`Device::memory_kinds`](super::device::Device::memory_kinds)).
+/// offers some ([`MemoryKinds`](super::capability::MemoryKinds)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MemoryKind {
     /// The location's ordinary memory (what [`Memory::new`](super::memory::Memory) gives).

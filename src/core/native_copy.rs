@@ -4,8 +4,9 @@
 //! the raw baselines `locus bench` and the benchmarks compare the library against, and
 //! a way to see a vendor's call beside locus's.
 //!
-//! Each technology answers through its `Device` ([`Device::native_call`],
-//! [`Device::native_write`], [`Device::native_read`], [`Device::native_copy_within`]);
+//! Each technology answers through its [`NativeCalls`](super::capability::NativeCalls)
+//! (the call's name, a write, a read, a copy within); a device without them answers with
+//! its own `write` / `read` / `copy_within`;
 //! this file only checks the ranges and picks the calls for a pair.
 
 #[cfg(doc)]

@@ -1,7 +1,7 @@
 //! A runtime's own queue, as a user made it: [`NativeQueue`] names one (a CUDA or HIP
 //! stream, an OpenCL command queue, a SYCL queue, a wgpu queue), and [`ForeignQueue`] is
 //! how a backend orders locus's work against one it adopted
-//! ([`Device::adopt_queue`](super::device::Device::adopt_queue)), without a host wait
+//! ([`QueueAdoption::adopt_queue`](super::capability::QueueAdoption::adopt_queue)), without a host wait
 //! where the runtime allows it.
 
 use super::completion::Completion;

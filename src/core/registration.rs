@@ -7,7 +7,7 @@ use super::address_index::{self, Indexed};
 use super::location::Location;
 
 /// One registration of a host range with a runtime (see
-/// [`Device::register_host`](super::device::Device::register_host)); dropping it
+/// [`HostMemoryRegistration::register_host`](super::capability::HostMemoryRegistration::register_host)); dropping it
 /// unregisters the range (a failure there is ignored: the range stays usable as
 /// pageable memory), except once the process is ending.
 pub struct HostRegistration {

@@ -35,7 +35,7 @@ impl Upstream {
     /// The upstream resource of `device` that allocates `kind` (managed or pinned host
     /// memory of a CUDA / HIP device, the driver's stream-ordered pool, a SYCL USM kind).
     /// A kind the device does not offer is an error naming the location and the kinds it
-    /// offers ([`Device::memory_kinds`]).
+    /// offers (`memory_kinds` on `dyn Device`).
     pub fn of_kind(device: Arc<dyn Device>, kind: MemoryKind) -> Result<Upstream> {
         let offered = device.memory_kinds();
         if !offered.contains(&kind) {
@@ -137,7 +137,7 @@ pub fn stream_ordered(location: Location) -> Result<Arc<dyn MemoryResource>> {
 }
 
 /// The memory still available at `location` and its total, in bytes (RMM's
-/// `available_device_memory`; see [`Device::available_memory`]).
+/// `available_device_memory`; see `available_memory` on `dyn Device`).
 pub fn available_memory(location: Location) -> Result<(u64, u64)> {
     crate::runtime::registry::registry()
         .device(location)?

@@ -115,8 +115,9 @@ pub unsafe fn register_host_memory(ptr: *mut u8, len: usize) -> Result<Vec<HostR
         if done.iter().any(|r| r.location().technology() == technology) {
             continue; // one registration covers every device of a runtime
         }
-        // SAFETY: per this function's contract.
-        if let Some(r) = unsafe { device.register_host(ptr, len) }? {
+        if let Some(runtime) = device.host_registration() {
+            // SAFETY: per this function's contract.
+            let r = unsafe { runtime.register_host(ptr, len) }?;
             done.push(r.entered(ptr as u64, len));
         }
     }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::backends::host::ipc::{self, IpcHandle};
+use crate::core::capability::InPlace;
 use crate::core::device::Device;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
@@ -49,8 +50,11 @@ static EXPORTED: Mutex<BTreeMap<(u64, u64), String>> = Mutex::new(BTreeMap::new(
 /// `bytes` of `device`'s own memory with an IPC handle of its runtime, forgotten (and
 /// freed) when the memory is dropped.
 fn new_exported(device: Arc<dyn Device>, bytes: usize) -> Result<Memory> {
+    let Some(handles) = device.ipc_handles() else {
+        return Err(not_offered(device.location(), "Memory::new_shared"));
+    };
     let native = device.allocate(bytes)?;
-    let handle = match device.ipc_export(&native) {
+    let handle = match handles.ipc_export(&native) {
         Ok(h) => h,
         Err(e) => {
             // SAFETY: allocated just above, used by nothing.
@@ -101,18 +105,20 @@ fn open_exported(handle: &IpcHandle, rest: &str) -> Result<Memory> {
         .collect::<std::result::Result<Vec<u8>, _>>()
         .map_err(|_| bad("is garbled"))?;
     let device = Arc::clone(registry().device(at)?);
-    if !device.has_ipc_handles() {
+    let Some(handles) = device.ipc_handles() else {
         return Err(not_offered(at, "Memory::open_ipc"));
-    }
+    };
     // SAFETY: the maker keeps the memory until it frees it; a handle of freed memory is
     // the driver's error. Closed once, by the deleter.
-    let native = unsafe { device.ipc_open(&bytes) }?;
+    let native = unsafe { handles.ipc_open(&bytes) }?;
     let owner = Arc::clone(&device);
     // SAFETY: opened just above: `handle.len` bytes of `device`'s memory until closed.
     unsafe {
         Memory::adopt_on(device, native, handle.len, move |native| {
-            // SAFETY: from `ipc_open` above, used by nothing now.
-            owner.ipc_close(native)
+            if let Some(handles) = owner.ipc_handles() {
+                // SAFETY: from `ipc_open` above, used by nothing now.
+                handles.ipc_close(native)
+            }
         })
     }
 }
@@ -136,16 +142,19 @@ fn adopt_mapping(at: Location, ptr: *mut u8, len: usize, call: &str) -> Result<M
         }
     };
     let addr = ptr as usize;
-    if let Some(native) = device.host_memory_as_native(ptr) {
-        // SAFETY: a fresh mapping of `len` bytes of host memory, unmapped exactly once,
-        // by the deleter, when the memory is dropped.
-        return unsafe {
-            Memory::adopt(at, native, len, move |_| ipc::close(addr as *mut u8, len))
-        };
-    }
-    // SAFETY: the mapping stays until the deleter below, which frees the object first.
-    let native = match unsafe { device.wrap_host_memory(ptr, len) } {
-        Some(Ok(native)) => native,
+    // SAFETY: the mapping stays until the deleters below (which free an object first).
+    let in_place = device
+        .host_memory_in_place()
+        .map(|d| unsafe { d.use_host_memory(ptr, len) });
+    let native = match in_place {
+        Some(Ok(InPlace::Address(native))) => {
+            // SAFETY: a fresh mapping of `len` bytes of host memory, unmapped exactly
+            // once, by the deleter, when the memory is dropped.
+            return unsafe {
+                Memory::adopt(at, native, len, move |_| ipc::close(addr as *mut u8, len))
+            };
+        }
+        Some(Ok(InPlace::Object(native))) => native,
         refused => {
             // SAFETY: the mapping just made, not used.
             unsafe { ipc::close(ptr, len) };
@@ -169,7 +178,7 @@ fn adopt_mapping(at: Location, ptr: *mut u8, len: usize, call: &str) -> Result<M
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&native.key());
-            // SAFETY: made by `wrap_host_memory` above, used by nothing now.
+            // SAFETY: made by `use_host_memory` above, used by nothing now.
             owner.free(native, len);
             ipc::close(addr as *mut u8, len)
         })
@@ -197,7 +206,7 @@ impl Memory {
         const CALL: &str = "Memory::new_shared";
         // An absent location is an error before anything is made.
         let device = registry().device(location)?;
-        if device.has_ipc_handles() {
+        if device.ipc_handles().is_some() {
             return new_exported(Arc::clone(device), bytes);
         }
         adopt_mapping(location, ipc::create(location, bytes)?, bytes, CALL)

@@ -30,7 +30,6 @@ mod errors;
 mod kernels;
 #[cfg(test)]
 mod simulated;
-mod work;
 
 pub use device::{CudaDevice, RawCopy};
 

@@ -1,9 +1,9 @@
-//! A user's own CUDA or HIP stream, adopted ([`Device::adopt_queue`]): locus's stream
+//! A user's own CUDA or HIP stream, adopted ([`QueueAdoption::adopt_queue`]): locus's stream
 //! waits on the device for an event recorded on the user's stream (`cuStreamWaitEvent`),
 //! and the user's stream waits for locus's stream events the same way. Work locus runs
 //! on a worker thread is waited for on the host (neither API has user events).
 //!
-//! [`Device::adopt_queue`]: crate::core::device::Device::adopt_queue
+//! [`QueueAdoption::adopt_queue`]: crate::core::capability::QueueAdoption::adopt_queue
 
 use super::work::StreamEvent;
 use super::*;

@@ -30,7 +30,7 @@ pub trait GpuApi: Send + Sync + 'static {
     }
 
     /// The vendor's synchronous calls a user writes by hand for one transfer (host ->
-    /// device, device -> host, within one device): the names of `Device::native_call`.
+    /// device, device -> host, within one device): the names of `NativeCalls::native_call`.
     const NATIVE_CALLS: [&'static str; 3];
 
     /// Makes device `ordinal` current on this thread (and leaves it current: locus's

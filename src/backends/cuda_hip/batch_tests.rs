@@ -27,7 +27,10 @@ fn a_batch_is_one_driver_call_and_equals_the_copies_one_by_one() {
             src: &host[n / 2..n / 2 + 4096],
         },
     ];
-    Device::copy_batch(gpu.as_ref(), &mut copies).unwrap();
+    gpu.copy_batches()
+        .expect("the simulated driver batches")
+        .copy_batch(&mut copies)
+        .unwrap();
     let mut copies = vec![
         DeviceCopy::Within {
             src: a.native(),
@@ -42,7 +45,10 @@ fn a_batch_is_one_driver_call_and_equals_the_copies_one_by_one() {
             dst: &mut back,
         },
     ];
-    Device::copy_batch(gpu.as_ref(), &mut copies).unwrap();
+    gpu.copy_batches()
+        .expect("the simulated driver batches")
+        .copy_batch(&mut copies)
+        .unwrap();
     let calls: Vec<&str> = api.calls()[before..].to_vec();
     assert_eq!(back, host[n / 2..n / 2 + 4096], "the downloaded bytes");
     let mut within = vec![0u8; 1000];
@@ -81,7 +87,10 @@ fn copies_that_depend_on_each_other_are_the_drivers_error_naming_the_device() {
             len: 4096,
         },
     ];
-    let e = Device::copy_batch(gpu.as_ref(), &mut copies)
+    let e = gpu
+        .copy_batches()
+        .expect("the simulated driver batches")
+        .copy_batch(&mut copies)
         .unwrap_err()
         .to_string();
     assert!(

@@ -3,23 +3,6 @@
 use super::*;
 
 impl<A: GpuApi> Device for GpuDevice<A> {
-    fn queues_copies_cheaply(&self) -> bool {
-        // An async copy on locus's stream; the synchronous copy also synchronizes it.
-        true
-    }
-
-    fn copy_async(
-        &self,
-        src: &Memory,
-        src_offset: usize,
-        dst: &Memory,
-        dst_offset: usize,
-        len: usize,
-        after: &dyn Dependencies,
-    ) -> Result<Option<Completion>> {
-        self.start_copy(src, src_offset, dst, dst_offset, len, after)
-    }
-
     fn make_current(&self) -> Result<()> {
         // Left current, unlike locus's own calls (`activate`): what comes next on this
         // thread is a call that needs it (an MPI library asking the driver about a
@@ -27,65 +10,6 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         self.api
             .activate(self.ordinal)
             .map_err(|e| self.fail("set device", e))
-    }
-
-    unsafe fn register_host(
-        &self,
-        ptr: *mut u8,
-        len: usize,
-    ) -> Result<Option<crate::core::registration::HostRegistration>> {
-        {
-            let _current = self.activate()?;
-            // SAFETY: per the caller's contract, `ptr` stays valid for `len` bytes until
-            // the registration returned below is dropped, which unregisters it.
-            unsafe { self.api.host_register(ptr, len) }
-                .map_err(|e| self.fail("register host memory in place", e))?;
-        }
-        let (api, ordinal, at) = (Arc::clone(&self.api), self.ordinal, ptr as usize);
-        Ok(Some(crate::core::registration::HostRegistration::new(
-            self.location,
-            move || {
-                if let Ok(_current) = api.enter(ordinal) {
-                    // SAFETY: registered above; the memory's owner drops the
-                    // registration before the memory, once its copies are done.
-                    let _ = unsafe { api.host_unregister(at as *mut u8) };
-                }
-            },
-        )))
-    }
-
-    fn prefer_location(
-        &self,
-        memory: &Native,
-        offset: usize,
-        len: usize,
-        here: bool,
-    ) -> Result<()> {
-        let address = match A::unpack(memory) {
-            Some((ptr, GpuMemory::Managed)) => ptr,
-            Some(_) => {
-                return Err(Error::Invalid(format!(
-                    "{}: a preferred location is for memory paged in on use (managed or system-allocated memory), not {memory:?}",
-                    self.location
-                )))
-            }
-            // System-allocated memory: a host address this device pages in.
-            None if self.pageable_access => memory.address(),
-            None => {
-                return Err(Error::Invalid(format!(
-                    "{}: no pageable memory access (HMM / ATS) here, so host memory stays the host's; allocate managed memory to page it in",
-                    self.location
-                )))
-            }
-        };
-        let _current = self.activate()?;
-        self.api
-            .prefer_location(address + offset as u64, len, here.then_some(self.ordinal))
-            .map_err(|e| self.fail("memory advice", e))
-    }
-
-    fn max_launch_items(&self) -> u64 {
-        self.api.max_items_x()
     }
 
     fn synchronize(&self) -> Result<()> {
@@ -106,44 +30,6 @@ impl<A: GpuApi> Device for GpuDevice<A> {
 
     fn allocate(&self, bytes: usize) -> Result<Native> {
         self.alloc(GpuMemory::Device, bytes)
-    }
-
-    fn memory_kinds(&self) -> Vec<MemoryKind> {
-        let mut kinds = vec![
-            MemoryKind::Default,
-            MemoryKind::PinnedHost,
-            MemoryKind::Managed,
-        ];
-        if self.stream_ordered_pools {
-            kinds.push(MemoryKind::StreamOrdered);
-        }
-        kinds
-    }
-
-    fn available_memory(&self) -> Result<(u64, u64)> {
-        let _current = self.activate()?;
-        self.api
-            .memory_info()
-            .map_err(|e| self.fail("memory info", e))
-    }
-
-    fn allocate_kind(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
-        match kind {
-            MemoryKind::Default => self.alloc(GpuMemory::Device, bytes),
-            MemoryKind::PinnedHost => self.alloc(GpuMemory::Pinned, bytes),
-            MemoryKind::Managed => self.alloc(GpuMemory::Managed, bytes),
-            MemoryKind::StreamOrdered if self.stream_ordered_pools => {
-                // Once per device: a pool that gave its memory back at every
-                // synchronisation would make every allocation a driver allocation.
-                self.pool_kept.call_once(|| {
-                    if let Ok(_current) = self.activate() {
-                        let _ = self.api.keep_pool_memory();
-                    }
-                });
-                self.alloc(GpuMemory::StreamOrdered, bytes)
-            }
-            other => Err(unsupported_kind(self.location, other, &self.memory_kinds())),
-        }
     }
 
     unsafe fn free(&self, native: &Native, _bytes: usize) {
@@ -224,38 +110,6 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         })
     }
 
-    fn native_call(&self, _native: &Native, direction: Direction) -> &'static str {
-        let [write, read, within] = A::NATIVE_CALLS;
-        match direction {
-            Direction::HostToDevice => write,
-            Direction::DeviceToHost => read,
-            Direction::WithinDevice => within,
-        }
-    }
-
-    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
-        let (ptr, _) = self.ptr(dst)?;
-        self.native_or(Direction::HostToDevice, ptr, src.as_ptr() as u64, src.len())
-            .unwrap_or_else(|| self.write(dst, 0, src))
-    }
-
-    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
-        let (ptr, _) = self.ptr(src)?;
-        self.native_or(
-            Direction::DeviceToHost,
-            dst.as_mut_ptr() as u64,
-            ptr,
-            dst.len(),
-        )
-        .unwrap_or_else(|| self.read(src, 0, dst))
-    }
-
-    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
-        let ((s, _), (d, _)) = (self.ptr(src)?, self.ptr(dst)?);
-        self.native_or(Direction::WithinDevice, d, s, len)
-            .unwrap_or_else(|| self.copy_within(src, 0, dst, 0, len))
-    }
-
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         let (ptr, _) = self.ptr(dst)?;
         self.upload(ptr + offset as u64, src, false)
@@ -279,68 +133,6 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         // SAFETY: both ranges were bounds-checked and do not overlap.
         unsafe { self.api.on_device(t + d as u64, s + so as u64, len, true) }
             .map_err(|e| self.fail("copy on device", e))
-    }
-
-    fn has_ipc_handles(&self) -> bool {
-        true
-    }
-
-    fn ipc_export(&self, native: &Native) -> Result<Vec<u8>> {
-        self.ipc_export_impl(native)
-    }
-
-    unsafe fn ipc_open(&self, handle: &[u8]) -> Result<Native> {
-        // SAFETY: forwarded.
-        unsafe { self.ipc_open_impl(handle) }
-    }
-
-    unsafe fn ipc_close(&self, native: &Native) {
-        // SAFETY: forwarded.
-        unsafe { self.ipc_close_impl(native) }
-    }
-
-    fn batches_copies(&self) -> bool {
-        self.api.has_copy_batch()
-    }
-
-    fn copy_batch(&self, copies: &mut [DeviceCopy<'_>]) -> Result<()> {
-        if !self.api.has_copy_batch() {
-            return copies.iter_mut().try_for_each(|c| c.run_alone(self));
-        }
-        let mut ranges = Vec::with_capacity(copies.len());
-        for c in copies.iter_mut().filter(|c| !c.is_empty()) {
-            ranges.push(match c {
-                DeviceCopy::Write { dst, offset, src } => (
-                    self.ptr(dst)?.0 + *offset as u64,
-                    src.as_ptr() as u64,
-                    src.len(),
-                ),
-                DeviceCopy::Read { src, offset, dst } => (
-                    dst.as_mut_ptr() as u64,
-                    self.ptr(src)?.0 + *offset as u64,
-                    dst.len(),
-                ),
-                DeviceCopy::Within {
-                    src,
-                    src_offset,
-                    dst,
-                    dst_offset,
-                    len,
-                } => (
-                    self.ptr(dst)?.0 + *dst_offset as u64,
-                    self.ptr(src)?.0 + *src_offset as u64,
-                    *len,
-                ),
-            });
-        }
-        if ranges.is_empty() {
-            return Ok(());
-        }
-        let _current = self.activate()?;
-        // SAFETY: every range was bounds-checked by its memory and lives (the host slices
-        // borrowed, the device memory held by the caller) until the waited call returns;
-        // the caller checked that no destination overlaps another copy's ranges.
-        unsafe { self.api.copy_batch(&ranges) }.map_err(|e| self.fail("copy batch", e))
     }
 
     fn fill(&self, dst: &Native, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
@@ -382,16 +174,285 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         Ok(A::native(ptr + offset as u64, kind))
     }
 
+    fn native_calls(&self) -> Option<&dyn NativeCalls> {
+        Some(self)
+    }
+
+    fn queued_copies(&self) -> Option<&dyn QueuedCopies> {
+        Some(self)
+    }
+
+    fn copy_batches(&self) -> Option<&dyn CopyBatches> {
+        self.api.has_copy_batch().then_some(self)
+    }
+
+    fn ipc_handles(&self) -> Option<&dyn IpcHandles> {
+        Some(self)
+    }
+
+    fn host_registration(&self) -> Option<&dyn HostMemoryRegistration> {
+        Some(self)
+    }
+
+    fn placement(&self) -> Option<&dyn Placement> {
+        Some(self)
+    }
+
+    fn memory_report(&self) -> Option<&dyn MemoryReport> {
+        Some(self)
+    }
+
+    fn kinds(&self) -> Option<&dyn MemoryKinds> {
+        Some(self)
+    }
+
+    fn queue_adoption(&self) -> Option<&dyn QueueAdoption> {
+        Some(self)
+    }
+
+    fn kernels(&self) -> Option<&dyn Kernels> {
+        Some(self)
+    }
+}
+
+impl<A: GpuApi> QueuedCopies for GpuDevice<A> {
+    fn copy_async(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        after: &dyn Dependencies,
+    ) -> Result<Option<Completion>> {
+        self.start_copy(src, src_offset, dst, dst_offset, len, after)
+    }
+
+    fn queues_copies_cheaply(&self) -> bool {
+        // An async copy on locus's stream; the synchronous copy also synchronizes it.
+        true
+    }
+}
+
+impl<A: GpuApi> HostMemoryRegistration for GpuDevice<A> {
+    unsafe fn register_host(
+        &self,
+        ptr: *mut u8,
+        len: usize,
+    ) -> Result<crate::core::registration::HostRegistration> {
+        {
+            let _current = self.activate()?;
+            // SAFETY: per the caller's contract, `ptr` stays valid for `len` bytes until
+            // the registration returned below is dropped, which unregisters it.
+            unsafe { self.api.host_register(ptr, len) }
+                .map_err(|e| self.fail("register host memory in place", e))?;
+        }
+        let (api, ordinal, at) = (Arc::clone(&self.api), self.ordinal, ptr as usize);
+        Ok(crate::core::registration::HostRegistration::new(
+            self.location,
+            move || {
+                if let Ok(_current) = api.enter(ordinal) {
+                    // SAFETY: registered above; the memory's owner drops the
+                    // registration before the memory, once its copies are done.
+                    let _ = unsafe { api.host_unregister(at as *mut u8) };
+                }
+            },
+        ))
+    }
+}
+
+impl<A: GpuApi> Placement for GpuDevice<A> {
+    fn prefer_location(
+        &self,
+        memory: &Native,
+        offset: usize,
+        len: usize,
+        here: bool,
+    ) -> Result<()> {
+        let address = match A::unpack(memory) {
+            Some((ptr, GpuMemory::Managed)) => ptr,
+            Some(_) => {
+                return Err(Error::Invalid(format!(
+                    "{}: a preferred location is for memory paged in on use (managed or system-allocated memory), not {memory:?}",
+                    self.location
+                )))
+            }
+            // System-allocated memory: a host address this device pages in.
+            None if self.pageable_access => memory.address(),
+            None => {
+                return Err(Error::Invalid(format!(
+                    "{}: no pageable memory access (HMM / ATS) here, so host memory stays the host's; allocate managed memory to page it in",
+                    self.location
+                )))
+            }
+        };
+        let _current = self.activate()?;
+        self.api
+            .prefer_location(address + offset as u64, len, here.then_some(self.ordinal))
+            .map_err(|e| self.fail("memory advice", e))
+    }
+}
+
+impl<A: GpuApi> MemoryReport for GpuDevice<A> {
+    fn available_memory(&self) -> Result<(u64, u64)> {
+        let _current = self.activate()?;
+        self.api
+            .memory_info()
+            .map_err(|e| self.fail("memory info", e))
+    }
+}
+
+impl<A: GpuApi> MemoryKinds for GpuDevice<A> {
+    fn memory_kinds(&self) -> Vec<MemoryKind> {
+        let mut kinds = vec![
+            MemoryKind::Default,
+            MemoryKind::PinnedHost,
+            MemoryKind::Managed,
+        ];
+        if self.stream_ordered_pools {
+            kinds.push(MemoryKind::StreamOrdered);
+        }
+        kinds
+    }
+
+    fn allocate_kind(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
+        match kind {
+            MemoryKind::Default => self.alloc(GpuMemory::Device, bytes),
+            MemoryKind::PinnedHost => self.alloc(GpuMemory::Pinned, bytes),
+            MemoryKind::Managed => self.alloc(GpuMemory::Managed, bytes),
+            MemoryKind::StreamOrdered if self.stream_ordered_pools => {
+                // Once per device: a pool that gave its memory back at every
+                // synchronisation would make every allocation a driver allocation.
+                self.pool_kept.call_once(|| {
+                    if let Ok(_current) = self.activate() {
+                        let _ = self.api.keep_pool_memory();
+                    }
+                });
+                self.alloc(GpuMemory::StreamOrdered, bytes)
+            }
+            other => Err(unsupported_kind(self.location, other, &self.memory_kinds())),
+        }
+    }
+}
+
+impl<A: GpuApi> NativeCalls for GpuDevice<A> {
+    fn native_call(&self, _native: &Native, direction: Direction) -> &'static str {
+        let [write, read, within] = A::NATIVE_CALLS;
+        match direction {
+            Direction::HostToDevice => write,
+            Direction::DeviceToHost => read,
+            Direction::WithinDevice => within,
+        }
+    }
+
+    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
+        let (ptr, _) = self.ptr(dst)?;
+        self.native_or(Direction::HostToDevice, ptr, src.as_ptr() as u64, src.len())
+            .unwrap_or_else(|| self.write(dst, 0, src))
+    }
+
+    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
+        let (ptr, _) = self.ptr(src)?;
+        self.native_or(
+            Direction::DeviceToHost,
+            dst.as_mut_ptr() as u64,
+            ptr,
+            dst.len(),
+        )
+        .unwrap_or_else(|| self.read(src, 0, dst))
+    }
+
+    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
+        let ((s, _), (d, _)) = (self.ptr(src)?, self.ptr(dst)?);
+        self.native_or(Direction::WithinDevice, d, s, len)
+            .unwrap_or_else(|| self.copy_within(src, 0, dst, 0, len))
+    }
+}
+
+impl<A: GpuApi> IpcHandles for GpuDevice<A> {
+    fn ipc_export(&self, native: &Native) -> Result<Vec<u8>> {
+        self.ipc_export_impl(native)
+    }
+
+    unsafe fn ipc_open(&self, handle: &[u8]) -> Result<Native> {
+        // SAFETY: forwarded.
+        unsafe { self.ipc_open_impl(handle) }
+    }
+
+    unsafe fn ipc_close(&self, native: &Native) {
+        // SAFETY: forwarded.
+        unsafe { self.ipc_close_impl(native) }
+    }
+}
+
+impl<A: GpuApi> CopyBatches for GpuDevice<A> {
+    fn copy_batch(&self, copies: &mut [DeviceCopy<'_>]) -> Result<()> {
+        if !self.api.has_copy_batch() {
+            return copies.iter_mut().try_for_each(|c| c.run_alone(self));
+        }
+        let mut ranges = Vec::with_capacity(copies.len());
+        for c in copies.iter_mut().filter(|c| !c.is_empty()) {
+            ranges.push(match c {
+                DeviceCopy::Write { dst, offset, src } => (
+                    self.ptr(dst)?.0 + *offset as u64,
+                    src.as_ptr() as u64,
+                    src.len(),
+                ),
+                DeviceCopy::Read { src, offset, dst } => (
+                    dst.as_mut_ptr() as u64,
+                    self.ptr(src)?.0 + *offset as u64,
+                    dst.len(),
+                ),
+                DeviceCopy::Within {
+                    src,
+                    src_offset,
+                    dst,
+                    dst_offset,
+                    len,
+                } => (
+                    self.ptr(dst)?.0 + *dst_offset as u64,
+                    self.ptr(src)?.0 + *src_offset as u64,
+                    *len,
+                ),
+            });
+        }
+        if ranges.is_empty() {
+            return Ok(());
+        }
+        let _current = self.activate()?;
+        // SAFETY: every range was bounds-checked by its memory and lives (the host slices
+        // borrowed, the device memory held by the caller) until the waited call returns;
+        // the caller checked that no destination overlaps another copy's ranges.
+        unsafe { self.api.copy_batch(&ranges) }.map_err(|e| self.fail("copy batch", e))
+    }
+}
+
+impl<A: GpuApi> Kernels for GpuDevice<A> {
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
         self.launch_kernel(spec, args)
     }
 
-    /// Work on this device's own stream (the stream is in order): launches and copies
-    /// after it are queued behind it, with no host wait.
-    fn orders_after(&self, work: &Completion) -> bool {
-        self.stream_ordered(work)
+    fn max_launch_items(&self) -> u64 {
+        self.api.max_items_x()
     }
 
+    fn launch_after(
+        &self,
+        spec: &LaunchSpec<'_>,
+        args: &[LaunchArg<'_>],
+        after: &dyn Dependencies,
+    ) -> Result<Completion> {
+        // Work on this device's own stream (the stream is in order): launches after it
+        // are queued behind it, with no host wait.
+        launch_after_waiting(self, spec, args, after, |work| self.stream_ordered(work))
+    }
+
+    fn lacks_f64(&self) -> Option<String> {
+        None
+    }
+}
+
+impl<A: GpuApi> QueueAdoption for GpuDevice<A> {
     fn adopt_queue(
         &self,
         native: &crate::core::native_queue::NativeQueue,

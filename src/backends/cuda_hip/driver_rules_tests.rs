@@ -19,7 +19,12 @@ fn memsets_are_ordered_on_the_stream() {
     let b = Arc::new(Memory::on(&d, n).unwrap());
     a.write(0, &[7u8; 4096]).unwrap();
     // A copy still queued, then a memset of its destination: the memset comes second.
-    let copy = d.copy_async(&a, 0, &b, 0, n, &NONE).unwrap().unwrap();
+    let copy = d
+        .queued_copies()
+        .unwrap()
+        .copy_async(&a, 0, &b, 0, n, &NONE)
+        .unwrap()
+        .unwrap();
     b.fill(0..n, &[0]).unwrap();
     let mut back = vec![1u8; n];
     b.read(0, &mut back).unwrap();
@@ -39,14 +44,24 @@ fn synchronize_makes_its_device_current_first() {
     let a = Arc::new(Memory::on(&d0, n).unwrap());
     let b = Arc::new(Memory::on(&d0, n).unwrap());
     a.write(0, &[3u8; 1024]).unwrap();
-    let _copy = d0.copy_async(&a, 0, &b, 0, n, &NONE).unwrap().unwrap();
+    let _copy = d0
+        .queued_copies()
+        .unwrap()
+        .copy_async(&a, 0, &b, 0, n, &NONE)
+        .unwrap()
+        .unwrap();
     assert!(raw(&b) != vec![3u8; n], "the copy is still queued");
     let _other = Memory::on(&d1, 16).unwrap(); // device 1 is current now
     d0.synchronize().unwrap();
     assert_eq!(raw(&b), vec![3u8; n], "device 0's stream ran");
     // From a fresh thread: no device current there.
     let c = Arc::new(Memory::on(&d0, n).unwrap());
-    let _copy = d0.copy_async(&a, 0, &c, 0, n, &NONE).unwrap().unwrap();
+    let _copy = d0
+        .queued_copies()
+        .unwrap()
+        .copy_async(&a, 0, &c, 0, n, &NONE)
+        .unwrap()
+        .unwrap();
     let d = Arc::clone(&d0);
     std::thread::spawn(move || {
         Strict::clear_current();
@@ -69,7 +84,12 @@ fn events_are_used_with_their_device_current() {
     let a = Arc::new(Memory::on(&d, n).unwrap());
     let b = Arc::new(Memory::on(&d, n).unwrap());
     a.write(0, &[5u8; 2048]).unwrap();
-    let copy = d.copy_async(&a, 0, &b, 0, n, &NONE).unwrap().unwrap();
+    let copy = d
+        .queued_copies()
+        .unwrap()
+        .copy_async(&a, 0, &b, 0, n, &NONE)
+        .unwrap()
+        .unwrap();
     let _other = Memory::on(&dynamic(&sim[1]), 16).unwrap(); // another device current here
     std::thread::spawn(move || {
         Strict::clear_current();
@@ -157,7 +177,11 @@ fn every_call_may_fail_once_and_the_device_stays_usable() {
             let b = Arc::new(Memory::on(d, n)?);
             a.fill(0..n, &[4])?;
             a.write(0, &data)?;
-            if let Some(c) = d.copy_async(&a, 0, &b, 0, n, &NONE)? {
+            if let Some(c) = d
+                .queued_copies()
+                .unwrap()
+                .copy_async(&a, 0, &b, 0, n, &NONE)?
+            {
                 c.wait()?;
             }
             let mut out = vec![0u8; n];
@@ -198,7 +222,12 @@ fn importers_ask_the_pointer_s_device_and_wait_for_the_producer_s_stream() {
     let a = Arc::new(Memory::on(&d0, 256).unwrap());
     let b = Arc::new(Memory::on(&d0, 256).unwrap());
     a.write(0, &[9u8; 256]).unwrap();
-    let _copy = d0.copy_async(&a, 0, &b, 0, 256, &NONE).unwrap().unwrap();
+    let _copy = d0
+        .queued_copies()
+        .unwrap()
+        .copy_async(&a, 0, &b, 0, 256, &NONE)
+        .unwrap()
+        .unwrap();
     let _current = Memory::on(&d1, 8).unwrap();
     let handle = sim[0].consumer_stream();
     // SAFETY: the simulated driver's handle of device 0's stream.

@@ -1,6 +1,6 @@
 //! Device memory shared between processes through the driver's IPC memory handles
 //! (`cuIpcGetMemHandle` / `cuIpcOpenMemHandle` / `cuIpcCloseMemHandle`, HIP's alike):
-//! [`Device::ipc_export`], [`Device::ipc_open`] and [`Device::ipc_close`] of a GPU
+//! [`IpcHandles::ipc_export`], [`IpcHandles::ipc_open`] and [`IpcHandles::ipc_close`] of a GPU
 //! device. Only memory from `allocate` (`cuMemAlloc`), at its start, is exported: the
 //! drivers refuse their stream-ordered pool's memory, pinned and managed memory.
 
@@ -23,7 +23,7 @@ impl<A: GpuApi> GpuDevice<A> {
     }
 
     /// # Safety
-    /// As for [`Device::ipc_open`].
+    /// As for [`IpcHandles::ipc_open`].
     pub(super) unsafe fn ipc_open_impl(&self, handle: &[u8]) -> Result<Native> {
         let bytes: [u8; 64] = handle.try_into().map_err(|_| {
             Error::Invalid(format!(
@@ -40,7 +40,7 @@ impl<A: GpuApi> GpuDevice<A> {
     }
 
     /// # Safety
-    /// As for [`Device::ipc_close`].
+    /// As for [`IpcHandles::ipc_close`].
     pub(super) unsafe fn ipc_close_impl(&self, native: &Native) {
         if let (Ok(_current), Ok((ptr, _))) = (self.activate(), self.ptr(native)) {
             // SAFETY: per the caller's contract.

@@ -16,6 +16,10 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::core::capability::{
+    launch_after_waiting, CopyBatches, HostMemoryRegistration, IpcHandles, Kernels, MemoryKinds,
+    MemoryReport, NativeCalls, Placement, QueueAdoption, QueuedCopies,
+};
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
 use crate::core::device::{
     fill_by_writes, unsupported_kind, Device, DeviceCopy, DeviceInfo, Direction, Discovery,

@@ -31,9 +31,12 @@ fn registered_host_memory_is_copied_without_staging_until_the_registration_ends(
     );
 
     // SAFETY: `host` outlives the registration, dropped below before it.
-    let registration = unsafe { gpu.register_host(host.as_mut_ptr(), n) }
-        .unwrap()
-        .expect("a GPU registers host memory");
+    let registration = unsafe {
+        gpu.host_registration()
+            .expect("a GPU registers host memory")
+            .register_host(host.as_mut_ptr(), n)
+    }
+    .unwrap();
     assert_eq!(registration.location(), Location::Cuda(0));
     assert_eq!(api.registered(), vec![(host.as_ptr() as u64, n)]);
     let before = staging_events(&api);

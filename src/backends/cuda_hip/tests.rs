@@ -48,6 +48,8 @@ fn copies_within_a_device_are_stream_events() {
     let b = Arc::new(Memory::on(&d, n).unwrap());
     a.write(0, &data).unwrap();
     let event = d
+        .queued_copies()
+        .unwrap()
         .copy_async(&a, 0, &b, 0, n, &NONE)
         .unwrap()
         .expect("a copy within one GPU runs on its stream");
@@ -57,9 +59,19 @@ fn copies_within_a_device_are_stream_events() {
     b.read(0, &mut back).unwrap();
     assert!(back == data);
     // Overlapping ranges of one allocation, and other devices, are not stream copies.
-    assert!(d.copy_async(&a, 0, &a, 1, 8, &NONE).unwrap().is_none());
+    assert!(d
+        .queued_copies()
+        .unwrap()
+        .copy_async(&a, 0, &a, 1, 8, &NONE)
+        .unwrap()
+        .is_none());
     let c = Arc::new(Memory::on(&other, n).unwrap());
-    assert!(d.copy_async(&a, 0, &c, 0, n, &NONE).unwrap().is_none());
+    assert!(d
+        .queued_copies()
+        .unwrap()
+        .copy_async(&a, 0, &c, 0, n, &NONE)
+        .unwrap()
+        .is_none());
 }
 
 #[test]
@@ -371,13 +383,20 @@ fn work_after_this_stream_s_own_events_is_queued_without_a_host_wait() {
     let data: Vec<u8> = (0..n).map(|i| (i % 241) as u8).collect();
     let [a, b, c] = [0; 3].map(|_| Arc::new(Memory::on(&d, n).unwrap()));
     a.write(0, &data).unwrap();
-    let first = d.copy_async(&a, 0, &b, 0, n, &NONE).unwrap().unwrap();
+    let first = d
+        .queued_copies()
+        .unwrap()
+        .copy_async(&a, 0, &b, 0, n, &NONE)
+        .unwrap()
+        .unwrap();
     let first = [Event::native(first, vec![Arc::clone(&a), Arc::clone(&b)])];
     assert!(
         !first[0].is_complete(),
         "the simulated stream holds the copy back"
     );
     let second = d
+        .queued_copies()
+        .unwrap()
         .copy_async(&b, 0, &c, 0, n, &first.as_slice())
         .unwrap()
         .expect("a copy after this stream's own event is a stream copy");
@@ -481,7 +500,12 @@ fn a_stream_copy_hands_out_its_cuevent() {
     let sim = devices(vec![], true);
     let d = dynamic(&sim[0]);
     let [a, b] = [0; 2].map(|_| Arc::new(Memory::on(&d, 256).unwrap()));
-    let work = d.copy_async(&a, 0, &b, 0, 256, &NONE).unwrap().unwrap();
+    let work = d
+        .queued_copies()
+        .unwrap()
+        .copy_async(&a, 0, &b, 0, 256, &NONE)
+        .unwrap()
+        .unwrap();
     let event = Event::native(work, vec![Arc::clone(&a), Arc::clone(&b)]);
     match event.native_event() {
         Some(crate::core::completion::NativeEvent::Cuda {

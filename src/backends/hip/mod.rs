@@ -59,12 +59,13 @@ use crate::core::native::Native;
 
 mod arch;
 mod calls;
-mod device;
-mod kernels;
 pub mod raw_traits;
-mod work;
 
-pub use device::HipDevice;
+/// The HIP device at one location: `locus::device_as::<HipDevice>(location)`. The device
+/// type CUDA and HIP share (`cuda_hip`: its `Device` implementation, its kernels,
+/// compiled by hiprtc through [`HipApi`], and its queued work, a stream event) over
+/// this backend's calls.
+pub type HipDevice = GpuDevice<HipApi>;
 
 thread_local! {
     /// The device `activate` made current on this thread (one `HipApi` per process). A

@@ -63,14 +63,6 @@ impl Device for HostDevice {
         true
     }
 
-    fn host_memory_as_native(&self, ptr: *mut u8) -> Option<Native> {
-        Some(Native::Host { ptr })
-    }
-
-    fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
-        "memcpy"
-    }
-
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         // SAFETY: `Memory` checked `offset + src.len()` against the allocation size, and
         // `src` cannot overlap the destination (it is borrowed from elsewhere).
@@ -144,5 +136,37 @@ impl Device for HostDevice {
         // SAFETY: the sub-allocator keeps `offset + len` inside the parent allocation.
         let ptr = unsafe { base.add(offset) };
         Ok(Native::Host { ptr })
+    }
+    fn native_calls(&self) -> Option<&dyn NativeCalls> {
+        Some(self)
+    }
+
+    fn host_memory_in_place(&self) -> Option<&dyn HostMemoryInPlace> {
+        Some(self)
+    }
+}
+
+/// The host's own calls are `memcpy`: locus's write, read and copy.
+impl NativeCalls for HostDevice {
+    fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
+        "memcpy"
+    }
+
+    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
+        self.write(dst, 0, src)
+    }
+
+    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
+        self.read(src, 0, dst)
+    }
+
+    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
+        self.copy_within(src, 0, dst, 0, len)
+    }
+}
+
+impl HostMemoryInPlace for HostDevice {
+    unsafe fn use_host_memory(&self, ptr: *mut u8, _len: usize) -> Result<InPlace> {
+        Ok(InPlace::Address(Native::Host { ptr }))
     }
 }

@@ -1,10 +1,15 @@
 //! The host: ordinary memory from the global allocator, aligned to [`ALIGNMENT`]; large
 //! allocations are mapped pages (see `pages`).
+//!
+//! No kernels and no queued work: codelets run their Rust host function directly
+//! (`codelet`), and every host operation completes before the call returns (asynchronous
+//! copies go to locus's worker threads).
 
 use std::alloc::{self, Layout};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use crate::core::capability::{HostMemoryInPlace, InPlace, NativeCalls};
 use crate::core::device::{
     host_memory_bytes, Device, DeviceInfo, Direction, Discovery, HostAccess, HostReach, ALIGNMENT,
 };
@@ -14,9 +19,7 @@ use crate::core::native::Native;
 
 mod device;
 pub(crate) mod ipc;
-mod kernels;
 use crate::backends::pages;
-mod work;
 
 /// The host device: there is exactly one.
 #[derive(Debug)]

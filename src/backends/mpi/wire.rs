@@ -8,10 +8,10 @@
 //! - [`Wire::Staged`]: through two reused host chunks: the device copy of chunk k+1
 //!   runs while chunk k is on the network (sending), and the device copy of chunk k
 //!   while chunk k+1 arrives (receiving). Where the device lends its own mapped staging
-//!   buffers ([`Device::stage`]: WebGPU off unified memory), MPI sends from and receives
+//!   buffers ([`StagingViews::stage`]: WebGPU off unified memory), MPI sends from and receives
 //!   into those instead, so that no host copy is made.
 //!
-//! [`Device::stage`]: crate::core::device::Device::stage
+//! [`StagingViews::stage`]: crate::core::capability::StagingViews::stage
 //!
 //! When a wait runs out of time, the requests still running are cancelled and freed, and
 //! the memory they use is never freed (it is kept in a process-wide list), so a late
@@ -384,7 +384,7 @@ pub fn recv(
 }
 
 /// True when a staged message of `bytes` in `piece`-byte pieces goes through the
-/// device's own staging views ([`Device::stage`](crate::core::device::Device::stage):
+/// device's own staging views ([`StagingViews::stage`](crate::core::capability::StagingViews::stage):
 /// WebGPU off unified memory), not host chunks: the device lends them for this memory,
 /// and every piece's offset and length is a multiple of 4.
 pub fn lends(memory: &Memory, bytes: usize, piece: usize) -> bool {
@@ -474,7 +474,8 @@ fn recv_lent(
 fn lent(memory: &Memory, at: usize, len: usize, way: StageWay) -> Result<Box<dyn StagedView>> {
     memory
         .device()
-        .stage(memory.native(), at, len, way)
+        .staging_views()
+        .and_then(|views| views.stage(memory.native(), at, len, way))
         .unwrap_or_else(|| {
             Err(Error::Invalid(format!(
                 "{}: the device said it lends staging views of this memory, then lent none for {len} bytes at {at}",

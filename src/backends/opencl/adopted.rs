@@ -1,9 +1,9 @@
-//! A user's own OpenCL command queue, adopted ([`Device::adopt_queue`]): locus's work
+//! A user's own OpenCL command queue, adopted ([`QueueAdoption::adopt_queue`]): locus's work
 //! waits for a marker of the user's work there, and the user's later work waits for
 //! locus's behind a barrier (its `cl_event` in the wait list; a user event for work of
 //! a worker thread), all on the device.
 //!
-//! [`Device::adopt_queue`]: crate::core::device::Device::adopt_queue
+//! [`QueueAdoption::adopt_queue`]: crate::core::capability::QueueAdoption::adopt_queue
 
 use cl3::command_queue::{
     enqueue_barrier_with_wait_list, enqueue_marker_with_wait_list, get_command_queue_info,

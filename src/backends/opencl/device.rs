@@ -4,43 +4,8 @@
 use super::*;
 
 impl Device for OpenClDevice {
-    fn copy_async(
-        &self,
-        src: &Memory,
-        src_offset: usize,
-        dst: &Memory,
-        dst_offset: usize,
-        len: usize,
-        after: &dyn Dependencies,
-    ) -> Result<Option<Completion>> {
-        self.start_copy(src, src_offset, dst, dst_offset, len, after)
-    }
-
-    fn queues_copies_cheaply(&self) -> bool {
-        // An enqueue on the in-order queue; the synchronous copy also waits for it.
-        true
-    }
-
     fn synchronize(&self) -> Result<()> {
         self.queue.finish().map_err(|e| self.fail("clFinish", e.0))
-    }
-
-    fn adopt_queue(
-        &self,
-        native: &crate::core::native_queue::NativeQueue,
-    ) -> Result<Arc<dyn crate::core::native_queue::ForeignQueue>> {
-        use crate::core::native_queue::NativeQueue;
-        match native {
-            // SAFETY: `Queue::from_native`'s contract: a live `cl_command_queue`.
-            NativeQueue::OpenCl(queue) => Ok(Arc::new(unsafe { self.adopt(queue.cast()) }?)),
-            other => Err(other.refused_at(self.location, "OpenCL command queues")),
-        }
-    }
-
-    fn native_queue(&self) -> Option<crate::core::native_queue::NativeQueue> {
-        Some(crate::core::native_queue::NativeQueue::OpenCl(
-            self.queue.get().cast(),
-        ))
     }
 
     fn location(&self) -> Location {
@@ -64,44 +29,6 @@ impl Device for OpenClDevice {
         self.live.fetch_add(1, Ordering::Relaxed);
         super::remember_made(mem);
         Ok(Native::OpenCl { mem, offset: 0 })
-    }
-
-    fn memory_kinds(&self) -> Vec<MemoryKind> {
-        self.offered_kinds()
-    }
-
-    unsafe fn wrap_host_memory(&self, ptr: *mut u8, len: usize) -> Option<Result<Native>> {
-        // A CPU device's `CL_MEM_USE_HOST_PTR` buffer is the host memory itself (its
-        // kernels and copies run in this process on those pages); a GPU's may be a
-        // cached copy, so nothing is offered there.
-        if self.info.kind != "cpu" {
-            return None;
-        }
-        // SAFETY: the caller keeps `len` bytes at `ptr` valid until the buffer is freed;
-        // OpenCL rejects size 0, so at least 1 (an empty range is not shared).
-        let made = unsafe {
-            create_buffer(
-                self.context.get(),
-                CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
-                len.max(1),
-                ptr.cast(),
-            )
-        };
-        Some(
-            made.map(|mem| {
-                self.live.fetch_add(1, Ordering::Relaxed);
-                super::remember_made(mem);
-                Native::OpenCl { mem, offset: 0 }
-            })
-            .map_err(|code| self.fail("clCreateBuffer (CL_MEM_USE_HOST_PTR)", code)),
-        )
-    }
-
-    fn allocate_kind(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
-        match kind {
-            MemoryKind::Default => self.allocate(bytes),
-            other => self.allocate_made(bytes, other),
-        }
     }
 
     unsafe fn free(&self, native: &Native, _bytes: usize) {
@@ -141,26 +68,6 @@ impl Device for OpenClDevice {
 
     fn executes_on_host(&self) -> bool {
         false
-    }
-
-    fn lacks_f64(&self) -> Option<String> {
-        let extensions = self.device.extensions().unwrap_or_default();
-        (!extensions.contains("cl_khr_fp64")).then(|| {
-            format!(
-                "{} ({}) does not report cl_khr_fp64 (64-bit floats)",
-                self.location, self.info.name
-            )
-        })
-    }
-
-    // `write`, `read` and `copy_within` are the blocking calls a user writes: the native
-    // transfers are those.
-    fn native_call(&self, _native: &Native, direction: Direction) -> &'static str {
-        match direction {
-            Direction::HostToDevice => "clEnqueueWriteBuffer",
-            Direction::DeviceToHost => "clEnqueueReadBuffer",
-            Direction::WithinDevice => "clEnqueueCopyBuffer",
-        }
     }
 
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
@@ -319,6 +226,111 @@ impl Device for OpenClDevice {
         (bits / 8).max(crate::core::device::ALIGNMENT)
     }
 
+    fn native_calls(&self) -> Option<&dyn NativeCalls> {
+        Some(self)
+    }
+
+    fn queued_copies(&self) -> Option<&dyn QueuedCopies> {
+        Some(self)
+    }
+
+    fn kinds(&self) -> Option<&dyn MemoryKinds> {
+        Some(self)
+    }
+
+    fn host_memory_in_place(&self) -> Option<&dyn HostMemoryInPlace> {
+        // A CPU device's `CL_MEM_USE_HOST_PTR` buffer is the host memory itself (its
+        // kernels and copies run in this process on those pages); a GPU's may be a
+        // cached copy, so nothing is offered there.
+        (self.info.kind == "cpu").then_some(self)
+    }
+
+    fn queue_adoption(&self) -> Option<&dyn QueueAdoption> {
+        Some(self)
+    }
+
+    fn kernels(&self) -> Option<&dyn Kernels> {
+        Some(self)
+    }
+}
+
+impl QueuedCopies for OpenClDevice {
+    fn copy_async(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        after: &dyn Dependencies,
+    ) -> Result<Option<Completion>> {
+        self.start_copy(src, src_offset, dst, dst_offset, len, after)
+    }
+
+    fn queues_copies_cheaply(&self) -> bool {
+        // An enqueue on the in-order queue; the synchronous copy also waits for it.
+        true
+    }
+}
+
+impl QueueAdoption for OpenClDevice {
+    fn adopt_queue(
+        &self,
+        native: &crate::core::native_queue::NativeQueue,
+    ) -> Result<Arc<dyn crate::core::native_queue::ForeignQueue>> {
+        use crate::core::native_queue::NativeQueue;
+        match native {
+            // SAFETY: `Queue::from_native`'s contract: a live `cl_command_queue`.
+            NativeQueue::OpenCl(queue) => Ok(Arc::new(unsafe { self.adopt(queue.cast()) }?)),
+            other => Err(other.refused_at(self.location, "OpenCL command queues")),
+        }
+    }
+
+    fn native_queue(&self) -> Option<crate::core::native_queue::NativeQueue> {
+        Some(crate::core::native_queue::NativeQueue::OpenCl(
+            self.queue.get().cast(),
+        ))
+    }
+}
+
+impl MemoryKinds for OpenClDevice {
+    fn memory_kinds(&self) -> Vec<MemoryKind> {
+        self.offered_kinds()
+    }
+
+    fn allocate_kind(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
+        match kind {
+            MemoryKind::Default => self.allocate(bytes),
+            other => self.allocate_made(bytes, other),
+        }
+    }
+}
+
+/// `write`, `read` and `copy_within` are the blocking calls a user writes: the native
+/// transfers are those.
+impl NativeCalls for OpenClDevice {
+    fn native_call(&self, _native: &Native, direction: Direction) -> &'static str {
+        match direction {
+            Direction::HostToDevice => "clEnqueueWriteBuffer",
+            Direction::DeviceToHost => "clEnqueueReadBuffer",
+            Direction::WithinDevice => "clEnqueueCopyBuffer",
+        }
+    }
+
+    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
+        self.write(dst, 0, src)
+    }
+
+    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
+        self.read(src, 0, dst)
+    }
+
+    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
+        self.copy_within(src, 0, dst, 0, len)
+    }
+}
+
+impl Kernels for OpenClDevice {
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
         self.launch_kernel(spec, args, &NoDependencies)
     }
@@ -330,5 +342,40 @@ impl Device for OpenClDevice {
         after: &dyn Dependencies,
     ) -> Result<Completion> {
         self.launch_kernel(spec, args, after)
+    }
+
+    fn max_launch_items(&self) -> u64 {
+        u64::MAX
+    }
+
+    fn lacks_f64(&self) -> Option<String> {
+        let extensions = self.device.extensions().unwrap_or_default();
+        (!extensions.contains("cl_khr_fp64")).then(|| {
+            format!(
+                "{} ({}) does not report cl_khr_fp64 (64-bit floats)",
+                self.location, self.info.name
+            )
+        })
+    }
+}
+
+impl HostMemoryInPlace for OpenClDevice {
+    unsafe fn use_host_memory(&self, ptr: *mut u8, len: usize) -> Result<InPlace> {
+        // SAFETY: the caller keeps `len` bytes at `ptr` valid until the buffer is freed;
+        // OpenCL rejects size 0, so at least 1 (an empty range is not shared).
+        let made = unsafe {
+            create_buffer(
+                self.context.get(),
+                CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                len.max(1),
+                ptr.cast(),
+            )
+        };
+        made.map(|mem| {
+            self.live.fetch_add(1, Ordering::Relaxed);
+            super::remember_made(mem);
+            InPlace::Object(Native::OpenCl { mem, offset: 0 })
+        })
+        .map_err(|code| self.fail("clCreateBuffer (CL_MEM_USE_HOST_PTR)", code))
     }
 }

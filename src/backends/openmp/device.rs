@@ -98,20 +98,6 @@ impl Device for OpenMpDevice {
         self.on_host
     }
 
-    fn host_memory_as_native(&self, ptr: *mut u8) -> Option<Native> {
-        // A device that runs on the host takes host addresses as its device pointers.
-        self.on_host.then(|| Native::OpenMp {
-            ptr,
-            device: self.device_number(),
-        })
-    }
-
-    // `write`, `read` and `copy_within` are `omp_target_memcpy` itself: the native
-    // transfers are those.
-    fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
-        "omp_target_memcpy"
-    }
-
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
         // SAFETY: `offset` was bounds-checked by `Memory`.
         let target = unsafe { ptr_of(dst).add(offset) };
@@ -205,7 +191,69 @@ impl Device for OpenMpDevice {
         })
     }
 
+    fn native_calls(&self) -> Option<&dyn NativeCalls> {
+        Some(self)
+    }
+
+    fn host_memory_in_place(&self) -> Option<&dyn HostMemoryInPlace> {
+        // A device that runs on the host takes host addresses as its device pointers.
+        self.on_host.then_some(self)
+    }
+
+    fn kernels(&self) -> Option<&dyn Kernels> {
+        Some(self)
+    }
+}
+
+/// `write`, `read` and `copy_within` are `omp_target_memcpy` itself: the native
+/// transfers are those.
+impl NativeCalls for OpenMpDevice {
+    fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
+        "omp_target_memcpy"
+    }
+
+    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
+        self.write(dst, 0, src)
+    }
+
+    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
+        self.read(src, 0, dst)
+    }
+
+    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
+        self.copy_within(src, 0, dst, 0, len)
+    }
+}
+
+impl HostMemoryInPlace for OpenMpDevice {
+    unsafe fn use_host_memory(&self, ptr: *mut u8, _len: usize) -> Result<InPlace> {
+        Ok(InPlace::Address(Native::OpenMp {
+            ptr,
+            device: self.device_number(),
+        }))
+    }
+}
+
+impl Kernels for OpenMpDevice {
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
         self.launch_kernel(spec, args)
+    }
+
+    fn launch_after(
+        &self,
+        spec: &LaunchSpec<'_>,
+        args: &[LaunchArg<'_>],
+        after: &dyn Dependencies,
+    ) -> Result<Completion> {
+        // Kernels run where they are called: every dependency is waited for first.
+        launch_after_waiting(self, spec, args, after, |_| false)
+    }
+
+    fn max_launch_items(&self) -> u64 {
+        u64::MAX
+    }
+
+    fn lacks_f64(&self) -> Option<String> {
+        None
     }
 }

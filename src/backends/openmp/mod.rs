@@ -11,6 +11,9 @@
 //! regions run on the host: memory from `omp_target_alloc` there is host memory, which
 //! the backend decides from what libgomp reports (`omp_get_initial_device`,
 //! `omp_is_initial_device` inside a target region), never from a fixed table.
+//!
+//! No queued work: every copy and kernel runs to completion before the call returns
+//! (asynchronous copies go to locus's worker threads).
 
 use std::any::Any;
 use std::ffi::c_void;
@@ -19,7 +22,10 @@ use std::sync::{Arc, OnceLock};
 
 use libloading::Library;
 
-use crate::core::completion::Completion;
+use crate::core::capability::{
+    launch_after_waiting, HostMemoryInPlace, InPlace, Kernels, NativeCalls,
+};
+use crate::core::completion::{Completion, Dependencies};
 use crate::core::device::{
     Device, DeviceInfo, Direction, Discovery, HostAccess, HostReach, Unavailable,
 };
@@ -33,7 +39,6 @@ use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 mod device;
 mod kernels;
 mod user_kernels;
-mod work;
 
 pub use kernels::{raw_kernel, vec_add_f32};
 

@@ -1,10 +1,10 @@
-//! A user's own SYCL queue, adopted ([`Device::adopt_queue`]): locus's work depends on a
+//! A user's own SYCL queue, adopted ([`QueueAdoption::adopt_queue`]): locus's work depends on a
 //! barrier submitted to the user's queue (`ext_oneapi_submit_barrier`), and the user's
 //! later work there waits for locus's SYCL events behind another barrier; both on the
 //! device. Work of a worker thread is waited for on the host (SYCL's C API has no user
 //! events).
 //!
-//! [`Device::adopt_queue`]: crate::core::device::Device::adopt_queue
+//! [`QueueAdoption::adopt_queue`]: crate::core::capability::QueueAdoption::adopt_queue
 
 use super::*;
 use crate::core::native_queue::{ForeignQueue, NativeQueue};

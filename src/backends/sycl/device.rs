@@ -4,40 +4,10 @@
 use super::*;
 
 impl Device for SyclDevice {
-    fn copy_async(
-        &self,
-        src: &Memory,
-        src_offset: usize,
-        dst: &Memory,
-        dst_offset: usize,
-        len: usize,
-        after: &dyn Dependencies,
-    ) -> Result<Option<Completion>> {
-        self.start_copy(src, src_offset, dst, dst_offset, len, after)
-    }
-
     fn synchronize(&self) -> Result<()> {
         // SAFETY: the queue is owned by this device and alive.
         unsafe { self.api.DPCTLQueue_Wait(self.queue) };
         Ok(())
-    }
-
-    fn adopt_queue(
-        &self,
-        native: &crate::core::native_queue::NativeQueue,
-    ) -> Result<Arc<dyn crate::core::native_queue::ForeignQueue>> {
-        use crate::core::native_queue::NativeQueue;
-        match native {
-            // SAFETY: `Queue::from_native`'s contract: a live `DPCTLSyclQueueRef`.
-            NativeQueue::Sycl(queue) => Ok(Arc::new(unsafe { self.adopt(queue.cast()) }?)),
-            other => Err(other.refused_at(self.location, "SYCL queues")),
-        }
-    }
-
-    fn native_queue(&self) -> Option<crate::core::native_queue::NativeQueue> {
-        Some(crate::core::native_queue::NativeQueue::Sycl(
-            self.queue.cast(),
-        ))
     }
 
     fn location(&self) -> Location {
@@ -50,33 +20,6 @@ impl Device for SyclDevice {
 
     fn allocate(&self, bytes: usize) -> Result<Native> {
         self.allocate_usm(bytes, UsmKind::Device)
-    }
-
-    fn memory_kinds(&self) -> Vec<MemoryKind> {
-        let mut kinds = vec![MemoryKind::Default];
-        for (usm, kind) in [
-            (UsmKind::Device, MemoryKind::UsmDevice),
-            (UsmKind::Shared, MemoryKind::UsmShared),
-            (UsmKind::Host, MemoryKind::UsmHost),
-        ] {
-            if self.supports(usm) {
-                kinds.push(kind);
-            }
-        }
-        kinds
-    }
-
-    fn allocate_kind(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
-        let usm = match kind {
-            MemoryKind::Default | MemoryKind::UsmDevice => UsmKind::Device,
-            MemoryKind::UsmShared => UsmKind::Shared,
-            MemoryKind::UsmHost => UsmKind::Host,
-            other => return Err(unsupported_kind(self.location, other, &self.memory_kinds())),
-        };
-        if !self.supports(usm) {
-            return Err(unsupported_kind(self.location, kind, &self.memory_kinds()));
-        }
-        self.allocate_usm(bytes, usm)
     }
 
     unsafe fn free(&self, native: &Native, _bytes: usize) {
@@ -113,22 +56,6 @@ impl Device for SyclDevice {
     fn executes_on_host(&self) -> bool {
         // With system USM, kernels dereference ordinary host pointers.
         self.system_usm
-    }
-
-    fn host_memory_as_native(&self, ptr: *mut u8) -> Option<Native> {
-        // With system USM, plain host memory is this device's in place: its copies take
-        // host pointers and its kernels dereference them. Host USM is the kind whose
-        // accessibility matches (the host and the device, in place).
-        self.system_usm.then_some(Native::Sycl {
-            ptr,
-            kind: UsmKind::Host,
-        })
-    }
-
-    // `write`, `read` and `copy_within` are one `DPCTLQueue_Memcpy` waited for: the
-    // native transfers are those.
-    fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
-        "DPCTLQueue_Memcpy"
     }
 
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
@@ -194,6 +121,122 @@ impl Device for SyclDevice {
         })
     }
 
+    fn native_calls(&self) -> Option<&dyn NativeCalls> {
+        Some(self)
+    }
+
+    fn queued_copies(&self) -> Option<&dyn QueuedCopies> {
+        Some(self)
+    }
+
+    fn kinds(&self) -> Option<&dyn MemoryKinds> {
+        Some(self)
+    }
+
+    fn host_memory_in_place(&self) -> Option<&dyn HostMemoryInPlace> {
+        // With system USM, plain host memory is this device's in place: its copies take
+        // host pointers and its kernels dereference them.
+        self.system_usm.then_some(self)
+    }
+
+    fn queue_adoption(&self) -> Option<&dyn QueueAdoption> {
+        Some(self)
+    }
+
+    fn kernels(&self) -> Option<&dyn Kernels> {
+        Some(self)
+    }
+}
+
+impl QueuedCopies for SyclDevice {
+    fn copy_async(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        after: &dyn Dependencies,
+    ) -> Result<Option<Completion>> {
+        self.start_copy(src, src_offset, dst, dst_offset, len, after)
+    }
+
+    fn queues_copies_cheaply(&self) -> bool {
+        // A queued SYCL copy carries an event of its own: dearer than a waited one.
+        false
+    }
+}
+
+impl QueueAdoption for SyclDevice {
+    fn adopt_queue(
+        &self,
+        native: &crate::core::native_queue::NativeQueue,
+    ) -> Result<Arc<dyn crate::core::native_queue::ForeignQueue>> {
+        use crate::core::native_queue::NativeQueue;
+        match native {
+            // SAFETY: `Queue::from_native`'s contract: a live `DPCTLSyclQueueRef`.
+            NativeQueue::Sycl(queue) => Ok(Arc::new(unsafe { self.adopt(queue.cast()) }?)),
+            other => Err(other.refused_at(self.location, "SYCL queues")),
+        }
+    }
+
+    fn native_queue(&self) -> Option<crate::core::native_queue::NativeQueue> {
+        Some(crate::core::native_queue::NativeQueue::Sycl(
+            self.queue.cast(),
+        ))
+    }
+}
+
+impl MemoryKinds for SyclDevice {
+    fn memory_kinds(&self) -> Vec<MemoryKind> {
+        let mut kinds = vec![MemoryKind::Default];
+        for (usm, kind) in [
+            (UsmKind::Device, MemoryKind::UsmDevice),
+            (UsmKind::Shared, MemoryKind::UsmShared),
+            (UsmKind::Host, MemoryKind::UsmHost),
+        ] {
+            if self.supports(usm) {
+                kinds.push(kind);
+            }
+        }
+        kinds
+    }
+
+    fn allocate_kind(&self, bytes: usize, kind: MemoryKind) -> Result<Native> {
+        let usm = match kind {
+            MemoryKind::Default | MemoryKind::UsmDevice => UsmKind::Device,
+            MemoryKind::UsmShared => UsmKind::Shared,
+            MemoryKind::UsmHost => UsmKind::Host,
+            other => return Err(unsupported_kind(self.location, other, &self.memory_kinds())),
+        };
+        if !self.supports(usm) {
+            return Err(unsupported_kind(self.location, kind, &self.memory_kinds()));
+        }
+        self.allocate_usm(bytes, usm)
+    }
+}
+
+/// `write`, `read` and `copy_within` are one `DPCTLQueue_Memcpy` waited for: the native
+/// transfers are those.
+impl NativeCalls for SyclDevice {
+    fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
+        "DPCTLQueue_Memcpy"
+    }
+
+    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
+        self.write(dst, 0, src)
+    }
+
+    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
+        self.read(src, 0, dst)
+    }
+
+    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
+        self.copy_within(src, 0, dst, 0, len)
+    }
+}
+
+impl Kernels for SyclDevice {
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
         self.launch_kernel(spec, args, &NoDependencies)
     }
@@ -205,5 +248,24 @@ impl Device for SyclDevice {
         after: &dyn Dependencies,
     ) -> Result<Completion> {
         self.launch_kernel(spec, args, after)
+    }
+
+    fn max_launch_items(&self) -> u64 {
+        u64::MAX
+    }
+
+    fn lacks_f64(&self) -> Option<String> {
+        None
+    }
+}
+
+impl HostMemoryInPlace for SyclDevice {
+    unsafe fn use_host_memory(&self, ptr: *mut u8, _len: usize) -> Result<InPlace> {
+        // Host USM is the kind whose accessibility matches (the host and the device, in
+        // place).
+        Ok(InPlace::Address(Native::Sycl {
+            ptr,
+            kind: UsmKind::Host,
+        }))
     }
 }

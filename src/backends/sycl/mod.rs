@@ -4,7 +4,7 @@
 //!
 //! Every SYCL device with USM support becomes `sycl:N`; a device without USM (PoCL seen
 //! through SYCL) is skipped with its reason. Memory is USM: device allocations by
-//! default, shared and host allocations through [`SyclDevice::allocate_kind`]. Each
+//! default, shared and host allocations through [`MemoryKinds::allocate_kind`]. Each
 //! allocation kind is allocated only after checking the device's USM aspect: the C API
 //! lets C++ exceptions escape, and one crossing into Rust aborts the process.
 //!
@@ -32,6 +32,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bindings::*;
 
+use crate::core::capability::{
+    HostMemoryInPlace, InPlace, Kernels, MemoryKinds, NativeCalls, QueueAdoption, QueuedCopies,
+};
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
 use crate::core::device::{
     fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, Discovery, HostAccess,

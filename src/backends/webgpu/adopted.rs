@@ -1,9 +1,9 @@
-//! locus's own wgpu queue, adopted ([`Device::adopt_queue`]): WebGPU has one queue per
+//! locus's own wgpu queue, adopted ([`QueueAdoption::adopt_queue`]): WebGPU has one queue per
 //! device, so a user's submissions there and locus's are already in one order (and a
 //! buffer is mapped only after the submissions that use it). Adopting it orders locus's
 //! worker-thread copies for the user's later submissions by a wait on the host.
 //!
-//! [`Device::adopt_queue`]: crate::core::device::Device::adopt_queue
+//! [`QueueAdoption::adopt_queue`]: crate::core::capability::QueueAdoption::adopt_queue
 
 use super::*;
 use crate::core::native_queue::{ForeignQueue, NativeQueue};

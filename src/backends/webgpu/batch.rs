@@ -4,7 +4,7 @@
 //! mapping of the readback buffer; where each copy alone pays its own submission, wait
 //! and mapping. Copies the host makes in place (mappable buffers on unified memory) and
 //! lengths or offsets `copy_buffer_to_buffer` cannot take (not multiples of 4) run one by
-//! one, as [`Device::copy_batch`]'s default does.
+//! one, as a batch runs on a device without `CopyBatches`.
 
 use std::sync::mpsc;
 

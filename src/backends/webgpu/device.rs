@@ -4,18 +4,6 @@
 use super::*;
 
 impl Device for WebGpuDevice {
-    fn copy_async(
-        &self,
-        src: &Memory,
-        src_offset: usize,
-        dst: &Memory,
-        dst_offset: usize,
-        len: usize,
-        after: &dyn Dependencies,
-    ) -> Result<Option<Completion>> {
-        self.start_copy(src, src_offset, dst, dst_offset, len, after)
-    }
-
     fn synchronize(&self) -> Result<()> {
         self.wait("Device::poll", None)
     }
@@ -56,23 +44,6 @@ impl Device for WebGpuDevice {
             // operations that need the usage say so.
             _ => Ok(()),
         }
-    }
-
-    fn adopt_queue(
-        &self,
-        native: &crate::core::native_queue::NativeQueue,
-    ) -> Result<Arc<dyn crate::core::native_queue::ForeignQueue>> {
-        use crate::core::native_queue::NativeQueue;
-        match native {
-            NativeQueue::WebGpu(queue) => Ok(Arc::new(self.adopt(queue)?)),
-            other => Err(other.refused_at(self.location, "its device's wgpu queue")),
-        }
-    }
-
-    fn native_queue(&self) -> Option<crate::core::native_queue::NativeQueue> {
-        Some(crate::core::native_queue::NativeQueue::WebGpu(
-            self.queue.clone(),
-        ))
     }
 
     fn location(&self) -> Location {
@@ -137,58 +108,8 @@ impl Device for WebGpuDevice {
         })
     }
 
-    fn lends_staging(&self, native: &Native) -> bool {
-        // On unified memory the host maps the storage buffer itself (one copy or none);
-        // copy_buffer_to_buffer takes offsets that are multiples of 4 only.
-        self.unified.is_none() && buffer_of(native).1.is_multiple_of(4)
-    }
-
-    fn stage(
-        &self,
-        native: &Native,
-        offset: usize,
-        len: usize,
-        way: StageWay,
-    ) -> Option<Result<Box<dyn StagedView>>> {
-        if !self.lends_staging(native) {
-            return None;
-        }
-        let (buffer, base) = buffer_of(native);
-        let at = base + offset as u64;
-        // copy_buffer_to_buffer takes multiples of 4 only.
-        if !at.is_multiple_of(4) || !len.is_multiple_of(4) || len == 0 {
-            return None;
-        }
-        Some(self.scoped("stage (lent staging buffer)", || {
-            lent::open(self, buffer, at, len as u64, way)
-        }))
-    }
-
     fn executes_on_host(&self) -> bool {
         false
-    }
-
-    fn lacks_f64(&self) -> Option<String> {
-        Some(format!(
-            "{}: WGSL (WebGPU's shading language) has no f64",
-            self.location()
-        ))
-    }
-
-    fn native_call(&self, native: &Native, direction: Direction) -> &'static str {
-        self.native_call_name(native, direction)
-    }
-
-    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
-        self.native_write_impl(dst, src)
-    }
-
-    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
-        self.native_read_impl(src, dst)
-    }
-
-    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
-        self.native_copy_impl(src, dst, len)
     }
 
     fn write(&self, dst: &Native, offset: usize, src: &[u8]) -> Result<()> {
@@ -297,14 +218,6 @@ impl Device for WebGpuDevice {
         self.live.load(Ordering::Relaxed)
     }
 
-    fn batches_copies(&self) -> bool {
-        true
-    }
-
-    fn copy_batch(&self, copies: &mut [DeviceCopy<'_>]) -> Result<()> {
-        self.copy_batch_impl(copies)
-    }
-
     fn sub_native(&self, parent: &Native, offset: usize, _len: usize) -> Result<Native> {
         let (buffer, base) = buffer_of(parent);
         Ok(Native::WebGpu {
@@ -318,7 +231,146 @@ impl Device for WebGpuDevice {
             .max(crate::core::device::ALIGNMENT)
     }
 
+    fn native_calls(&self) -> Option<&dyn NativeCalls> {
+        Some(self)
+    }
+
+    fn queued_copies(&self) -> Option<&dyn QueuedCopies> {
+        Some(self)
+    }
+
+    fn copy_batches(&self) -> Option<&dyn CopyBatches> {
+        Some(self)
+    }
+
+    fn staging_views(&self) -> Option<&dyn StagingViews> {
+        Some(self)
+    }
+
+    fn queue_adoption(&self) -> Option<&dyn QueueAdoption> {
+        Some(self)
+    }
+
+    fn kernels(&self) -> Option<&dyn Kernels> {
+        Some(self)
+    }
+}
+
+impl QueuedCopies for WebGpuDevice {
+    fn copy_async(
+        &self,
+        src: &Memory,
+        src_offset: usize,
+        dst: &Memory,
+        dst_offset: usize,
+        len: usize,
+        after: &dyn Dependencies,
+    ) -> Result<Option<Completion>> {
+        self.start_copy(src, src_offset, dst, dst_offset, len, after)
+    }
+
+    fn queues_copies_cheaply(&self) -> bool {
+        // A queued WebGPU copy is a submission with a completion of its own: dearer than
+        // a waited one.
+        false
+    }
+}
+
+impl QueueAdoption for WebGpuDevice {
+    fn adopt_queue(
+        &self,
+        native: &crate::core::native_queue::NativeQueue,
+    ) -> Result<Arc<dyn crate::core::native_queue::ForeignQueue>> {
+        use crate::core::native_queue::NativeQueue;
+        match native {
+            NativeQueue::WebGpu(queue) => Ok(Arc::new(self.adopt(queue)?)),
+            other => Err(other.refused_at(self.location, "its device's wgpu queue")),
+        }
+    }
+
+    fn native_queue(&self) -> Option<crate::core::native_queue::NativeQueue> {
+        Some(crate::core::native_queue::NativeQueue::WebGpu(
+            self.queue.clone(),
+        ))
+    }
+}
+
+impl StagingViews for WebGpuDevice {
+    fn stage(
+        &self,
+        native: &Native,
+        offset: usize,
+        len: usize,
+        way: StageWay,
+    ) -> Option<Result<Box<dyn StagedView>>> {
+        if !self.lends_staging(native) {
+            return None;
+        }
+        let (buffer, base) = buffer_of(native);
+        let at = base + offset as u64;
+        // copy_buffer_to_buffer takes multiples of 4 only.
+        if !at.is_multiple_of(4) || !len.is_multiple_of(4) || len == 0 {
+            return None;
+        }
+        Some(self.scoped("stage (lent staging buffer)", || {
+            lent::open(self, buffer, at, len as u64, way)
+        }))
+    }
+
+    fn lends_staging(&self, native: &Native) -> bool {
+        // On unified memory the host maps the storage buffer itself (one copy or none);
+        // copy_buffer_to_buffer takes offsets that are multiples of 4 only.
+        self.unified.is_none() && buffer_of(native).1.is_multiple_of(4)
+    }
+}
+
+impl NativeCalls for WebGpuDevice {
+    fn native_call(&self, native: &Native, direction: Direction) -> &'static str {
+        self.native_call_name(native, direction)
+    }
+
+    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
+        self.native_write_impl(dst, src)
+    }
+
+    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
+        self.native_read_impl(src, dst)
+    }
+
+    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
+        self.native_copy_impl(src, dst, len)
+    }
+}
+
+impl CopyBatches for WebGpuDevice {
+    fn copy_batch(&self, copies: &mut [DeviceCopy<'_>]) -> Result<()> {
+        self.copy_batch_impl(copies)
+    }
+}
+
+impl Kernels for WebGpuDevice {
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {
         self.launch_kernel(spec, args)
+    }
+
+    fn launch_after(
+        &self,
+        spec: &LaunchSpec<'_>,
+        args: &[LaunchArg<'_>],
+        after: &dyn Dependencies,
+    ) -> Result<Completion> {
+        // Dependencies are waited for on the host before the submission.
+        launch_after_waiting(self, spec, args, after, |_| false)
+    }
+
+    fn max_launch_items(&self) -> u64 {
+        u64::MAX
+    }
+
+    fn lacks_f64(&self) -> Option<String> {
+        Some(format!(
+            "{}: WGSL (WebGPU's shading language) has no f64",
+            self.location()
+        ))
     }
 }

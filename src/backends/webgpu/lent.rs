@@ -1,4 +1,4 @@
-//! Staging buffers lent to a host consumer in place ([`Device::stage`]): a MAP_READ
+//! Staging buffers lent to a host consumer in place ([`StagingViews::stage`]): a MAP_READ
 //! buffer the device copies a range into and the host then reads where it is mapped, or
 //! a MAP_WRITE buffer the host writes where it is mapped and the device then copies into
 //! the range. MPI's staged wire sends from and receives into these directly, so a
@@ -8,7 +8,7 @@
 //! Buffers come back to a small per-device list when a view ends, with the submission
 //! that last used them, so that the next view maps a buffer once that work is done.
 //!
-//! [`Device::stage`]: crate::core::device::Device::stage
+//! [`StagingViews::stage`]: crate::core::capability::StagingViews::stage
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};

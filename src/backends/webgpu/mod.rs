@@ -31,6 +31,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::core::capability::{
+    launch_after_waiting, CopyBatches, Kernels, NativeCalls, QueueAdoption, QueuedCopies,
+    StagingViews,
+};
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
 use crate::core::device::{
     fill_by_writes, Device, DeviceCopy, DeviceInfo, Direction, Discovery, HostAccess, HostReach,
@@ -71,7 +75,7 @@ pub struct WebGpuDevice {
     pipelines: Mutex<HashMap<u64, wgpu::ComputePipeline>>,
     /// Host views of mappable storage buffers: `Some` on unified memory.
     unified: Option<Unified>,
-    /// Idle staging buffers lent to host consumers in place ([`Device::stage`]).
+    /// Idle staging buffers lent to host consumers in place ([`StagingViews::stage`]).
     lent: Arc<Lent>,
     /// The readback buffer of the native reads (`native_calls.rs`), grown as needed.
     native_readback: Mutex<Option<wgpu::Buffer>>,

@@ -1,5 +1,5 @@
 //! WebGPU's own calls for one transfer, as a wgpu user writes them by hand (the raw
-//! baselines behind `Device::native_write`, `native_read` and `native_copy_within`):
+//! baselines behind `NativeCalls::native_write`, `native_read` and `native_copy_within`):
 //! `queue.write_buffer`; a `copy_buffer_to_buffer` into a mappable readback buffer,
 //! then `map_async`; `copy_buffer_to_buffer` within the device; and for a storage
 //! buffer mapped in place on unified memory, `map_async` and a memcpy.
@@ -7,7 +7,7 @@
 use super::*;
 
 impl WebGpuDevice {
-    /// The names behind [`Device::native_call`].
+    /// The names behind [`NativeCalls::native_call`].
     pub(super) fn native_call_name(&self, native: &Native, direction: Direction) -> &'static str {
         let mapped = self.mappable(native);
         match direction {

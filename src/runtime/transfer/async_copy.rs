@@ -1,5 +1,5 @@
 //! Asynchronous copies: [`Memory::copy_to_async`] starts a copy on the device's own
-//! queue when its backend can ([`Device::copy_async`](crate::core::device::Device::copy_async)),
+//! queue when its backend can ([`QueuedCopies::copy_async`](crate::core::capability::QueuedCopies::copy_async)),
 //! and on a worker thread otherwise; [`Memory::copy_to_async_on`] orders it on a [`Queue`].
 
 use std::sync::Arc;
@@ -127,7 +127,10 @@ impl Memory {
             .chain(other)
             .filter(|_| len > 0 && native_wanted(self, dst, len))
         {
-            if let Some(work) = device.copy_async(self, src_offset, dst, dst_offset, len, &after)? {
+            let Some(queue) = device.queued_copies() else {
+                continue;
+            };
+            if let Some(work) = queue.copy_async(self, src_offset, dst, dst_offset, len, &after)? {
                 // Counted here: the worker path counts in `copy_to`.
                 super::stats::global().record(super::route_between(self, dst, len).kind, len);
                 return Ok(Some(Event::native(

@@ -119,7 +119,12 @@ fn check(copies: &[BatchCopy]) -> Result<()> {
 /// queued copies carry an event of their own that costs more, so those run here, one
 /// after another (`locus bench --batch` measures both ways).
 fn queues_cheaply(src: &Memory, dst: &Memory) -> bool {
-    src.device().queues_copies_cheaply() || dst.device().queues_copies_cheaply()
+    let cheap = |m: &Memory| {
+        m.device()
+            .queued_copies()
+            .is_some_and(|q| q.queues_copies_cheaply())
+    };
+    cheap(src) || cheap(dst)
 }
 
 fn conflict(copies: &[BatchCopy], a: usize, b: usize, what: &str) -> Error {
@@ -137,7 +142,7 @@ fn device_id(device: &Arc<dyn Device>) -> usize {
     Arc::as_ptr(device) as *const u8 as usize
 }
 
-/// How a copy runs in one device's batch form ([`Device::copy_batch`]).
+/// How a copy runs in one device's batch form ([`CopyBatches::copy_batch`](crate::core::capability::CopyBatches::copy_batch)).
 #[derive(Clone, Copy)]
 enum Side {
     /// Host memory into the device's.
@@ -152,13 +157,14 @@ enum Side {
 /// and the other host memory with a plain host address.
 fn batch_side(c: &BatchCopy) -> Option<(&Arc<dyn Device>, Side)> {
     let (s, d) = (c.src.device(), c.dst.device());
+    let batches = |device: &Arc<dyn Device>| device.copy_batches().is_some();
     if device_id(s) == device_id(d) {
-        return s.batches_copies().then_some((s, Side::Within));
+        return batches(s).then_some((s, Side::Within));
     }
-    if d.batches_copies() && c.src.host_pointer().is_some() {
+    if batches(d) && c.src.host_pointer().is_some() {
         return Some((d, Side::Write));
     }
-    if s.batches_copies() && c.dst.host_pointer().is_some() {
+    if batches(s) && c.dst.host_pointer().is_some() {
         return Some((s, Side::Read));
     }
     None
@@ -243,7 +249,10 @@ fn run_group(device: &dyn Device, copies: &[BatchCopy], members: &[(usize, Side)
             },
         });
     }
-    device.copy_batch(&mut batch)
+    match device.copy_batches() {
+        Some(batches) => batches.copy_batch(&mut batch),
+        None => batch.iter_mut().try_for_each(|c| c.run_alone(device)),
+    }
 }
 
 /// Runs `copies`, any locations each, and returns when all are done. Every copy is

@@ -1,6 +1,6 @@
 //! Copies: those queued on locus's stream ([`Strict::copy_op`]), and the vendor's
 //! synchronous copies (`cuMemcpyHtoD`, `cuMemcpyDtoH`, `cuMemcpyDtoD`): the
-//! raw baseline that `Device::native_write` / `native_read` / `native_copy_within` time.
+//! raw baseline that `NativeCalls::native_write` / `native_read` / `native_copy_within` time.
 //! Like every call they need the device current on the calling thread; they run on the
 //! legacy NULL stream, which does not wait for locus's non-blocking stream, so they copy
 //! at once, whatever that stream still has queued.

@@ -1,3 +1,0 @@
-//! HIP's queued work: an event recorded on the device's stream after the work
-//! (hipMemcpyAsync / hipEventRecord), as the `StreamEvent` CUDA and HIP share (`cuda_hip/work.rs`). The
-//! calls it makes are in `calls.rs`.

@@ -384,6 +384,36 @@ fn user_events_gate_work_and_carry_failure() {
     assert!(orphan.wait().unwrap_err().to_string().contains("dropped"));
 }
 
+/// A failure keeps its kind through the events that wait on it: an out-of-memory error
+/// stays one (the failure-callback adaptor and Python's `MemoryError` go by it). The code
+/// before kept an event's failure as text and gave every waiter `Error::Invalid`.
+#[test]
+fn a_failure_reaches_every_waiter_with_its_kind() {
+    let n = 4096;
+    let src = Arc::new(Memory::new(Location::Host, n).unwrap());
+    let dst = Arc::new(Memory::new(Location::Host, n).unwrap());
+    let (failed, trigger) = Event::user();
+    trigger.fail_with(locus::Error::OutOfMemory {
+        location: Location::Host,
+        requested: 1 << 40,
+        by: "the producer's pool".into(),
+        reason: "at its maximum".into(),
+    });
+    assert!(failed.wait().unwrap_err().is_out_of_memory());
+    // Through a worker's copy that waited on it, and through Event::all.
+    let copy = src
+        .copy_to_async(0, &dst, 0, n, std::slice::from_ref(&failed))
+        .unwrap();
+    let err = copy.wait().unwrap_err();
+    assert!(err.is_out_of_memory(), "{err:?}");
+    assert!(
+        copy.wait().unwrap_err().is_out_of_memory(),
+        "a second waiter"
+    );
+    let all = Event::all(&[Event::done(), failed]).unwrap();
+    assert!(all.wait().unwrap_err().is_out_of_memory());
+}
+
 #[test]
 fn waiting_on_an_event_does_not_block_its_polling_or_other_waiters() {
     let n = MIB;

@@ -17,7 +17,10 @@ fn abilities(device: &dyn Device) -> BTreeSet<&'static str> {
         ("staging_views", device.staging_views().is_some()),
         ("ipc_handles", device.ipc_handles().is_some()),
         ("host_registration", device.host_registration().is_some()),
-        ("host_memory_in_place", device.host_memory_in_place().is_some()),
+        (
+            "host_memory_in_place",
+            device.host_memory_in_place().is_some(),
+        ),
         ("placement", device.placement().is_some()),
         ("memory_report", device.memory_report().is_some()),
         ("kinds", device.kinds().is_some()),
@@ -105,7 +108,10 @@ fn each_answered_ability_works() {
         let memory = Memory::new(at, 4096).unwrap();
         if let Some(calls) = device.native_calls() {
             let name = calls.native_call(memory.native(), Direction::HostToDevice);
-            assert!(!name.is_empty() && !name.starts_with("the backend"), "{at}: {name}");
+            assert!(
+                !name.is_empty() && !name.starts_with("the backend"),
+                "{at}: {name}"
+            );
             calls.native_write(memory.native(), &[9u8; 64]).unwrap();
             let mut back = [0u8; 64];
             calls.native_read(memory.native(), &mut back).unwrap();

@@ -63,7 +63,7 @@ impl<T: Pod> Buffer<T> {
     /// (its data did not all arrive): the buffer falls back to the newest retired copy.
     pub(crate) fn mark_lost(&self, memory: &Arc<Memory>, why: &Error) {
         let (event, trigger) = Event::user();
-        trigger.fail(why.to_string());
+        trigger.fail_with(why.clone());
         self.keep_pending(memory, event, true);
     }
 }

@@ -4,7 +4,8 @@
 use super::location::Location;
 
 /// Everything that can go wrong in locus.
-#[derive(Debug, thiserror::Error)]
+/// Cloneable, so that every waiter on one failed event gets the failure as it was.
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A location name that does not parse.

@@ -126,7 +126,7 @@ fn spawn(call: &'static str, work: impl FnOnce() -> Result<()> + Send + 'static)
     let (event, trigger) = Event::user();
     super::workers::run(Box::new(move || match work() {
         Ok(()) => trigger.complete(),
-        Err(e) => trigger.fail(e.to_string()),
+        Err(e) => trigger.fail_with(e),
     }))
     .map_err(|e| Error::Invalid(format!("MPI {call}: could not start its thread: {e}")))?;
     Ok(event)

@@ -12,7 +12,7 @@ enum State {
     /// Still running natively (an OpenCL event, a SYCL event, a wgpu submission).
     Native(Arc<Completion>),
     /// Finished, with its outcome (kept so every waiter sees it).
-    Finished(Result<(), String>),
+    Finished(Result<()>),
     /// Completed by an [`EventTrigger`] (a user's, or a locus worker thread's).
     User(Signal),
     /// Being waited for by one thread (which took the work out); the others wait on
@@ -21,7 +21,7 @@ enum State {
 }
 
 /// Waits for a user event's trigger.
-fn wait_signal(signal: &Signal) -> std::result::Result<(), String> {
+fn wait_signal(signal: &Signal) -> Result<()> {
     let (lock, condvar) = &**signal;
     // Spin briefly first: work on a worker thread often ends within microseconds, and a
     // sleep and wake-up costs tens of them on some machines (CUDA's spin-then-block).
@@ -171,7 +171,7 @@ pub(crate) fn when_done(event: Event, job: impl FnOnce() + Send + 'static) {
     }
 }
 
-type Signal = Arc<(Mutex<Option<Result<(), String>>>, Condvar)>;
+type Signal = Arc<(Mutex<Option<Result<()>>>, Condvar)>;
 
 /// Completes the event made with it by [`Event::user`]. Dropping it unfired fails the
 /// event, so no waiter hangs.
@@ -185,12 +185,19 @@ impl EventTrigger {
         self.fire(Ok(()));
     }
 
-    /// Completes the event with an error (every waiter gets `why`).
+    /// Completes the event with an error (every waiter gets `why`, as
+    /// [`Error::Invalid`]).
     pub fn fail(mut self, why: impl Into<String>) {
-        self.fire(Err(why.into()));
+        self.fire(Err(Error::Invalid(why.into())));
     }
 
-    fn fire(&mut self, outcome: Result<(), String>) {
+    /// Completes the event with `error`: every waiter gets it as it is (an
+    /// [`Error::OutOfMemory`] stays one).
+    pub fn fail_with(mut self, error: Error) {
+        self.fire(Err(error));
+    }
+
+    fn fire(&mut self, outcome: Result<()>) {
         if let Some(signal) = self.signal.take() {
             let (lock, condvar) = &*signal;
             *lock.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
@@ -201,7 +208,9 @@ impl EventTrigger {
 
 impl Drop for EventTrigger {
     fn drop(&mut self) {
-        self.fire(Err("the event's trigger was dropped without firing".into()));
+        self.fire(Err(Error::Invalid(
+            "the event's trigger was dropped without firing".into(),
+        )));
     }
 }
 
@@ -281,7 +290,7 @@ impl Event {
                 Ok(()) => Ok(Event::done()),
                 Err(e) => {
                     let (event, trigger) = Event::user();
-                    trigger.fail(e.to_string());
+                    trigger.fail_with(e);
                     Ok(event)
                 }
             };
@@ -290,7 +299,7 @@ impl Event {
         crate::runtime::worker::run_waiting(move || {
             match running.iter().map(Event::wait).fold(Ok(()), Result::and) {
                 Ok(()) => trigger.complete(),
-                Err(e) => trigger.fail(e.to_string()),
+                Err(e) => trigger.fail_with(e),
             }
         })?;
         Ok(event)
@@ -329,7 +338,7 @@ impl Event {
             match guard.take() {
                 Some(State::Finished(r)) => {
                     *guard = Some(State::Finished(r.clone()));
-                    return r.map_err(Error::Invalid);
+                    return r;
                 }
                 Some(State::Waiting) => {
                     *guard = Some(State::Waiting);
@@ -348,7 +357,7 @@ impl Event {
                 Some(State::Native(c)) => {
                     *guard = Some(State::Waiting);
                     drop(guard);
-                    return self.finish(c.block().map_err(|e| e.to_string()));
+                    return self.finish(c.block());
                 }
                 None => return Ok(()),
             }
@@ -356,11 +365,11 @@ impl Event {
     }
 
     /// Records the outcome, wakes every waiter and lets go of the memory the work used.
-    fn finish(&self, outcome: std::result::Result<(), String>) -> Result<()> {
+    fn finish(&self, outcome: Result<()>) -> Result<()> {
         *self.shared.lock() = Some(State::Finished(outcome.clone()));
         self.shared.done.notify_all();
         self.shared.release_kept();
-        outcome.map_err(Error::Invalid)
+        outcome
     }
 
     /// True when the work was submitted to a runtime's own queue (an OpenCL or SYCL
@@ -388,7 +397,7 @@ impl Event {
                 // `wait`, which returns at once now.
                 *guard = Some(State::Waiting);
                 drop(guard);
-                let _ = self.finish(c.block().map_err(|e| e.to_string()));
+                let _ = self.finish(c.block());
                 true
             }
             state => {

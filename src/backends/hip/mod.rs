@@ -126,7 +126,7 @@ pub fn rocm_major(runtime_version: i32) -> i32 {
 /// `runtime_major`, if it cannot: its real file's version (`libhiprtc.so.6.1.60100`, the
 /// target of the `libhiprtc.so` link) names another ROCm. (`hiprtcVersion` does not
 /// tell: ROCm 5's answers 9.0, NVRTC's numbering.) A file without a version passes.
-pub fn hiprtc_matches(path: &std::path::Path, runtime_major: i32) -> Result<(), String> {
+pub fn hiprtc_matches(path: &std::path::Path, runtime_major: i32) -> Result<(), LibraryRefused> {
     let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let name = real
         .file_name()
@@ -137,12 +137,54 @@ pub fn hiprtc_matches(path: &std::path::Path, runtime_major: i32) -> Result<(), 
         .and_then(|(_, v)| v.split('.').next())
         .and_then(|m| m.parse::<i32>().ok());
     match major {
-        Some(m) if m != runtime_major && name.starts_with("libhiprtc") => Err(format!(
-            "{} is ROCm {m}'s, but the loaded runtime is ROCm {runtime_major} (a mixed \
-             install: install the runtime compiler of the same ROCm)",
-            real.display()
-        )),
+        Some(m) if m != runtime_major && name.starts_with("libhiprtc") => {
+            Err(LibraryRefused::OtherRocm {
+                file: real,
+                rocm: m,
+                runtime_rocm: runtime_major,
+            })
+        }
         _ => Ok(()),
+    }
+}
+
+/// Why one library file of HIP's was not used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LibraryRefused {
+    /// The loader refused it (no such file, a symbol missing): its words.
+    NotLoaded(String),
+    /// It loaded, but is another ROCm's than the runtime's (a mixed install).
+    OtherRocm {
+        /// The library's real file (the target of its link).
+        file: std::path::PathBuf,
+        /// The ROCm its file name says.
+        rocm: i32,
+        /// The ROCm of the loaded runtime.
+        runtime_rocm: i32,
+    },
+}
+
+impl From<libloading::Error> for LibraryRefused {
+    fn from(e: libloading::Error) -> LibraryRefused {
+        LibraryRefused::NotLoaded(dl_error(&e))
+    }
+}
+
+impl std::fmt::Display for LibraryRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LibraryRefused::NotLoaded(why) => f.write_str(why),
+            LibraryRefused::OtherRocm {
+                file,
+                rocm,
+                runtime_rocm,
+            } => write!(
+                f,
+                "{} is ROCm {rocm}'s, but the loaded runtime is ROCm {runtime_rocm} (a mixed \
+                 install: install the runtime compiler of the same ROCm)",
+                file.display()
+            ),
+        }
     }
 }
 
@@ -170,7 +212,7 @@ fn library_path(address: *const std::ffi::c_void) -> Option<std::path::PathBuf> 
 /// reason.
 fn first_of<T>(
     names: &[impl AsRef<str>],
-    open: impl Fn(&str) -> Result<T, String>,
+    open: impl Fn(&str) -> Result<T, LibraryRefused>,
 ) -> Result<(T, &str), Vec<String>> {
     let mut tried = Vec::new();
     for name in names.iter().map(AsRef::as_ref) {
@@ -195,7 +237,7 @@ fn load() -> Result<Loaded, Unavailable> {
     let (raw, runtime) = first_of(&RUNTIME_LIBRARIES, |name| {
         // SAFETY: loading the HIP runtime runs its initialisers, as any HIP program
         // does; every symbol is checked to exist (bindgen's require-all).
-        unsafe { HipApiRaw::new(name) }.map_err(|e| dl_error(&e))
+        unsafe { HipApiRaw::new(name) }.map_err(LibraryRefused::from)
     })
         .map_err(|tried| {
             format!(
@@ -209,7 +251,7 @@ fn load() -> Result<Loaded, Unavailable> {
     let major = rocm_major(version);
     let rtc = first_of(&hiprtc_libraries(runtime, major), |name| {
         // SAFETY: as for the runtime, for the runtime compiler's library.
-        let rtc = unsafe { HiprtcRaw::new(name) }.map_err(|e| dl_error(&e))?;
+        let rtc = unsafe { HiprtcRaw::new(name) }?;
         let symbol = rtc.hiprtcCreateProgram as *const std::ffi::c_void;
         match library_path(symbol) {
             Some(path) => hiprtc_matches(&path, major).map(|()| rtc),
@@ -395,14 +437,14 @@ mod tests {
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(&real, &link).unwrap();
         assert!(hiprtc_matches(&link, 7).is_ok());
-        let why = hiprtc_matches(&link, 6).unwrap_err();
+        let why = hiprtc_matches(&link, 6).unwrap_err().to_string();
         assert!(why.contains("ROCm 7's") && why.contains("ROCm 6"), "{why}");
         assert!(hiprtc_matches(std::path::Path::new("/x/libamdhip64.so.5"), 5).is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
         // A compiler that is nowhere is a reason, not a failure of the runtime's load.
         let missing = first_of(&["libhiprtc-missing.so"], |name| {
             // SAFETY: a name that does not exist; nothing is loaded.
-            unsafe { HiprtcRaw::new(name) }.map_err(|e| dl_error(&e))
+            unsafe { HiprtcRaw::new(name) }.map_err(LibraryRefused::from)
         });
         assert!(missing.is_err_and(|tried| tried[0].contains("libhiprtc-missing.so")));
     }

@@ -98,7 +98,7 @@ impl Memory {
             drop((src, dst, deps));
             match outcome {
                 Ok(Ok(())) => done.complete(),
-                Ok(Err(e)) => done.fail(e.to_string()),
+                Ok(Err(e)) => done.fail_with(e),
                 Err(_) => done.fail("the asynchronous copy's worker panicked"),
             }
         };

@@ -157,7 +157,7 @@ fn host_kinds(gpu: Location) -> Result<(), Box<dyn std::error::Error>> {
             unsafe { std::ptr::write_bytes(pinned, 1, size) };
             let host = Memory::new(Location::Host, size)?;
             host.write(0, &pageable)?;
-            let locus_pinned = Memory::on_kind(&device, size, MemoryKind::PinnedHost)?;
+            let locus_pinned = Memory::on_kind(&device, MemoryKind::PinnedHost, size)?;
             locus_pinned.write(0, &pageable)?;
             let raw = |host: *mut u8, sync: bool| -> locus::Result<()> {
                 context

@@ -86,7 +86,7 @@ fn pool_memory_freed_in_stream_order_stays_in_the_pool() {
         return;
     }
     let bytes = 64 << 20;
-    let m = Memory::on_kind(&gpu, bytes, MemoryKind::StreamOrdered).unwrap();
+    let m = Memory::on_kind(&gpu, MemoryKind::StreamOrdered, bytes).unwrap();
     m.write(0, &vec![1u8; 4096]).unwrap();
     drop(m);
     gpu.synchronize().unwrap();

@@ -27,7 +27,7 @@ fn module_of(src: &Path, file: &Path) -> Option<Module> {
         .collect();
     let last = parts.pop()?;
     match last.as_str() {
-        "lib.rs" if parts.is_empty() => Some(String::new()),
+        "lib.rs" | "main.rs" if parts.is_empty() => Some(String::new()),
         "mod.rs" => Some(parts.join("::")),
         name => {
             parts.push(name.strip_suffix(".rs")?.to_string());
@@ -285,7 +285,12 @@ fn is_unit_test_file(name: &std::ffi::OsStr) -> bool {
 }
 
 fn read_crate() -> Crate {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    read_crate_at(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+/// The file import graph of the crate whose sources are in `src`.
+fn read_crate_at(src: &Path) -> Crate {
+    let src = src.to_path_buf();
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let mut modules = BTreeSet::new();
@@ -423,6 +428,20 @@ fn the_layers_hold_and_the_import_graph_has_no_circle() {
         problems.len(),
         problems.join("\n  ")
     );
+}
+
+/// The doors (the C library, the Python package, the `locus` tool) keep the library's
+/// rule that no two files import each other, directly or round a longer circle.
+#[test]
+fn the_doors_have_no_import_circle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for door in ["capi", "python", "cli"] {
+        let krate = read_crate_at(&root.join(door).join("src"));
+        assert!(krate.imports.len() > 3, "the scan found {door}'s files");
+        found.extend(circles(&krate).into_iter().map(|c| format!("{door}: {c}")));
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
 #[test]

@@ -3,31 +3,14 @@
 //! work there, and the program's later work there after locus's, ordered on the
 //! device), and the runtime queue locus uses handed out (`locus_queue_native`).
 
-use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
-use std::sync::{Mutex, OnceLock};
 
-use locus_rs::{AdoptedQueue, Location, NativeQueue, Queue};
+use locus_rs::{Location, NativeQueue, Queue};
 
 use crate::native::LocusNativeKind;
-use crate::queues::{LocusQueue, QUEUES};
+use crate::queues::{adoptions, LocusQueue, QUEUES};
 use crate::text::{location_arg, out_arg};
 use crate::{call, Fail, LocusStatus};
-
-/// The adoptions behind C queue handles, by queue id (let go by `locus_queue_free`).
-fn adoptions() -> &'static Mutex<HashMap<u64, AdoptedQueue>> {
-    static ADOPTIONS: OnceLock<Mutex<HashMap<u64, AdoptedQueue>>> = OnceLock::new();
-    ADOPTIONS.get_or_init(Mutex::default)
-}
-
-/// Lets go of the adoption behind `queue`, if any (its native queue is never destroyed).
-pub(crate) fn forget(queue: Queue) {
-    let taken = adoptions()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&queue.id());
-    drop(taken);
-}
 
 /// The queue `handle` names at `at`, when `kind` (a `LocusNativeKind`) is that location's
 /// technology.

@@ -2,9 +2,11 @@
 //! (on a queue, after everything submitted there before), waits, and the runtime's own
 //! event for a C program's device-side wait.
 
+use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::{Mutex, OnceLock};
 
-use locus_rs::{Event, Queue};
+use locus_rs::{AdoptedQueue, Event, Queue};
 
 use crate::handles::{Handles, LocusMemory, MEMORY};
 use crate::text::out_arg;
@@ -67,6 +69,22 @@ pub unsafe extern "C" fn locus_queue_new(out: *mut *mut LocusQueue) -> LocusStat
     })
 }
 
+/// The adoptions behind C queue handles (`locus_queue_from_native`), by queue id; let
+/// go by `locus_queue_free`.
+pub(crate) fn adoptions() -> &'static Mutex<HashMap<u64, AdoptedQueue>> {
+    static ADOPTIONS: OnceLock<Mutex<HashMap<u64, AdoptedQueue>>> = OnceLock::new();
+    ADOPTIONS.get_or_init(Mutex::default)
+}
+
+/// Lets go of the adoption behind `queue`, if any (its native queue is never destroyed).
+fn forget_adoption(queue: Queue) {
+    let taken = adoptions()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&queue.id());
+    drop(taken);
+}
+
 /// Frees a queue (work on it goes on; an adopted native queue is let go, never
 /// destroyed). NULL does nothing.
 #[no_mangle]
@@ -76,7 +94,7 @@ pub extern "C" fn locus_queue_free(queue: *mut LocusQueue) -> LocusStatus {
             return Ok(());
         }
         let taken = QUEUES.take(queue, "the queue")?;
-        crate::adopted_queues::forget(*taken);
+        forget_adoption(*taken);
         Ok(())
     })
 }

@@ -25,7 +25,7 @@ pub(crate) struct PyBuffer {
     /// dpctl's memory object over the SYCL replica read handles last exported.
     pub(crate) usm_cache: Arc<crate::usm::UsmMemoryCache>,
     /// The queue its moves go on (`set_queue`), kept alive with its adoption.
-    pub(crate) queue: Mutex<Option<crate::events::PyQueue>>,
+    pub(crate) queue: Mutex<Option<crate::queues::PyQueue>>,
 }
 
 // Python's allocator aligns objects to 16 bytes: a pyclass that needs more would be
@@ -244,7 +244,7 @@ impl PyBuffer {
         dtype: Option<&Bound<'_, PyAny>>,
         fill: Option<&Bound<'_, PyAny>>,
         transfer: &str,
-        queue: Option<crate::events::PyQueue>,
+        queue: Option<crate::queues::PyQueue>,
     ) -> PyResult<PyBuffer> {
         guarded(|| {
             let mode = transfer_mode(transfer)?;
@@ -295,7 +295,7 @@ impl PyBuffer {
 
     /// The queue the buffer's moves go on (HAMR's stream), or `None`.
     #[getter]
-    fn queue(&self) -> Option<crate::events::PyQueue> {
+    fn queue(&self) -> Option<crate::queues::PyQueue> {
         lock(&self.queue).clone()
     }
 
@@ -304,7 +304,7 @@ impl PyBuffer {
     /// it. With a queue adopted from another library (`Queue.from_external`), the
     /// library's own work on it is ordered with the moves on the device, and
     /// `synchronize()` waits for that queue too.
-    fn set_queue(&self, py: Python<'_>, queue: Option<crate::events::PyQueue>) -> PyResult<()> {
+    fn set_queue(&self, py: Python<'_>, queue: Option<crate::queues::PyQueue>) -> PyResult<()> {
         self.held(py)?.set_queue(queue.as_ref().map(|q| q.inner));
         *lock(&self.queue) = queue;
         Ok(())

@@ -3,7 +3,7 @@
 //! worker), user events that hold work back until Python says go, and queues that run
 //! what is submitted on them in order (CUDA's streams). Every wait releases the GIL.
 
-use locus::{Event, EventTrigger, Queue};
+use locus::{Event, EventTrigger};
 
 use super::*;
 
@@ -151,84 +151,13 @@ impl PyTrigger {
     }
 }
 
-/// A queue (CUDA's stream): work submitted on it runs in the order submitted, after
-/// whatever it is also given to wait for. Queues are numbers: cheap to make, equal when
-/// the same queue.
-#[pyclass(frozen, eq, hash, module = "locus", name = "Queue")]
-#[derive(Clone)]
-pub(crate) struct PyQueue {
-    pub(crate) inner: Queue,
-    /// For a queue adopted from another library's (`Queue.from_external`): the adoption
-    /// and the library's object, kept alive while this queue is.
-    pub(crate) adopted: Option<Arc<crate::queues::Adopted>>,
-}
-
-impl PartialEq for PyQueue {
-    fn eq(&self, other: &PyQueue) -> bool {
-        self.inner == other.inner
-    }
-}
-
-impl Eq for PyQueue {}
-
-impl std::hash::Hash for PyQueue {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.inner.hash(state);
-    }
-}
-
-#[pymethods]
-impl PyQueue {
-    /// A new, distinct queue.
-    #[new]
-    fn new() -> PyQueue {
-        PyQueue {
-            inner: Queue::new(),
-            adopted: None,
-        }
-    }
-
-    /// The queue's number (unique in the process; the stream column of allocation logs).
-    #[getter]
-    fn id(&self) -> u64 {
-        self.inner.id()
-    }
-
-    /// Waits for everything submitted on the queue (the GIL released); a failure of
-    /// that work is a `LocusError`. Ctrl-C raises `KeyboardInterrupt` at once (the work
-    /// goes on).
-    fn wait(&self, py: Python<'_>) -> PyResult<()> {
-        guarded(|| {
-            // One event for everything submitted so far, waited for interruptibly; then
-            // the queue's own wait (its failures, an adopted queue's native work).
-            if let Some(last) = crate::detach(py, || self.inner.last()) {
-                let _ = wait_interruptibly(py, &last)?;
-            }
-            crate::detach(py, || self.inner.wait()).map_err(failed)
-        })
-    }
-
-    /// The last work submitted on the queue while it may still run, else `None`.
-    fn last(&self, py: Python<'_>) -> Option<PyEvent> {
-        crate::detach(py, || self.inner.last()).map(|inner| PyEvent { inner })
-    }
-
-    fn __repr__(&self) -> String {
-        match &self.adopted {
-            Some(a) => format!(
-                "<locus.Queue {} adopted from {} at {}>",
-                self.inner.id(),
-                a.queue.native().describe(),
-                a.queue.location()
-            ),
-            None => format!("<locus.Queue {}>", self.inner.id()),
-        }
-    }
-}
-
-/// A failure of asynchronous work, reported by a wait.
+/// A failure of asynchronous work, reported by a wait: `MemoryError` when the work ran
+/// out of memory, else `LocusError`.
 pub(crate) fn failed(e: locus::Error) -> PyErr {
-    LocusError::new_err(e.to_string())
+    match e {
+        locus::Error::OutOfMemory { .. } => PyMemoryError::new_err(e.to_string()),
+        other => LocusError::new_err(other.to_string()),
+    }
 }
 
 /// The events of `after` (a sequence of `Event`), as locus events.

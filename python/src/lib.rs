@@ -16,7 +16,6 @@ mod kernels;
 mod memory;
 mod mr;
 mod queues;
-mod resources;
 mod store;
 mod usm;
 mod view;
@@ -365,7 +364,7 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<memory::PyMirror>()?;
     m.add_class::<events::PyEvent>()?;
     m.add_class::<events::PyTrigger>()?;
-    m.add_class::<events::PyQueue>()?;
+    m.add_class::<queues::PyQueue>()?;
     m.add_class::<kernels::PyKernel>()?;
     m.add_class::<kernels::PyCodelet>()?;
     m.add_class::<kernels::PyPendingCall>()?;
@@ -380,9 +379,9 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(transfer_totals, m)?)?;
     m.add_function(wrap_pyfunction!(transfer_totals_text, m)?)?;
     m.add_function(wrap_pyfunction!(registered_paths, m)?)?;
-    m.add_function(wrap_pyfunction!(resources::use_pool, m)?)?;
-    m.add_function(wrap_pyfunction!(resources::use_upstream, m)?)?;
-    m.add_function(wrap_pyfunction!(resources::memory_statistics, m)?)?;
+    m.add_function(wrap_pyfunction!(mr::reinitialize::use_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(mr::reinitialize::use_upstream, m)?)?;
+    m.add_function(wrap_pyfunction!(mr::reinitialize::memory_statistics, m)?)?;
     mr::register(m)?;
     let ending = wrap_pyfunction!(_interpreter_ending, m)?;
     m.py()

@@ -7,8 +7,9 @@ use locus::mirror::{self, Mirror};
 use pyo3::types::PyBytes;
 
 use super::*;
-use crate::events::{events_of, PyEvent, PyQueue};
+use crate::events::{events_of, PyEvent};
 use crate::mr::PyResource;
+use crate::queues::PyQueue;
 
 /// One untyped allocation at a location (umem's address in its context).
 #[pyclass(frozen, module = "locus", name = "Memory")]

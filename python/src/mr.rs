@@ -23,6 +23,7 @@ use pyo3::types::PyDict;
 use crate::{guarded, lock, parse_location, py_err};
 
 mod adaptors;
+pub(crate) mod reinitialize;
 
 pub use adaptors::{PyFailureCallback, PyLimiting, PyLogging, PyStatistics, PyTracking};
 

@@ -116,11 +116,12 @@ impl Memory {
 
     /// Allocates `bytes` of memory of `kind` on `device` (pinned host or managed memory
     /// of a CUDA / HIP device, SYCL USM shared or host, ...); a kind the device does not
-    /// offer is an error naming what it offers.
+    /// offer is an error naming what it offers. The arguments in `Memory::new_kind`'s
+    /// order (and C's `locus_memory_new_kind`): where, what kind, how many bytes.
     pub fn on_kind(
         device: &Arc<dyn Device>,
-        bytes: usize,
         kind: super::native::MemoryKind,
+        bytes: usize,
     ) -> Result<Memory> {
         let native = device.allocate_kind(bytes, kind)?;
         Ok(Memory::from_native(Arc::clone(device), native, bytes))

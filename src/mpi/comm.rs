@@ -445,7 +445,7 @@ impl Inner {
     fn new_chunk(&self, location: Location) -> Result<Memory> {
         let device = crate::runtime::registry::registry().device(location)?;
         if device.memory_kinds().contains(&MemoryKind::PinnedHost) {
-            if let Ok(m) = Memory::on_kind(device, self.chunk, MemoryKind::PinnedHost) {
+            if let Ok(m) = Memory::on_kind(device, MemoryKind::PinnedHost, self.chunk) {
                 return Ok(m);
             }
         }

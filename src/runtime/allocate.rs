@@ -22,7 +22,7 @@ impl Memory {
         kind: crate::core::native::MemoryKind,
         bytes: usize,
     ) -> Result<Memory> {
-        Memory::on_kind(registry().device(location)?, bytes, kind)
+        Memory::on_kind(registry().device(location)?, kind, bytes)
     }
 
     /// Allocates `bytes` at `location` at an address that is a multiple of `align`, any

@@ -97,7 +97,7 @@ pub(super) fn run(
         for kind in locked {
             hosts.push((
                 kind.to_string(),
-                Arc::new(Memory::on_kind(device, n, kind)?),
+                Arc::new(Memory::on_kind(device, kind, n)?),
             ));
         }
         let (a, b) = (Memory::new(l, n)?, Memory::new(l, n)?);

@@ -15,7 +15,7 @@ use locus::codelet::kernels::stream::{self as kernels, Precision};
 use locus::codelet::{Arg, Codelet, Launch};
 use locus::{Buffer, Location, Memory, Registry, Result, RouteKind};
 
-use super::stream::{figures, StreamConfig, StreamKernel};
+use super::stream_model::{figures, StreamConfig, StreamKernel};
 
 /// One pair: the Copy kernel at `by` reading memory at `memory`, and the API's copy.
 #[derive(Debug, Clone, Serialize, Deserialize)]

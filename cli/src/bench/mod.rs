@@ -23,6 +23,7 @@ pub mod small_copies;
 mod stats;
 pub mod stream;
 mod stream_host;
+mod stream_model;
 mod stream_output;
 mod svg;
 pub mod timing;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use locus::Result;
 
-use super::stream::{figures, verify, Real, StreamConfig, StreamRun, KERNELS, SCALAR, START};
+use super::stream_model::{figures, verify, Real, StreamConfig, StreamRun, KERNELS, SCALAR, START};
 
 /// Elements summed in the element type before the sum joins an `f64` total (f32 sums of
 /// millions of equal terms lose their low digits otherwise; the device kernels' partial

@@ -91,7 +91,7 @@ fn every_gpu_memory_kind_is_looked_up_as_its_kind_at_its_device() {
     let (_api, gpu) = device();
     let gpu: Arc<dyn Device> = gpu;
     for kind in gpu.memory_kinds() {
-        let memory = crate::core::memory::Memory::on_kind(&gpu, 1000, kind).unwrap();
+        let memory = crate::core::memory::Memory::on_kind(&gpu, kind, 1000).unwrap();
         let base = memory.native().address();
         let info = crate::core::address_index::lookup(base + 999).unwrap();
         assert_eq!(

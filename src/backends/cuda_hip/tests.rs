@@ -272,14 +272,14 @@ fn memory_kinds_through_the_device_trait() {
         (MemoryKind::Managed, HostAccess::None),
         (MemoryKind::StreamOrdered, HostAccess::None),
     ] {
-        let m = Memory::on_kind(&d, 256, kind).unwrap();
+        let m = Memory::on_kind(&d, kind, 256).unwrap();
         assert_eq!(m.host_access(), host, "{kind}");
         m.write(0, &[kind as u8 + 1; 256]).unwrap();
         let mut out = [0u8; 256];
         m.read(0, &mut out).unwrap();
         assert_eq!(out, [kind as u8 + 1; 256], "{kind}");
     }
-    let err = Memory::on_kind(&d, 256, MemoryKind::UsmShared)
+    let err = Memory::on_kind(&d, MemoryKind::UsmShared, 256)
         .unwrap_err()
         .to_string();
     assert!(

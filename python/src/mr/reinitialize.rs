@@ -1,6 +1,7 @@
-//! Memory resources from Python (RMM's `reinitialize(pool_allocator=True)` for every
-//! location): route a location's allocations through a counted pool, read its
-//! statistics, and go back to the raw allocation.
+//! `locus.use_pool`, `locus.use_upstream` and `locus.memory_statistics`: RMM's
+//! `reinitialize(pool_allocator=True)` for every location, beside the composable
+//! classes of `locus.mr`: route a location's allocations through a counted pool, read
+//! its statistics, and go back to the raw allocation.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

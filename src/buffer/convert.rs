@@ -383,6 +383,21 @@ pub(crate) fn convert_between(src: Side<'_>, dst: Side<'_>, count: usize) -> Res
     Ok(RouteKind::Staged)
 }
 
+/// [`convert_between`], counted in the process's counters and in `local`.
+fn convert_counted(
+    src: Side<'_>,
+    dst: Side<'_>,
+    count: usize,
+    local: Option<&TransferStats>,
+) -> Result<RouteKind> {
+    let bytes = count * dst.dtype.size();
+    let kind = convert_between(src, dst, count)?;
+    if count > 0 {
+        crate::runtime::transfer::stats::count(kind, bytes, local);
+    }
+    Ok(kind)
+}
+
 impl Memory {
     /// Converts `count` elements of type `from` at byte `offset` here into elements of
     /// type `to` at byte `dst_offset` of `dst`, any two locations, with Rust's `as`
@@ -400,7 +415,7 @@ impl Memory {
         to: DType,
         count: usize,
     ) -> Result<RouteKind> {
-        let kind = convert_between(
+        let (src, dst) = (
             Side {
                 memory: self,
                 offset,
@@ -411,12 +426,8 @@ impl Memory {
                 offset: dst_offset,
                 dtype: to,
             },
-            count,
-        )?;
-        if count > 0 {
-            crate::runtime::transfer::global_stats().record(kind, count * to.size());
-        }
-        Ok(kind)
+        );
+        convert_counted(src, dst, count, None)
     }
 }
 
@@ -453,29 +464,36 @@ impl<T: Element> Buffer<T> {
         let (from, to) = (U::DTYPE, T::DTYPE);
         let src_replicas = src.lock();
         if from == to {
-            let source = src.cheapest_source_for(&src_replicas, memory)?;
-            src_replicas[source].memory.copy_to_with(
-                range.start * from.size(),
+            let bytes = count * to.size();
+            let (source, plan) = src.cheapest_source_for(&src_replicas, memory, bytes)?;
+            let span = CopySpan {
+                src_offset: range.start * from.size(),
+                dst_offset: start * to.size(),
+                len: bytes,
+            };
+            copy_on_plan(
+                &src_replicas[source].memory,
                 memory,
-                start * to.size(),
-                count * to.size(),
-                crate::runtime::transfer::CopyOptions::counted(&self.stats),
+                span,
+                &plan,
+                Some(&self.stats),
             )?;
             return Ok(());
         }
         let source = Buffer::<U>::host_source(&src_replicas)?;
-        let kind = src_replicas[source].memory.convert_to(
-            range.start * from.size(),
-            from,
-            memory,
-            start * to.size(),
-            to,
-            count,
-        )?;
-        if count > 0 {
-            self.stats.record(kind, count * to.size());
-        }
-        Ok(())
+        let (src, dst) = (
+            Side {
+                memory: &src_replicas[source].memory,
+                offset: range.start * from.size(),
+                dtype: from,
+            },
+            Side {
+                memory,
+                offset: start * to.size(),
+                dtype: to,
+            },
+        );
+        convert_counted(src, dst, count, Some(&self.stats)).map(|_| ())
     }
 
     /// Converts `src[src_range]` into `self[start..]` (HAMR's `set` from a buffer of

@@ -33,9 +33,11 @@ use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::native::Native;
-use crate::core::route::{Route, RouteKind};
+use crate::core::route::{CopySpan, Endpoint, Route, RouteKind};
 use crate::runtime::event::Event;
-use crate::runtime::transfer::stats::{TransferStats, TransferTotals};
+use crate::runtime::transfer::matrix::Plan;
+use crate::runtime::transfer::stats::{self, TransferStats, TransferTotals};
+use crate::runtime::transfer::{copy_on_plan, start_copy};
 
 /// A typed, location-aware array with coherent replicas.
 ///
@@ -156,7 +158,7 @@ impl<T: Pod> Buffer<T> {
             false => current_usable_at(replicas, location),
         };
         if let Some(i) = usable {
-            self.stats.record(RouteKind::InPlace, bytes);
+            stats::count_in_place(bytes, &self.stats);
             if replicas[i].location() == location {
                 return Ok((i, in_place("valid replica already there")));
             }
@@ -176,9 +178,18 @@ impl<T: Pod> Buffer<T> {
                 replicas.len() - 1
             }
         };
-        let source = self.cheapest_source_for(replicas, &replicas[target].memory)?;
+        let (source, plan) = self.cheapest_source_for(replicas, &replicas[target].memory, bytes)?;
         let (from, to) = two_mut(replicas, source, target);
-        let route = Self::move_bytes(self.mode, self.queue, from, 0, to, 0, bytes, &self.stats)?;
+        let span = CopySpan::whole(bytes);
+        let route = Self::move_bytes(
+            self.mode,
+            self.queue,
+            from,
+            to,
+            span,
+            &self.stats,
+            Some(plan),
+        )?;
         replicas[target].make_current();
         Ok((target, route))
     }
@@ -340,7 +351,7 @@ impl<T: Pod> Buffer<T> {
                     "noupdate: the buffer has no copy at {location} to use as it is; load it there first (advanced_load), or drop noupdate"
                 ))
             })?;
-        self.stats.record(RouteKind::InPlace, bytes);
+        stats::count_in_place(bytes, &self.stats);
         if write {
             only_current(&mut replicas, i);
         }
@@ -395,19 +406,29 @@ impl<T: Pod> Buffer<T> {
         } else {
             RouteKind::Direct
         };
-        self.stats.record(kind, bytes);
-        crate::runtime::transfer::global_stats().record(kind, bytes);
+        stats::count(kind, bytes, Some(&self.stats));
     }
 
-    fn cheapest_source_for(&self, replicas: &[Replica], target: &Memory) -> Result<usize> {
+    /// The valid replica a move of `bytes` into `target` is cheapest from, and the plan
+    /// the move then takes (planned once: the copy engine is handed it).
+    fn cheapest_source_for(
+        &self,
+        replicas: &[Replica],
+        target: &Memory,
+        bytes: usize,
+    ) -> Result<(usize, Plan)> {
+        let matrix = crate::runtime::registry::registry().matrix();
         replicas
             .iter()
             .enumerate()
             .filter(|(_, r)| r.valid)
-            .min_by_key(|(_, r)| {
-                crate::runtime::transfer::route_between(&r.memory, target, target.len()).kind
+            .map(|(i, r)| {
+                (
+                    i,
+                    matrix.plan(Endpoint::of(&r.memory), Endpoint::of(target), bytes),
+                )
             })
-            .map(|(i, _)| i)
+            .min_by_key(|(_, plan)| plan.0.kind)
             .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))
     }
 
@@ -432,13 +453,14 @@ impl<T: Pod> Buffer<T> {
         let bytes = bytes_of::<T>(self.len)?;
         {
             let replicas = self.settled()?;
-            let source = self.cheapest_source_for(&replicas, &memory)?;
-            replicas[source].memory.copy_to_with(
-                0,
+            let (source, plan) = self.cheapest_source_for(&replicas, &memory, bytes)?;
+            let span = CopySpan::whole(bytes);
+            copy_on_plan(
+                &replicas[source].memory,
                 &memory,
-                0,
-                bytes,
-                crate::runtime::transfer::CopyOptions::counted(&self.stats),
+                span,
+                &plan,
+                Some(&self.stats),
             )?;
         }
         let mut copy = Self::with_memory(memory, self.len).with_transfer(self.mode);
@@ -461,16 +483,22 @@ impl<T: Pod> Buffer<T> {
         let mut src_replicas = src.lock();
         let mut replicas = self.lock();
         let target = self.write_target(&replicas)?;
-        let source = src.cheapest_source_for(&src_replicas, &replicas[target].memory)?;
+        let bytes = count * size;
+        let (source, plan) =
+            src.cheapest_source_for(&src_replicas, &replicas[target].memory, bytes)?;
+        let span = CopySpan {
+            src_offset: src_range.start * size,
+            dst_offset: dst_start * size,
+            len: bytes,
+        };
         let route = Self::move_bytes(
             self.mode,
             self.queue,
             &mut src_replicas[source],
-            src_range.start * size,
             &mut replicas[target],
-            dst_start * size,
-            count * size,
+            span,
             &self.stats,
+            Some(plan),
         )?;
         only_current(&mut replicas, target);
         Ok(route)
@@ -525,3 +553,7 @@ impl<T: Pod> std::fmt::Debug for Buffer<T> {
             .finish()
     }
 }
+
+#[cfg(test)]
+#[path = "plan_once_tests.rs"]
+mod plan_once_tests;

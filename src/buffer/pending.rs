@@ -190,46 +190,51 @@ impl<T: Pod> Buffer<T> {
         Ok(replicas)
     }
 
-    /// Copies `bytes` from `replicas[source]` (offset `from`) into `target` (offset
-    /// `to`) in this buffer's mode, after the moves in flight on both, and records it
-    /// against `stats`. Asynchronous: the event stays on both sides.
-    #[allow(clippy::too_many_arguments)]
+    /// Copies `span` from `source` into `target` in this buffer's mode, after the moves
+    /// in flight on both, counted in `stats` by the copy engine, on `plan` where the
+    /// caller chose the source by it (else the engine plans it). Asynchronous: the event
+    /// stays on both sides.
     pub(super) fn move_bytes(
         mode: Transfer,
         queue: Option<crate::runtime::queue::Queue>,
         source: &mut Replica,
-        from: usize,
         target: &mut Replica,
-        to: usize,
-        bytes: usize,
+        span: CopySpan,
         stats: &TransferStats,
+        plan: Option<Plan>,
     ) -> Result<Route> {
         let host_bound = target.location().is_host();
-        if mode == Transfer::Sync || bytes == 0 {
+        let (from, to) = (Arc::clone(&source.memory), Arc::clone(&target.memory));
+        if mode == Transfer::Sync || span.len == 0 {
             source.settle()?;
             target.settle()?;
-            return source.memory.copy_to_with(
-                from,
-                &target.memory,
-                to,
-                bytes,
-                crate::runtime::transfer::CopyOptions::counted(stats),
-            );
+            return match plan {
+                Some(plan) => copy_on_plan(&from, &to, span, &plan, Some(stats)),
+                None => from.copy_to_with(
+                    span.src_offset,
+                    &to,
+                    span.dst_offset,
+                    span.len,
+                    crate::runtime::transfer::CopyOptions::counted(stats),
+                ),
+            };
         }
         let mut after = source.events();
         after.extend(target.events());
-        let route = crate::runtime::transfer::route_between(&source.memory, &target.memory, bytes);
+        let plan = plan.unwrap_or_else(|| {
+            crate::runtime::registry::registry().matrix().plan(
+                Endpoint::of(&from),
+                Endpoint::of(&to),
+                span.len,
+            )
+        });
+        let route = plan.0.clone();
         let event = match queue {
-            Some(q) => {
-                source
-                    .memory
-                    .copy_to_async_on(q, from, &target.memory, to, bytes, &after)?
-            }
-            None => source
-                .memory
-                .copy_to_async(from, &target.memory, to, bytes, &after)?,
+            Some(q) => q.submit(&after, |deps| {
+                start_copy(&from, &to, span, deps, Some(plan), Some(stats))
+            })?,
+            None => start_copy(&from, &to, span, &after, Some(plan), Some(stats))?,
         };
-        stats.record(route.kind, bytes);
         if mode == Transfer::SyncHost && host_bound {
             event.wait()?;
         } else {

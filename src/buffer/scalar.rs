@@ -57,11 +57,10 @@ impl<T: Pod + Send + Sync> Scalar<T> {
             buffer.mode,
             buffer.queue,
             &mut source,
-            0,
             &mut replicas[target],
-            0,
-            std::mem::size_of::<T>(),
+            CopySpan::whole(std::mem::size_of::<T>()),
             &buffer.stats,
+            None,
         )?;
         only_current(&mut replicas, target);
         Ok(())

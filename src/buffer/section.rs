@@ -250,19 +250,17 @@ impl<T: Pod> Buffer<T> {
                     "section {section}: the buffer has no copy at {location} to update: move it there whole once (prefetch, advanced_load or delegated_store without a section)"
                 ))
             })?;
-        let source = self.cheapest_source_for(&replicas, &replicas[target].memory)?;
+        // The source chosen for the section as a whole; each run is planned for its own
+        // size by the copy engine.
+        let (source, _) = self.cheapest_source_for(&replicas, &replicas[target].memory, bytes)?;
         for (start, count) in runs {
             let (from, to) = two_mut(&mut replicas, source, target);
-            Self::move_bytes(
-                self.mode,
-                self.queue,
-                from,
-                start * size,
-                to,
-                start * size,
-                count * size,
-                &self.stats,
-            )?;
+            let span = CopySpan {
+                src_offset: start * size,
+                dst_offset: start * size,
+                len: count * size,
+            };
+            Self::move_bytes(self.mode, self.queue, from, to, span, &self.stats, None)?;
         }
         replicas[target].make_current();
         Ok(replicas[target].events())

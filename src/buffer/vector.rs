@@ -45,13 +45,14 @@ impl<T: Pod> Buffer<T> {
         if keep {
             let bytes = bytes_of::<T>(self.len)?;
             let replicas = self.lock();
-            let source = self.cheapest_source_for(&replicas, &memory)?;
-            replicas[source].memory.copy_to_with(
-                0,
+            let (source, plan) = self.cheapest_source_for(&replicas, &memory, bytes)?;
+            let span = CopySpan::whole(bytes);
+            copy_on_plan(
+                &replicas[source].memory,
                 &memory,
-                0,
-                bytes,
-                crate::runtime::transfer::CopyOptions::counted(&self.stats),
+                span,
+                &plan,
+                Some(&self.stats),
             )?;
         }
         let home = self.home;
@@ -188,14 +189,16 @@ impl<T: Pod> Buffer<T> {
         {
             let replicas = self.lock();
             let src_replicas = src.lock();
-            let source = src.cheapest_source_for(&src_replicas, &replicas[home].memory)?;
-            src_replicas[source].memory.copy_to_with(
-                range.start * size,
-                &replicas[home].memory,
-                start * size,
-                count * size,
-                crate::runtime::transfer::CopyOptions::counted(&self.stats),
-            )?;
+            let home_memory = &replicas[home].memory;
+            let (source, plan) =
+                src.cheapest_source_for(&src_replicas, home_memory, count * size)?;
+            let span = CopySpan {
+                src_offset: range.start * size,
+                dst_offset: start * size,
+                len: count * size,
+            };
+            let source = &src_replicas[source].memory;
+            copy_on_plan(source, home_memory, span, &plan, Some(&self.stats))?;
         }
         self.commit_len(end, home)
     }

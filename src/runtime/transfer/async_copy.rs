@@ -4,10 +4,13 @@
 
 use std::sync::Arc;
 
+use super::copy::copy_on_plan;
+use super::matrix::Plan;
+use super::stats::TransferStats;
 use crate::core::device::HostAccess;
 use crate::core::error::Result;
 use crate::core::memory::Memory;
-use crate::core::route::Endpoint;
+use crate::core::route::{CopySpan, Endpoint};
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
 use crate::runtime::registry::registry;
@@ -16,22 +19,128 @@ use crate::runtime::worker;
 /// Whether a runtime's own queued copy should carry this copy: always within one device
 /// or with the host's own memory; with memory at another host address (OpenMP's initial
 /// device, SYCL USM of a CPU device) only where the planner chose a runtime's own call for
-/// the synchronous copy too: some runtimes write from a host pointer several times slower
-/// than a memcpy between mappings (PoCL; numbers in `docs/design-measurements.md`).
-fn native_wanted(src: &Memory, dst: &Memory, len: usize) -> bool {
+/// the synchronous copy too (`plan`): some runtimes write from a host pointer several
+/// times slower than a memcpy between mappings (PoCL; numbers in
+/// `docs/design-measurements.md`).
+fn native_wanted(src: &Memory, dst: &Memory, plan: &Plan) -> bool {
     let elsewhere_on_host =
         |m: &Memory| !m.location().is_host() && m.host_access() == HostAccess::Pointer;
     let with_the_host = src.location().is_host() || dst.location().is_host();
-    if Arc::ptr_eq(src.device(), dst.device())
+    Arc::ptr_eq(src.device(), dst.device())
         || with_the_host
         || !(elsewhere_on_host(src) || elsewhere_on_host(dst))
-    {
-        return true;
-    }
-    let plan = registry()
+        || plan.1.is_runtime_call()
+}
+
+/// The plan for a copy of `len` bytes between the two, as the synchronous copy makes it.
+fn plan_for(src: &Memory, dst: &Memory, len: usize) -> Plan {
+    registry()
         .matrix()
-        .plan(Endpoint::of(src), Endpoint::of(dst), len);
-    plan.1.is_runtime_call()
+        .plan(Endpoint::of(src), Endpoint::of(dst), len)
+}
+
+/// Starts a copy of `span` after `after` (bounds checked at once) on `plan` (made here
+/// when the caller has none), counted in the process's counters and in `local`: on a
+/// runtime's own queue where one carries it, else on a worker thread. The one place an
+/// asynchronous copy is planned and counted.
+pub(crate) fn start_copy(
+    src: &Arc<Memory>,
+    dst: &Arc<Memory>,
+    span: CopySpan,
+    after: &[Event],
+    plan: Option<Plan>,
+    local: Option<&TransferStats>,
+) -> Result<Event> {
+    let CopySpan {
+        src_offset,
+        dst_offset,
+        len,
+    } = span;
+    src.check("copy source", src_offset, len)?;
+    dst.check("copy destination", dst_offset, len)?;
+    crate::core::shutdown::check_runtime_alive(src.location(), "copy_to_async (source)")?;
+    crate::core::shutdown::check_runtime_alive(dst.location(), "copy_to_async (destination)")?;
+    // Nothing to copy: done once `after` is (a worker waits for it when it runs).
+    if len == 0 && after.iter().all(Event::is_complete) {
+        for e in after {
+            e.wait()?;
+        }
+        return Ok(Event::done());
+    }
+    let plan = plan.unwrap_or_else(|| plan_for(src, dst, len));
+    if let Some(event) = start_native(src, dst, span, after, &plan)? {
+        if let Some(local) = local {
+            local.record(plan.0.kind, len);
+        }
+        return Ok(event);
+    }
+    // Counted for the caller now, as the queued copy is; the process's count is the
+    // worker's, once the copy is made.
+    if let Some(local) = local {
+        if len > 0 {
+            local.record(plan.0.kind, len);
+        }
+    }
+    let (src, dst) = (Arc::clone(src), Arc::clone(dst));
+    let deps: Vec<Event> = after.to_vec();
+    let (event, done) = Event::user();
+    // Nothing to wait for: the pool; else a thread of its own (see `worker`).
+    let ready = deps.iter().all(Event::is_complete);
+    let job = move || {
+        let copy = || -> Result<()> {
+            for d in &deps {
+                d.wait()?;
+            }
+            copy_on_plan(&src, &dst, span, &plan, None).map(|_| ())
+        };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(copy));
+        // The memory is let go before the event says done (a waiter may then check
+        // that nothing holds it).
+        drop((src, dst, deps));
+        match outcome {
+            Ok(Ok(())) => done.complete(),
+            Ok(Err(e)) => done.fail_with(e),
+            Err(_) => done.fail("the asynchronous copy's worker panicked"),
+        }
+    };
+    if ready {
+        worker::run(job)?;
+    } else {
+        worker::run_waiting(job)?;
+    }
+    Ok(event)
+}
+
+/// Starts the copy on a runtime's own queue where one carries it (the rules of
+/// [`Memory::copy_to_async`]) and returns its event, counted in the process's counters;
+/// `None`, starting nothing, where none does. Bounds are the caller's to check.
+pub(crate) fn start_native(
+    src: &Arc<Memory>,
+    dst: &Arc<Memory>,
+    span: CopySpan,
+    after: &[Event],
+    plan: &Plan,
+) -> Result<Option<Event>> {
+    if span.len == 0 || !native_wanted(src, dst, plan) {
+        return Ok(None);
+    }
+    // The source's device first, then the destination's (host -> SYCL).
+    let other = (!Arc::ptr_eq(src.device(), dst.device())).then(|| dst.device());
+    for device in std::iter::once(src.device()).chain(other) {
+        let Some(queue) = device.queued_copies() else {
+            continue;
+        };
+        let started =
+            queue.copy_async(src, span.src_offset, dst, span.dst_offset, span.len, &after)?;
+        if let Some(work) = started {
+            super::stats::global().record(plan.0.kind, span.len);
+            return Ok(Some(Event::native(
+                work,
+                vec![Arc::clone(src), Arc::clone(dst)],
+            )));
+        }
+    }
+    Ok(None)
 }
 
 impl Memory {
@@ -66,80 +175,12 @@ impl Memory {
         len: usize,
         after: &[Event],
     ) -> Result<Event> {
-        self.check("copy source", src_offset, len)?;
-        dst.check("copy destination", dst_offset, len)?;
-        crate::core::shutdown::check_runtime_alive(self.location(), "copy_to_async (source)")?;
-        crate::core::shutdown::check_runtime_alive(dst.location(), "copy_to_async (destination)")?;
-        // Nothing to copy: done once `after` is (a worker waits for it when it runs).
-        if len == 0 && after.iter().all(Event::is_complete) {
-            for e in after {
-                e.wait()?;
-            }
-            return Ok(Event::done());
-        }
-        if let Some(event) = self.copy_native_async(src_offset, dst, dst_offset, len, after)? {
-            return Ok(event);
-        }
-        let (src, dst) = (Arc::clone(self), Arc::clone(dst));
-        let deps: Vec<Event> = after.to_vec();
-        let (event, done) = Event::user();
-        // Nothing to wait for: the pool; else a thread of its own (see `worker`).
-        let ready = deps.iter().all(Event::is_complete);
-        let job = move || {
-            let copy = || -> Result<()> {
-                for d in &deps {
-                    d.wait()?;
-                }
-                src.copy_to(src_offset, &dst, dst_offset, len).map(|_| ())
-            };
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(copy));
-            // The memory is let go before the event says done (a waiter may then
-            // check that nothing holds it).
-            drop((src, dst, deps));
-            match outcome {
-                Ok(Ok(())) => done.complete(),
-                Ok(Err(e)) => done.fail_with(e),
-                Err(_) => done.fail("the asynchronous copy's worker panicked"),
-            }
+        let span = CopySpan {
+            src_offset,
+            dst_offset,
+            len,
         };
-        if ready {
-            worker::run(job)?;
-        } else {
-            worker::run_waiting(job)?;
-        }
-        Ok(event)
-    }
-
-    /// Starts the copy on a runtime's own queue where one carries it (the rules of
-    /// [`Memory::copy_to_async`]) and returns its event; `None`, starting nothing, where
-    /// none does. Bounds are the caller's to check.
-    pub(crate) fn copy_native_async(
-        self: &Arc<Self>,
-        src_offset: usize,
-        dst: &Arc<Memory>,
-        dst_offset: usize,
-        len: usize,
-        after: &[Event],
-    ) -> Result<Option<Event>> {
-        // The source's device first, then the destination's (host -> SYCL).
-        let other = (!Arc::ptr_eq(self.device(), dst.device())).then(|| dst.device());
-        for device in std::iter::once(self.device())
-            .chain(other)
-            .filter(|_| len > 0 && native_wanted(self, dst, len))
-        {
-            let Some(queue) = device.queued_copies() else {
-                continue;
-            };
-            if let Some(work) = queue.copy_async(self, src_offset, dst, dst_offset, len, &after)? {
-                // Counted here: the worker path counts in `copy_to`.
-                super::stats::global().record(super::route_between(self, dst, len).kind, len);
-                return Ok(Some(Event::native(
-                    work,
-                    vec![Arc::clone(self), Arc::clone(dst)],
-                )));
-            }
-        }
-        Ok(None)
+        start_copy(self, dst, span, after, None, None)
     }
 
     /// [`Memory::copy_to_async`] on `queue`: it starts after everything submitted on

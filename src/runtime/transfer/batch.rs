@@ -10,11 +10,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::async_copy::start_native;
+use super::copy::copy_on_plan;
+use super::matrix::Plan;
 use crate::core::batch_copy::DeviceCopy;
-use crate::core::device::Device;
+use crate::core::device::{Device, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::memory::Memory;
-use crate::core::route::Endpoint;
+use crate::core::route::{CopySpan, Endpoint};
 use crate::runtime::event::Event;
 use crate::runtime::registry::registry;
 
@@ -136,6 +139,10 @@ fn conflict(copies: &[BatchCopy], a: usize, b: usize, what: &str) -> Error {
         copies[b].dst.location()
     ))
 }
+
+/// What a batch's plans are kept by: both devices, how the host reaches each side, the
+/// size.
+type PlanKey = (usize, usize, HostAccess, HostAccess, usize);
 
 /// A device's identity (its address), to group copies by device.
 fn device_id(device: &Arc<dyn Device>) -> usize {
@@ -285,32 +292,43 @@ pub fn copy_batch(copies: &[BatchCopy]) -> Result<()> {
     let in_groups = run_device_batches(copies, &mut failed);
     // Queued where the synchronous copy would take a runtime's own call too; the other
     // routes (a memcpy between host views, a mapped copy) are cheaper run here than
-    // queued. Decided once per pair of devices and size.
-    let mut queue_it: HashMap<(usize, usize, usize), bool> = HashMap::new();
+    // queued. Planned and decided once per pair of devices, host reach and size.
+    let mut planned: HashMap<PlanKey, (bool, Plan)> = HashMap::new();
     for (i, c) in copies
         .iter()
         .enumerate()
         .filter(|&(i, c)| c.len > 0 && !in_groups[i])
     {
-        let key = (device_id(c.src.device()), device_id(c.dst.device()), c.len);
-        let native = *queue_it.entry(key).or_insert_with(|| {
-            queues_cheaply(&c.src, &c.dst)
-                && registry()
-                    .matrix()
-                    .plan(Endpoint::of(&c.src), Endpoint::of(&c.dst), c.len)
-                    .1
-                    .is_runtime_call()
+        let key = (
+            device_id(c.src.device()),
+            device_id(c.dst.device()),
+            c.src.host_access(),
+            c.dst.host_access(),
+            c.len,
+        );
+        let (native, plan) = planned.entry(key).or_insert_with(|| {
+            let plan = registry()
+                .matrix()
+                .plan(Endpoint::of(&c.src), Endpoint::of(&c.dst), c.len);
+            (
+                queues_cheaply(&c.src, &c.dst) && plan.1.is_runtime_call(),
+                plan,
+            )
         });
-        let started = if native {
-            c.src
-                .copy_native_async(c.src_offset, &c.dst, c.dst_offset, c.len, &[])
+        let span = CopySpan {
+            src_offset: c.src_offset,
+            dst_offset: c.dst_offset,
+            len: c.len,
+        };
+        let started = if *native {
+            start_native(&c.src, &c.dst, span, &[], plan)
         } else {
             Ok(None)
         };
         match started {
             Ok(Some(event)) => queued.push((i, event)),
             Ok(None) => {
-                if let Err(e) = c.src.copy_to(c.src_offset, &c.dst, c.dst_offset, c.len) {
+                if let Err(e) = copy_on_plan(&c.src, &c.dst, span, plan, None) {
                     failed.push(format!("{}: {e}", c.describe(i)));
                 }
             }

@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 
+use super::matrix::Plan;
 use super::stats::{self, TransferStats};
 use crate::core::device::{Device, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
-use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
+use crate::core::route::{CopyPath, CopySpan, Endpoint, Route, RouteKind};
 use crate::runtime::access::location_accessibility;
 use crate::runtime::registry::{registry, Registry};
 
@@ -116,6 +117,67 @@ pub fn route_table(registry: &Registry) -> String {
     out
 }
 
+/// Checks a copy of `span` before anything is written: both ranges, both runtimes alive,
+/// and host use of either side waited for where it must be.
+fn check_copy(src: &Memory, dst: &Memory, span: CopySpan) -> Result<()> {
+    src.check("copy source", span.src_offset, span.len)?;
+    dst.check("copy destination", span.dst_offset, span.len)?;
+    crate::core::shutdown::check_runtime_alive(src.location(), "copy (source)")?;
+    crate::core::shutdown::check_runtime_alive(dst.location(), "copy (destination)")?;
+    src.settle_before_host_use()?;
+    dst.settle_before_host_use()?;
+    Ok(())
+}
+
+/// Moves the data of `span` on `path`, and counts it as a route of `kind` in the
+/// process's counters and in `local`: the one place a copy is counted.
+fn run_path(
+    src: &Memory,
+    dst: &Memory,
+    span: CopySpan,
+    kind: RouteKind,
+    path: &dyn CopyPath,
+    local: Option<&TransferStats>,
+) -> Result<()> {
+    let CopySpan {
+        src_offset,
+        dst_offset,
+        len,
+    } = span;
+    if len == 0 {
+        return Ok(());
+    }
+    let same_allocation = std::ptr::eq(src, dst);
+    let overlapping =
+        same_allocation && src_offset < dst_offset + len && dst_offset < src_offset + len;
+    if overlapping {
+        // Backends' device copies reject overlap (clEnqueueCopyBuffer); go through a
+        // host copy of the range instead.
+        let mut tmp = crate::core::host_memory::zeroed_vec::<u8>(len, "an overlapping copy")?;
+        src.read(src_offset, &mut tmp)?;
+        dst.write(dst_offset, &tmp)?;
+    } else {
+        path.copy(src, src_offset, dst, dst_offset, len)?;
+    }
+    stats::count(kind, len, local);
+    Ok(())
+}
+
+/// Copies `span` on `plan`, made for this pair and size by the caller (a buffer that
+/// chose its source replica by it): the move is planned once. Checked and counted as
+/// [`copy`] is.
+pub(crate) fn copy_on_plan(
+    src: &Memory,
+    dst: &Memory,
+    span: CopySpan,
+    plan: &Plan,
+    local: Option<&TransferStats>,
+) -> Result<Route> {
+    check_copy(src, dst, span)?;
+    run_path(src, dst, span, plan.0.kind, &*plan.1, local)?;
+    Ok(plan.0.clone())
+}
+
 /// Copies `len` bytes, bounds-checked on both sides before anything is written, on the
 /// route `options` names (an error if none applies), counted where it says.
 pub(crate) fn copy(
@@ -127,12 +189,12 @@ pub(crate) fn copy(
     options: CopyOptions<'_>,
 ) -> Result<Route> {
     let local = options.stats;
-    src.check("copy source", src_offset, len)?;
-    dst.check("copy destination", dst_offset, len)?;
-    crate::core::shutdown::check_runtime_alive(src.location(), "copy (source)")?;
-    crate::core::shutdown::check_runtime_alive(dst.location(), "copy (destination)")?;
-    src.settle_before_host_use()?;
-    dst.settle_before_host_use()?;
+    let span = CopySpan {
+        src_offset,
+        dst_offset,
+        len,
+    };
+    check_copy(src, dst, span)?;
     let matrix = registry().matrix();
     let (a, b) = (Endpoint::of(src), Endpoint::of(dst));
     let none = |what: String| {
@@ -143,29 +205,7 @@ pub(crate) fn copy(
             matrix.plan(a, b, len).0
         ))
     };
-    // Moves the data on `path`, counted as a route of `kind`.
-    let run = |kind: RouteKind, path: &dyn CopyPath| -> Result<()> {
-        if len == 0 {
-            return Ok(());
-        }
-        let same_allocation = std::ptr::eq(src, dst);
-        let overlapping =
-            same_allocation && src_offset < dst_offset + len && dst_offset < src_offset + len;
-        if overlapping {
-            // Backends' device copies reject overlap (clEnqueueCopyBuffer); go through a
-            // host copy of the range instead.
-            let mut tmp = crate::core::host_memory::zeroed_vec::<u8>(len, "an overlapping copy")?;
-            src.read(src_offset, &mut tmp)?;
-            dst.write(dst_offset, &tmp)?;
-        } else {
-            path.copy(src, src_offset, dst, dst_offset, len)?;
-        }
-        stats::global().record(kind, len);
-        if let Some(local) = local {
-            local.record(kind, len);
-        }
-        Ok(())
-    };
+    let run = |kind: RouteKind, path: &dyn CopyPath| run_path(src, dst, span, kind, path, local);
     let forced = match options.via {
         Via::Planner => return matrix.with_plan(a, b, len, run),
         Via::Kind(kind) => matrix

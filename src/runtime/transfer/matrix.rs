@@ -114,6 +114,12 @@ struct Recent {
     plans: Vec<(RecentKey, Plan)>,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Plans this thread asked the matrix for (a move is planned once).
+    pub(crate) static PLANS_MADE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// How many plans a thread keeps.
 const RECENT: usize = 8;
 
@@ -257,6 +263,8 @@ impl TransferMatrix {
     /// The route for a copy of `bytes` between the two endpoints and the path that
     /// takes it (see the module's text for how it is chosen).
     pub fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>, bytes: usize) -> Plan {
+        #[cfg(test)]
+        PLANS_MADE.with(|n| n.set(n.get() + 1));
         let key = |class| PlanKey {
             src: src.device.location(),
             dst: dst.device.location(),

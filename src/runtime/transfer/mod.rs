@@ -27,8 +27,10 @@ pub mod paths;
 pub(crate) mod staged;
 pub mod stats;
 
-pub use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
+pub use crate::core::route::{CopyPath, CopySpan, Endpoint, Route, RouteKind};
+pub(crate) use async_copy::start_copy;
 pub use batch::{copy_batch, BatchCopy};
+pub(crate) use copy::copy_on_plan;
 pub use copy::{
     access_route, copy_route, copy_route_for, global_stats, route_between, route_table,
     CopyOptions, Via,

@@ -116,3 +116,18 @@ pub(super) fn global() -> &'static TransferStats {
     static GLOBAL: OnceLock<TransferStats> = OnceLock::new();
     GLOBAL.get_or_init(TransferStats::default)
 }
+
+/// Counts a use of `bytes` served where they are (a buffer's replica used in place) in
+/// `local` only: no copy was made, so the process's counters do not change.
+pub(crate) fn count_in_place(bytes: usize, local: &TransferStats) {
+    local.record(RouteKind::InPlace, bytes);
+}
+
+/// Counts a move of `bytes` on a route of `kind` in the process's counters and in
+/// `local` (a buffer's own, a benchmark's): where every count is made.
+pub(crate) fn count(kind: RouteKind, bytes: usize, local: Option<&TransferStats>) {
+    global().record(kind, bytes);
+    if let Some(local) = local {
+        local.record(kind, bytes);
+    }
+}

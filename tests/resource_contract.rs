@@ -289,3 +289,36 @@ contract!(failure_callback, ANY, |l| Arc::new(
 contract!(logging, ANY, |l| Arc::new(
     resource::Logging::new(upstream(l), Box::new(std::io::sink())).unwrap()
 ));
+
+/// Every resource built over another names it (`upstream()`, RMM's
+/// `get_upstream_resource`): the very resource it was given, so that a caller can walk a
+/// composition down to the location's raw allocation.
+#[test]
+fn every_resource_over_another_names_its_upstream() {
+    use locus::resource::{
+        Arena, Binning, FailureCallback, FixedSize, Limiting, Logging, Pool, Statistics, Tracking,
+    };
+    let raw = resource::upstream(Location::Host).unwrap();
+    let same = |upstream: &Arc<dyn MemoryResource>, what: &str| {
+        assert!(Arc::ptr_eq(upstream, &raw), "{what} names another upstream");
+    };
+    let up = || Arc::clone(&raw);
+    same(Pool::new(up(), 1 << 20, 8 << 20).upstream(), "Pool");
+    same(Arena::new(up(), 1 << 20).upstream(), "Arena");
+    same(
+        FixedSize::new(up(), 4096, 4).unwrap().upstream(),
+        "FixedSize",
+    );
+    let binning = Binning::new(up(), up(), 256, 4096, 4).unwrap();
+    same(binning.upstream(), "Binning");
+    same(binning.fallback(), "Binning's fallback");
+    same(Statistics::new(up()).upstream(), "Statistics");
+    same(Limiting::new(up(), 1 << 20).upstream(), "Limiting");
+    same(Tracking::new(up()).upstream(), "Tracking");
+    same(
+        FailureCallback::new(up(), 1, |_| false).upstream(),
+        "FailureCallback",
+    );
+    let logging = Logging::new(up(), Box::new(std::io::sink())).unwrap();
+    same(logging.upstream(), "Logging");
+}

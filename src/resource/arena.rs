@@ -55,6 +55,11 @@ impl Drop for Lease {
 const ARENA_SHIFT: u32 = 52;
 
 impl Arena {
+    /// The resource this one takes its memory from (RMM's `get_upstream_resource`).
+    pub fn upstream(&self) -> &Arc<dyn MemoryResource> {
+        &self.global
+    }
+
     /// How many threads at once get a pool of their own (the index must fit a block
     /// id's top 12 bits).
     pub const MAX_ARENAS: usize = 64;

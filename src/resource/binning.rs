@@ -12,6 +12,7 @@ use crate::runtime::queue::Queue;
 /// resource; larger requests go to the fallback resource.
 pub struct Binning {
     bins: Vec<FixedSize>,
+    upstream: Arc<dyn MemoryResource>,
     fallback: Arc<dyn MemoryResource>,
 }
 
@@ -33,7 +34,21 @@ impl Binning {
             bins.push(FixedSize::new(Arc::clone(&upstream), bin, per_chunk)?);
             size = bin.checked_mul(2);
         }
-        Ok(Binning { bins, fallback })
+        Ok(Binning {
+            bins,
+            upstream,
+            fallback,
+        })
+    }
+
+    /// The resource the bins take their chunks from (RMM's `get_upstream_resource`).
+    pub fn upstream(&self) -> &Arc<dyn MemoryResource> {
+        &self.upstream
+    }
+
+    /// The resource that serves sizes above the largest bin.
+    pub fn fallback(&self) -> &Arc<dyn MemoryResource> {
+        &self.fallback
     }
 }
 

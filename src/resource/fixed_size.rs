@@ -56,6 +56,11 @@ struct FixedState {
 }
 
 impl FixedSize {
+    /// The resource this one takes its memory from (RMM's `get_upstream_resource`).
+    pub fn upstream(&self) -> &Arc<dyn MemoryResource> {
+        &self.upstream
+    }
+
     /// Blocks of `block` bytes (rounded up to the device's sub-allocation alignment),
     /// `per_chunk` of them per upstream allocation.
     pub fn new(

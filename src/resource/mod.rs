@@ -5,8 +5,9 @@
 //! [`Arena`] gives each thread its own pool, [`FixedSize`] hands out blocks of one size
 //! and [`Binning`] routes sizes to bins; [`SamHeadroom`] is system-allocated memory for a
 //! GPU that pages it in, with headroom kept on the GPU;
-//! adaptors wrap any resource: [`Statistics`], [`Limiting`], [`Tracking`],
-//! [`FailureCallback`] and [`Logging`] (a CSV that `locus replay` replays). Each
+//! adaptors ([`adaptor`]) wrap any resource: [`Statistics`], [`Limiting`], [`Tracking`],
+//! [`FailureCallback`] and [`Logging`] (a CSV that `locus replay` replays); every
+//! resource built over another names it (`upstream()`). Each
 //! location has a default resource, read and replaced at run time ([`default_for`],
 //! [`set_default`]); buffers allocate through it.
 //!
@@ -29,32 +30,27 @@
 //! # Ok::<(), locus::Error>(())
 //! ```
 
+pub mod adaptor;
 mod arena;
 mod binning;
-mod failure_callback;
 mod fixed_size;
-mod limiting;
-mod logging;
 mod memory;
 mod pool;
 mod sam_headroom;
-mod statistics;
-mod tracking;
 mod upstream;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
+pub use adaptor::{
+    log_file_from_env, FailureCallback, Limiting, Logging, Statistics, StatisticsTotals, Tracking,
+    LOG_FILE_ALIAS, LOG_FILE_VARIABLE, LOG_HEADER,
+};
 pub use arena::Arena;
 pub use binning::Binning;
-pub use failure_callback::FailureCallback;
 pub use fixed_size::FixedSize;
-pub use limiting::Limiting;
-pub use logging::{log_file_from_env, Logging, LOG_FILE_ALIAS, LOG_FILE_VARIABLE, LOG_HEADER};
 pub use pool::Pool;
 pub use sam_headroom::SamHeadroom;
-pub use statistics::{Statistics, StatisticsTotals};
-pub use tracking::Tracking;
 pub use upstream::{
     available_memory, managed, percent_of_free_memory, pinned_host, stream_ordered, upstream,
     upstream_of_kind, Upstream,

@@ -68,6 +68,11 @@ const TAG_SHIFT: u32 = 32;
 const TAG_MASK: u64 = (1 << 20) - 1;
 
 impl Pool {
+    /// The resource this one takes its memory from (RMM's `get_upstream_resource`).
+    pub fn upstream(&self) -> &Arc<dyn MemoryResource> {
+        &self.upstream
+    }
+
     /// A pool over `upstream` that grows in steps of at least `initial` bytes up to
     /// `maximum` bytes in all. Nothing is allocated until the first request (or
     /// [`Pool::reserve`]).

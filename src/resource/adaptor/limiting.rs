@@ -3,9 +3,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::{Block, MemoryResource};
+use crate::core::block::Block;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
+use crate::resource::MemoryResource;
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
 
@@ -17,6 +18,11 @@ pub struct Limiting {
 }
 
 impl Limiting {
+    /// The resource this one takes its memory from (RMM's `get_upstream_resource`).
+    pub fn upstream(&self) -> &Arc<dyn MemoryResource> {
+        &self.inner
+    }
+
     /// Wraps `inner` with a budget of `budget` bytes in use at once.
     pub fn new(inner: Arc<dyn MemoryResource>, budget: usize) -> Limiting {
         Limiting {

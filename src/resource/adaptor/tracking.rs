@@ -13,9 +13,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::{Block, MemoryResource};
+use crate::core::block::Block;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
+use crate::resource::MemoryResource;
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
 
@@ -262,6 +263,11 @@ fn thread_number() -> u64 {
 }
 
 impl Tracking {
+    /// The resource this one takes its memory from (RMM's `get_upstream_resource`).
+    pub fn upstream(&self) -> &Arc<dyn MemoryResource> {
+        &self.inner
+    }
+
     /// Wraps `inner`, recording each live allocation's size.
     pub fn new(inner: Arc<dyn MemoryResource>) -> Tracking {
         Tracking::made(inner, false)

@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
-use super::{Block, MemoryResource};
+use crate::core::block::Block;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
+use crate::resource::MemoryResource;
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
 
@@ -19,6 +20,11 @@ pub struct FailureCallback {
 }
 
 impl FailureCallback {
+    /// The resource this one takes its memory from (RMM's `get_upstream_resource`).
+    pub fn upstream(&self) -> &Arc<dyn MemoryResource> {
+        &self.inner
+    }
+
     /// Wraps `inner`.
     pub fn new(
         inner: Arc<dyn MemoryResource>,

@@ -5,9 +5,10 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use super::{Block, MemoryResource};
+use crate::core::block::Block;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
+use crate::resource::MemoryResource;
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
 
@@ -50,6 +51,11 @@ pub struct Logging {
 type LogIds = (u64, HashMap<(u64, u64), u64>);
 
 impl Logging {
+    /// The resource this one takes its memory from (RMM's `get_upstream_resource`).
+    pub fn upstream(&self) -> &Arc<dyn MemoryResource> {
+        &self.inner
+    }
+
     /// Wraps `inner`, writing to `out` (the header first).
     pub fn new(inner: Arc<dyn MemoryResource>, mut out: Box<dyn Write + Send>) -> Result<Logging> {
         writeln!(out, "{LOG_HEADER}")

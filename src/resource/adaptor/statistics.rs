@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
-use super::{Block, MemoryResource};
+use crate::core::block::Block;
 use crate::core::error::Result;
 use crate::core::location::Location;
 use crate::core::tally::Tally;
+use crate::resource::MemoryResource;
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
 
@@ -51,6 +52,11 @@ const FREED_COUNT: usize = 4;
 const PEAK_COUNT: usize = 5;
 
 impl Statistics {
+    /// The resource this one takes its memory from (RMM's `get_upstream_resource`).
+    pub fn upstream(&self) -> &Arc<dyn MemoryResource> {
+        &self.inner
+    }
+
     /// Wraps `inner`.
     pub fn new(inner: Arc<dyn MemoryResource>) -> Statistics {
         Statistics {

@@ -206,7 +206,7 @@ fn opencl_raw(target: Location, n: usize) -> Result<Duration, Box<dyn std::error
 }
 
 fn sycl_raw(target: Location, n: usize) -> Result<Duration, Box<dyn std::error::Error>> {
-    use locus::backends::sycl::bindings::*;
+    use locus::backends::sycl::sys::*;
     let dev = locus::device_as::<locus::backends::sycl::SyclDevice>(target)?;
     let api = dev.api();
     let bytes = (n * n * 4) as size_t;

@@ -107,7 +107,7 @@ fn opencl(
 }
 
 fn sycl(at: Location, usm: *mut u8) -> Result<(AdoptedQueue, Launch), common::AnyError> {
-    use locus::backends::sycl::bindings::*;
+    use locus::backends::sycl::sys::*;
     let device = locus::device_as::<locus::backends::sycl::SyclDevice>(at)?;
     let api = device.api();
     let source = format!(

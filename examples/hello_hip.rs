@@ -21,7 +21,7 @@ mod common;
 use std::ffi::CStr;
 use std::ptr;
 
-use locus::backends::hip::bindings::{
+use locus::backends::hip::sys::{
     hipMemcpyKind_hipMemcpyDeviceToHost, hipMemcpyKind_hipMemcpyHostToDevice, HipApiRaw,
 };
 use locus::codelet::{kernels, Arg, Codelet, Launch};

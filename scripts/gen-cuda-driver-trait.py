@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates src/backends/cuda/driver.rs: the CUDA driver entry points CudaApi calls, as
+"""Generates src/backends/cuda/entry_points.rs: the CUDA driver entry points CudaApi calls, as
 one trait (`CudaDriver`) over cudarc's `sys` layer, implemented by `LoadedDriver`
 (forwarding to cudarc, which loads libcuda at run time), so that CudaApi's call layer
 runs against a simulated driver in tests. A call a simulated driver does not implement
@@ -18,12 +18,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "src" / "backends" / "cuda" / "driver.rs"
+OUT = ROOT / "src" / "backends" / "cuda" / "entry_points.rs"
 if len(sys.argv) > 2:
     OUT = Path(sys.argv[2])
 FEATURE = "cuda-12080"
 
-# The entry points CudaApi calls (calls.rs, device.rs).
+# The entry points CudaApi calls (result.rs, device.rs).
 NAMES = """
 cuCtxSetCurrent cuCtxGetCurrent cuCtxSynchronize cuCtxGetDevice cuCtxEnablePeerAccess
 cuDeviceCanAccessPeer cuDeviceGet cuDeviceGetDefaultMemPool cuMemPoolSetAttribute

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates src/backends/hip/bindings.rs (the HIP runtime, HipApiRaw),
-# src/backends/hip/rtc_bindings.rs (hiprtc, HiprtcRaw) and
-# src/backends/hip/pool_bindings.rs (the stream-ordered allocator, HipPoolRaw: ROCm 5.1+,
+# Regenerates src/backends/hip/sys.rs (the HIP runtime, HipApiRaw),
+# src/backends/hip/rtc_sys.rs (hiprtc, HiprtcRaw) and
+# src/backends/hip/pool_sys.rs (the stream-ordered allocator, HipPoolRaw: ROCm 5.1+,
 # loaded on its own so that an older runtime still loads) from the HIP headers (Debian's
 # libamdhip64-dev) with bindgen in dynamic-loading mode: nothing is linked, libamdhip64
 # and the runtime compiler are opened at run time, each on its own (since ROCm 7 hiprtc
@@ -12,9 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 include="${1:-/usr/include}"
-out="${2:-src/backends/hip/bindings.rs}"
-rtc_out="${3:-src/backends/hip/rtc_bindings.rs}"
-pool_out="${4:-src/backends/hip/pool_bindings.rs}"
+out="${2:-src/backends/hip/sys.rs}"
+rtc_out="${3:-src/backends/hip/rtc_sys.rs}"
+pool_out="${4:-src/backends/hip/pool_sys.rs}"
 [ -f "$include/hip/hip_runtime_api.h" ] || { echo "no HIP headers under $include (apt-get install libamdhip64-dev)" >&2; exit 1; }
 wrapper="$(mktemp --suffix=.h)"
 trap 'rm -f "$wrapper"' EXIT

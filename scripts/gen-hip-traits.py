@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates src/backends/hip/raw_traits.rs from the bindgen bindings: one trait per
+"""Generates src/backends/hip/entry_points.rs from the bindgen bindings: one trait per
 loaded library (HipRuntime, Hiprtc, HipPool) with every entry point the bindings have,
 implemented by the bindgen structs (forwarding), so that HipApi calls through a trait
 object a simulated runtime can stand in for. A call a simulated runtime does not
@@ -14,13 +14,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HIP = ROOT / "src" / "backends" / "hip"
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else HIP / "raw_traits.rs"
+OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else HIP / "entry_points.rs"
 
 # (bindings file, bindgen struct, trait, the default result of a call not simulated)
 LIBRARIES = [
-    ("bindings", "HipApiRaw", "HipRuntime", "hipError_t_hipErrorNotSupported"),
-    ("rtc_bindings", "HiprtcRaw", "Hiprtc", "hiprtcResult_HIPRTC_ERROR_INTERNAL_ERROR"),
-    ("pool_bindings", "HipPoolRaw", "HipPool", "hipError_t_hipErrorNotSupported"),
+    ("sys", "HipApiRaw", "HipRuntime", "hipError_t_hipErrorNotSupported"),
+    ("rtc_sys", "HiprtcRaw", "Hiprtc", "hiprtcResult_HIPRTC_ERROR_INTERNAL_ERROR"),
+    ("pool_sys", "HipPoolRaw", "HipPool", "hipError_t_hipErrorNotSupported"),
 ]
 
 FN = re.compile(r"pub unsafe fn (\w+)\(\s*&self,?(.*?)\)\s*->\s*([^{]+?)\s*\{", re.S)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates src/backends/sycl/bindings.rs from dpctl's C API headers with bindgen, in
+# Regenerates src/backends/sycl/sys.rs from dpctl's C API headers with bindgen, in
 # dynamic-loading mode (the library is opened at run time with libloading; nothing is
 # linked). Needs Debian's `bindgen` and `libclang-dev`, and dpctl installed with pip.
 #
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${LOCUS_SYCL_VENV:-$HOME/.cache/locus/sycl-venv}"
 dpctl="${1:-$(ls -d "$venv"/lib/python3*/site-packages/dpctl | head -1)}"
-out="${2:-src/backends/sycl/bindings.rs}"
+out="${2:-src/backends/sycl/sys.rs}"
 include="$dpctl/include"
 [ -f "$include/dpctl_sycl_interface.h" ] || { echo "no dpctl headers under $include" >&2; exit 1; }
 

@@ -44,22 +44,22 @@ echo "LOCUS_REQUIRE=$LOCUS_REQUIRE"
 
 step "SYCL bindings are what bindgen makes from the installed headers"
 scripts/gen-sycl-bindings.sh "" "${TMPDIR:-/tmp}/locus-sycl-bindings.rs" >/dev/null 2>&1
-diff -u src/backends/sycl/bindings.rs "${TMPDIR:-/tmp}/locus-sycl-bindings.rs"
-echo "ok: src/backends/sycl/bindings.rs is up to date"
+diff -u src/backends/sycl/sys.rs "${TMPDIR:-/tmp}/locus-sycl-bindings.rs"
+echo "ok: src/backends/sycl/sys.rs is up to date"
 
 step "HIP bindings are what bindgen makes from the installed headers"
 scripts/gen-hip-bindings.sh /usr/include "${TMPDIR:-/tmp}/locus-hip-bindings.rs" "${TMPDIR:-/tmp}/locus-hiprtc-bindings.rs" "${TMPDIR:-/tmp}/locus-hippool-bindings.rs" >/dev/null
-diff -u src/backends/hip/bindings.rs "${TMPDIR:-/tmp}/locus-hip-bindings.rs"
-diff -u src/backends/hip/rtc_bindings.rs "${TMPDIR:-/tmp}/locus-hiprtc-bindings.rs"
-diff -u src/backends/hip/pool_bindings.rs "${TMPDIR:-/tmp}/locus-hippool-bindings.rs"
+diff -u src/backends/hip/sys.rs "${TMPDIR:-/tmp}/locus-hip-bindings.rs"
+diff -u src/backends/hip/rtc_sys.rs "${TMPDIR:-/tmp}/locus-hiprtc-bindings.rs"
+diff -u src/backends/hip/pool_sys.rs "${TMPDIR:-/tmp}/locus-hippool-bindings.rs"
 # The entry-point traits the HIP and CUDA call layers go through, from the bindings and
 # from cudarc's sys layer (the version Cargo.lock names, fetched here).
 python3 scripts/gen-hip-traits.py "${TMPDIR:-/tmp}/locus-hip-traits.rs" >/dev/null
-diff -u src/backends/hip/raw_traits.rs "${TMPDIR:-/tmp}/locus-hip-traits.rs"
+diff -u src/backends/hip/entry_points.rs "${TMPDIR:-/tmp}/locus-hip-traits.rs"
 cargo fetch --quiet
 python3 scripts/gen-cuda-driver-trait.py "" "${TMPDIR:-/tmp}/locus-cuda-driver.rs" >/dev/null
-diff -u src/backends/cuda/driver.rs "${TMPDIR:-/tmp}/locus-cuda-driver.rs"
-echo "ok: src/backends/hip/bindings.rs, rtc_bindings.rs and pool_bindings.rs are up to date"
+diff -u src/backends/cuda/entry_points.rs "${TMPDIR:-/tmp}/locus-cuda-driver.rs"
+echo "ok: src/backends/hip/sys.rs, rtc_sys.rs and pool_sys.rs are up to date"
 
 step "documents: every relative link and anchor resolves; the README at most 300 lines"
 python3 scripts/check-links.py

@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::Arc;
 
-use locus::backends::sycl::bindings::{
+use locus::backends::sycl::sys::{
     DPCTLKernelArgType_DPCTL_UINT32_T, DPCTLKernelArgType_DPCTL_VOID_PTR,
     DPCTLQueuePropertyType_DPCTL_IN_ORDER,
 };

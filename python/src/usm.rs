@@ -208,8 +208,8 @@ unsafe extern "C" fn drop_queue_capsule(capsule: *mut pyo3::ffi::PyObject) {
             return; // dpctl took it: it owns the reference now
         }
         let queue = pyo3::ffi::PyCapsule_GetPointer(capsule, QUEUE_CAPSULE.as_ptr());
-        let api = pyo3::ffi::PyCapsule_GetContext(capsule)
-            as *const locus::backends::sycl::bindings::DpctlApi;
+        let api =
+            pyo3::ffi::PyCapsule_GetContext(capsule) as *const locus::backends::sycl::sys::DpctlApi;
         if !queue.is_null() && !api.is_null() {
             locus::backends::sycl::SyclDevice::delete_queue_ref(&*api, queue.cast());
         }
@@ -270,7 +270,7 @@ fn sycl_queue<'py>(
         }
         if pyo3::ffi::PyCapsule_SetContext(
             raw,
-            api as *const locus::backends::sycl::bindings::DpctlApi as *mut std::ffi::c_void,
+            api as *const locus::backends::sycl::sys::DpctlApi as *mut std::ffi::c_void,
         ) != 0
         {
             // The destructor finds no context and leaves the reference: delete it here.
@@ -321,7 +321,7 @@ impl ConsumerQueues {
             unsafe {
                 device
                     .api()
-                    .DPCTLQueue_Wait(queue as locus::backends::sycl::bindings::DPCTLSyclQueueRef)
+                    .DPCTLQueue_Wait(queue as locus::backends::sycl::sys::DPCTLSyclQueueRef)
             };
         }
         Ok(())

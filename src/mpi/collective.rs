@@ -5,7 +5,7 @@
 
 use super::comm::Comm;
 use super::protocol::{dtype_code, dtype_name};
-use crate::backends::mpi::{raw, wire};
+use crate::backends::mpi::{result, wire};
 use crate::buffer::Buffer;
 use crate::core::element::Element;
 use crate::core::error::{Error, Result};
@@ -151,7 +151,7 @@ impl Comm {
         for p in &parts {
             let bytes = (p.count as usize)
                 .checked_mul(size)
-                .filter(|&b| b <= raw::MAX_COUNT);
+                .filter(|&b| b <= result::MAX_COUNT);
             let start = i32::try_from(total).ok();
             match (bytes, start) {
                 (Some(b), Some(s)) => {
@@ -198,7 +198,7 @@ impl Comm {
     /// Collective.
     pub fn all_reduce_sum<T: Element>(&self, buffer: &mut Buffer<T>) -> Result<()> {
         let call = "all_reduce_sum";
-        let ready = match raw::can_sum(T::DTYPE) {
+        let ready = match result::can_sum(T::DTYPE) {
             true => Ok(()),
             false => Err(Error::Mpi {
                 rank: self.rank(),

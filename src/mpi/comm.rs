@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::same_node::SameNode;
-use crate::backends::mpi::raw::{self, RawComm};
+use crate::backends::mpi::result::{self, RawComm};
 use crate::backends::mpi::wire::{self, Limit, Wire};
 use crate::core::config;
 use crate::core::device::HostAccess;
@@ -66,7 +66,7 @@ impl Mpi {
                 message: format!(
                     "{} offers thread level {level:?}, and locus needs MPI_THREAD_MULTIPLE (its \
                      non-blocking operations run on threads of their own)",
-                    raw::library_version()
+                    result::library_version()
                 ),
                 hint: "use an MPI library built with thread support (Debian's Open MPI and MPICH are), \
                        or initialize MPI with MPI_THREAD_MULTIPLE yourself (mpi4py does by default)"
@@ -96,7 +96,7 @@ impl Mpi {
 
     /// The MPI library's own name and version (`MPI_Get_library_version`, first line).
     pub fn library(&self) -> String {
-        raw::library_version()
+        result::library_version()
     }
 }
 
@@ -144,7 +144,7 @@ impl DeviceAware {
         let forced = config::or_warn(config::flag("LOCUS_MPI_DEVICE_AWARE"));
         let asked = Technology::ALL
             .into_iter()
-            .filter_map(|t| raw::support_query_of(t).map(|q| (t, q, raw::query_support(q))))
+            .filter_map(|t| result::support_query_of(t).map(|q| (t, q, result::query_support(q))))
             .collect();
         DeviceAware { asked, forced }
     }

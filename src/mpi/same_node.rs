@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::backends::host::ipc::IpcHandle;
-use crate::backends::mpi::raw::RawComm;
+use crate::backends::mpi::result::RawComm;
 use crate::backends::mpi::wire::{self, Limit};
 use crate::core::config;
 use crate::core::error::{Error, Result};

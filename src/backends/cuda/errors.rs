@@ -6,7 +6,7 @@ use super::*;
 
 /// The typed error of a failed driver call: cudarc's `DriverError(CUresult)`, with the
 /// call and the code's name and text.
-pub(super) fn err(call: &'static str) -> impl Fn(result::DriverError) -> GpuError {
+pub(super) fn err(call: &'static str) -> impl Fn(cudarc_result::DriverError) -> GpuError {
     move |e| {
         let name = e
             .error_name()
@@ -28,7 +28,10 @@ pub(super) fn err(call: &'static str) -> impl Fn(result::DriverError) -> GpuErro
 impl CudaApi {
     /// The typed error of a failed call of this driver: the call, the code, and the
     /// code's name and text as the driver gives them.
-    pub(super) fn err(&self, call: &'static str) -> impl Fn(result::DriverError) -> GpuError + '_ {
+    pub(super) fn err(
+        &self,
+        call: &'static str,
+    ) -> impl Fn(cudarc_result::DriverError) -> GpuError + '_ {
         move |e| GpuError {
             call,
             code: e.0 as i32,

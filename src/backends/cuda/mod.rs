@@ -11,7 +11,7 @@
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{result, sys};
+use cudarc::driver::{result as cudarc_result, sys};
 
 use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
 use crate::core::device::{Device, Direction, Discovery, Unavailable};
@@ -19,11 +19,19 @@ use crate::core::error::{Error, Result};
 use crate::core::location::Technology;
 use crate::core::memory::Memory;
 use crate::core::native::Native;
-use driver::{CudaDriver, LoadedDriver};
+use entry_points::{CudaDriver, LoadedDriver};
 
-mod calls;
 mod device;
-pub mod driver;
+pub mod entry_points;
+mod result;
+
+/// The old name of [`entry_points`], for one release.
+#[deprecated(
+    note = "renamed `entry_points`: cudarc's layer names (sys, result, entry points) in every vendor folder"
+)]
+pub mod driver {
+    pub use super::entry_points::*;
+}
 #[cfg(test)]
 mod driver_tests;
 mod errors;
@@ -55,7 +63,7 @@ unsafe impl Send for CudaApi {}
 unsafe impl Sync for CudaApi {}
 
 /// A driver error's name and text, for discovery's reasons.
-fn text(e: result::DriverError) -> String {
+fn text(e: cudarc_result::DriverError) -> String {
     err("")(e).name
 }
 
@@ -67,9 +75,9 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
                 .into(),
         );
     }
-    result::init().map_err(|e| format!("cuInit failed: {}", text(e)))?;
-    let count =
-        result::device::get_count().map_err(|e| format!("cuDeviceGetCount failed: {}", text(e)))?;
+    cudarc_result::init().map_err(|e| format!("cuInit failed: {}", text(e)))?;
+    let count = cudarc_result::device::get_count()
+        .map_err(|e| format!("cuDeviceGetCount failed: {}", text(e)))?;
     if count == 0 {
         return Err("the CUDA driver loaded but reports no device".into());
     }
@@ -103,32 +111,32 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
 fn open_device(
     i: i32,
 ) -> Result<(sys::CUcontext, sys::CUstream, (i32, i32), GpuFacts), Unavailable> {
-    let dev = result::device::get(i).map_err(|e| format!("cuDeviceGet: {}", text(e)))?;
+    let dev = cudarc_result::device::get(i).map_err(|e| format!("cuDeviceGet: {}", text(e)))?;
     // SAFETY: a valid device handle; the primary context is retained for the process's
     // lifetime (the registry is never dropped) unless this function fails.
-    let ctx = unsafe { result::primary_ctx::retain(dev) }
+    let ctx = unsafe { cudarc_result::primary_ctx::retain(dev) }
         .map_err(|e| format!("cuDevicePrimaryCtxRetain: {}", text(e)))?;
     let release = |why: String| {
         // SAFETY: retained above, released once, on this failure path only.
-        let _ = unsafe { result::primary_ctx::release(dev) };
+        let _ = unsafe { cudarc_result::primary_ctx::release(dev) };
         why
     };
     // SAFETY: `ctx` was just retained.
-    unsafe { result::ctx::set_current(ctx) }
+    unsafe { cudarc_result::ctx::set_current(ctx) }
         .map_err(|e| release(format!("cuCtxSetCurrent: {}", text(e))))?;
-    let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
+    let stream = cudarc_result::stream::create(cudarc_result::stream::StreamKind::NonBlocking)
         .map_err(|e| release(format!("cuStreamCreate: {}", text(e))))?;
-    let name = result::device::get_name(dev).unwrap_or_else(|_| format!("CUDA device {i}"));
+    let name = cudarc_result::device::get_name(dev).unwrap_or_else(|_| format!("CUDA device {i}"));
     let attribute = |a| {
         // SAFETY: a valid device handle and attribute.
-        unsafe { result::device::get_attribute(dev, a) }.unwrap_or(0)
+        unsafe { cudarc_result::device::get_attribute(dev, a) }.unwrap_or(0)
     };
     let arch = (
         attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
         attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
     );
     // SAFETY: a valid device handle.
-    let memory = unsafe { result::device::total_mem(dev) }.unwrap_or(0) as u64;
+    let memory = unsafe { cudarc_result::device::total_mem(dev) }.unwrap_or(0) as u64;
     let managed =
         attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) != 0;
     // A driver older than 11.2 does not know the attribute (0: no pools), and only a

@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_uchar, c_uint, c_void};
 
 use cudarc::driver::sys::*;
 
-use super::driver::CudaDriver;
+use super::entry_points::CudaDriver;
 use crate::backends::cuda_hip::sim_model::{copy_op, set_op, SimModel};
 
 thread_local! {

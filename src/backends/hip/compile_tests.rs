@@ -1,5 +1,5 @@
 //! HipApi's kernel compilation against a simulated runtime and hiprtc (issue 48, item 5):
-//! the real call layer (`calls.rs`) runs, only the libraries are stand-ins. The simulated
+//! the real call layer (`result.rs`) runs, only the libraries are stand-ins. The simulated
 //! hiprtc keeps hiprtc's rules: without `--offload-arch` it cannot find the device's
 //! architecture (it looks for the unversioned `libamdhip64.so`, which a runtime install
 //! lacks) and the compile fails; a source that includes `<hip/hip_runtime.h>` fails (its
@@ -8,8 +8,8 @@
 use std::ffi::{c_char, CStr};
 use std::sync::{Arc, Mutex};
 
-use super::raw_traits::{HipRuntime, Hiprtc};
-use super::rtc_bindings::{
+use super::entry_points::{HipRuntime, Hiprtc};
+use super::rtc_sys::{
     hiprtcProgram, hiprtcResult, hiprtcResult_HIPRTC_ERROR_COMPILATION, hiprtcResult_HIPRTC_SUCCESS,
 };
 use super::*;

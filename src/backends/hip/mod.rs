@@ -1,6 +1,6 @@
-//! HIP through bindgen bindings of the HIP runtime (`bindings.rs`) and its runtime
-//! compiler hiprtc (`rtc_bindings.rs`) and the stream-ordered allocator
-//! (`pool_bindings.rs`: `hipMallocAsync` / `hipFreeAsync`, ROCm 5.1+, loaded on its own so
+//! HIP through bindgen bindings of the HIP runtime (`sys.rs`) and its runtime
+//! compiler hiprtc (`rtc_sys.rs`) and the stream-ordered allocator
+//! (`pool_sys.rs`: `hipMallocAsync` / `hipFreeAsync`, ROCm 5.1+, loaded on its own so
 //! that an older runtime still loads without it), made by `scripts/gen-hip-bindings.sh` from
 //! Debian's libamdhip64-dev (CI regenerates and diffs them), loaded at run time: the
 //! `hip-sys` crates link libamdhip64 at load time, and a binary built with them does not
@@ -23,7 +23,7 @@
     unsafe_op_in_unsafe_fn
 )]
 #[rustfmt::skip]
-pub mod bindings;
+pub mod sys;
 #[allow(
     clippy::all,
     clippy::pedantic,
@@ -32,7 +32,7 @@ pub mod bindings;
     unsafe_op_in_unsafe_fn
 )]
 #[rustfmt::skip]
-pub mod rtc_bindings;
+pub mod rtc_sys;
 #[allow(
     clippy::all,
     clippy::pedantic,
@@ -41,15 +41,15 @@ pub mod rtc_bindings;
     unsafe_op_in_unsafe_fn
 )]
 #[rustfmt::skip]
-pub mod pool_bindings;
+pub mod pool_sys;
 
 use std::ffi::{c_void, CStr, CString};
 use std::sync::Arc;
 
-use bindings::*;
-use pool_bindings::HipPoolRaw;
-use raw_traits::{HipPool, HipRuntime, Hiprtc};
-use rtc_bindings::{hiprtcProgram, hiprtcResult_HIPRTC_SUCCESS, HiprtcRaw};
+use entry_points::{HipPool, HipRuntime, Hiprtc};
+use pool_sys::HipPoolRaw;
+use rtc_sys::{hiprtcProgram, hiprtcResult_HIPRTC_SUCCESS, HiprtcRaw};
+use sys::*;
 
 use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
 use super::loading::dl_error;
@@ -58,8 +58,40 @@ use crate::core::location::Technology;
 use crate::core::native::Native;
 
 mod arch;
-mod calls;
-pub mod raw_traits;
+pub mod entry_points;
+mod result;
+
+/// The old name of [`sys`], for one release.
+#[deprecated(
+    note = "renamed `sys`: cudarc's layer names (sys, result, entry points) in every vendor folder"
+)]
+pub mod bindings {
+    pub use super::sys::*;
+}
+
+/// The old name of [`rtc_sys`], for one release.
+#[deprecated(
+    note = "renamed `rtc_sys`: cudarc's layer names (sys, result, entry points) in every vendor folder"
+)]
+pub mod rtc_bindings {
+    pub use super::rtc_sys::*;
+}
+
+/// The old name of [`pool_sys`], for one release.
+#[deprecated(
+    note = "renamed `pool_sys`: cudarc's layer names (sys, result, entry points) in every vendor folder"
+)]
+pub mod pool_bindings {
+    pub use super::pool_sys::*;
+}
+
+/// The old name of [`entry_points`], for one release.
+#[deprecated(
+    note = "renamed `entry_points`: cudarc's layer names (sys, result, entry points) in every vendor folder"
+)]
+pub mod raw_traits {
+    pub use super::entry_points::*;
+}
 
 /// The HIP device at one location: `locus::device_as::<HipDevice>(location)`. The device
 /// type CUDA and HIP share (`cuda_hip`: its `Device` implementation, its kernels,

@@ -6,8 +6,8 @@
 use std::cell::Cell;
 use std::os::raw::{c_char, c_int, c_uint, c_void};
 
-use super::bindings::*;
-use super::raw_traits::HipRuntime;
+use super::entry_points::HipRuntime;
+use super::sys::*;
 use crate::backends::cuda_hip::sim_model::{copy_op, set_op, SimModel};
 
 thread_local! {

@@ -21,7 +21,7 @@ use std::any::Any;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::raw::{RawComm, Request, Status};
+use super::result::{RawComm, Request, Status};
 use crate::core::device::{StageWay, StagedView};
 use crate::core::element::DType;
 use crate::core::error::{Error, Result};

@@ -88,7 +88,7 @@ impl Device for SyclDevice {
         let base = unsafe { usm_of(dst).0.add(offset) };
         // SAFETY: the range is this device's USM, bounds-checked, and `len` is a multiple
         // of the pattern (checked by `Memory::fill`); the fill is waited for.
-        match unsafe { calls::fill(self.api, self.queue, base, len, pattern) } {
+        match unsafe { result::fill(self.api, self.queue, base, len, pattern) } {
             Some(event) => self.finish(event, "check the device's USM allocation"),
             None => fill_by_writes(self, dst, offset, len, pattern),
         }

@@ -56,13 +56,13 @@ impl SyclDevice {
         let cname = std::ffi::CString::new(name).map_err(|e| Error::Invalid(e.to_string()))?;
         // SAFETY: live context and device; the bundle and kernel are owned by the result.
         let (bundle, kernel) =
-            unsafe { calls::opencl_kernel(self.api, self.context, self.device, &source, &cname) }
+            unsafe { result::opencl_kernel(self.api, self.context, self.device, &source, &cname) }
                 .map_err(|e| {
-                self.fail(
+                    self.fail(
                 e,
                 "check the kernel source and name (the runtime printed the build log on stderr)",
             )
-            })?;
+                })?;
         Ok(SyclKernel {
             api: self.api,
             bundle,
@@ -143,7 +143,7 @@ impl SyclKernel {
         // pointer itself, a scalar a pointer to its value; the runtime copies the
         // scalar values at submission, so `values` may go after this call.
         let event = unsafe {
-            calls::submit_range(
+            result::submit_range(
                 self.api,
                 self.kernel,
                 device.queue,

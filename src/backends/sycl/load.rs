@@ -6,7 +6,7 @@
 use crate::core::device::Unavailable;
 use std::path::PathBuf;
 
-use super::bindings::DpctlApi;
+use super::sys::DpctlApi;
 use crate::backends::loading::dl_error;
 
 const LIBRARY: &str = "libDPCTLSyclInterface.so";

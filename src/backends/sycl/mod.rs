@@ -1,5 +1,5 @@
 //! SYCL through dpctl's C API (`libDPCTLSyclInterface.so`), loaded at run time through
-//! bindgen's dynamic-loading bindings (`bindings.rs`, made by
+//! bindgen's dynamic-loading bindings (`sys.rs`, made by
 //! `scripts/gen-sycl-bindings.sh`; CI regenerates them and fails on any difference).
 //!
 //! Every SYCL device with USM support becomes `sycl:N`; a device without USM (PoCL seen
@@ -20,9 +20,17 @@
     unsafe_op_in_unsafe_fn
 )]
 #[rustfmt::skip]
-pub mod bindings;
-mod calls;
+pub mod sys;
 mod load;
+mod result;
+
+/// The old name of [`sys`], for one release.
+#[deprecated(
+    note = "renamed `sys`: cudarc's layer names (sys, result, entry points) in every vendor folder"
+)]
+pub mod bindings {
+    pub use super::sys::*;
+}
 
 use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
@@ -30,7 +38,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use bindings::*;
+use sys::*;
 
 use crate::core::capability::{
     HostMemoryInPlace, InPlace, Kernels, MemoryKinds, NativeCalls, QueueAdoption, QueuedCopies,
@@ -47,7 +55,7 @@ use crate::core::memory::Memory;
 use crate::core::native::{MemoryKind, Native};
 
 pub use crate::core::native::UsmKind;
-pub use calls::SyclError;
+pub use result::SyclError;
 
 /// What to check when a copy is refused.
 const COPY_HINT: &str = "check that both pointers are USM of this device's context or host memory";
@@ -332,7 +340,7 @@ impl SyclDevice {
         }
         // SAFETY: the aspect for `kind` was checked above, so the runtime does not throw;
         // the queue is live.
-        let ptr = unsafe { calls::malloc(self.api, self.queue, kind, bytes.max(1)) }
+        let ptr = unsafe { result::malloc(self.api, self.queue, kind, bytes.max(1)) }
             // Within the device's largest allocation, a refusal is the device running out.
             .map_err(|e| Error::OutOfMemory {
                 location: self.location,
@@ -380,14 +388,14 @@ impl SyclDevice {
     fn finish(&self, event: Result<DPCTLSyclEventRef, SyclError>, hint: &str) -> Result<()> {
         let event = event.map_err(|e| self.fail(e, hint))?;
         // SAFETY: a live event returned by the queue, waited for and deleted once.
-        unsafe { calls::wait_and_delete(self.api, event) };
+        unsafe { result::wait_and_delete(self.api, event) };
         Ok(())
     }
 
     fn memcpy(&self, dst: *mut u8, src: *const u8, len: usize) -> Result<()> {
         // SAFETY: both ranges were bounds-checked by `Memory` (or are live host slices);
         // the copy is waited for before returning.
-        let event = unsafe { calls::memcpy(self.api, self.queue, dst, src, len, &[]) };
+        let event = unsafe { result::memcpy(self.api, self.queue, dst, src, len, &[]) };
         self.finish(event, COPY_HINT)
     }
 }

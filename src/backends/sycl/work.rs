@@ -98,7 +98,7 @@ impl SyclDevice {
         // are alive (held by `after`) during the call, and the returned Event keeps both
         // memories alive until the copy is done.
         let event = unsafe {
-            calls::memcpy(
+            result::memcpy(
                 self.api,
                 self.queue,
                 address(dst, dst_offset),

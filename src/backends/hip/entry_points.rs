@@ -5,11 +5,11 @@
 //! not implement answers "not supported".
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
-pub use bindings_trait::HipRuntime;
+pub use sys_trait::HipRuntime;
 
-/// `HipRuntime`, over the types of `bindings`.
-pub mod bindings_trait {
-    use super::super::bindings::*;
+/// `HipRuntime`, over the types of `sys`.
+pub mod sys_trait {
+    use super::super::sys::*;
 
     /// The entry points of `HipApiRaw`'s library.
     pub trait HipRuntime: Send + Sync {
@@ -760,11 +760,11 @@ pub mod bindings_trait {
     }
 }
 
-pub use rtc_bindings_trait::Hiprtc;
+pub use rtc_sys_trait::Hiprtc;
 
-/// `Hiprtc`, over the types of `rtc_bindings`.
-pub mod rtc_bindings_trait {
-    use super::super::rtc_bindings::*;
+/// `Hiprtc`, over the types of `rtc_sys`.
+pub mod rtc_sys_trait {
+    use super::super::rtc_sys::*;
 
     /// The entry points of `HiprtcRaw`'s library.
     pub trait Hiprtc: Send + Sync {
@@ -944,11 +944,11 @@ pub mod rtc_bindings_trait {
     }
 }
 
-pub use pool_bindings_trait::HipPool;
+pub use pool_sys_trait::HipPool;
 
-/// `HipPool`, over the types of `pool_bindings`.
-pub mod pool_bindings_trait {
-    use super::super::pool_bindings::*;
+/// `HipPool`, over the types of `pool_sys`.
+pub mod pool_sys_trait {
+    use super::super::pool_sys::*;
 
     /// The entry points of `HipPoolRaw`'s library.
     pub trait HipPool: Send + Sync {

@@ -1,5 +1,5 @@
 //! The CUDA driver calls locus makes, through the driver's entry points
-//! ([`CudaDriver`](super::driver::CudaDriver): libcuda, or a simulated driver in tests),
+//! ([`CudaDriver`](super::entry_points::CudaDriver): libcuda, or a simulated driver in tests),
 //! each failure a typed [`GpuError`] (the call and its `CUresult`): the [`GpuApi`] the
 //! shared CUDA/HIP device types (`cuda_hip`) are written against.
 

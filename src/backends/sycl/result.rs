@@ -1,5 +1,5 @@
 //! The dpctl calls locus makes that can fail, as thin wrappers over the bindings
-//! (`bindings.rs`) that return a typed [`SyclError`]: the layer between the raw bindings
+//! (`sys.rs`) that return a typed [`SyclError`]: the layer between the raw bindings
 //! and the safe device types (cudarc's `result` layer). dpctl's C API reports a failure
 //! by returning a null handle (the SYCL runtime prints the reason on stderr); it has no
 //! status codes, so the error carries the call. Calls that cannot fail (queries,
@@ -9,7 +9,7 @@ use std::ffi::{c_void, CStr};
 use std::fmt;
 use std::ptr;
 
-use super::bindings::*;
+use super::sys::*;
 use crate::core::native::UsmKind;
 
 /// A dpctl call that returned no handle.

@@ -1,4 +1,4 @@
-//! The HIP runtime calls locus makes, as thin wrappers over the bindings (`bindings.rs`)
+//! The HIP runtime calls locus makes, as thin wrappers over the bindings (`sys.rs`)
 //! that return a typed [`GpuError`] (the call and its `hipError_t`): the [`GpuApi`] the
 //! shared CUDA/HIP device types (`cuda_hip`) are written against.
 
@@ -238,7 +238,7 @@ impl GpuApi for HipApi {
         self.check("hipGetDevice", unsafe {
             self.raw.hipGetDevice(&mut device)
         })?;
-        let mut pool: super::pool_bindings::hipMemPool_t = std::ptr::null_mut();
+        let mut pool: super::pool_sys::hipMemPool_t = std::ptr::null_mut();
         // SAFETY: an out-pointer to a local, for the current device.
         self.check("hipDeviceGetDefaultMemPool", unsafe {
             pool_api.hipDeviceGetDefaultMemPool(&mut pool, device)
@@ -248,7 +248,7 @@ impl GpuApi for HipApi {
         self.check("hipMemPoolSetAttribute", unsafe {
             pool_api.hipMemPoolSetAttribute(
                 pool,
-                super::pool_bindings::hipMemPoolAttr_hipMemPoolAttrReleaseThreshold,
+                super::pool_sys::hipMemPoolAttr_hipMemPoolAttrReleaseThreshold,
                 (&mut threshold as *mut u64).cast(),
             )
         })

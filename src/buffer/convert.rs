@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 
 use super::*;
 use crate::core::element::{convert_bytes, DType, Element};
-use crate::core::launch::{KernelLanguage as Language, LaunchArg, LaunchSpec};
+use crate::core::launch::{KernelLanguage, LaunchArg, LaunchSpec};
 
 use super::convert_kernels::{cuda_conversion, opencl_c_conversion, wgsl_conversion};
 
@@ -103,9 +103,10 @@ fn wgsl_converts(staged: bool, cpu_adapter: bool) -> bool {
     forced.unwrap_or(staged && !cpu_adapter)
 }
 
-/// The language of the conversion kernel a device runs for one pair of types.
+/// Which generated conversion kernel a device runs for one pair of types (one per
+/// kernel language: CUDA and HIP share theirs).
 #[derive(Clone, Copy)]
-enum KernelLanguage {
+enum ConversionSource {
     /// OpenCL C (OpenCL and SYCL devices), one work-item per element.
     OpenClC,
     /// WGSL (WebGPU), 64 invocations per workgroup, 32-bit scalars.
@@ -115,13 +116,13 @@ enum KernelLanguage {
     CudaC,
 }
 
-impl KernelLanguage {
+impl ConversionSource {
     /// The generated source and the workgroup size it is launched with.
     fn source(self, from: DType, to: DType) -> Option<(String, u32)> {
         match self {
-            KernelLanguage::OpenClC => opencl_c_conversion(from, to).map(|s| (s, 1)),
-            KernelLanguage::Wgsl => wgsl_conversion(from, to).map(|s| (s, 64)),
-            KernelLanguage::CudaC => cuda_conversion(from, to).map(|s| (s, 256)),
+            ConversionSource::OpenClC => opencl_c_conversion(from, to).map(|s| (s, 1)),
+            ConversionSource::Wgsl => wgsl_conversion(from, to).map(|s| (s, 64)),
+            ConversionSource::CudaC => cuda_conversion(from, to).map(|s| (s, 256)),
         }
     }
 }
@@ -129,28 +130,28 @@ impl KernelLanguage {
 /// Whether `device` at `location` converts `from -> to` with a kernel, and in which
 /// language (`None` where it runs none; see [`on_the_device`]). Decided without
 /// generating the source. `staged`: a side is memory the host cannot map.
-fn kernel_language(
+fn conversion_source(
     device: &dyn crate::core::device::Device,
     location: Location,
     from: DType,
     to: DType,
     staged: bool,
-) -> Option<KernelLanguage> {
+) -> Option<ConversionSource> {
     let sized = |t: DType| !matches!(t, DType::F16 | DType::BF16);
     match location.technology().kernel_language()? {
-        Language::OpenClC => {
+        KernelLanguage::OpenClC => {
             let wide = from == DType::F64 || to == DType::F64;
             (sized(from) && sized(to) && !(wide && device.lacks_f64().is_some()))
-                .then_some(KernelLanguage::OpenClC)
+                .then_some(ConversionSource::OpenClC)
         }
-        Language::Wgsl => (from.size() >= 4
+        KernelLanguage::Wgsl => (from.size() >= 4
             && to.size() >= 4
             && wgsl_converts(staged, device.info().kind == "cpu"))
-        .then_some(KernelLanguage::Wgsl),
-        Language::Cuda | Language::Hip => {
-            (sized(from) && sized(to)).then_some(KernelLanguage::CudaC)
+        .then_some(ConversionSource::Wgsl),
+        KernelLanguage::Cuda | KernelLanguage::Hip => {
+            (sized(from) && sized(to)).then_some(ConversionSource::CudaC)
         }
-        Language::OpenMpC => None,
+        KernelLanguage::OpenMpC => None,
     }
 }
 
@@ -171,7 +172,7 @@ fn on_the_device(src: &Side<'_>, dst: &Side<'_>, count: usize) -> Result<Option<
     let staged = src.memory.host_access() == HostAccess::None
         || dst.memory.host_access() == HostAccess::None;
     let Some((source, workgroup)) =
-        kernel_language(device.as_ref(), location, src.dtype, dst.dtype, staged)
+        conversion_source(device.as_ref(), location, src.dtype, dst.dtype, staged)
             .and_then(|language| language.source(src.dtype, dst.dtype))
     else {
         return Ok(None);
@@ -220,7 +221,7 @@ fn piece_scalars(
     so: usize,
     dof: usize,
 ) -> Option<[LaunchArg<'static>; 3]> {
-    if location.technology().kernel_language() == Some(Language::Wgsl) {
+    if location.technology().kernel_language() == Some(KernelLanguage::Wgsl) {
         let (n, so, dof) = (
             u32::try_from(n).ok()?,
             u32::try_from(so).ok()?,
@@ -266,7 +267,7 @@ fn through_device_scratch(
         _ => return Ok(None),
     };
     let (device, location) = (device_side.memory.device(), device_side.memory.location());
-    if kernel_language(device.as_ref(), location, src.dtype, dst.dtype, true).is_none() {
+    if conversion_source(device.as_ref(), location, src.dtype, dst.dtype, true).is_none() {
         return Ok(None);
     }
     let Some(bytes) = count.checked_mul(scratch_type.size()) else {

@@ -8,7 +8,7 @@ pub(crate) mod convert;
 mod convert_kernels;
 mod guard;
 #[cfg(feature = "mpi")]
-mod lend;
+mod hand_out;
 mod pending;
 mod replicas;
 mod scalar;

@@ -90,11 +90,11 @@ impl Comm {
         let bytes = buffer.len() * size_of::<T>();
         let limit = self.inner.limit();
         if self.rank() == root {
-            let memory = buffer.lend_current()?;
+            let memory = buffer.hand_out_current()?;
             let route = self.inner.route_of(&memory);
             return wire::bcast(&self.inner.coll, &memory, bytes, route.wire, root, limit);
         }
-        let memory = buffer.lend_for_overwrite()?;
+        let memory = buffer.hand_out_for_overwrite()?;
         let route = self.inner.route_of(&memory);
         let result = wire::bcast(&self.inner.coll, &memory, bytes, route.wire, root, limit);
         if let Err(e) = &result {
@@ -136,7 +136,7 @@ impl Comm {
         };
         let receives = root.is_none_or(|r| r == self.rank());
         // Everything that can fail on one rank alone happens before the agreement.
-        let (local, memory) = match ready.and_then(|()| buffer.lend_current()) {
+        let (local, memory) = match ready.and_then(|()| buffer.hand_out_current()) {
             Ok(memory) => (Ok(()), Some(memory)),
             Err(e) => (Err(e), None),
         };
@@ -179,7 +179,7 @@ impl Comm {
             return Ok(None);
         }
         let mut out = Buffer::<T>::zeroed(at, total / size.max(1))?;
-        let target = out.lend_for_overwrite()?;
+        let target = out.hand_out_for_overwrite()?;
         let wire = self.inner.route_of(&target).wire;
         wire::gatherv(
             &self.inner.coll,
@@ -209,7 +209,7 @@ impl Comm {
         };
         let parts = self.parts::<T>(call, buffer.len(), ready)?;
         same_length(self, call, &parts, buffer.len())?;
-        let memory = buffer.lend_for_overwrite()?;
+        let memory = buffer.hand_out_for_overwrite()?;
         let wire = self.inner.route_of(&memory).wire;
         let result = wire::allreduce_sum(
             &self.inner.coll,

@@ -26,7 +26,7 @@ impl Comm {
     /// the same, or both ranks get an error naming both sides.
     pub fn send<T: Element>(&self, buffer: &Buffer<T>, dest: i32, tag: i32) -> Result<()> {
         self.check_peer("send", dest, tag)?;
-        let memory = buffer.lend_current()?;
+        let memory = buffer.hand_out_current()?;
         let posted = self
             .inner
             .post_header::<T>(&memory, buffer.len(), dest, tag)?;
@@ -44,7 +44,7 @@ impl Comm {
         let header = self
             .inner
             .check_header::<T>(head, buffer.len(), source, tag)?;
-        let memory = buffer.lend_for_overwrite()?;
+        let memory = buffer.hand_out_for_overwrite()?;
         let result = self
             .inner
             .recv_body(&memory, buffer.len() * size_of::<T>(), source, header);
@@ -59,7 +59,7 @@ impl Comm {
     /// the buffer's own moves are).
     pub fn isend<T: Element>(&self, buffer: &Buffer<T>, dest: i32, tag: i32) -> Result<Event> {
         self.check_peer("isend", dest, tag)?;
-        let memory = buffer.lend_current()?;
+        let memory = buffer.hand_out_current()?;
         let posted = self
             .inner
             .post_header::<T>(&memory, buffer.len(), dest, tag)?;
@@ -84,7 +84,7 @@ impl Comm {
     ) -> Result<Event> {
         self.check_peer("irecv", source, tag)?;
         let head = self.inner.post_header_recv(source, tag)?;
-        let memory = buffer.lend_for_overwrite()?;
+        let memory = buffer.hand_out_for_overwrite()?;
         let (len, bytes) = (buffer.len(), buffer.len() * size_of::<T>());
         let inner = Arc::clone(&self.inner);
         let work_memory = Arc::clone(&memory);

@@ -313,7 +313,7 @@ impl StagingViews for WebGpuDevice {
             return None;
         }
         Some(self.scoped("stage (lent staging buffer)", || {
-            lent::open(self, buffer, at, len as u64, way)
+            staging_views::open(self, buffer, at, len as u64, way)
         }))
     }
 

@@ -22,9 +22,9 @@
 
 mod adopted;
 mod batch;
-mod lent;
 mod native_calls;
 mod staging;
+mod staging_views;
 mod unified;
 
 use std::collections::HashMap;
@@ -46,8 +46,8 @@ use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::native::Native;
 
-use lent::Lent;
 use staging::Staging;
+use staging_views::Lent;
 use unified::Unified;
 
 mod device;

@@ -1,4 +1,4 @@
-//! The buffer's memory lent whole to code that moves it outside the buffer (the MPI
+//! The buffer's memory handed out whole to code that moves it outside the buffer (the MPI
 //! layer's sends and receives): the current data for reading, or the home allocation to
 //! overwrite, and the event of that work kept on the replica so that everything after it
 //! is ordered after it, as a buffer's own moves are (see `pending`).
@@ -10,7 +10,7 @@ impl<T: Pod> Buffer<T> {
     /// The allocation holding the current data, every move on it finished: a current
     /// replica the host reaches in place if there is one (the home one first), else the
     /// home one if current, else any current one.
-    pub(crate) fn lend_current(&self) -> Result<Arc<Memory>> {
+    pub(crate) fn hand_out_current(&self) -> Result<Arc<Memory>> {
         let replicas = self.settled()?;
         let home = self.home;
         let rank = |r: &Replica| {
@@ -36,7 +36,7 @@ impl<T: Pod> Buffer<T> {
 
     /// The home allocation, made the only current copy, every move on the buffer
     /// finished: for work that overwrites the whole data (nothing is copied there first).
-    pub(crate) fn lend_for_overwrite(&mut self) -> Result<Arc<Memory>> {
+    pub(crate) fn hand_out_for_overwrite(&mut self) -> Result<Arc<Memory>> {
         let home = self.home;
         let mut replicas = self.settled()?;
         let i = replicas
@@ -49,8 +49,8 @@ impl<T: Pod> Buffer<T> {
         Ok(Arc::clone(&replicas[i].memory))
     }
 
-    /// Keeps `event` on the replica in `memory` (one [`Buffer::lend_current`] or
-    /// [`Buffer::lend_for_overwrite`] gave): what touches it next waits for it, and if it
+    /// Keeps `event` on the replica in `memory` (one [`Buffer::hand_out_current`] or
+    /// [`Buffer::hand_out_for_overwrite`] gave): what touches it next waits for it, and if it
     /// `writes` and fails, the replica is stale (nothing half-arrived is ever read).
     pub(crate) fn keep_pending(&self, memory: &Arc<Memory>, event: Event, writes: bool) {
         let mut replicas = self.lock();

@@ -26,9 +26,7 @@ use crate::core::device::{StageWay, StagedView};
 use crate::core::element::DType;
 use crate::core::error::{Error, Result};
 use crate::core::memory::Memory;
-#[cfg(any(feature = "cuda", feature = "hip"))]
-use crate::core::native::GpuMemory;
-use crate::core::native::Native;
+use crate::core::native::MemoryKind;
 
 mod collective;
 
@@ -76,23 +74,18 @@ pub fn device_address(memory: &Memory) -> Option<u64> {
 /// memory to their peers through `cuIpcGetMemHandle` / `hipIpcGetMemHandle`, which
 /// refuse pool memory).
 pub fn device_address_or_why(memory: &Memory) -> std::result::Result<u64, &'static str> {
-    #[cfg(any(feature = "cuda", feature = "hip"))]
     const POOL: &str = "stream-ordered pool memory, which MPI cannot export to its peers \
                         (cuIpcGetMemHandle refuses it)";
     const NONE: &str = "no device address an MPI library could take";
-    match memory.native() {
-        #[cfg(feature = "cuda")]
-        Native::Cuda { kind, .. } if *kind == GpuMemory::StreamOrdered => Err(POOL),
-        #[cfg(feature = "hip")]
-        Native::Hip { kind, .. } if *kind == GpuMemory::StreamOrdered => Err(POOL),
-        #[cfg(feature = "cuda")]
-        Native::Cuda { ptr, .. } => Ok(*ptr),
-        #[cfg(feature = "hip")]
-        Native::Hip { ptr, .. } => Ok(*ptr),
-        Native::Host { .. } => Err(NONE),
-        #[allow(unreachable_patterns)]
-        _ => Err(NONE),
+    // Device-aware MPI libraries take the memory of runtimes with IPC memory handles
+    // (CUDA, HIP), by its device pointer.
+    if memory.device().ipc_handles().is_none() {
+        return Err(NONE);
     }
+    if memory.native().memory_kind() == MemoryKind::StreamOrdered {
+        return Err(POOL);
+    }
+    Ok(memory.native().address())
 }
 
 /// When a wait gives up.

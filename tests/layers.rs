@@ -652,3 +652,76 @@ fn every_backend_folder_is_a_technology_or_a_shared_helper() {
         );
     }
 }
+
+/// The core's files that lie on an import circle inside the core (each circle's files,
+/// found as strongly connected components of the core's own import graph).
+fn core_circle_members(krate: &Crate) -> BTreeSet<String> {
+    let core: BTreeMap<&str, BTreeSet<&str>> = krate
+        .imports
+        .iter()
+        .filter(|(from, _)| from.starts_with("core::"))
+        .map(|(from, targets)| {
+            let to = targets
+                .iter()
+                .map(|(to, _)| to.as_str())
+                .filter(|to| to.starts_with("core::") && *to != from.as_str())
+                .collect();
+            (from.as_str(), to)
+        })
+        .collect();
+    // Reachability by repeated search (the core has a few dozen files).
+    let reach = |start: &str| -> BTreeSet<&str> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![start];
+        while let Some(n) = todo.pop() {
+            for &next in core.get(n).into_iter().flatten() {
+                if seen.insert(next) {
+                    todo.push(next);
+                }
+            }
+        }
+        seen
+    };
+    core.keys()
+        .filter(|&&m| reach(m).contains(m))
+        .map(|m| m.to_string())
+        .collect()
+}
+
+/// Inside the core, the one circle is a device and its memory (the `Device` trait, its
+/// abilities and the `Memory` they take, with the parts of an allocation); the types
+/// everything else is written in (locations, errors, element types, kernel languages,
+/// handles, configuration, the process's life) are on no circle.
+#[test]
+fn the_cores_leaves_are_on_no_import_circle() {
+    let krate = read_crate();
+    let circled = core_circle_members(&krate);
+    assert!(circled.contains("core::device"), "{circled:?}");
+    let leaves = [
+        "location",
+        "location_text",
+        "error",
+        "kernel_language",
+        "element",
+        "config",
+        "size",
+        "native",
+        "native_queue",
+        "completion",
+        "discovery",
+        "route",
+        "host_memory",
+        "fork",
+        "shutdown",
+        "cache",
+    ];
+    let on_circle: Vec<&str> = leaves
+        .iter()
+        .copied()
+        .filter(|l| circled.contains(&format!("core::{l}")))
+        .collect();
+    assert!(
+        on_circle.is_empty(),
+        "core files on an import circle: {on_circle:?} (the circle: {circled:?})"
+    );
+}

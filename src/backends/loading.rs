@@ -2,7 +2,7 @@
 
 use libloading::Library;
 
-use crate::core::device::Unavailable;
+use crate::core::discovery::Unavailable;
 
 /// Renders a libloading error with its source: libloading's own text is only
 /// "dlopen failed", the useful part (file not found, missing symbol) is the source.

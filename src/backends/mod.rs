@@ -18,7 +18,7 @@
 //!
 //! Everything `unsafe` that talks to a runtime lives below this module.
 
-use crate::core::device::{Discovery, Unavailable};
+use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::location::Technology;
 
 #[cfg(any(feature = "cuda", feature = "hip"))]

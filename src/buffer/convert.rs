@@ -25,7 +25,8 @@ use std::sync::OnceLock;
 
 use super::*;
 use crate::core::element::{convert_bytes, DType, Element};
-use crate::core::launch::{KernelLanguage, LaunchArg, LaunchSpec};
+use crate::core::kernel_language::KernelLanguage;
+use crate::core::launch::{LaunchArg, LaunchSpec};
 
 use super::convert_kernels::{cuda_conversion, opencl_c_conversion, wgsl_conversion};
 

@@ -16,16 +16,12 @@
 use std::any::Any;
 use std::fmt;
 
-pub use super::batch_copy::DeviceCopy;
 use super::capability::{
     CopyBatches, HostMemoryInPlace, HostMemoryRegistration, IpcHandles, Kernels, MemoryKinds,
     MemoryReport, NativeCalls, Placement, QueueAdoption, QueuedCopies, StagingViews,
 };
-pub use super::discovery::{Discovery, Unavailable};
 use super::error::{Error, Result};
 use super::location::Location;
-#[cfg(doc)]
-use super::memory::Memory;
 use super::native::{MemoryKind, Native};
 
 /// The alignment every backend guarantees for the start of an allocation, and every
@@ -134,7 +130,8 @@ pub enum Direction {
 
 /// One device of one technology. Backends implement it; the rest of the crate uses it.
 ///
-/// Offsets and lengths are in bytes and have been bounds-checked by [`Memory`] before a
+/// Offsets and lengths are in bytes and have been bounds-checked by
+/// [`Memory`](super::memory::Memory) before a
 /// backend sees them.
 pub trait Device: Any + Send + Sync + fmt::Debug {
     /// Where this device's memory lives.

@@ -4,39 +4,10 @@
 
 use super::element::{DType, Element};
 use super::error::Error;
+/// Where it was defined before `kernel_language.rs` (kept for one release).
+pub use super::kernel_language::KernelLanguage;
 use super::location::Location;
 use super::memory::Memory;
-
-/// The language a technology's kernels are written in ([`Technology::kernel_language`]):
-/// which source of a codelet runs there, and which conversion kernels are generated.
-///
-/// [`Technology::kernel_language`]: super::location::Technology::kernel_language
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum KernelLanguage {
-    /// WGSL (WebGPU): no 64-bit floats, 32-bit scalars.
-    Wgsl,
-    /// OpenCL C (OpenCL, and SYCL devices through their OpenCL C kernels).
-    OpenClC,
-    /// C with OpenMP `target` regions, compiled into a shared object.
-    OpenMpC,
-    /// CUDA C++ through NVRTC.
-    Cuda,
-    /// HIP C++ through hiprtc.
-    Hip,
-}
-
-impl KernelLanguage {
-    /// Its name, as error messages give it.
-    pub const fn name(self) -> &'static str {
-        match self {
-            KernelLanguage::Wgsl => "WGSL",
-            KernelLanguage::OpenClC => "OpenCL C",
-            KernelLanguage::OpenMpC => "OpenMP",
-            KernelLanguage::Cuda => "CUDA",
-            KernelLanguage::Hip => "HIP",
-        }
-    }
-}
 
 /// One kernel argument, in the kernel's parameter order.
 #[derive(Debug, Clone, Copy)]

@@ -3,6 +3,7 @@
 //!
 //! - [`config`]: every `LOCUS_*` environment variable, its table and typed readers;
 //! - [`location`]: where memory lives ([`Location`](location::Location), [`Technology`](location::Technology));
+//!   [`location_text`]: both parsed from text;
 //! - [`error`]: the one error type;
 //! - [`element`]: numeric element types and their conversions (Rust's `as`);
 //! - [`device`]: the [`Device`](device::Device) trait every backend implements, and the facts a device reports;
@@ -19,6 +20,7 @@
 //! - [`block`]: an allocation a memory resource handed out, and where it goes back;
 //! - [`completion`]: queued work (each backend's own type behind one trait) and the
 //!   dependencies a backend is handed;
+//! - [`kernel_language`]: the languages kernels are written in (a leaf: locations name it);
 //! - [`launch`]: kernel launch descriptions;
 //! - [`route`]: route kinds and the [`CopyPath`](route::CopyPath) trait of the transfer matrix;
 //! - [`shutdown`]: the end of the process (background work waited for, then no native
@@ -39,8 +41,10 @@ pub mod element;
 pub mod error;
 pub mod fork;
 pub mod host_memory;
+pub mod kernel_language;
 pub mod launch;
 pub mod location;
+pub mod location_text;
 pub mod mapping;
 pub mod memory;
 pub mod native;

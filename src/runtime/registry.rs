@@ -56,7 +56,7 @@ impl Registry {
         // naming anything unknown probes nothing but the host and says why, loudly: a
         // typo must not look like a machine without GPUs.
         let only = crate::core::config::text("LOCUS_BACKENDS").map(|list| {
-            crate::core::location::parse_technologies(&list).map_err(|e| {
+            crate::core::location_text::parse_technologies(&list).map_err(|e| {
                 let why = format!("LOCUS_BACKENDS={list:?} is not a list of technologies: {e}");
                 crate::core::config::warn_once(&format!("{why}; only the host is used"));
                 why

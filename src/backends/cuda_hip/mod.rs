@@ -16,15 +16,16 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::core::batch_copy::DeviceCopy;
 use crate::core::capability::{
     launch_after_waiting, CopyBatches, HostMemoryRegistration, IpcHandles, Kernels, MemoryKinds,
     MemoryReport, NativeCalls, Placement, QueueAdoption, QueuedCopies,
 };
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
 use crate::core::device::{
-    fill_by_writes, unsupported_kind, Device, DeviceCopy, DeviceInfo, Direction, Discovery,
-    HostAccess, HostReach, Unavailable,
+    fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, HostAccess, HostReach,
 };
+use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::{Location, Technology};

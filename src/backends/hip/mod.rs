@@ -53,7 +53,7 @@ use sys::*;
 
 use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
 use super::loading::dl_error;
-use crate::core::device::{Discovery, Unavailable};
+use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::location::Technology;
 use crate::core::native::Native;
 

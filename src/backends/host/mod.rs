@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use crate::core::capability::{HostMemoryInPlace, InPlace, NativeCalls};
 use crate::core::device::{
-    host_memory_bytes, Device, DeviceInfo, Direction, Discovery, HostAccess, HostReach, ALIGNMENT,
+    host_memory_bytes, Device, DeviceInfo, Direction, HostAccess, HostReach, ALIGNMENT,
 };
+use crate::core::discovery::Discovery;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::native::Native;

@@ -34,9 +34,8 @@ use crate::core::capability::{
     HostMemoryInPlace, InPlace, Kernels, MemoryKinds, NativeCalls, QueueAdoption, QueuedCopies,
 };
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
-use crate::core::device::{
-    fill_by_writes, Device, DeviceInfo, Direction, Discovery, HostAccess, HostReach, Unavailable,
-};
+use crate::core::device::{fill_by_writes, Device, DeviceInfo, Direction, HostAccess, HostReach};
+use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::Location;

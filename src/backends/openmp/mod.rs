@@ -26,9 +26,8 @@ use crate::core::capability::{
     launch_after_waiting, HostMemoryInPlace, InPlace, Kernels, NativeCalls,
 };
 use crate::core::completion::{Completion, Dependencies};
-use crate::core::device::{
-    Device, DeviceInfo, Direction, Discovery, HostAccess, HostReach, Unavailable,
-};
+use crate::core::device::{Device, DeviceInfo, Direction, HostAccess, HostReach};
+use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, LaunchArg, LaunchSpec};
 use crate::core::location::{Location, Technology};

@@ -3,7 +3,7 @@
 //! named by `VIRTUAL_ENV` / `LOCUS_SYCL_VENV`, locus's default venv, and the
 //! site-packages of `python3`). The failure message lists everything tried.
 
-use crate::core::device::Unavailable;
+use crate::core::discovery::Unavailable;
 use std::path::PathBuf;
 
 use super::sys::DpctlApi;

@@ -45,9 +45,9 @@ use crate::core::capability::{
 };
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
 use crate::core::device::{
-    fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, Discovery, HostAccess,
-    HostReach, Unavailable,
+    fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, HostAccess, HostReach,
 };
+use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::Location;

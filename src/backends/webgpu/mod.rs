@@ -31,15 +31,16 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::core::batch_copy::DeviceCopy;
 use crate::core::capability::{
     launch_after_waiting, CopyBatches, Kernels, NativeCalls, QueueAdoption, QueuedCopies,
     StagingViews,
 };
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
 use crate::core::device::{
-    fill_by_writes, Device, DeviceCopy, DeviceInfo, Direction, Discovery, HostAccess, HostReach,
-    StageWay, StagedView, Unavailable,
+    fill_by_writes, Device, DeviceInfo, Direction, HostAccess, HostReach, StageWay, StagedView,
 };
+use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::Location;

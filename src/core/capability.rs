@@ -39,6 +39,49 @@ pub trait NativeCalls {
     fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()>;
 }
 
+/// Implements [`NativeCalls`] for a device whose own `write`, `read` and `copy_within`
+/// are the technology's calls a user writes by hand (`memcpy`, `clEnqueueWriteBuffer`,
+/// ...): the native transfers are those, under the names `$name` gives per direction.
+macro_rules! native_calls_are_own {
+    ($device:ty, |$direction:ident| $name:expr) => {
+        impl $crate::core::capability::NativeCalls for $device {
+            fn native_call(
+                &self,
+                _native: &$crate::core::native::Native,
+                $direction: $crate::core::device::Direction,
+            ) -> &'static str {
+                $name
+            }
+
+            fn native_write(
+                &self,
+                dst: &$crate::core::native::Native,
+                src: &[u8],
+            ) -> $crate::core::error::Result<()> {
+                $crate::core::device::Device::write(self, dst, 0, src)
+            }
+
+            fn native_read(
+                &self,
+                src: &$crate::core::native::Native,
+                dst: &mut [u8],
+            ) -> $crate::core::error::Result<()> {
+                $crate::core::device::Device::read(self, src, 0, dst)
+            }
+
+            fn native_copy_within(
+                &self,
+                src: &$crate::core::native::Native,
+                dst: &$crate::core::native::Native,
+                len: usize,
+            ) -> $crate::core::error::Result<()> {
+                $crate::core::device::Device::copy_within(self, src, 0, dst, 0, len)
+            }
+        }
+    };
+}
+pub(crate) use native_calls_are_own;
+
 /// Copies queued on the device's own queue, returned as queued work.
 pub trait QueuedCopies {
     /// Starts `len` bytes (`len` > 0) from `src` to `dst` on this device's own queue

@@ -146,24 +146,8 @@ impl Device for HostDevice {
     }
 }
 
-/// The host's own calls are `memcpy`: locus's write, read and copy.
-impl NativeCalls for HostDevice {
-    fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
-        "memcpy"
-    }
-
-    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
-        self.write(dst, 0, src)
-    }
-
-    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
-        self.read(src, 0, dst)
-    }
-
-    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
-        self.copy_within(src, 0, dst, 0, len)
-    }
-}
+// The host's own calls are `memcpy`: locus's write, read and copy.
+native_calls_are_own!(HostDevice, |_direction| "memcpy");
 
 impl HostMemoryInPlace for HostDevice {
     unsafe fn use_host_memory(&self, ptr: *mut u8, _len: usize) -> Result<InPlace> {

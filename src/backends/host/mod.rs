@@ -9,9 +9,9 @@ use std::alloc::{self, Layout};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::core::capability::{HostMemoryInPlace, InPlace, NativeCalls};
+use crate::core::capability::{native_calls_are_own, HostMemoryInPlace, InPlace, NativeCalls};
 use crate::core::device::{
-    host_memory_bytes, Device, DeviceInfo, Direction, HostAccess, HostReach, ALIGNMENT,
+    host_memory_bytes, Device, DeviceInfo, HostAccess, HostReach, ALIGNMENT,
 };
 use crate::core::discovery::Discovery;
 use crate::core::error::{Error, Result};

@@ -306,29 +306,12 @@ impl MemoryKinds for OpenClDevice {
     }
 }
 
-/// `write`, `read` and `copy_within` are the blocking calls a user writes: the native
-/// transfers are those.
-impl NativeCalls for OpenClDevice {
-    fn native_call(&self, _native: &Native, direction: Direction) -> &'static str {
-        match direction {
-            Direction::HostToDevice => "clEnqueueWriteBuffer",
-            Direction::DeviceToHost => "clEnqueueReadBuffer",
-            Direction::WithinDevice => "clEnqueueCopyBuffer",
-        }
-    }
-
-    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
-        self.write(dst, 0, src)
-    }
-
-    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
-        self.read(src, 0, dst)
-    }
-
-    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
-        self.copy_within(src, 0, dst, 0, len)
-    }
-}
+// `write`, `read` and `copy_within` are the blocking calls a user writes.
+native_calls_are_own!(OpenClDevice, |direction| match direction {
+    Direction::HostToDevice => "clEnqueueWriteBuffer",
+    Direction::DeviceToHost => "clEnqueueReadBuffer",
+    Direction::WithinDevice => "clEnqueueCopyBuffer",
+});
 
 impl Kernels for OpenClDevice {
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {

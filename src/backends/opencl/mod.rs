@@ -31,7 +31,8 @@ use opencl3::memory::{
 use opencl3::types::{cl_event, cl_int, cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
 
 use crate::core::capability::{
-    HostMemoryInPlace, InPlace, Kernels, MemoryKinds, NativeCalls, QueueAdoption, QueuedCopies,
+    native_calls_are_own, HostMemoryInPlace, InPlace, Kernels, MemoryKinds, NativeCalls,
+    QueueAdoption, QueuedCopies,
 };
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
 use crate::core::device::{fill_by_writes, Device, DeviceInfo, Direction, HostAccess, HostReach};

@@ -205,25 +205,8 @@ impl Device for OpenMpDevice {
     }
 }
 
-/// `write`, `read` and `copy_within` are `omp_target_memcpy` itself: the native
-/// transfers are those.
-impl NativeCalls for OpenMpDevice {
-    fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
-        "omp_target_memcpy"
-    }
-
-    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
-        self.write(dst, 0, src)
-    }
-
-    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
-        self.read(src, 0, dst)
-    }
-
-    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
-        self.copy_within(src, 0, dst, 0, len)
-    }
-}
+// `write`, `read` and `copy_within` are `omp_target_memcpy` itself.
+native_calls_are_own!(OpenMpDevice, |_direction| "omp_target_memcpy");
 
 impl HostMemoryInPlace for OpenMpDevice {
     unsafe fn use_host_memory(&self, ptr: *mut u8, _len: usize) -> Result<InPlace> {

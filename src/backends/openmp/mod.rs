@@ -23,10 +23,10 @@ use std::sync::{Arc, OnceLock};
 use libloading::Library;
 
 use crate::core::capability::{
-    launch_after_waiting, HostMemoryInPlace, InPlace, Kernels, NativeCalls,
+    launch_after_waiting, native_calls_are_own, HostMemoryInPlace, InPlace, Kernels, NativeCalls,
 };
 use crate::core::completion::{Completion, Dependencies};
-use crate::core::device::{Device, DeviceInfo, Direction, HostAccess, HostReach};
+use crate::core::device::{Device, DeviceInfo, HostAccess, HostReach};
 use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, LaunchArg, LaunchSpec};

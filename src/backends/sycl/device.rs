@@ -216,25 +216,8 @@ impl MemoryKinds for SyclDevice {
     }
 }
 
-/// `write`, `read` and `copy_within` are one `DPCTLQueue_Memcpy` waited for: the native
-/// transfers are those.
-impl NativeCalls for SyclDevice {
-    fn native_call(&self, _native: &Native, _direction: Direction) -> &'static str {
-        "DPCTLQueue_Memcpy"
-    }
-
-    fn native_write(&self, dst: &Native, src: &[u8]) -> Result<()> {
-        self.write(dst, 0, src)
-    }
-
-    fn native_read(&self, src: &Native, dst: &mut [u8]) -> Result<()> {
-        self.read(src, 0, dst)
-    }
-
-    fn native_copy_within(&self, src: &Native, dst: &Native, len: usize) -> Result<()> {
-        self.copy_within(src, 0, dst, 0, len)
-    }
-}
+// `write`, `read` and `copy_within` are one `DPCTLQueue_Memcpy` waited for.
+native_calls_are_own!(SyclDevice, |_direction| "DPCTLQueue_Memcpy");
 
 impl Kernels for SyclDevice {
     fn launch(&self, spec: &LaunchSpec<'_>, args: &[LaunchArg<'_>]) -> Result<Completion> {

@@ -41,11 +41,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 use sys::*;
 
 use crate::core::capability::{
-    HostMemoryInPlace, InPlace, Kernels, MemoryKinds, NativeCalls, QueueAdoption, QueuedCopies,
+    native_calls_are_own, HostMemoryInPlace, InPlace, Kernels, MemoryKinds, NativeCalls,
+    QueueAdoption, QueuedCopies,
 };
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
 use crate::core::device::{
-    fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, HostAccess, HostReach,
+    fill_by_writes, unsupported_kind, Device, DeviceInfo, HostAccess, HostReach,
 };
 use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};

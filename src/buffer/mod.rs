@@ -28,12 +28,13 @@ pub use section::{Section, Triplet};
 
 use replicas::*;
 
+use crate::core::copy_span::CopySpan;
 use crate::core::device::HostAccess;
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::native::Native;
-use crate::core::route::{CopySpan, Endpoint, Route, RouteKind};
+use crate::core::route::{Endpoint, Route, RouteKind};
 use crate::runtime::event::Event;
 use crate::runtime::transfer::matrix::Plan;
 use crate::runtime::transfer::stats::{self, TransferStats, TransferTotals};

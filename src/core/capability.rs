@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use super::batch_copy::DeviceCopy;
 use super::completion::{Completion, Dependencies};
+use super::copy_span::CopySpan;
 use super::device::{unsupported_kind, Device, Direction, StageWay, StagedView};
 use super::error::{Error, Result};
 use super::launch::{LaunchArg, LaunchSpec};
@@ -84,18 +85,17 @@ pub(crate) use native_calls_are_own;
 
 /// Copies queued on the device's own queue, returned as queued work.
 pub trait QueuedCopies {
-    /// Starts `len` bytes (`len` > 0) from `src` to `dst` on this device's own queue
-    /// when it can (one side at least is this device's memory; ranges bounds-checked),
-    /// after `after` ([`native_deps`](super::completion::native_deps) sorts them), and
-    /// returns the queued work; the caller keeps both memories alive until it is done.
-    /// `None` for a copy this queue cannot take: a worker thread makes it.
+    /// Starts the copy of `span` (`span.len` > 0) from `src` to `dst` on this device's
+    /// own queue when it can (one side at least is this device's memory; ranges
+    /// bounds-checked), after `after` ([`native_deps`](super::completion::native_deps)
+    /// sorts them), and returns the queued work; the caller keeps both memories alive
+    /// until it is done. `None` for a copy this queue cannot take: a worker thread makes
+    /// it.
     fn copy_async(
         &self,
         src: &Memory,
-        src_offset: usize,
         dst: &Memory,
-        dst_offset: usize,
-        len: usize,
+        span: CopySpan,
         after: &dyn Dependencies,
     ) -> Result<Option<Completion>>;
     /// True when a queued copy costs less than the same copy made synchronously (an
@@ -437,8 +437,13 @@ impl<'a> dyn Device + 'a {
         len: usize,
         after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
+        let span = CopySpan {
+            src_offset,
+            dst_offset,
+            len,
+        };
         match self.queued_copies() {
-            Some(queue) => queue.copy_async(src, src_offset, dst, dst_offset, len, after),
+            Some(queue) => queue.copy_async(src, dst, span, after),
             None => Ok(None),
         }
     }

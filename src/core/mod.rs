@@ -22,6 +22,7 @@
 //!   dependencies a backend is handed;
 //! - [`kernel_language`]: the languages kernels are written in (a leaf: locations name it);
 //! - [`launch`]: kernel launch descriptions;
+//! - [`copy_span`]: where a copy reads and writes ([`CopySpan`](copy_span::CopySpan));
 //! - [`route`]: route kinds and the [`CopyPath`](route::CopyPath) trait of the transfer matrix;
 //! - [`shutdown`]: the end of the process (background work waited for, then no native
 //!   object released);
@@ -35,6 +36,7 @@ pub mod cache;
 pub mod capability;
 pub mod completion;
 pub mod config;
+pub mod copy_span;
 pub mod device;
 pub mod discovery;
 pub mod element;

@@ -22,7 +22,7 @@ fn memsets_are_ordered_on_the_stream() {
     let copy = d
         .queued_copies()
         .unwrap()
-        .copy_async(&a, 0, &b, 0, n, &NONE)
+        .copy_async(&a, &b, CopySpan::whole(n), &NONE)
         .unwrap()
         .unwrap();
     b.fill(0..n, &[0]).unwrap();
@@ -47,7 +47,7 @@ fn synchronize_makes_its_device_current_first() {
     let _copy = d0
         .queued_copies()
         .unwrap()
-        .copy_async(&a, 0, &b, 0, n, &NONE)
+        .copy_async(&a, &b, CopySpan::whole(n), &NONE)
         .unwrap()
         .unwrap();
     assert!(raw(&b) != vec![3u8; n], "the copy is still queued");
@@ -59,7 +59,7 @@ fn synchronize_makes_its_device_current_first() {
     let _copy = d0
         .queued_copies()
         .unwrap()
-        .copy_async(&a, 0, &c, 0, n, &NONE)
+        .copy_async(&a, &c, CopySpan::whole(n), &NONE)
         .unwrap()
         .unwrap();
     let d = Arc::clone(&d0);
@@ -87,7 +87,7 @@ fn events_are_used_with_their_device_current() {
     let copy = d
         .queued_copies()
         .unwrap()
-        .copy_async(&a, 0, &b, 0, n, &NONE)
+        .copy_async(&a, &b, CopySpan::whole(n), &NONE)
         .unwrap()
         .unwrap();
     let _other = Memory::on(&dynamic(&sim[1]), 16).unwrap(); // another device current here
@@ -177,10 +177,10 @@ fn every_call_may_fail_once_and_the_device_stays_usable() {
             let b = Arc::new(Memory::on(d, n)?);
             a.fill(0..n, &[4])?;
             a.write(0, &data)?;
-            if let Some(c) = d
-                .queued_copies()
-                .unwrap()
-                .copy_async(&a, 0, &b, 0, n, &NONE)?
+            if let Some(c) =
+                d.queued_copies()
+                    .unwrap()
+                    .copy_async(&a, &b, CopySpan::whole(n), &NONE)?
             {
                 c.wait()?;
             }
@@ -225,7 +225,7 @@ fn importers_ask_the_pointer_s_device_and_wait_for_the_producer_s_stream() {
     let _copy = d0
         .queued_copies()
         .unwrap()
-        .copy_async(&a, 0, &b, 0, 256, &NONE)
+        .copy_async(&a, &b, CopySpan::whole(256), &NONE)
         .unwrap()
         .unwrap();
     let _current = Memory::on(&d1, 8).unwrap();

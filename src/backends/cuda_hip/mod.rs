@@ -22,6 +22,7 @@ use crate::core::capability::{
     MemoryReport, NativeCalls, Placement, QueueAdoption, QueuedCopies,
 };
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
+use crate::core::copy_span::CopySpan;
 use crate::core::device::{
     fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, HostAccess, HostReach,
 };

@@ -50,7 +50,7 @@ fn copies_within_a_device_are_stream_events() {
     let event = d
         .queued_copies()
         .unwrap()
-        .copy_async(&a, 0, &b, 0, n, &NONE)
+        .copy_async(&a, &b, CopySpan::whole(n), &NONE)
         .unwrap()
         .expect("a copy within one GPU runs on its stream");
     assert!(event.work_as::<StreamEvent<Simulated>>().is_some());
@@ -62,14 +62,23 @@ fn copies_within_a_device_are_stream_events() {
     assert!(d
         .queued_copies()
         .unwrap()
-        .copy_async(&a, 0, &a, 1, 8, &NONE)
+        .copy_async(
+            &a,
+            &a,
+            CopySpan {
+                src_offset: 0,
+                dst_offset: 1,
+                len: 8
+            },
+            &NONE
+        )
         .unwrap()
         .is_none());
     let c = Arc::new(Memory::on(&other, n).unwrap());
     assert!(d
         .queued_copies()
         .unwrap()
-        .copy_async(&a, 0, &c, 0, n, &NONE)
+        .copy_async(&a, &c, CopySpan::whole(n), &NONE)
         .unwrap()
         .is_none());
 }
@@ -386,7 +395,7 @@ fn work_after_this_stream_s_own_events_is_queued_without_a_host_wait() {
     let first = d
         .queued_copies()
         .unwrap()
-        .copy_async(&a, 0, &b, 0, n, &NONE)
+        .copy_async(&a, &b, CopySpan::whole(n), &NONE)
         .unwrap()
         .unwrap();
     let first = [Event::native(first, vec![Arc::clone(&a), Arc::clone(&b)])];
@@ -397,7 +406,7 @@ fn work_after_this_stream_s_own_events_is_queued_without_a_host_wait() {
     let second = d
         .queued_copies()
         .unwrap()
-        .copy_async(&b, 0, &c, 0, n, &first.as_slice())
+        .copy_async(&b, &c, CopySpan::whole(n), &first.as_slice())
         .unwrap()
         .expect("a copy after this stream's own event is a stream copy");
     let launched = sim[0]
@@ -503,7 +512,7 @@ fn a_stream_copy_hands_out_its_cuevent() {
     let work = d
         .queued_copies()
         .unwrap()
-        .copy_async(&a, 0, &b, 0, 256, &NONE)
+        .copy_async(&a, &b, CopySpan::whole(256), &NONE)
         .unwrap()
         .unwrap();
     let event = Event::native(work, vec![Arc::clone(&a), Arc::clone(&b)]);

@@ -103,12 +103,15 @@ impl<A: GpuApi> GpuDevice<A> {
     pub(super) fn start_copy(
         &self,
         src: &Memory,
-        src_offset: usize,
         dst: &Memory,
-        dst_offset: usize,
-        len: usize,
+        span: CopySpan,
         after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
+        let CopySpan {
+            src_offset,
+            dst_offset,
+            len,
+        } = span;
         let (Some((s, _)), Some((d, _))) = (A::unpack(src.native()), A::unpack(dst.native()))
         else {
             return Ok(None);

@@ -258,13 +258,11 @@ impl QueuedCopies for OpenClDevice {
     fn copy_async(
         &self,
         src: &Memory,
-        src_offset: usize,
         dst: &Memory,
-        dst_offset: usize,
-        len: usize,
+        span: CopySpan,
         after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
-        self.start_copy(src, src_offset, dst, dst_offset, len, after)
+        self.start_copy(src, dst, span, after)
     }
 
     fn queues_copies_cheaply(&self) -> bool {

@@ -35,6 +35,7 @@ use crate::core::capability::{
     QueueAdoption, QueuedCopies,
 };
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
+use crate::core::copy_span::CopySpan;
 use crate::core::device::{fill_by_writes, Device, DeviceInfo, Direction, HostAccess, HostReach};
 use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};

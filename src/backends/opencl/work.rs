@@ -88,12 +88,15 @@ impl OpenClDevice {
     pub(super) fn start_copy(
         &self,
         src: &Memory,
-        src_offset: usize,
         dst: &Memory,
-        dst_offset: usize,
-        len: usize,
+        span: CopySpan,
         after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
+        let CopySpan {
+            src_offset,
+            dst_offset,
+            len,
+        } = span;
         let mine = |m: &Memory| m.location() == self.location;
         // Memory whose native handle is a host address: the host's, and any other whose
         // host access is a plain pointer (OpenMP's initial device, SYCL USM of a CPU

@@ -45,6 +45,7 @@ use crate::core::capability::{
     QueueAdoption, QueuedCopies,
 };
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
+use crate::core::copy_span::CopySpan;
 use crate::core::device::{
     fill_by_writes, unsupported_kind, Device, DeviceInfo, HostAccess, HostReach,
 };

@@ -62,12 +62,15 @@ impl SyclDevice {
     pub(super) fn start_copy(
         &self,
         src: &Memory,
-        src_offset: usize,
         dst: &Memory,
-        dst_offset: usize,
-        len: usize,
+        span: CopySpan,
         after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
+        let CopySpan {
+            src_offset,
+            dst_offset,
+            len,
+        } = span;
         // USM of this device's context, and memory host code reaches by pointer (the
         // host's, OpenMP's initial device's, ...): memcpy takes it as host memory.
         let sycl_location = match (src.native(), dst.native()) {

@@ -260,13 +260,11 @@ impl QueuedCopies for WebGpuDevice {
     fn copy_async(
         &self,
         src: &Memory,
-        src_offset: usize,
         dst: &Memory,
-        dst_offset: usize,
-        len: usize,
+        span: CopySpan,
         after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
-        self.start_copy(src, src_offset, dst, dst_offset, len, after)
+        self.start_copy(src, dst, span, after)
     }
 
     fn queues_copies_cheaply(&self) -> bool {

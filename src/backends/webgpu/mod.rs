@@ -37,6 +37,7 @@ use crate::core::capability::{
     StagingViews,
 };
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
+use crate::core::copy_span::CopySpan;
 use crate::core::device::{
     fill_by_writes, Device, DeviceInfo, Direction, HostAccess, HostReach, StageWay, StagedView,
 };

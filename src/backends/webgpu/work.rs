@@ -56,12 +56,15 @@ impl WebGpuDevice {
     pub(super) fn start_copy(
         &self,
         src: &Memory,
-        src_offset: usize,
         dst: &Memory,
-        dst_offset: usize,
-        len: usize,
+        span: CopySpan,
         after: &dyn Dependencies,
     ) -> Result<Option<Completion>> {
+        let CopySpan {
+            src_offset,
+            dst_offset,
+            len,
+        } = span;
         let mine = |m: &Memory| m.location() == self.location;
         let aligned = |offsets: &[usize]| {
             offsets

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use super::copy::copy_on_plan;
 use super::matrix::Plan;
 use super::stats::TransferStats;
+use crate::core::copy_span::CopySpan;
 use crate::core::device::HostAccess;
 use crate::core::error::Result;
 use crate::core::memory::Memory;
-use crate::core::route::{CopySpan, Endpoint};
+use crate::core::route::Endpoint;
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
 use crate::runtime::registry::registry;
@@ -130,8 +131,7 @@ pub(crate) fn start_native(
         let Some(queue) = device.queued_copies() else {
             continue;
         };
-        let started =
-            queue.copy_async(src, span.src_offset, dst, span.dst_offset, span.len, &after)?;
+        let started = queue.copy_async(src, dst, span, &after)?;
         if let Some(work) = started {
             super::stats::global().record(plan.0.kind, span.len);
             return Ok(Some(Event::native(

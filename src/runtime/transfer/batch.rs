@@ -14,10 +14,11 @@ use super::async_copy::start_native;
 use super::copy::copy_on_plan;
 use super::matrix::Plan;
 use crate::core::batch_copy::DeviceCopy;
+use crate::core::copy_span::CopySpan;
 use crate::core::device::{Device, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::memory::Memory;
-use crate::core::route::{CopySpan, Endpoint};
+use crate::core::route::Endpoint;
 use crate::runtime::event::Event;
 use crate::runtime::registry::registry;
 

@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use super::matrix::Plan;
 use super::stats::{self, TransferStats};
+use crate::core::copy_span::CopySpan;
 use crate::core::device::{Device, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
-use crate::core::route::{CopyPath, CopySpan, Endpoint, Route, RouteKind};
+use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 use crate::runtime::access::location_accessibility;
 use crate::runtime::registry::{registry, Registry};
 

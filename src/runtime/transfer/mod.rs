@@ -27,7 +27,8 @@ pub mod paths;
 pub(crate) mod staged;
 pub mod stats;
 
-pub use crate::core::route::{CopyPath, CopySpan, Endpoint, Route, RouteKind};
+pub use crate::core::copy_span::CopySpan;
+pub use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 pub(crate) use async_copy::start_copy;
 pub use batch::{copy_batch, BatchCopy};
 pub(crate) use copy::copy_on_plan;

@@ -156,9 +156,27 @@ pub(crate) fn native_of(native: &Native, ordinal: u32) -> Option<LocusNative> {
             offset: usize::try_from(*offset).unwrap_or(usize::MAX),
             device,
         },
-        // A technology added to locus after this C API was written.
-        _ => return None,
+        // `Native` is non-exhaustive to other crates; `has_an_arm` makes a technology
+        // added to locus a compile error here until its arm above is written.
+        other => {
+            debug_assert!(!has_an_arm(other.technology()));
+            return None;
+        }
     })
+}
+
+/// Whether [`native_of`] has an arm for `technology`: matched without a wildcard, so a
+/// technology added to locus does not compile here until `native_of` handles it.
+const fn has_an_arm(technology: Technology) -> bool {
+    match technology {
+        Technology::Host
+        | Technology::OpenMp
+        | Technology::OpenCl
+        | Technology::Cuda
+        | Technology::Hip
+        | Technology::Sycl
+        | Technology::WebGpu => true,
+    }
 }
 
 /// Allocates `bytes` of memory of `kind` (a `LocusMemoryKind`) at `location` and stores the new handle in

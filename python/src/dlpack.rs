@@ -129,7 +129,23 @@ pub struct DLManagedTensorVersioned {
     pub dl_tensor: DLTensor,
 }
 
-/// The DLPack device of memory at `location` (its ordinal as the device id).
+/// Whether this door handles `technology` (its DLPack device type above, its data handle in
+/// `view.rs`): matched without a wildcard, so a technology added to locus does not compile
+/// here until it is handled.
+pub(crate) const fn has_a_device_type(technology: locus::Technology) -> bool {
+    match technology {
+        locus::Technology::Host
+        | locus::Technology::OpenMp
+        | locus::Technology::OpenCl
+        | locus::Technology::Cuda
+        | locus::Technology::Hip
+        | locus::Technology::Sycl
+        | locus::Technology::WebGpu => true,
+    }
+}
+
+/// The DLPack device of memory at `location` (its ordinal as the device id): every
+/// location matched, so a technology added to locus is a compile error here.
 pub fn device_of_location(location: Location, native: Option<&Native>) -> DLDevice {
     let ordinal = |n: u32| n as i32;
     let (device_type, device_id) = match location {
@@ -159,9 +175,6 @@ pub fn device_of_location(location: Location, native: Option<&Native>) -> DLDevi
             }) => (DL_ROCM_HOST, ordinal(n)),
             _ => (DL_ROCM, ordinal(n)),
         },
-        // A technology with no DLPack device type of its own yet.
-        #[allow(unreachable_patterns)]
-        other => (DL_EXT_DEV, ordinal(other.ordinal())),
     };
     DLDevice {
         device_type,

@@ -135,8 +135,13 @@ impl View {
             Native::WebGpu { buffer, offset } => {
                 (std::ptr::from_ref(&**buffer).cast_mut().cast(), *offset)
             }
+            // `Native` is non-exhaustive to other crates: `dlpack::has_a_device_type` makes a
+            // technology added to locus a compile error until it is handled here.
             #[allow(unreachable_patterns)]
-            _ => (std::ptr::null_mut(), 0),
+            other => {
+                debug_assert!(!dlpack::has_a_device_type(other.technology()));
+                (std::ptr::null_mut(), 0)
+            }
         };
         Ok((data, offset, None))
     }

@@ -135,13 +135,11 @@ impl View {
             Native::WebGpu { buffer, offset } => {
                 (std::ptr::from_ref(&**buffer).cast_mut().cast(), *offset)
             }
-            // `Native` is non-exhaustive to other crates: `dlpack::has_a_device_type` makes a
-            // technology added to locus a compile error until it is handled here.
+            // `Native` is non-exhaustive to other crates, so a wildcard is needed; the
+            // match over `Technology` in `dlpack.rs` fails to compile for a technology
+            // added to locus until it is handled here and there.
             #[allow(unreachable_patterns)]
-            other => {
-                debug_assert!(!dlpack::has_a_device_type(other.technology()));
-                (std::ptr::null_mut(), 0)
-            }
+            _ => (std::ptr::null_mut(), 0),
         };
         Ok((data, offset, None))
     }

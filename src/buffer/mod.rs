@@ -34,11 +34,11 @@ use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::native::Native;
-use crate::core::route::{Endpoint, Route, RouteKind};
+use crate::core::route::{Route, RouteKind};
 use crate::runtime::event::Event;
 use crate::runtime::transfer::matrix::Plan;
 use crate::runtime::transfer::stats::{self, TransferStats, TransferTotals};
-use crate::runtime::transfer::{copy_on_plan, start_copy};
+use crate::runtime::transfer::{copy_on_plan, plan_for, start_copy};
 
 /// A typed, location-aware array with coherent replicas.
 ///
@@ -159,7 +159,7 @@ impl<T: Pod> Buffer<T> {
             false => current_usable_at(replicas, location),
         };
         if let Some(i) = usable {
-            stats::count_in_place(bytes, &self.stats);
+            stats::count_local(RouteKind::InPlace, bytes, &self.stats);
             if replicas[i].location() == location {
                 return Ok((i, in_place("valid replica already there")));
             }
@@ -352,7 +352,7 @@ impl<T: Pod> Buffer<T> {
                     "noupdate: the buffer has no copy at {location} to use as it is; load it there first (advanced_load), or drop noupdate"
                 ))
             })?;
-        stats::count_in_place(bytes, &self.stats);
+        stats::count_local(RouteKind::InPlace, bytes, &self.stats);
         if write {
             only_current(&mut replicas, i);
         }
@@ -418,17 +418,11 @@ impl<T: Pod> Buffer<T> {
         target: &Memory,
         bytes: usize,
     ) -> Result<(usize, Plan)> {
-        let matrix = crate::runtime::registry::registry().matrix();
         replicas
             .iter()
             .enumerate()
             .filter(|(_, r)| r.valid)
-            .map(|(i, r)| {
-                (
-                    i,
-                    matrix.plan(Endpoint::of(&r.memory), Endpoint::of(target), bytes),
-                )
-            })
+            .map(|(i, r)| (i, plan_for(&r.memory, target, bytes)))
             .min_by_key(|(_, plan)| plan.0.kind)
             .ok_or_else(|| Error::Invalid("internal: buffer has no valid replica".into()))
     }

@@ -221,13 +221,7 @@ impl<T: Pod> Buffer<T> {
         }
         let mut after = source.events();
         after.extend(target.events());
-        let plan = plan.unwrap_or_else(|| {
-            crate::runtime::registry::registry().matrix().plan(
-                Endpoint::of(&from),
-                Endpoint::of(&to),
-                span.len,
-            )
-        });
+        let plan = plan.unwrap_or_else(|| plan_for(&from, &to, span.len));
         let route = plan.0.clone();
         let event = match queue {
             Some(q) => q.submit(&after, |deps| {

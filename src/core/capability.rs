@@ -262,6 +262,15 @@ pub fn launch_after_waiting<K: Kernels + ?Sized>(
     kernels.launch(spec, args)
 }
 
+/// Runs `copies` in `device`'s batch form ([`CopyBatches`]) where it has one, else one
+/// by one through its own `write`, `read` and `copy_within`.
+pub fn run_batch(device: &dyn Device, copies: &mut [DeviceCopy<'_>]) -> Result<()> {
+    match device.copy_batches() {
+        Some(batches) => batches.copy_batch(copies),
+        None => copies.iter_mut().try_for_each(|c| c.run_alone(device)),
+    }
+}
+
 /// The questions asked of any device, answered through its abilities where it has them.
 impl<'a> dyn Device + 'a {
     /// The memory still available here and the total, in bytes (RMM's
@@ -464,10 +473,7 @@ impl<'a> dyn Device + 'a {
     /// [`CopyBatches::copy_batch`], or each copy one by one.
     #[deprecated(note = "use `device.copy_batches()` and `CopyBatches::copy_batch`")]
     pub fn copy_batch(&self, copies: &mut [DeviceCopy<'_>]) -> Result<()> {
-        match self.copy_batches() {
-            Some(batches) => batches.copy_batch(copies),
-            None => copies.iter_mut().try_for_each(|c| c.run_alone(self)),
-        }
+        run_batch(self, copies)
     }
 
     /// [`StagingViews::stage`]; `None` where the device lends no staging views.

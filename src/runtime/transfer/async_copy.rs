@@ -34,10 +34,10 @@ fn native_wanted(src: &Memory, dst: &Memory, plan: &Plan) -> bool {
 }
 
 /// The plan for a copy of `len` bytes between the two, as the synchronous copy makes it.
-fn plan_for(src: &Memory, dst: &Memory, len: usize) -> Plan {
+pub(crate) fn plan_for(src: &Memory, dst: &Memory, len: usize) -> Plan {
     registry()
         .matrix()
-        .plan(Endpoint::of(src), Endpoint::of(dst), len)
+        .plan_recent(Endpoint::of(src), Endpoint::of(dst), len)
 }
 
 /// Starts a copy of `span` after `after` (bounds checked at once) on `plan` (made here
@@ -69,23 +69,31 @@ pub(crate) fn start_copy(
         return Ok(Event::done());
     }
     let plan = plan.unwrap_or_else(|| plan_for(src, dst, len));
-    if let Some(event) = start_native(src, dst, span, after, &plan)? {
-        if let Some(local) = local {
-            local.record(plan.0.kind, len);
-        }
-        return Ok(event);
+    let kind = plan.0.kind;
+    let event = match start_native(src, dst, span, after, &plan)? {
+        Some(event) => event,
+        None => start_on_worker(src, dst, span, after, plan)?,
+    };
+    // Counted for the caller once started; the process's count is made where the copy
+    // is (`start_native`, or the worker's `copy_on_plan` once the copy is made).
+    if let Some(local) = local.filter(|_| len > 0) {
+        super::stats::count_local(kind, len, local);
     }
-    // Counted for the caller now, as the queued copy is; the process's count is the
-    // worker's, once the copy is made.
-    if let Some(local) = local {
-        if len > 0 {
-            local.record(plan.0.kind, len);
-        }
-    }
+    Ok(event)
+}
+
+/// Starts the copy of `span` on `plan` on a worker thread, after `after`: from the pool
+/// when nothing is left to wait for, else on a thread of its own (see `worker`).
+fn start_on_worker(
+    src: &Arc<Memory>,
+    dst: &Arc<Memory>,
+    span: CopySpan,
+    after: &[Event],
+    plan: Plan,
+) -> Result<Event> {
     let (src, dst) = (Arc::clone(src), Arc::clone(dst));
     let deps: Vec<Event> = after.to_vec();
     let (event, done) = Event::user();
-    // Nothing to wait for: the pool; else a thread of its own (see `worker`).
     let ready = deps.iter().all(Event::is_complete);
     let job = move || {
         let copy = || -> Result<()> {
@@ -133,7 +141,7 @@ pub(crate) fn start_native(
         };
         let started = queue.copy_async(src, dst, span, &after)?;
         if let Some(work) = started {
-            super::stats::global().record(plan.0.kind, span.len);
+            super::stats::count(plan.0.kind, span.len, None);
             return Ok(Some(Event::native(
                 work,
                 vec![Arc::clone(src), Arc::clone(dst)],

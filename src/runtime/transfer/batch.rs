@@ -10,17 +10,16 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::async_copy::start_native;
+use super::async_copy::{plan_for, start_native};
 use super::copy::copy_on_plan;
 use super::matrix::Plan;
 use crate::core::batch_copy::DeviceCopy;
+use crate::core::capability::run_batch;
 use crate::core::copy_span::CopySpan;
 use crate::core::device::{Device, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::memory::Memory;
-use crate::core::route::Endpoint;
 use crate::runtime::event::Event;
-use crate::runtime::registry::registry;
 
 /// One copy of a batch: `len` bytes from `src` at `src_offset` to `dst` at `dst_offset`.
 #[derive(Clone)]
@@ -257,10 +256,7 @@ fn run_group(device: &dyn Device, copies: &[BatchCopy], members: &[(usize, Side)
             },
         });
     }
-    match device.copy_batches() {
-        Some(batches) => batches.copy_batch(&mut batch),
-        None => batch.iter_mut().try_for_each(|c| c.run_alone(device)),
-    }
+    run_batch(device, &mut batch)
 }
 
 /// Runs `copies`, any locations each, and returns when all are done. Every copy is
@@ -308,9 +304,7 @@ pub fn copy_batch(copies: &[BatchCopy]) -> Result<()> {
             c.len,
         );
         let (native, plan) = planned.entry(key).or_insert_with(|| {
-            let plan = registry()
-                .matrix()
-                .plan(Endpoint::of(&c.src), Endpoint::of(&c.dst), c.len);
+            let plan = plan_for(&c.src, &c.dst, c.len);
             (
                 queues_cheaply(&c.src, &c.dst) && plan.1.is_runtime_call(),
                 plan,

@@ -120,6 +120,23 @@ thread_local! {
     pub(crate) static PLANS_MADE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+/// Keeps `plan` first in this thread's list of recent plans (made in `generation`); not
+/// kept while the list is being read (a copy inside a copy: a staged path's legs).
+fn remember(key: RecentKey, generation: u64, plan: Plan) {
+    let _ = RECENT_PLANS.try_with(|recent| {
+        if let Ok(mut recent) = recent.try_borrow_mut() {
+            if recent.generation != generation {
+                recent.generation = generation;
+                recent.plans.clear();
+            }
+            if recent.plans.len() == RECENT {
+                recent.plans.pop();
+            }
+            recent.plans.insert(0, (key, plan));
+        }
+    });
+}
+
 /// How many plans a thread keeps.
 const RECENT: usize = 8;
 
@@ -265,6 +282,38 @@ impl TransferMatrix {
     pub fn plan(&self, src: Endpoint<'_>, dst: Endpoint<'_>, bytes: usize) -> Plan {
         #[cfg(test)]
         PLANS_MADE.with(|n| n.set(n.get() + 1));
+        self.plan_shared(src, dst, bytes)
+    }
+
+    /// [`TransferMatrix::plan`] for the copy paths: a plan this thread used lately is
+    /// taken from its own list (no lock), else planned and kept there.
+    pub(crate) fn plan_recent(&self, src: Endpoint<'_>, dst: Endpoint<'_>, bytes: usize) -> Plan {
+        #[cfg(test)]
+        PLANS_MADE.with(|n| n.set(n.get() + 1));
+        let key = RecentKey::of(self, src, dst, bytes);
+        let generation = GENERATION.load(Ordering::Relaxed);
+        let recent = RECENT_PLANS.try_with(|recent| {
+            let recent = recent.try_borrow().ok()?;
+            (recent.generation == generation)
+                .then(|| {
+                    recent
+                        .plans
+                        .iter()
+                        .find(|(k, _)| *k == key)
+                        .map(|(_, p)| p.clone())
+                })
+                .flatten()
+        });
+        if let Ok(Some(plan)) = recent {
+            return plan;
+        }
+        let plan = self.plan_shared(src, dst, bytes);
+        remember(key, generation, plan.clone());
+        plan
+    }
+
+    /// The plan from the matrix's shared table (made and kept there on a miss).
+    fn plan_shared(&self, src: Endpoint<'_>, dst: Endpoint<'_>, bytes: usize) -> Plan {
         let key = |class| PlanKey {
             src: src.device.location(),
             dst: dst.device.location(),
@@ -334,21 +383,10 @@ impl TransferMatrix {
         if let Ok(Some(done)) = recent {
             return done;
         }
-        let plan = self.plan(src, dst, bytes);
+        let plan = self.plan_shared(src, dst, bytes);
         f(plan.0.kind, &*plan.1)?;
         let route = plan.0.clone();
-        let _ = RECENT_PLANS.try_with(|recent| {
-            if let Ok(mut recent) = recent.try_borrow_mut() {
-                if recent.generation != generation {
-                    recent.generation = generation;
-                    recent.plans.clear();
-                }
-                if recent.plans.len() == RECENT {
-                    recent.plans.pop();
-                }
-                recent.plans.insert(0, (key, plan));
-            }
-        });
+        remember(key, generation, plan);
         Ok(route)
     }
 

@@ -29,7 +29,7 @@ pub mod stats;
 
 pub use crate::core::copy_span::CopySpan;
 pub use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
-pub(crate) use async_copy::start_copy;
+pub(crate) use async_copy::{plan_for, start_copy};
 pub use batch::{copy_batch, BatchCopy};
 pub(crate) use copy::copy_on_plan;
 pub use copy::{

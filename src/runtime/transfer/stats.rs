@@ -117,10 +117,11 @@ pub(super) fn global() -> &'static TransferStats {
     GLOBAL.get_or_init(TransferStats::default)
 }
 
-/// Counts a use of `bytes` served where they are (a buffer's replica used in place) in
-/// `local` only: no copy was made, so the process's counters do not change.
-pub(crate) fn count_in_place(bytes: usize, local: &TransferStats) {
-    local.record(RouteKind::InPlace, bytes);
+/// Counts `bytes` on a route of `kind` in `local` only: a buffer's replica used where it
+/// is (no copy made), or a queued copy counted for its caller when it starts (the
+/// process's count is made where the copy is).
+pub(crate) fn count_local(kind: RouteKind, bytes: usize, local: &TransferStats) {
+    local.record(kind, bytes);
 }
 
 /// Counts a move of `bytes` on a route of `kind` in the process's counters and in

@@ -23,8 +23,11 @@ if len(sys.argv) > 2:
     OUT = Path(sys.argv[2])
 FEATURE = "cuda-12080"
 
-# The entry points CudaApi calls (result.rs, device.rs).
+# The entry points CudaApi calls (discovery in mod.rs, result.rs, device.rs).
 NAMES = """
+cuInit cuDriverGetVersion cuDeviceGetCount cuDeviceGetName cuDeviceGetAttribute
+cuDeviceTotalMem_v2 cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease_v2 cuStreamCreate
+cuMemPoolCreate cuMemPoolDestroy cuMemAllocFromPoolAsync
 cuCtxSetCurrent cuCtxGetCurrent cuCtxSynchronize cuCtxGetDevice cuCtxEnablePeerAccess
 cuDeviceCanAccessPeer cuDeviceGet cuDeviceGetDefaultMemPool cuMemPoolSetAttribute
 cuStreamSynchronize cuStreamWaitEvent

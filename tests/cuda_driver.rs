@@ -43,6 +43,44 @@ fn locus_work(at: Location) {
     assert!(back.iter().all(|&x| x == 7));
 }
 
+/// Discovery (locus's first call in this process) leaves the application's context
+/// current: it makes each device's primary context current to create its stream, and
+/// before the fix left the last one current, so the application's next allocation on
+/// this thread landed on the last GPU (issue 61, item 1).
+#[test]
+fn discovery_leaves_the_applications_context_current() {
+    // SAFETY: only checks whether the library can be opened (cudarc panics on a call
+    // into a library that is missing).
+    let present = unsafe { sys::is_culib_present() };
+    let mut device = 0;
+    // SAFETY: an out-pointer to a local, after cuInit.
+    if !present
+        || result::init().is_err()
+        || unsafe { sys::cuDeviceGet(&mut device, 0) }
+            .result()
+            .is_err()
+    {
+        let _ = common::location("cuda:0"); // SKIPPED, or a failure where required
+        return;
+    }
+    let mut theirs: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a local; a valid device. Current on this thread until
+    // destroyed below.
+    unsafe { sys::cuCtxCreate_v2(&mut theirs, 0, device) }
+        .result()
+        .expect("cuCtxCreate");
+    let found = common::location("cuda:0");
+    let after = current();
+    // SAFETY: created above; nothing of ours is queued in it.
+    unsafe { sys::cuCtxDestroy_v2(theirs) }
+        .result()
+        .expect("cuCtxDestroy");
+    if found.is_none() {
+        return;
+    }
+    assert_eq!(after, theirs, "discovery left a context of locus's current");
+}
+
 #[test]
 fn another_librarys_context_stays_current_across_locus_calls() {
     let Some((at, device)) = cuda() else { return };

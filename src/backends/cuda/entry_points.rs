@@ -7,6 +7,126 @@
 use cudarc::driver::sys::*;
 /// The driver entry points CudaApi calls.
 pub trait CudaDriver: Send + Sync {
+    /// `cuInit`.
+    ///
+    /// # Safety
+    /// As the driver's `cuInit`.
+    unsafe fn cuInit(&self, Flags: ::core::ffi::c_uint) -> CUresult {
+        let _ = (Flags,);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
+    /// `cuDriverGetVersion`.
+    ///
+    /// # Safety
+    /// As the driver's `cuDriverGetVersion`.
+    unsafe fn cuDriverGetVersion(&self, driverVersion: *mut ::core::ffi::c_int) -> CUresult {
+        let _ = (driverVersion,);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
+    /// `cuDeviceGetCount`.
+    ///
+    /// # Safety
+    /// As the driver's `cuDeviceGetCount`.
+    unsafe fn cuDeviceGetCount(&self, count: *mut ::core::ffi::c_int) -> CUresult {
+        let _ = (count,);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
+    /// `cuDeviceGetName`.
+    ///
+    /// # Safety
+    /// As the driver's `cuDeviceGetName`.
+    unsafe fn cuDeviceGetName(
+        &self,
+        name: *mut ::core::ffi::c_char,
+        len: ::core::ffi::c_int,
+        dev: CUdevice,
+    ) -> CUresult {
+        let _ = (name, len, dev);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
+    /// `cuDeviceGetAttribute`.
+    ///
+    /// # Safety
+    /// As the driver's `cuDeviceGetAttribute`.
+    unsafe fn cuDeviceGetAttribute(
+        &self,
+        pi: *mut ::core::ffi::c_int,
+        attrib: CUdevice_attribute,
+        dev: CUdevice,
+    ) -> CUresult {
+        let _ = (pi, attrib, dev);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
+    /// `cuDeviceTotalMem_v2`.
+    ///
+    /// # Safety
+    /// As the driver's `cuDeviceTotalMem_v2`.
+    unsafe fn cuDeviceTotalMem_v2(&self, bytes: *mut usize, dev: CUdevice) -> CUresult {
+        let _ = (bytes, dev);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
+    /// `cuDevicePrimaryCtxRetain`.
+    ///
+    /// # Safety
+    /// As the driver's `cuDevicePrimaryCtxRetain`.
+    unsafe fn cuDevicePrimaryCtxRetain(&self, pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
+        let _ = (pctx, dev);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
+    /// `cuDevicePrimaryCtxRelease_v2`.
+    ///
+    /// # Safety
+    /// As the driver's `cuDevicePrimaryCtxRelease_v2`.
+    unsafe fn cuDevicePrimaryCtxRelease_v2(&self, dev: CUdevice) -> CUresult {
+        let _ = (dev,);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
+    /// `cuStreamCreate`.
+    ///
+    /// # Safety
+    /// As the driver's `cuStreamCreate`.
+    unsafe fn cuStreamCreate(
+        &self,
+        phStream: *mut CUstream,
+        Flags: ::core::ffi::c_uint,
+    ) -> CUresult {
+        let _ = (phStream, Flags);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
+    /// `cuMemPoolCreate`.
+    ///
+    /// # Safety
+    /// As the driver's `cuMemPoolCreate`.
+    unsafe fn cuMemPoolCreate(
+        &self,
+        pool: *mut CUmemoryPool,
+        poolProps: *const CUmemPoolProps,
+    ) -> CUresult {
+        let _ = (pool, poolProps);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
+    /// `cuMemPoolDestroy`.
+    ///
+    /// # Safety
+    /// As the driver's `cuMemPoolDestroy`.
+    unsafe fn cuMemPoolDestroy(&self, pool: CUmemoryPool) -> CUresult {
+        let _ = (pool,);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
+    /// `cuMemAllocFromPoolAsync`.
+    ///
+    /// # Safety
+    /// As the driver's `cuMemAllocFromPoolAsync`.
+    unsafe fn cuMemAllocFromPoolAsync(
+        &self,
+        dptr: *mut CUdeviceptr,
+        bytesize: usize,
+        pool: CUmemoryPool,
+        hStream: CUstream,
+    ) -> CUresult {
+        let _ = (dptr, bytesize, pool, hStream);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
     /// `cuCtxSetCurrent`.
     ///
     /// # Safety
@@ -537,6 +657,78 @@ pub trait CudaDriver: Send + Sync {
 /// The driver cudarc loads (libcuda).
 pub struct LoadedDriver;
 impl CudaDriver for LoadedDriver {
+    unsafe fn cuInit(&self, Flags: ::core::ffi::c_uint) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuInit(Flags) }
+    }
+    unsafe fn cuDriverGetVersion(&self, driverVersion: *mut ::core::ffi::c_int) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuDriverGetVersion(driverVersion) }
+    }
+    unsafe fn cuDeviceGetCount(&self, count: *mut ::core::ffi::c_int) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuDeviceGetCount(count) }
+    }
+    unsafe fn cuDeviceGetName(
+        &self,
+        name: *mut ::core::ffi::c_char,
+        len: ::core::ffi::c_int,
+        dev: CUdevice,
+    ) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuDeviceGetName(name, len, dev) }
+    }
+    unsafe fn cuDeviceGetAttribute(
+        &self,
+        pi: *mut ::core::ffi::c_int,
+        attrib: CUdevice_attribute,
+        dev: CUdevice,
+    ) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuDeviceGetAttribute(pi, attrib, dev) }
+    }
+    unsafe fn cuDeviceTotalMem_v2(&self, bytes: *mut usize, dev: CUdevice) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuDeviceTotalMem_v2(bytes, dev) }
+    }
+    unsafe fn cuDevicePrimaryCtxRetain(&self, pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuDevicePrimaryCtxRetain(pctx, dev) }
+    }
+    unsafe fn cuDevicePrimaryCtxRelease_v2(&self, dev: CUdevice) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuDevicePrimaryCtxRelease_v2(dev) }
+    }
+    unsafe fn cuStreamCreate(
+        &self,
+        phStream: *mut CUstream,
+        Flags: ::core::ffi::c_uint,
+    ) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuStreamCreate(phStream, Flags) }
+    }
+    unsafe fn cuMemPoolCreate(
+        &self,
+        pool: *mut CUmemoryPool,
+        poolProps: *const CUmemPoolProps,
+    ) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuMemPoolCreate(pool, poolProps) }
+    }
+    unsafe fn cuMemPoolDestroy(&self, pool: CUmemoryPool) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuMemPoolDestroy(pool) }
+    }
+    unsafe fn cuMemAllocFromPoolAsync(
+        &self,
+        dptr: *mut CUdeviceptr,
+        bytesize: usize,
+        pool: CUmemoryPool,
+        hStream: CUstream,
+    ) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream) }
+    }
     unsafe fn cuCtxSetCurrent(&self, ctx: CUcontext) -> CUresult {
         // SAFETY: forwarded under the caller's contract.
         unsafe { cudarc::driver::sys::cuCtxSetCurrent(ctx) }

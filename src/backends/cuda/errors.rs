@@ -1,29 +1,7 @@
 //! The typed errors of failed driver calls ([`GpuError`]: the call, its `CUresult`, the
-//! code's name and text): through the driver a `CudaApi` calls, and, at discovery
-//! (before there is one), through cudarc.
+//! code's name and text as the driver a `CudaApi` calls gives them).
 
 use super::*;
-
-/// The typed error of a failed driver call: cudarc's `DriverError(CUresult)`, with the
-/// call and the code's name and text.
-pub(super) fn err(call: &'static str) -> impl Fn(cudarc_result::DriverError) -> GpuError {
-    move |e| {
-        let name = e
-            .error_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let what = e
-            .error_string()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        GpuError {
-            call,
-            code: e.0 as i32,
-            name: format!("{name}: {what}"),
-            out_of_memory: e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
-        }
-    }
-}
 
 impl CudaApi {
     /// The typed error of a failed call of this driver: the call, the code, and the

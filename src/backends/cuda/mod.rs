@@ -34,6 +34,8 @@ pub mod driver {
     pub use super::entry_points::*;
 }
 #[cfg(test)]
+mod discovery_tests;
+#[cfg(test)]
 mod driver_tests;
 mod errors;
 mod kernels;
@@ -41,8 +43,6 @@ mod kernels;
 mod simulated;
 
 pub use device::{CudaDevice, RawCopy};
-
-use errors::err;
 
 /// The CUDA driver, with one primary context and one stream per device.
 pub struct CudaApi {
@@ -63,11 +63,6 @@ unsafe impl Send for CudaApi {}
 // SAFETY: as for `Send`; the only mutable state is behind mutexes.
 unsafe impl Sync for CudaApi {}
 
-/// A driver error's name and text, for discovery's reasons.
-fn text(e: cudarc_result::DriverError) -> String {
-    err("")(e).name
-}
-
 pub(crate) fn discover() -> Result<Discovery, Unavailable> {
     // SAFETY: only checks whether the library can be opened.
     if !unsafe { sys::is_culib_present() } {
@@ -76,107 +71,175 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
                 .into(),
         );
     }
-    cudarc_result::init().map_err(|e| format!("cuInit failed: {}", text(e)))?;
-    let count = cudarc_result::device::get_count()
-        .map_err(|e| format!("cuDeviceGetCount failed: {}", text(e)))?;
-    if count == 0 {
-        return Err("the CUDA driver loaded but reports no device".into());
-    }
-    let (opened, skipped) = cuda_hip::open_each("CUDA", count, open_device)?;
-    // Indexed by the driver's ordinal; a skipped device has null handles, which
-    // `activate` refuses.
-    let slots = count.max(0) as usize;
-    let mut contexts = vec![std::ptr::null_mut(); slots];
-    let mut streams = vec![std::ptr::null_mut(); slots];
-    let mut archs = vec![(0, 0); slots];
-    let mut facts = Vec::new();
-    for (i, (ctx, stream, arch, f)) in opened {
-        contexts[i as usize] = ctx;
-        streams[i as usize] = stream;
-        archs[i as usize] = arch;
-        facts.push((i, f));
-    }
-    let api = Arc::new(CudaApi {
-        driver: Box::new(LoadedDriver),
-        contexts,
-        streams,
-        archs,
+    discover_on(Box::new(LoadedDriver))
+}
+
+/// Discovery through `driver`'s entry points (libcuda's, or a simulated driver's in
+/// tests). Whatever context the calling thread had current (the application's, CuPy's,
+/// none) is current again when this returns, on every path: opening a device makes its
+/// primary context current to create its stream, and leaving the last one current
+/// would move the application's next runtime-API call on this thread to that device.
+pub(super) fn discover_on(driver: Box<dyn CudaDriver>) -> Result<Discovery, Unavailable> {
+    let mut api = CudaApi {
+        driver,
+        contexts: Vec::new(),
+        streams: Vec::new(),
+        archs: Vec::new(),
         modules: Mutex::new(Vec::new()),
-        copy_batch: driver_version_number().is_some_and(|v| v >= 12080),
-    });
-    Ok(cuda_hip::discovery(api, facts, skipped))
+        copy_batch: false,
+    };
+    let before = api.current();
+    let opened = api.open_all();
+    api.restore(before);
+    let (facts, skipped) = opened?;
+    Ok(cuda_hip::discovery(Arc::new(api), facts, skipped))
 }
 
-/// Device `i`'s primary context (retained), its non-blocking stream, its compute
-/// capability and its facts. On a failure part-way the context is released again.
-fn open_device(
-    i: i32,
-) -> Result<(sys::CUcontext, sys::CUstream, (i32, i32), GpuFacts), Unavailable> {
-    let dev = cudarc_result::device::get(i).map_err(|e| format!("cuDeviceGet: {}", text(e)))?;
-    // SAFETY: a valid device handle; the primary context is retained for the process's
-    // lifetime (the registry is never dropped) unless this function fails.
-    let ctx = unsafe { cudarc_result::primary_ctx::retain(dev) }
-        .map_err(|e| format!("cuDevicePrimaryCtxRetain: {}", text(e)))?;
-    let release = |why: String| {
-        // SAFETY: retained above, released once, on this failure path only.
-        let _ = unsafe { cudarc_result::primary_ctx::release(dev) };
-        why
-    };
-    // SAFETY: `ctx` was just retained.
-    unsafe { cudarc_result::ctx::set_current(ctx) }
-        .map_err(|e| release(format!("cuCtxSetCurrent: {}", text(e))))?;
-    let stream = cudarc_result::stream::create(cudarc_result::stream::StreamKind::NonBlocking)
-        .map_err(|e| release(format!("cuStreamCreate: {}", text(e))))?;
-    let name = cudarc_result::device::get_name(dev).unwrap_or_else(|_| format!("CUDA device {i}"));
-    let attribute = |a| {
-        // SAFETY: a valid device handle and attribute.
-        unsafe { cudarc_result::device::get_attribute(dev, a) }.unwrap_or(0)
-    };
-    let arch = (
-        attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-        attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
-    );
-    // SAFETY: a valid device handle.
-    let memory = unsafe { cudarc_result::device::total_mem(dev) }.unwrap_or(0) as u64;
-    let managed =
-        attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) != 0;
-    // A driver older than 11.2 does not know the attribute (0: no pools), and only a
-    // driver that has pools exports cuMemAllocAsync, which cudarc loads on first use.
-    let pools = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0;
-    let pageable =
-        attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) != 0;
-    let facts = GpuFacts {
-        name,
-        memory_bytes: memory,
-        concurrent_managed_access: managed,
-        stream_ordered_pools: pools,
-        pageable_memory_access: pageable,
-        version: driver_version(),
-        notes: vec![format!(
-            "CUDA device {i}, compute capability {}.{}, primary context, one non-blocking stream; kernels compiled by NVRTC to sm_{}{} cubins",
-            arch.0, arch.1, arch.0, arch.1
-        )],
-    };
-    Ok((ctx, stream, arch, facts))
-}
+/// One retained primary context, its stream, its compute capability and its facts.
+type Opened = (sys::CUcontext, sys::CUstream, (i32, i32), GpuFacts);
 
-/// The CUDA driver's version as a number (12080 for 12.8), if it says.
-fn driver_version_number() -> Option<i32> {
-    let mut version = 0;
-    // SAFETY: writes one int.
-    unsafe { sys::cuDriverGetVersion(&mut version) }
+impl CudaApi {
+    /// `cuInit`, then every device opened ([`CudaApi::open_device`]) and kept in this
+    /// api; the opened devices' facts and the reasons for those skipped.
+    fn open_all(&mut self) -> Result<cuda_hip::Found, Unavailable> {
+        let call = |name: &'static str, rc: sys::CUresult| {
+            rc.result()
+                .map_err(|e| format!("{name} failed: {}", self.err(name)(e).name))
+        };
+        // SAFETY: plain calls with out-pointers to locals.
+        unsafe {
+            call("cuInit", self.driver.cuInit(0))?;
+        }
+        let mut count = 0;
+        // SAFETY: as above.
+        call("cuDeviceGetCount", unsafe {
+            self.driver.cuDeviceGetCount(&mut count)
+        })?;
+        if count <= 0 {
+            return Err("the CUDA driver loaded but reports no device".into());
+        }
+        let version = self.driver_version_number();
+        let (opened, skipped) = cuda_hip::open_each("CUDA", count, |i| self.open_device(i))?;
+        // Indexed by the driver's ordinal; a skipped device has null handles, which
+        // `activate` refuses.
+        let slots = count as usize;
+        self.contexts = vec![std::ptr::null_mut(); slots];
+        self.streams = vec![std::ptr::null_mut(); slots];
+        self.archs = vec![(0, 0); slots];
+        self.copy_batch = version.is_some_and(|v| v >= 12080);
+        let mut facts = Vec::new();
+        for (i, (ctx, stream, arch, f)) in opened {
+            self.contexts[i as usize] = ctx;
+            self.streams[i as usize] = stream;
+            self.archs[i as usize] = arch;
+            facts.push((i, f));
+        }
+        Ok((facts, skipped))
+    }
+
+    /// Device `i`'s primary context (retained), its non-blocking stream, its compute
+    /// capability and its facts. On a failure part-way the context is released again
+    /// (the caller makes current again what the thread had).
+    fn open_device(&self, i: i32) -> Result<Opened, Unavailable> {
+        let reason = |call: &'static str| {
+            move |e: cudarc_result::DriverError| format!("{call}: {}", self.err(call)(e).name)
+        };
+        let mut dev: sys::CUdevice = 0;
+        // SAFETY: an out-pointer to a local; `i` is below the device count.
+        unsafe { self.driver.cuDeviceGet(&mut dev, i) }
+            .result()
+            .map_err(reason("cuDeviceGet"))?;
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: a valid device handle; the primary context is retained for the
+        // process's lifetime (the registry is never dropped) unless this function fails.
+        unsafe { self.driver.cuDevicePrimaryCtxRetain(&mut ctx, dev) }
+            .result()
+            .map_err(reason("cuDevicePrimaryCtxRetain"))?;
+        let release = |why: String| {
+            // SAFETY: retained above, released once, on this failure path only.
+            let _ = unsafe { self.driver.cuDevicePrimaryCtxRelease_v2(dev) };
+            why
+        };
+        // SAFETY: `ctx` was just retained.
+        unsafe { self.driver.cuCtxSetCurrent(ctx) }
+            .result()
+            .map_err(|e| release(reason("cuCtxSetCurrent")(e)))?;
+        let mut stream: sys::CUstream = std::ptr::null_mut();
+        // SAFETY: the context is current; an out-pointer to a local.
+        unsafe {
+            self.driver.cuStreamCreate(
+                &mut stream,
+                sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+            )
+        }
         .result()
-        .ok()
-        .map(|()| version)
-}
+        .map_err(|e| release(reason("cuStreamCreate")(e)))?;
+        let mut name = [0 as c_char; 256];
+        // SAFETY: the driver writes a NUL-terminated name of at most `len` bytes.
+        let named = unsafe {
+            self.driver
+                .cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, dev)
+        };
+        let name = match named {
+            sys::CUresult::CUDA_SUCCESS => {
+                name[name.len() - 1] = 0;
+                // SAFETY: NUL-terminated (the last byte forced to NUL).
+                unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
+                    .to_string_lossy()
+                    .into_owned()
+            }
+            _ => format!("CUDA device {i}"),
+        };
+        let attribute = |a| {
+            let mut value = 0;
+            // SAFETY: a valid device handle and attribute; an out-pointer to a local.
+            match unsafe { self.driver.cuDeviceGetAttribute(&mut value, a, dev) } {
+                sys::CUresult::CUDA_SUCCESS => value,
+                _ => 0,
+            }
+        };
+        use sys::CUdevice_attribute as A;
+        let arch = (
+            attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+            attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+        );
+        let mut memory = 0usize;
+        // SAFETY: a valid device handle; an out-pointer to a local.
+        let _ = unsafe { self.driver.cuDeviceTotalMem_v2(&mut memory, dev) };
+        // A driver older than 11.2 does not know the attribute (0: no pools), and only a
+        // driver that has pools exports cuMemAllocAsync.
+        let facts = GpuFacts {
+            name,
+            memory_bytes: memory as u64,
+            concurrent_managed_access: attribute(A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)
+                != 0,
+            stream_ordered_pools: attribute(A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0,
+            pageable_memory_access: attribute(A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) != 0,
+            version: self.driver_version(),
+            notes: vec![format!(
+                "CUDA device {i}, compute capability {}.{}, primary context, one non-blocking stream; kernels compiled by NVRTC to sm_{}{} cubins",
+                arch.0, arch.1, arch.0, arch.1
+            )],
+        };
+        Ok((ctx, stream, arch, facts))
+    }
 
-/// The CUDA driver's version, e.g. "CUDA driver 12.8" (`cuDriverGetVersion`).
-fn driver_version() -> String {
-    let mut version = 0;
-    // SAFETY: the driver is loaded and initialised; it writes one int.
-    match unsafe { sys::cuDriverGetVersion(&mut version) }.result() {
-        Ok(()) => format!("CUDA driver {}.{}", version / 1000, version % 1000 / 10),
-        Err(e) => format!("CUDA driver version unknown ({})", text(e)),
+    /// The CUDA driver's version as a number (12080 for 12.8), if it says.
+    fn driver_version_number(&self) -> Option<i32> {
+        let mut version = 0;
+        // SAFETY: writes one int.
+        match unsafe { self.driver.cuDriverGetVersion(&mut version) } {
+            sys::CUresult::CUDA_SUCCESS => Some(version),
+            _ => None,
+        }
+    }
+
+    /// The CUDA driver's version, e.g. "CUDA driver 12.8" (`cuDriverGetVersion`).
+    fn driver_version(&self) -> String {
+        match self.driver_version_number() {
+            Some(v) => format!("CUDA driver {}.{}", v / 1000, v % 1000 / 10),
+            None => "CUDA driver version unknown (cuDriverGetVersion failed)".to_string(),
+        }
     }
 }
 

@@ -1,11 +1,14 @@
 //! A simulated CUDA driver behind [`CudaDriver`], for CudaApi's real call layer on a
 //! machine with no NVIDIA GPU (issue 48, item 8's test): the shared model's rules
 //! (`cuda_hip/sim_model.rs`: asynchronous streams, NULL-stream work and synchronous
-//! copies recorded as violations, device memory limits), and a current context per
-//! thread.
+//! copies recorded as violations, device memory limits), a current context per
+//! thread, and discovery's devices: primary contexts retained and released (counted),
+//! streams created only with a context current, a stream creation that fails on a
+//! chosen device.
 
 use std::cell::Cell;
-use std::ffi::{c_char, c_uchar, c_uint, c_void};
+use std::ffi::{c_char, c_int, c_uchar, c_uint, c_void};
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::*;
 
@@ -18,17 +21,71 @@ thread_local! {
 
 /// The simulated driver; a clone is the same driver (a test keeps one for its records).
 #[derive(Clone)]
-pub(super) struct SimCuda(pub(super) SimModel);
+pub(super) struct SimCuda(pub(super) SimModel, pub(super) Arc<Mutex<Devices>>);
+
+/// What discovery finds: the devices, their primary contexts' retain counts, and the
+/// device (if any) whose stream creation fails.
+#[derive(Default)]
+pub(super) struct Devices {
+    pub(super) count: usize,
+    pub(super) retained: Vec<u32>,
+    pub(super) fail_stream_on: Option<usize>,
+    initialised: bool,
+}
+
+/// Device `d`'s primary context and the stream made on it (device 0's are the handles
+/// `CudaApi::simulated` uses).
+fn context_of(d: usize) -> usize {
+    0x7000 + 0x1000 * d
+}
 
 impl SimCuda {
     /// A driver whose one device has `memory` bytes.
     pub(super) fn new(memory: usize) -> SimCuda {
-        SimCuda(SimModel::new(memory))
+        SimCuda::with_devices(memory, 1)
+    }
+
+    /// A driver with `count` devices (discovery's tests).
+    pub(super) fn with_devices(memory: usize, count: usize) -> SimCuda {
+        let devices = Devices {
+            count,
+            retained: vec![0; count],
+            ..Devices::default()
+        };
+        SimCuda(SimModel::new(memory), Arc::new(Mutex::new(devices)))
     }
 
     /// As [`SimCuda::new`], its streams also progressing on their own.
     pub(super) fn progressing(memory: usize) -> SimCuda {
-        SimCuda(SimModel::progressing(memory))
+        let sim = SimCuda::new(memory);
+        SimCuda(SimModel::progressing(memory), sim.1)
+    }
+
+    /// The context current on this thread (0: none).
+    pub(super) fn current_context() -> usize {
+        CONTEXT.with(Cell::get)
+    }
+
+    /// Makes `ctx` current on this thread, as another library would.
+    pub(super) fn set_current_context(ctx: usize) {
+        CONTEXT.with(|c| c.set(ctx));
+    }
+
+    fn devices(&self) -> std::sync::MutexGuard<'_, Devices> {
+        self.1.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `Ok(device)` for a device handle discovery may use: the driver initialised and
+    /// the ordinal below the count.
+    fn device(&self, dev: c_int) -> Result<usize, CUresult> {
+        let devices = self.devices();
+        if !devices.initialised {
+            return Err(CUresult::CUDA_ERROR_NOT_INITIALIZED);
+        }
+        match usize::try_from(dev) {
+            Ok(d) if d < devices.count => Ok(d),
+            _ => Err(CUresult::CUDA_ERROR_INVALID_DEVICE),
+        }
     }
 
     fn status(ok: bool, otherwise: CUresult) -> CUresult {
@@ -40,6 +97,117 @@ impl SimCuda {
 }
 
 impl CudaDriver for SimCuda {
+    unsafe fn cuInit(&self, _: c_uint) -> CUresult {
+        self.0.record("cuInit", 0);
+        self.devices().initialised = true;
+        CUresult::CUDA_SUCCESS
+    }
+    unsafe fn cuDriverGetVersion(&self, version: *mut c_int) -> CUresult {
+        // SAFETY: the caller's out-pointer.
+        unsafe { *version = 12080 };
+        CUresult::CUDA_SUCCESS
+    }
+    unsafe fn cuDeviceGetCount(&self, count: *mut c_int) -> CUresult {
+        let devices = self.devices();
+        if !devices.initialised {
+            return CUresult::CUDA_ERROR_NOT_INITIALIZED;
+        }
+        // SAFETY: the caller's out-pointer.
+        unsafe { *count = devices.count as c_int };
+        CUresult::CUDA_SUCCESS
+    }
+    unsafe fn cuDeviceGet(&self, dev: *mut CUdevice, ordinal: c_int) -> CUresult {
+        match self.device(ordinal) {
+            Ok(d) => {
+                // SAFETY: the caller's out-pointer.
+                unsafe { *dev = d as CUdevice };
+                CUresult::CUDA_SUCCESS
+            }
+            Err(rc) => rc,
+        }
+    }
+    unsafe fn cuDeviceGetName(&self, name: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
+        let d = match self.device(dev) {
+            Ok(d) => d,
+            Err(rc) => return rc,
+        };
+        let text = format!("Simulated CUDA device {d}\0");
+        let n = text.len().min(len.max(0) as usize);
+        // SAFETY: the caller's buffer holds `len` bytes; at most that many are written.
+        unsafe { std::ptr::copy_nonoverlapping(text.as_ptr().cast(), name, n) };
+        CUresult::CUDA_SUCCESS
+    }
+    unsafe fn cuDeviceGetAttribute(
+        &self,
+        value: *mut c_int,
+        attribute: CUdevice_attribute,
+        dev: CUdevice,
+    ) -> CUresult {
+        if let Err(rc) = self.device(dev) {
+            return rc;
+        }
+        let v = match attribute {
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR => 9,
+            _ => 0,
+        };
+        // SAFETY: the caller's out-pointer.
+        unsafe { *value = v };
+        CUresult::CUDA_SUCCESS
+    }
+    unsafe fn cuDeviceTotalMem_v2(&self, bytes: *mut usize, dev: CUdevice) -> CUresult {
+        if let Err(rc) = self.device(dev) {
+            return rc;
+        }
+        // SAFETY: the caller's out-pointer.
+        unsafe { *bytes = self.0.memory_info().1 };
+        CUresult::CUDA_SUCCESS
+    }
+    unsafe fn cuDevicePrimaryCtxRetain(&self, ctx: *mut CUcontext, dev: CUdevice) -> CUresult {
+        let d = match self.device(dev) {
+            Ok(d) => d,
+            Err(rc) => return rc,
+        };
+        self.0.record("cuDevicePrimaryCtxRetain", d);
+        self.devices().retained[d] += 1;
+        // SAFETY: the caller's out-pointer.
+        unsafe { *ctx = context_of(d) as CUcontext };
+        CUresult::CUDA_SUCCESS
+    }
+    unsafe fn cuDevicePrimaryCtxRelease_v2(&self, dev: CUdevice) -> CUresult {
+        let d = match self.device(dev) {
+            Ok(d) => d,
+            Err(rc) => return rc,
+        };
+        self.0.record("cuDevicePrimaryCtxRelease", d);
+        let mut devices = self.devices();
+        match devices.retained[d].checked_sub(1) {
+            Some(left) => {
+                devices.retained[d] = left;
+                CUresult::CUDA_SUCCESS
+            }
+            None => {
+                drop(devices);
+                self.0.violation(format!(
+                    "device {d}'s primary context released more often than retained"
+                ));
+                CUresult::CUDA_ERROR_INVALID_CONTEXT
+            }
+        }
+    }
+    unsafe fn cuStreamCreate(&self, stream: *mut CUstream, _: c_uint) -> CUresult {
+        let ctx = CONTEXT.with(Cell::get);
+        let devices = self.devices();
+        let Some(d) = (0..devices.count).find(|&d| context_of(d) == ctx && devices.retained[d] > 0)
+        else {
+            return CUresult::CUDA_ERROR_INVALID_CONTEXT;
+        };
+        if devices.fail_stream_on == Some(d) {
+            return CUresult::CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        // SAFETY: the caller's out-pointer.
+        unsafe { *stream = (context_of(d) + 0x100) as CUstream };
+        CUresult::CUDA_SUCCESS
+    }
     unsafe fn cuCtxSetCurrent(&self, ctx: CUcontext) -> CUresult {
         self.0.record("cuCtxSetCurrent", 0);
         CONTEXT.with(|c| c.set(ctx as usize));

@@ -472,6 +472,10 @@ pub(crate) fn open_each<T>(
     Ok((opened, skipped))
 }
 
+/// What opening a technology's devices found: each opened ordinal with its facts, and
+/// the reasons for those skipped.
+pub(crate) type Found = (Vec<(u32, GpuFacts)>, Vec<String>);
+
 /// What discovery found: a device per opened ordinal over the shared `api`, peer access
 /// enabled between them where the driver allows, and the technology's copy paths.
 pub(crate) fn discovery<A: GpuApi>(

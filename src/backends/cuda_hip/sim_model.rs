@@ -123,6 +123,11 @@ impl SimModel {
         self.lock().violations.clone()
     }
 
+    /// Records something the runtime would have done wrong.
+    pub(crate) fn violation(&self, what: String) {
+        self.lock().violations.push(what);
+    }
+
     /// Records a call that queues nothing.
     pub(crate) fn record(&self, call: &'static str, stream: usize) {
         self.lock().calls.push((call, stream));

@@ -304,25 +304,50 @@ fn load() -> Result<Loaded, Unavailable> {
 
 pub(crate) fn discover() -> Result<Discovery, Unavailable> {
     let (raw, rtc, pool, runtime) = load()?;
-    let mut version = 0;
-    // SAFETY: plain queries with out-pointers to locals.
-    let (init, count_rc, count) = unsafe {
-        raw.hipRuntimeGetVersion(&mut version);
-        let init = raw.hipInit(0);
-        let mut count = 0;
-        let rc = raw.hipGetDeviceCount(&mut count);
-        (init, rc, count)
-    };
-    let compiler = match &rtc {
-        Ok(_) => "kernels compiled by hiprtc for the device's own architecture".to_string(),
-        Err(why) => why.to_string(),
-    };
-    let mut api = HipApi {
+    let api = HipApi {
         raw: Box::new(raw),
         rtc: rtc.map(|r| Box::new(r) as Box<dyn Hiprtc>),
         pool: pool.map(|p| Box::new(p) as Box<dyn HipPool>),
         streams: Vec::new(),
         archs: Vec::new(),
+    };
+    discover_on(api, |count| arch::gcn_arch_names(runtime, count))
+}
+
+/// Discovery through `api`'s entry points (the HIP runtime's, or a simulated runtime's
+/// in tests), `archs` naming each device's architecture. The calling thread's current
+/// device is current again when this returns, on every path: opening a device makes it
+/// current to create its stream, and leaving the last one current would move the
+/// application's next `hipMalloc` on this thread to that device.
+pub(super) fn discover_on(
+    mut api: HipApi,
+    archs: impl FnOnce(i32) -> Vec<Option<String>>,
+) -> Result<Discovery, Unavailable> {
+    let before = api.current();
+    let opened = open_all(&mut api, archs);
+    api.restore(before);
+    let (facts, skipped) = opened?;
+    Ok(cuda_hip::discovery(Arc::new(api), facts, skipped))
+}
+
+/// `hipInit`, then every device opened ([`open_device`]) and its stream kept in `api`;
+/// the opened devices' facts and the reasons for those skipped.
+fn open_all(
+    api: &mut HipApi,
+    archs: impl FnOnce(i32) -> Vec<Option<String>>,
+) -> Result<cuda_hip::Found, Unavailable> {
+    let mut version = 0;
+    // SAFETY: plain queries with out-pointers to locals.
+    let (init, count_rc, count) = unsafe {
+        api.raw.hipRuntimeGetVersion(&mut version);
+        let init = api.raw.hipInit(0);
+        let mut count = 0;
+        let rc = api.raw.hipGetDeviceCount(&mut count);
+        (init, rc, count)
+    };
+    let compiler = match &api.rtc {
+        Ok(_) => "kernels compiled by hiprtc for the device's own architecture".to_string(),
+        Err(why) => why.to_string(),
     };
     if count_rc != hipError_t_hipSuccess || count == 0 {
         let what = if count_rc == hipError_t_hipErrorNoDevice {
@@ -339,9 +364,9 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
         )
         .into());
     }
-    api.archs = arch::gcn_arch_names(runtime, count);
+    api.archs = archs(count);
     let (opened, skipped) =
-        cuda_hip::open_each("HIP", count, |i| open_device(&api, i, version, &compiler))?;
+        cuda_hip::open_each("HIP", count, |i| open_device(api, i, version, &compiler))?;
     // Indexed by the driver's ordinal; a skipped device has a null stream, which
     // `activate` refuses.
     api.streams = vec![std::ptr::null_mut(); count.max(0) as usize];
@@ -350,8 +375,7 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
         api.streams[i as usize] = stream;
         facts.push((i, f));
     }
-    let api = Arc::new(api);
-    Ok(cuda_hip::discovery(api, facts, skipped))
+    Ok((facts, skipped))
 }
 
 /// Device `i`'s non-blocking stream and its facts.
@@ -438,6 +462,8 @@ impl HipApi {
 
 #[cfg(test)]
 mod compile_tests;
+#[cfg(test)]
+mod discovery_tests;
 #[cfg(test)]
 mod runtime_tests;
 #[cfg(test)]

@@ -1,10 +1,13 @@
 //! A simulated HIP runtime behind [`HipRuntime`] (issue 48: the simulator serves HIP's
 //! entry points too), for HipApi's real call layer on a machine with no AMD GPU: the
 //! shared model's rules (`cuda_hip/sim_model.rs`: asynchronous streams, no NULL-stream
-//! work, device memory limits), and a current device per thread.
+//! work, device memory limits), a current device per thread, and discovery's devices
+//! (streams made on the current device; a stream creation that fails on a chosen
+//! device).
 
 use std::cell::Cell;
 use std::os::raw::{c_char, c_int, c_uint, c_void};
+use std::sync::{Arc, Mutex};
 
 use super::entry_points::HipRuntime;
 use super::sys::*;
@@ -16,17 +19,52 @@ thread_local! {
 
 /// The simulated runtime; a clone is the same runtime (a test keeps one for its records).
 #[derive(Clone)]
-pub(super) struct SimHip(pub(super) SimModel);
+pub(super) struct SimHip(pub(super) SimModel, pub(super) Arc<Mutex<Devices>>);
+
+/// What discovery finds: how many devices, and the device (if any) whose stream
+/// creation fails.
+pub(super) struct Devices {
+    pub(super) count: c_int,
+    pub(super) fail_stream_on: Option<c_int>,
+}
 
 impl SimHip {
     /// A runtime whose one device has `memory` bytes.
     pub(super) fn new(memory: usize) -> SimHip {
-        SimHip(SimModel::new(memory))
+        SimHip::with_devices(memory, 1)
+    }
+
+    /// A runtime with `count` devices (discovery's tests).
+    pub(super) fn with_devices(memory: usize, count: c_int) -> SimHip {
+        let devices = Devices {
+            count,
+            fail_stream_on: None,
+        };
+        SimHip(SimModel::new(memory), Arc::new(Mutex::new(devices)))
     }
 
     /// As [`SimHip::new`], its streams also progressing on their own.
     pub(super) fn progressing(memory: usize) -> SimHip {
-        SimHip(SimModel::progressing(memory))
+        let sim = SimHip::new(memory);
+        SimHip(SimModel::progressing(memory), sim.1)
+    }
+
+    /// The device current on this thread.
+    pub(super) fn current_device() -> c_int {
+        DEVICE.with(Cell::get)
+    }
+
+    /// Makes `device` current on this thread, as another library would.
+    pub(super) fn set_current_device(device: c_int) {
+        DEVICE.with(|d| d.set(device));
+    }
+
+    fn devices(&self) -> std::sync::MutexGuard<'_, Devices> {
+        self.1.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn valid(&self, device: c_int) -> bool {
+        (0..self.devices().count).contains(&device)
     }
 
     fn allocate(&self, call: &'static str, out: *mut *mut c_void, size: usize) -> hipError_t {
@@ -57,9 +95,63 @@ impl SimHip {
 }
 
 impl HipRuntime for SimHip {
+    unsafe fn hipInit(&self, _: c_uint) -> hipError_t {
+        self.0.record("hipInit", 0);
+        hipError_t_hipSuccess
+    }
+    unsafe fn hipRuntimeGetVersion(&self, version: *mut c_int) -> hipError_t {
+        // SAFETY: the caller's out-pointer.
+        unsafe { *version = 60_443_483 };
+        hipError_t_hipSuccess
+    }
+    unsafe fn hipGetDeviceCount(&self, count: *mut c_int) -> hipError_t {
+        // SAFETY: the caller's out-pointer.
+        unsafe { *count = self.devices().count };
+        hipError_t_hipSuccess
+    }
+    unsafe fn hipDeviceGetName(&self, name: *mut c_char, len: c_int, device: c_int) -> hipError_t {
+        if !self.valid(device) {
+            return hipError_t_hipErrorInvalidDevice;
+        }
+        let text = format!("Simulated HIP device {device}\0");
+        let n = text.len().min(len.max(0) as usize);
+        // SAFETY: the caller's buffer holds `len` bytes; at most that many are written.
+        unsafe { std::ptr::copy_nonoverlapping(text.as_ptr().cast(), name, n) };
+        hipError_t_hipSuccess
+    }
+    unsafe fn hipDeviceTotalMem(&self, bytes: *mut usize, device: c_int) -> hipError_t {
+        if !self.valid(device) {
+            return hipError_t_hipErrorInvalidDevice;
+        }
+        // SAFETY: the caller's out-pointer.
+        unsafe { *bytes = self.0.memory_info().1 };
+        hipError_t_hipSuccess
+    }
+    unsafe fn hipDeviceGetAttribute(
+        &self,
+        value: *mut c_int,
+        _: hipDeviceAttribute_t,
+        device: c_int,
+    ) -> hipError_t {
+        if !self.valid(device) {
+            return hipError_t_hipErrorInvalidDevice;
+        }
+        // SAFETY: the caller's out-pointer.
+        unsafe { *value = 0 };
+        hipError_t_hipSuccess
+    }
+    unsafe fn hipStreamCreateWithFlags(&self, stream: *mut hipStream_t, _: c_uint) -> hipError_t {
+        let device = DEVICE.with(Cell::get);
+        if self.devices().fail_stream_on == Some(device) {
+            return hipError_t_hipErrorOutOfMemory;
+        }
+        // SAFETY: the caller's out-pointer. The handles `HipApi::simulated` uses.
+        unsafe { *stream = (0x5000 + 16 * device as usize) as hipStream_t };
+        hipError_t_hipSuccess
+    }
     unsafe fn hipSetDevice(&self, device: c_int) -> hipError_t {
         self.0.record("hipSetDevice", 0);
-        if device != 0 {
+        if !self.valid(device) {
             return hipError_t_hipErrorInvalidDevice;
         }
         DEVICE.with(|d| d.set(device));

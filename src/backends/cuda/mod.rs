@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result as cudarc_result, sys};
 
-use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
+use super::cuda_hip::{self, BatchFailure, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
 use crate::core::device::{Device, Direction};
 use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};

@@ -279,7 +279,7 @@ impl GpuApi for CudaApi {
         self.copy_batch
     }
 
-    unsafe fn copy_batch(&self, copies: &[(u64, u64, usize)]) -> Result<(), GpuError> {
+    unsafe fn copy_batch(&self, copies: &[(u64, u64, usize)]) -> Result<(), BatchFailure> {
         let (mut dsts, mut srcs, mut sizes): (Vec<u64>, Vec<u64>, Vec<usize>) = (
             copies.iter().map(|c| c.0).collect(),
             copies.iter().map(|c| c.1).collect(),
@@ -317,8 +317,12 @@ impl GpuApi for CudaApi {
             )
         }
         .result()
-        .map_err(self.err("cuMemcpyBatchAsync"))?;
-        self.finish(true)
+        .map_err(|e| BatchFailure {
+            error: self.err("cuMemcpyBatchAsync")(e),
+            // SIZE_MAX: the error is not specific to one copy.
+            copy: (failed_at < copies.len()).then_some(failed_at),
+        })?;
+        Ok(self.finish(true)?)
     }
 
     unsafe fn memset(&self, dst: u64, byte: u8, n: usize, wait: bool) -> Result<(), GpuError> {

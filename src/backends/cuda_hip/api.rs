@@ -4,6 +4,22 @@
 
 use super::*;
 
+/// A batch of copies that failed: the driver's error, and which copy (its index in the
+/// batch) where the driver names one.
+#[derive(Debug)]
+pub struct BatchFailure {
+    /// The driver's error.
+    pub error: GpuError,
+    /// The index of the copy that failed; `None` where the error is the whole batch's.
+    pub copy: Option<usize>,
+}
+
+impl From<GpuError> for BatchFailure {
+    fn from(error: GpuError) -> BatchFailure {
+        BatchFailure { error, copy: None }
+    }
+}
+
 /// The vendor calls a GPU backend needs. Pointers are device addresses as `u64` (host
 /// addresses for pinned memory, which is mapped into the device's address space).
 pub trait GpuApi: Send + Sync + 'static {
@@ -173,18 +189,18 @@ pub trait GpuApi: Send + Sync + 'static {
     }
     /// Copies each `(dst, src, n)` (host addresses or device pointers, any mix) on the
     /// current device's stream in one call, and waits for them. Only where
-    /// [`GpuApi::has_copy_batch`] says so; the default refuses.
+    /// [`GpuApi::has_copy_batch`] says so; the default refuses. A failure carries the
+    /// index in `copies` of the copy that failed where the driver names one
+    /// (`cuMemcpyBatchAsync`'s `failIdx`).
     ///
     /// # Safety
     /// Every range is valid for its `n` bytes until the copies complete; no destination
     /// overlaps another copy's source or destination.
-    unsafe fn copy_batch(&self, copies: &[(u64, u64, usize)]) -> Result<(), GpuError> {
+    unsafe fn copy_batch(&self, copies: &[(u64, u64, usize)]) -> Result<(), BatchFailure> {
         let _ = copies;
-        Err(GpuError {
-            call: "memcpy batch",
-            code: -1,
-            name: "the driver has no batch copy".into(),
-            out_of_memory: false,
+        Err(BatchFailure {
+            error: GpuError::other("memcpy batch", "the driver has no batch copy"),
+            copy: None,
         })
     }
     /// Sets where the driver keeps `n` bytes at `ptr` (memory it pages in on use):

@@ -98,3 +98,47 @@ fn copies_that_depend_on_each_other_are_the_drivers_error_naming_the_device() {
         "{e}"
     );
 }
+
+/// A copy the driver fails names itself (issue 61, item 6): `cuMemcpyBatchAsync`
+/// reports the failing copy's index (`failIdx`), and the error names that copy by its
+/// place in the caller's batch (empty copies, never handed to the driver, still
+/// counted), its size and addresses. On the code before, the index was dropped and the
+/// error named only the batch.
+#[test]
+fn a_copy_the_driver_fails_is_named_by_its_place_in_the_callers_batch() {
+    let (api, gpu) = device();
+    let a = gpu.allocate_kind(8192, GpuMemory::Device).unwrap();
+    let host = vec![1u8; 4096];
+    let mut back = vec![0u8; 1000];
+    let mut copies = vec![
+        DeviceCopy::Write {
+            dst: a.native(),
+            offset: 0,
+            src: &host[..0],
+        },
+        DeviceCopy::Write {
+            dst: a.native(),
+            offset: 0,
+            src: &host,
+        },
+        DeviceCopy::Read {
+            src: a.native(),
+            offset: 4096,
+            dst: &mut back,
+        },
+    ];
+    // The driver's second copy: the caller's third (the first is empty).
+    api.fail_batch_copy(1);
+    let e = gpu
+        .copy_batches()
+        .expect("the simulated driver batches")
+        .copy_batch(&mut copies)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cuda:0")
+            && e.contains("CUDA_ERROR_ILLEGAL_ADDRESS")
+            && e.contains("copy 2 of the batch: 1000 bytes"),
+        "{e}"
+    );
+}

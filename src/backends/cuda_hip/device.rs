@@ -389,7 +389,10 @@ impl<A: GpuApi> CopyBatches for GpuDevice<A> {
             return copies.iter_mut().try_for_each(|c| c.run_alone(self));
         }
         let mut ranges = Vec::with_capacity(copies.len());
-        for c in copies.iter_mut().filter(|c| !c.is_empty()) {
+        // Each range's index in `copies` (empty copies are not handed to the driver).
+        let mut positions = Vec::with_capacity(copies.len());
+        for (i, c) in copies.iter_mut().enumerate().filter(|(_, c)| !c.is_empty()) {
+            positions.push(i);
             ranges.push(match c {
                 DeviceCopy::Write { dst, offset, src } => (
                     self.ptr(dst)?.0 + *offset as u64,
@@ -421,7 +424,19 @@ impl<A: GpuApi> CopyBatches for GpuDevice<A> {
         // SAFETY: every range was bounds-checked by its memory and lives (the host slices
         // borrowed, the device memory held by the caller) until the waited call returns;
         // the caller checked that no destination overlaps another copy's ranges.
-        unsafe { self.api.copy_batch(&ranges) }.map_err(|e| self.fail("copy batch", e))
+        unsafe { self.api.copy_batch(&ranges) }.map_err(|failure| {
+            let Some((k, &(dst, src, n))) = failure.copy.and_then(|k| Some((k, ranges.get(k)?)))
+            else {
+                return self.fail("copy batch", failure.error);
+            };
+            let mut e = failure.error;
+            e.name = format!(
+                "{} (the driver names copy {} of the batch: {n} bytes from {src:#x} to \
+                 {dst:#x})",
+                e.name, positions[k]
+            );
+            self.fail("copy batch", e)
+        })
     }
 }
 

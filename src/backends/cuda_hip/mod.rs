@@ -45,7 +45,7 @@ mod kernels;
 mod paths;
 mod work;
 
-pub use api::GpuApi;
+pub use api::{BatchFailure, GpuApi};
 pub use current::Entered;
 pub(crate) use paths::paths;
 #[cfg(all(test, feature = "cuda"))]

@@ -13,6 +13,13 @@ impl Strict {
         self.lock().fail_once.push(call);
     }
 
+    /// Makes the next batch of copies fail at copy `index` (an illegal address, as a
+    /// copy through memory the device cannot reach does), reported as the driver's
+    /// `failIdx`.
+    pub(crate) fn fail_batch_copy(&self, index: usize) {
+        self.lock().fail_batch_copy = Some(index);
+    }
+
     /// The rules broken by calls that cannot fail.
     pub(crate) fn violations(&self) -> Vec<String> {
         self.lock().violations.clone()

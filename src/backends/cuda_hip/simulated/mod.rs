@@ -26,7 +26,9 @@
 //!   driver takes (HIP's 2^32 - 1, or fewer as a test says), or a block of more than
 //!   1024 threads, is `CUDA_ERROR_INVALID_VALUE`;
 //! - **exclusive-process devices**: a device in `busy` refuses a context; **fault
-//!   injection**: [`Strict::fail_once`] makes the next call of that name fail;
+//!   injection**: [`Strict::fail_once`] makes the next call of that name fail, and
+//!   [`Strict::fail_batch_copy`] the next batch at one copy (reported as the driver's
+//!   `failIdx`);
 //! - **pool memory is its device's**: a kernel given a pointer into another device's
 //!   stream-ordered pool memory is `CUDA_ERROR_ILLEGAL_ADDRESS` (peer access does not
 //!   cover the pool; `cuMemPoolSetAccess` would);
@@ -82,6 +84,8 @@ struct State {
     streams: Streams,
     events: HashMap<u64, EventState>,
     fail_once: Vec<&'static str>,
+    /// The copy at which the next batch fails (`Strict::fail_batch_copy`).
+    fail_batch_copy: Option<usize>,
     violations: Vec<String>,
     calls: Vec<&'static str>,
     /// Preferred locations set (`cuMemAdvise`): start, length, device (`None`: host).
@@ -119,6 +123,7 @@ const OUT_OF_MEMORY: i32 = 2;
 const INVALID_CONTEXT: i32 = 201;
 const DEVICE_UNAVAILABLE: i32 = 46;
 const INVALID_HANDLE: i32 = 400;
+const ILLEGAL_ADDRESS: i32 = 700;
 const UNKNOWN: i32 = 999;
 
 fn error(call: &'static str, code: i32, name: &str) -> GpuError {
@@ -363,7 +368,7 @@ impl GpuApi for Strict {
         true
     }
 
-    unsafe fn copy_batch(&self, copies: &[(u64, u64, usize)]) -> Result<(), GpuError> {
+    unsafe fn copy_batch(&self, copies: &[(u64, u64, usize)]) -> Result<(), BatchFailure> {
         // SAFETY: per the caller's contract.
         unsafe { self.copy_batch_now(copies) }
     }

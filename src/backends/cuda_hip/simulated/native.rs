@@ -115,7 +115,10 @@ impl Strict {
     ///
     /// # Safety
     /// Every range is valid for its `n` bytes until the copies complete.
-    pub(super) unsafe fn copy_batch_now(&self, copies: &[(u64, u64, usize)]) -> CallResult {
+    pub(super) unsafe fn copy_batch_now(
+        &self,
+        copies: &[(u64, u64, usize)],
+    ) -> Result<(), BatchFailure> {
         const CALL: &str = "cuMemcpyBatchAsync";
         let device = self.enter(CALL)?;
         let overlap = |a: u64, b: u64, n: usize, m: usize| a < b + m as u64 && b < a + n as u64;
@@ -126,11 +129,21 @@ impl Strict {
                 .any(|(j, &(d2, s2, m))| i != j && (overlap(d, d2, n, m) || overlap(d, s2, n, m)))
         });
         if copies.is_empty() || dependent {
-            return Err(error(
+            return Err(BatchFailure::from(error(
                 CALL,
                 INVALID_VALUE,
                 "CUDA_ERROR_INVALID_VALUE: an empty batch, or copies that depend on each other",
-            ));
+            )));
+        }
+        if let Some(at) = self.lock().fail_batch_copy.take() {
+            return Err(BatchFailure {
+                error: error(
+                    CALL,
+                    ILLEGAL_ADDRESS,
+                    "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered",
+                ),
+                copy: Some(at),
+            });
         }
         let ops: Vec<Op> = copies
             .iter()

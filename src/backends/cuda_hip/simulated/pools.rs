@@ -3,9 +3,6 @@
 
 use super::*;
 
-/// CUDA_ERROR_ILLEGAL_ADDRESS.
-const ILLEGAL_ADDRESS: i32 = 700;
-
 impl Strict {
     /// Bytes in use: live allocations and what the pools keep.
     pub(super) fn used(&self) -> usize {

@@ -16,9 +16,9 @@ pub enum GpuMemory {
     /// Managed (unified) memory (`cuMemAllocManaged`, `hipMallocManaged`): usable in
     /// place by the host only when the device reports concurrent managed access.
     Managed,
-    /// Device memory from the driver's stream-ordered pool (`cuMemAllocAsync` /
-    /// `hipMallocAsync` on the device's stream, freed by `cuMemFreeAsync` /
-    /// `hipFreeAsync` there).
+    /// Device memory from locus's own stream-ordered pool of the device
+    /// (`cuMemAllocFromPoolAsync` / `hipMallocFromPoolAsync` on the device's stream,
+    /// freed by `cuMemFreeAsync` / `hipFreeAsync` there).
     StreamOrdered,
 }
 
@@ -52,9 +52,11 @@ pub enum MemoryKind {
     UsmShared,
     /// SYCL USM host memory (`malloc_host`): host memory the device reads in place.
     UsmHost,
-    /// Device memory from the driver's own stream-ordered pool (RMM's
-    /// `cuda_async_memory_resource`): `cuMemAllocAsync` / `hipMallocAsync` on the
-    /// device's stream, where the driver has memory pools (CUDA 11.2+, ROCm 5.1+).
+    /// Device memory from a stream-ordered pool of locus's own (RMM's
+    /// `cuda_async_memory_resource`, which makes its own pool too): allocated and freed
+    /// in stream order on the device's stream, where the driver has memory pools
+    /// (CUDA 11.2+, ROCm 5.1+). The device's default pool, which CuPy's and PyTorch's
+    /// stream-ordered allocators share, is left as they set it.
     StreamOrdered,
     /// An OpenCL buffer the runtime places in host-accessible memory
     /// (`CL_MEM_ALLOC_HOST_PTR`; pinned on a discrete GPU): the host maps it in place.

@@ -128,10 +128,12 @@ pub fn pinned_host(location: Location) -> Result<Arc<dyn MemoryResource>> {
     upstream_of_kind(location, MemoryKind::PinnedHost)
 }
 
-/// The driver's own stream-ordered pool (RMM's `cuda_async_memory_resource`:
-/// `cuMemAllocAsync` / `hipMallocAsync` on the device's stream, freed in stream order),
-/// where the driver has memory pools (CUDA 11.2+, ROCm 5.1+): an error naming the
-/// location elsewhere.
+/// A stream-ordered pool of locus's own per device (RMM's `cuda_async_memory_resource`:
+/// `cuMemPoolCreate` / `hipMemPoolCreate`, then `cuMemAllocFromPoolAsync` /
+/// `hipMallocFromPoolAsync` on the device's stream, freed in stream order; the device's
+/// default pool, which other libraries share, is left as they set it), where the
+/// driver has memory pools (CUDA 11.2+, ROCm 5.1+): an error naming the location
+/// elsewhere.
 pub fn stream_ordered(location: Location) -> Result<Arc<dyn MemoryResource>> {
     upstream_of_kind(location, MemoryKind::StreamOrdered)
 }

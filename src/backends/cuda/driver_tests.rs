@@ -67,3 +67,43 @@ fn an_allocation_beyond_the_device_is_out_of_memory_naming_the_call() {
     assert!(e.is_out_of_memory(), "{e}");
     assert!(e.to_string().contains("cuda:0"), "{e}");
 }
+
+/// Stream-ordered memory comes from a pool of locus's own (issue 61, item 4): made with
+/// `cuMemPoolCreate` for the device, told to keep freed memory, allocated from with
+/// `cuMemAllocFromPoolAsync`; the device's default pool, which CuPy's and PyTorch's
+/// stream-ordered allocators share, is never tuned. On the code before, locus set the
+/// default pool's release threshold to the maximum (so the other libraries' freed memory
+/// was never given back) and allocated with `cuMemAllocAsync` from whichever pool another
+/// library had made current.
+#[test]
+fn stream_ordered_memory_comes_from_a_pool_of_locus_s_own() {
+    let driver = SimCuda::new(64 << 20);
+    let api = Arc::new(CudaApi::simulated(Box::new(driver.clone())));
+    let mut facts = sim_model::facts("simulated CUDA device", 64 << 20);
+    facts.stream_ordered_pools = true;
+    let gpu = Arc::new(GpuDevice::new(api, 0, facts));
+    for _ in 0..3 {
+        let memory = gpu
+            .allocate_kind(1 << 20, crate::backends::cuda_hip::GpuMemory::StreamOrdered)
+            .unwrap();
+        drop(memory);
+    }
+    let calls = driver.0.calls();
+    let count = |name: &str| calls.iter().filter(|(c, _)| *c == name).count();
+    assert_eq!(
+        count("cuMemPoolCreate"),
+        1,
+        "one pool per device: {calls:?}"
+    );
+    assert_eq!(count("cuMemAllocFromPoolAsync"), 3, "{calls:?}");
+    let pool = driver.1.lock().unwrap().pools[0];
+    assert!(
+        calls.contains(&("cuMemPoolSetAttribute", pool)),
+        "locus's pool keeps its freed memory: {calls:?}"
+    );
+    assert!(
+        driver.0.violations().is_empty(),
+        "{:?}",
+        driver.0.violations()
+    );
+}

@@ -150,14 +150,6 @@ pub trait CudaDriver: Send + Sync {
     unsafe fn cuCtxSynchronize(&self) -> CUresult {
         CUresult::CUDA_ERROR_NOT_SUPPORTED
     }
-    /// `cuCtxGetDevice`.
-    ///
-    /// # Safety
-    /// As the driver's `cuCtxGetDevice`.
-    unsafe fn cuCtxGetDevice(&self, device: *mut CUdevice) -> CUresult {
-        let _ = (device,);
-        CUresult::CUDA_ERROR_NOT_SUPPORTED
-    }
     /// `cuCtxEnablePeerAccess`.
     ///
     /// # Safety
@@ -189,18 +181,6 @@ pub trait CudaDriver: Send + Sync {
     /// As the driver's `cuDeviceGet`.
     unsafe fn cuDeviceGet(&self, device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult {
         let _ = (device, ordinal);
-        CUresult::CUDA_ERROR_NOT_SUPPORTED
-    }
-    /// `cuDeviceGetDefaultMemPool`.
-    ///
-    /// # Safety
-    /// As the driver's `cuDeviceGetDefaultMemPool`.
-    unsafe fn cuDeviceGetDefaultMemPool(
-        &self,
-        pool_out: *mut CUmemoryPool,
-        dev: CUdevice,
-    ) -> CUresult {
-        let _ = (pool_out, dev);
         CUresult::CUDA_ERROR_NOT_SUPPORTED
     }
     /// `cuMemPoolSetAttribute`.
@@ -363,19 +343,6 @@ pub trait CudaDriver: Send + Sync {
     /// As the driver's `cuMemAlloc_v2`.
     unsafe fn cuMemAlloc_v2(&self, dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         let _ = (dptr, bytesize);
-        CUresult::CUDA_ERROR_NOT_SUPPORTED
-    }
-    /// `cuMemAllocAsync`.
-    ///
-    /// # Safety
-    /// As the driver's `cuMemAllocAsync`.
-    unsafe fn cuMemAllocAsync(
-        &self,
-        dptr: *mut CUdeviceptr,
-        bytesize: usize,
-        hStream: CUstream,
-    ) -> CUresult {
-        let _ = (dptr, bytesize, hStream);
         CUresult::CUDA_ERROR_NOT_SUPPORTED
     }
     /// `cuMemAllocManaged`.
@@ -741,10 +708,6 @@ impl CudaDriver for LoadedDriver {
         // SAFETY: forwarded under the caller's contract.
         unsafe { cudarc::driver::sys::cuCtxSynchronize() }
     }
-    unsafe fn cuCtxGetDevice(&self, device: *mut CUdevice) -> CUresult {
-        // SAFETY: forwarded under the caller's contract.
-        unsafe { cudarc::driver::sys::cuCtxGetDevice(device) }
-    }
     unsafe fn cuCtxEnablePeerAccess(
         &self,
         peerContext: CUcontext,
@@ -765,14 +728,6 @@ impl CudaDriver for LoadedDriver {
     unsafe fn cuDeviceGet(&self, device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult {
         // SAFETY: forwarded under the caller's contract.
         unsafe { cudarc::driver::sys::cuDeviceGet(device, ordinal) }
-    }
-    unsafe fn cuDeviceGetDefaultMemPool(
-        &self,
-        pool_out: *mut CUmemoryPool,
-        dev: CUdevice,
-    ) -> CUresult {
-        // SAFETY: forwarded under the caller's contract.
-        unsafe { cudarc::driver::sys::cuDeviceGetDefaultMemPool(pool_out, dev) }
     }
     unsafe fn cuMemPoolSetAttribute(
         &self,
@@ -893,15 +848,6 @@ impl CudaDriver for LoadedDriver {
     unsafe fn cuMemAlloc_v2(&self, dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         // SAFETY: forwarded under the caller's contract.
         unsafe { cudarc::driver::sys::cuMemAlloc_v2(dptr, bytesize) }
-    }
-    unsafe fn cuMemAllocAsync(
-        &self,
-        dptr: *mut CUdeviceptr,
-        bytesize: usize,
-        hStream: CUstream,
-    ) -> CUresult {
-        // SAFETY: forwarded under the caller's contract.
-        unsafe { cudarc::driver::sys::cuMemAllocAsync(dptr, bytesize, hStream) }
     }
     unsafe fn cuMemAllocManaged(
         &self,

@@ -39,6 +39,7 @@ mod discovery_tests;
 mod driver_tests;
 mod errors;
 mod kernels;
+mod pool;
 #[cfg(test)]
 mod simulated;
 
@@ -53,6 +54,9 @@ pub struct CudaApi {
     /// Each device's compute capability (major, minor): kernels are compiled for it.
     archs: Vec<(i32, i32)>,
     modules: Mutex<Vec<sys::CUmodule>>,
+    /// Per device: locus's own stream-ordered pool (null until the first stream-ordered
+    /// allocation makes it; kept for the process, as the primary context is).
+    pools: Mutex<Vec<usize>>,
     /// The driver exports `cuMemcpyBatchAsync` (CUDA 12.8 and later).
     copy_batch: bool,
 }
@@ -86,6 +90,7 @@ pub(super) fn discover_on(driver: Box<dyn CudaDriver>) -> Result<Discovery, Unav
         streams: Vec::new(),
         archs: Vec::new(),
         modules: Mutex::new(Vec::new()),
+        pools: Mutex::new(Vec::new()),
         copy_batch: false,
     };
     let before = api.current();
@@ -126,6 +131,7 @@ impl CudaApi {
         self.contexts = vec![std::ptr::null_mut(); slots];
         self.streams = vec![std::ptr::null_mut(); slots];
         self.archs = vec![(0, 0); slots];
+        self.pools = Mutex::new(vec![0; slots]);
         self.copy_batch = version.is_some_and(|v| v >= 12080);
         let mut facts = Vec::new();
         for (i, (ctx, stream, arch, f)) in opened {
@@ -207,7 +213,7 @@ impl CudaApi {
         // SAFETY: a valid device handle; an out-pointer to a local.
         let _ = unsafe { self.driver.cuDeviceTotalMem_v2(&mut memory, dev) };
         // A driver older than 11.2 does not know the attribute (0: no pools), and only a
-        // driver that has pools exports cuMemAllocAsync.
+        // driver that has pools exports cuMemPoolCreate.
         let facts = GpuFacts {
             name,
             memory_bytes: memory as u64,
@@ -261,6 +267,7 @@ impl CudaApi {
             streams: vec![0x7100 as sys::CUstream],
             archs: vec![(9, 0)],
             modules: Mutex::new(Vec::new()),
+            pools: Mutex::new(vec![0]),
             copy_batch: false,
         }
     }

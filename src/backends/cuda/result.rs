@@ -151,10 +151,15 @@ impl GpuApi for CudaApi {
                     ),
                 ),
                 // Only asked for where the device reported memory pools (GpuFacts), so
-                // the driver exports the call.
+                // the driver exports the calls.
                 GpuMemory::StreamOrdered => (
-                    "cuMemAllocAsync",
-                    self.driver.cuMemAllocAsync(&mut ptr, bytes, self.stream()),
+                    "cuMemAllocFromPoolAsync",
+                    self.driver.cuMemAllocFromPoolAsync(
+                        &mut ptr,
+                        bytes,
+                        self.own_pool()?,
+                        self.stream(),
+                    ),
                 ),
             }
         };
@@ -338,32 +343,6 @@ impl GpuApi for CudaApi {
         unsafe { self.driver.cuStreamSynchronize(self.stream()) }
             .result()
             .map_err(self.err("cuStreamSynchronize"))
-    }
-
-    fn keep_pool_memory(&self) -> Result<(), GpuError> {
-        let mut device: sys::CUdevice = 0;
-        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-        let mut threshold: u64 = u64::MAX;
-        // SAFETY: out-pointers to locals; the context of the device is current, and the
-        // attribute's value is a u64 the call reads.
-        unsafe {
-            self.driver
-                .cuCtxGetDevice(&mut device)
-                .result()
-                .map_err(self.err("cuCtxGetDevice"))?;
-            self.driver
-                .cuDeviceGetDefaultMemPool(&mut pool, device)
-                .result()
-                .map_err(self.err("cuDeviceGetDefaultMemPool"))?;
-            self.driver
-                .cuMemPoolSetAttribute(
-                    pool,
-                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                    (&mut threshold as *mut u64).cast(),
-                )
-                .result()
-                .map_err(self.err("cuMemPoolSetAttribute"))
-        }
     }
 
     fn memory_info(&self) -> Result<(u64, u64), GpuError> {

@@ -4,7 +4,9 @@
 //! copies recorded as violations, device memory limits), a current context per
 //! thread, and discovery's devices: primary contexts retained and released (counted),
 //! streams created only with a context current, a stream creation that fails on a
-//! chosen device.
+//! chosen device; stream-ordered pools: allocations only from a pool made with
+//! `cuMemPoolCreate`, and an attribute set on any other pool (the device's default
+//! one, which other libraries share) recorded as a violation.
 
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_uchar, c_uint, c_void};
@@ -30,6 +32,8 @@ pub(super) struct Devices {
     pub(super) count: usize,
     pub(super) retained: Vec<u32>,
     pub(super) fail_stream_on: Option<usize>,
+    /// The pools `cuMemPoolCreate` made.
+    pub(super) pools: Vec<usize>,
     initialised: bool,
 }
 
@@ -40,9 +44,12 @@ fn context_of(d: usize) -> usize {
 }
 
 impl SimCuda {
-    /// A driver whose one device has `memory` bytes.
+    /// A driver whose one device has `memory` bytes, initialised (as discovery leaves
+    /// it: `CudaApi::simulated` stands for an api after discovery).
     pub(super) fn new(memory: usize) -> SimCuda {
-        SimCuda::with_devices(memory, 1)
+        let sim = SimCuda::with_devices(memory, 1);
+        sim.devices().initialised = true;
+        sim
     }
 
     /// A driver with `count` devices (discovery's tests).
@@ -97,6 +104,65 @@ impl SimCuda {
 }
 
 impl CudaDriver for SimCuda {
+    unsafe fn cuMemPoolCreate(
+        &self,
+        pool: *mut CUmemoryPool,
+        props: *const CUmemPoolProps,
+    ) -> CUresult {
+        // SAFETY: the caller's properties.
+        let props = unsafe { &*props };
+        if props.location.type_ != CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE
+            || self.device(props.location.id).is_err()
+        {
+            return CUresult::CUDA_ERROR_INVALID_VALUE;
+        }
+        let mut devices = self.devices();
+        let made = 0xB000 + 0x10 * devices.pools.len();
+        devices.pools.push(made);
+        drop(devices);
+        self.0.record("cuMemPoolCreate", made);
+        // SAFETY: the caller's out-pointer.
+        unsafe { *pool = made as CUmemoryPool };
+        CUresult::CUDA_SUCCESS
+    }
+    unsafe fn cuMemPoolSetAttribute(
+        &self,
+        pool: CUmemoryPool,
+        _: CUmemPool_attribute,
+        _: *mut c_void,
+    ) -> CUresult {
+        self.0.record("cuMemPoolSetAttribute", pool as usize);
+        if !self.devices().pools.contains(&(pool as usize)) {
+            self.0.violation(format!(
+                "cuMemPoolSetAttribute on pool {pool:p}, which locus did not make (the device's default pool, shared with other libraries)"
+            ));
+        }
+        CUresult::CUDA_SUCCESS
+    }
+    unsafe fn cuMemAllocFromPoolAsync(
+        &self,
+        ptr: *mut CUdeviceptr,
+        bytes: usize,
+        pool: CUmemoryPool,
+        stream: CUstream,
+    ) -> CUresult {
+        self.0.record("cuMemAllocFromPoolAsync", stream as usize);
+        if !self.devices().pools.contains(&(pool as usize)) {
+            return CUresult::CUDA_ERROR_INVALID_VALUE;
+        }
+        let made = self.0.allocate(bytes);
+        if let Some(p) = made {
+            // SAFETY: the caller's out-pointer.
+            unsafe { *ptr = p as CUdeviceptr };
+        }
+        Self::status(made.is_some(), CUresult::CUDA_ERROR_OUT_OF_MEMORY)
+    }
+    unsafe fn cuMemFreeAsync(&self, ptr: CUdeviceptr, _: CUstream) -> CUresult {
+        Self::status(
+            self.0.release("cuMemFreeAsync", ptr as usize),
+            CUresult::CUDA_ERROR_INVALID_VALUE,
+        )
+    }
     unsafe fn cuInit(&self, _: c_uint) -> CUresult {
         self.0.record("cuInit", 0);
         self.devices().initialised = true;

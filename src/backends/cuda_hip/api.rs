@@ -75,16 +75,14 @@ pub trait GpuApi: Send + Sync + 'static {
             (!self.is_current(before, ordinal)).then_some(before),
         ))
     }
-    /// Allocates.
+    /// Allocates. Stream-ordered memory comes from a pool of locus's own per device,
+    /// made on first use and keeping the memory freed to it (release threshold: all of
+    /// it, as RMM's pool sets it): never from the device's default pool, which other
+    /// libraries' stream-ordered allocators (CuPy's, PyTorch's) share and tune.
     ///
     /// # Safety
     /// The device is current.
     unsafe fn alloc(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError>;
-    /// Makes the current device's stream-ordered pool keep the memory freed to it
-    /// (release threshold: all of it, as RMM sets it) instead of returning it to the
-    /// system at every synchronisation, so that the next stream-ordered allocation
-    /// reuses it.
-    fn keep_pool_memory(&self) -> Result<(), GpuError>;
     /// Frees.
     ///
     /// # Safety

@@ -319,13 +319,6 @@ impl<A: GpuApi> MemoryKinds for GpuDevice<A> {
             MemoryKind::PinnedHost => self.alloc(GpuMemory::Pinned, bytes),
             MemoryKind::Managed => self.alloc(GpuMemory::Managed, bytes),
             MemoryKind::StreamOrdered if self.stream_ordered_pools => {
-                // Once per device: a pool that gave its memory back at every
-                // synchronisation would make every allocation a driver allocation.
-                self.pool_kept.call_once(|| {
-                    if let Ok(_current) = self.activate() {
-                        let _ = self.api.keep_pool_memory();
-                    }
-                });
                 self.alloc(GpuMemory::StreamOrdered, bytes)
             }
             other => Err(unsupported_kind(self.location, other, &self.memory_kinds())),

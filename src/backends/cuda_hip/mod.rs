@@ -123,8 +123,6 @@ pub struct GpuDevice<A: GpuApi> {
     peers: Mutex<HashSet<u32>>,
     staging: Mutex<Vec<(u64, u64)>>,
     functions: Mutex<HashMap<u64, std::result::Result<u64, GpuError>>>,
-    /// The stream-ordered pool told to keep freed memory (on its first allocation).
-    pool_kept: std::sync::Once,
     live: AtomicUsize,
     /// Pageable uploads up to this size are the driver's own call
     /// ([`GpuApi::DRIVER_WRITES_PAGEABLE_UP_TO`]).
@@ -193,7 +191,6 @@ impl<A: GpuApi> GpuDevice<A> {
             peers: Mutex::new(HashSet::new()),
             staging: Mutex::new(Vec::new()),
             functions: Mutex::new(HashMap::new()),
-            pool_kept: std::sync::Once::new(),
             live: AtomicUsize::new(0),
             direct_upload_max: direct_upload_max::<A>(),
         }

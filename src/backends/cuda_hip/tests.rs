@@ -356,7 +356,9 @@ fn rmm_s_kinds_as_resources_and_the_driver_s_pool_in_stream_order() {
         );
     }
     assert!(api.violations().is_empty(), "{:?}", api.violations());
-    assert!(api.calls().contains(&"cuMemAllocAsync") && api.calls().contains(&"cuMemFreeAsync"));
+    assert!(
+        api.calls().contains(&"cuMemAllocFromPoolAsync") && api.calls().contains(&"cuMemFreeAsync")
+    );
 
     // A driver without memory pools: no stream-ordered kind, and the resource says so.
     let old = Arc::new(GpuDevice::new(

@@ -12,6 +12,7 @@ fn api(runtime: &SimHip) -> HipApi {
         raw: Box::new(runtime.clone()),
         rtc: Err("no compiler in this test".into()),
         pool: None,
+        pools: Default::default(),
         streams: Vec::new(),
         archs: Vec::new(),
     }

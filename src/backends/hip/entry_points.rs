@@ -952,31 +952,6 @@ pub mod pool_sys_trait {
 
     /// The entry points of `HipPoolRaw`'s library.
     pub trait HipPool: Send + Sync {
-        /// `hipDeviceGetDefaultMemPool`.
-        ///
-        /// # Safety
-        /// As the library's `hipDeviceGetDefaultMemPool`.
-        unsafe fn hipDeviceGetDefaultMemPool(
-            &self,
-            mem_pool: *mut hipMemPool_t,
-            device: ::std::os::raw::c_int,
-        ) -> hipError_t {
-            let _ = (mem_pool, device);
-            hipError_t_hipErrorNotSupported
-        }
-        /// `hipMallocAsync`.
-        ///
-        /// # Safety
-        /// As the library's `hipMallocAsync`.
-        unsafe fn hipMallocAsync(
-            &self,
-            dev_ptr: *mut *mut ::std::os::raw::c_void,
-            size: usize,
-            stream: hipStream_t,
-        ) -> hipError_t {
-            let _ = (dev_ptr, size, stream);
-            hipError_t_hipErrorNotSupported
-        }
         /// `hipFreeAsync`.
         ///
         /// # Safety
@@ -1002,26 +977,43 @@ pub mod pool_sys_trait {
             let _ = (mem_pool, attr, value);
             hipError_t_hipErrorNotSupported
         }
-    }
-
-    impl HipPool for HipPoolRaw {
-        unsafe fn hipDeviceGetDefaultMemPool(
+        /// `hipMemPoolCreate`.
+        ///
+        /// # Safety
+        /// As the library's `hipMemPoolCreate`.
+        unsafe fn hipMemPoolCreate(
             &self,
             mem_pool: *mut hipMemPool_t,
-            device: ::std::os::raw::c_int,
+            pool_props: *const hipMemPoolProps,
         ) -> hipError_t {
-            // SAFETY: forwarded under the caller's contract.
-            unsafe { HipPoolRaw::hipDeviceGetDefaultMemPool(self, mem_pool, device) }
+            let _ = (mem_pool, pool_props);
+            hipError_t_hipErrorNotSupported
         }
-        unsafe fn hipMallocAsync(
+        /// `hipMemPoolDestroy`.
+        ///
+        /// # Safety
+        /// As the library's `hipMemPoolDestroy`.
+        unsafe fn hipMemPoolDestroy(&self, mem_pool: hipMemPool_t) -> hipError_t {
+            let _ = (mem_pool,);
+            hipError_t_hipErrorNotSupported
+        }
+        /// `hipMallocFromPoolAsync`.
+        ///
+        /// # Safety
+        /// As the library's `hipMallocFromPoolAsync`.
+        unsafe fn hipMallocFromPoolAsync(
             &self,
             dev_ptr: *mut *mut ::std::os::raw::c_void,
             size: usize,
+            mem_pool: hipMemPool_t,
             stream: hipStream_t,
         ) -> hipError_t {
-            // SAFETY: forwarded under the caller's contract.
-            unsafe { HipPoolRaw::hipMallocAsync(self, dev_ptr, size, stream) }
+            let _ = (dev_ptr, size, mem_pool, stream);
+            hipError_t_hipErrorNotSupported
         }
+    }
+
+    impl HipPool for HipPoolRaw {
         unsafe fn hipFreeAsync(
             &self,
             dev_ptr: *mut ::std::os::raw::c_void,
@@ -1038,6 +1030,28 @@ pub mod pool_sys_trait {
         ) -> hipError_t {
             // SAFETY: forwarded under the caller's contract.
             unsafe { HipPoolRaw::hipMemPoolSetAttribute(self, mem_pool, attr, value) }
+        }
+        unsafe fn hipMemPoolCreate(
+            &self,
+            mem_pool: *mut hipMemPool_t,
+            pool_props: *const hipMemPoolProps,
+        ) -> hipError_t {
+            // SAFETY: forwarded under the caller's contract.
+            unsafe { HipPoolRaw::hipMemPoolCreate(self, mem_pool, pool_props) }
+        }
+        unsafe fn hipMemPoolDestroy(&self, mem_pool: hipMemPool_t) -> hipError_t {
+            // SAFETY: forwarded under the caller's contract.
+            unsafe { HipPoolRaw::hipMemPoolDestroy(self, mem_pool) }
+        }
+        unsafe fn hipMallocFromPoolAsync(
+            &self,
+            dev_ptr: *mut *mut ::std::os::raw::c_void,
+            size: usize,
+            mem_pool: hipMemPool_t,
+            stream: hipStream_t,
+        ) -> hipError_t {
+            // SAFETY: forwarded under the caller's contract.
+            unsafe { HipPoolRaw::hipMallocFromPoolAsync(self, dev_ptr, size, mem_pool, stream) }
         }
     }
 }

@@ -59,6 +59,7 @@ use crate::core::native::Native;
 
 mod arch;
 pub mod entry_points;
+mod pool;
 mod result;
 
 /// The old name of [`sys`], for one release.
@@ -111,8 +112,13 @@ pub struct HipApi {
     raw: Box<dyn HipRuntime>,
     /// hiprtc, or why it could not be loaded.
     rtc: Result<Box<dyn Hiprtc>, Unavailable>,
-    /// `hipMallocAsync` / `hipFreeAsync`, or `None` on a runtime older than ROCm 5.1.
+    /// The stream-ordered allocator's calls (`hipMemPoolCreate`,
+    /// `hipMallocFromPoolAsync`, `hipFreeAsync`, ...), or `None` on a runtime older than
+    /// ROCm 5.1.
     pool: Option<Box<dyn HipPool>>,
+    /// Per device: locus's own stream-ordered pool (null until the first stream-ordered
+    /// allocation makes it; kept for the process).
+    pools: std::sync::Mutex<Vec<usize>>,
     streams: Vec<hipStream_t>,
     /// Each device's architecture for hiprtc (`gcnArchName`), by ordinal; `None` where
     /// the runtime did not say.
@@ -308,6 +314,7 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
         raw: Box::new(raw),
         rtc: rtc.map(|r| Box::new(r) as Box<dyn Hiprtc>),
         pool: pool.map(|p| Box::new(p) as Box<dyn HipPool>),
+        pools: Default::default(),
         streams: Vec::new(),
         archs: Vec::new(),
     };
@@ -370,6 +377,7 @@ fn open_all(
     // Indexed by the driver's ordinal; a skipped device has a null stream, which
     // `activate` refuses.
     api.streams = vec![std::ptr::null_mut(); count.max(0) as usize];
+    api.pools = std::sync::Mutex::new(vec![0; api.streams.len()]);
     let mut facts = Vec::new();
     for (i, (stream, f)) in opened {
         api.streams[i as usize] = stream;
@@ -451,6 +459,7 @@ impl HipApi {
             raw,
             rtc: Ok(rtc),
             pool: None,
+            pools: std::sync::Mutex::new(vec![0; archs.len()]),
             // Made-up stream handles (the simulated runtime queues work by handle).
             streams: (0..archs.len())
                 .map(|i| (0x5000 + 16 * i) as hipStream_t)

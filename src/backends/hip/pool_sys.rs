@@ -110,18 +110,37 @@ pub const hipMemPoolAttr_hipMemPoolAttrReservedMemHigh: hipMemPoolAttr = 6;
 pub const hipMemPoolAttr_hipMemPoolAttrUsedMemCurrent: hipMemPoolAttr = 7;
 pub const hipMemPoolAttr_hipMemPoolAttrUsedMemHigh: hipMemPoolAttr = 8;
 pub type hipMemPoolAttr = ::std::os::raw::c_uint;
+pub const hipMemLocationType_hipMemLocationTypeInvalid: hipMemLocationType = 0;
+pub const hipMemLocationType_hipMemLocationTypeDevice: hipMemLocationType = 1;
+pub type hipMemLocationType = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct hipMemLocation {
+    pub type_: hipMemLocationType,
+    pub id: ::std::os::raw::c_int,
+}
+pub const hipMemAllocationType_hipMemAllocationTypeInvalid: hipMemAllocationType = 0;
+pub const hipMemAllocationType_hipMemAllocationTypePinned: hipMemAllocationType = 1;
+pub const hipMemAllocationType_hipMemAllocationTypeMax: hipMemAllocationType = 2147483647;
+pub type hipMemAllocationType = ::std::os::raw::c_uint;
+pub const hipMemAllocationHandleType_hipMemHandleTypeNone: hipMemAllocationHandleType = 0;
+pub const hipMemAllocationHandleType_hipMemHandleTypePosixFileDescriptor:
+    hipMemAllocationHandleType = 1;
+pub const hipMemAllocationHandleType_hipMemHandleTypeWin32: hipMemAllocationHandleType = 2;
+pub const hipMemAllocationHandleType_hipMemHandleTypeWin32Kmt: hipMemAllocationHandleType = 4;
+pub type hipMemAllocationHandleType = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct hipMemPoolProps {
+    pub allocType: hipMemAllocationType,
+    pub handleTypes: hipMemAllocationHandleType,
+    pub location: hipMemLocation,
+    pub win32SecurityAttributes: *mut ::std::os::raw::c_void,
+    pub reserved: [::std::os::raw::c_uchar; 64usize],
+}
 extern crate libloading;
 pub struct HipPoolRaw {
     __library: ::libloading::Library,
-    pub hipDeviceGetDefaultMemPool: unsafe extern "C" fn(
-        mem_pool: *mut hipMemPool_t,
-        device: ::std::os::raw::c_int,
-    ) -> hipError_t,
-    pub hipMallocAsync: unsafe extern "C" fn(
-        dev_ptr: *mut *mut ::std::os::raw::c_void,
-        size: usize,
-        stream: hipStream_t,
-    ) -> hipError_t,
     pub hipFreeAsync: unsafe extern "C" fn(
         dev_ptr: *mut ::std::os::raw::c_void,
         stream: hipStream_t,
@@ -130,6 +149,17 @@ pub struct HipPoolRaw {
         mem_pool: hipMemPool_t,
         attr: hipMemPoolAttr,
         value: *mut ::std::os::raw::c_void,
+    ) -> hipError_t,
+    pub hipMemPoolCreate: unsafe extern "C" fn(
+        mem_pool: *mut hipMemPool_t,
+        pool_props: *const hipMemPoolProps,
+    ) -> hipError_t,
+    pub hipMemPoolDestroy: unsafe extern "C" fn(mem_pool: hipMemPool_t) -> hipError_t,
+    pub hipMallocFromPoolAsync: unsafe extern "C" fn(
+        dev_ptr: *mut *mut ::std::os::raw::c_void,
+        size: usize,
+        mem_pool: hipMemPool_t,
+        stream: hipStream_t,
     ) -> hipError_t,
 }
 impl HipPoolRaw {
@@ -145,34 +175,19 @@ impl HipPoolRaw {
         L: Into<::libloading::Library>,
     {
         let __library = library.into();
-        let hipDeviceGetDefaultMemPool = __library
-            .get(b"hipDeviceGetDefaultMemPool\0")
-            .map(|sym| *sym)?;
-        let hipMallocAsync = __library.get(b"hipMallocAsync\0").map(|sym| *sym)?;
         let hipFreeAsync = __library.get(b"hipFreeAsync\0").map(|sym| *sym)?;
         let hipMemPoolSetAttribute = __library.get(b"hipMemPoolSetAttribute\0").map(|sym| *sym)?;
+        let hipMemPoolCreate = __library.get(b"hipMemPoolCreate\0").map(|sym| *sym)?;
+        let hipMemPoolDestroy = __library.get(b"hipMemPoolDestroy\0").map(|sym| *sym)?;
+        let hipMallocFromPoolAsync = __library.get(b"hipMallocFromPoolAsync\0").map(|sym| *sym)?;
         Ok(HipPoolRaw {
             __library,
-            hipDeviceGetDefaultMemPool,
-            hipMallocAsync,
             hipFreeAsync,
             hipMemPoolSetAttribute,
+            hipMemPoolCreate,
+            hipMemPoolDestroy,
+            hipMallocFromPoolAsync,
         })
-    }
-    pub unsafe fn hipDeviceGetDefaultMemPool(
-        &self,
-        mem_pool: *mut hipMemPool_t,
-        device: ::std::os::raw::c_int,
-    ) -> hipError_t {
-        (self.hipDeviceGetDefaultMemPool)(mem_pool, device)
-    }
-    pub unsafe fn hipMallocAsync(
-        &self,
-        dev_ptr: *mut *mut ::std::os::raw::c_void,
-        size: usize,
-        stream: hipStream_t,
-    ) -> hipError_t {
-        (self.hipMallocAsync)(dev_ptr, size, stream)
     }
     pub unsafe fn hipFreeAsync(
         &self,
@@ -188,5 +203,24 @@ impl HipPoolRaw {
         value: *mut ::std::os::raw::c_void,
     ) -> hipError_t {
         (self.hipMemPoolSetAttribute)(mem_pool, attr, value)
+    }
+    pub unsafe fn hipMemPoolCreate(
+        &self,
+        mem_pool: *mut hipMemPool_t,
+        pool_props: *const hipMemPoolProps,
+    ) -> hipError_t {
+        (self.hipMemPoolCreate)(mem_pool, pool_props)
+    }
+    pub unsafe fn hipMemPoolDestroy(&self, mem_pool: hipMemPool_t) -> hipError_t {
+        (self.hipMemPoolDestroy)(mem_pool)
+    }
+    pub unsafe fn hipMallocFromPoolAsync(
+        &self,
+        dev_ptr: *mut *mut ::std::os::raw::c_void,
+        size: usize,
+        mem_pool: hipMemPool_t,
+        stream: hipStream_t,
+    ) -> hipError_t {
+        (self.hipMallocFromPoolAsync)(dev_ptr, size, mem_pool, stream)
     }
 }

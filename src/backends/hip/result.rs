@@ -141,10 +141,12 @@ impl GpuApi for HipApi {
                     self.raw.hipMallocManaged(&mut ptr, bytes, 1),
                 ),
                 GpuMemory::StreamOrdered => (
-                    "hipMallocAsync",
-                    match &self.pool {
-                        Some(pool) => pool.hipMallocAsync(&mut ptr, bytes, self.stream().cast()),
-                        None => hipError_t_hipErrorNotSupported,
+                    "hipMallocFromPoolAsync",
+                    match (&self.pool, self.own_pool()?) {
+                        (Some(pool), own) => {
+                            pool.hipMallocFromPoolAsync(&mut ptr, bytes, own, self.stream().cast())
+                        }
+                        (None, _) => hipError_t_hipErrorNotSupported,
                     },
                 ),
             }
@@ -226,31 +228,6 @@ impl GpuApi for HipApi {
         // SAFETY: a stream of the current device.
         self.check("hipStreamSynchronize", unsafe {
             self.raw.hipStreamSynchronize(self.stream())
-        })
-    }
-
-    fn keep_pool_memory(&self) -> Result<(), GpuError> {
-        let Some(pool_api) = &self.pool else {
-            return Ok(()); // no stream-ordered pool on this runtime
-        };
-        let mut device: std::os::raw::c_int = 0;
-        // SAFETY: an out-pointer to a local.
-        self.check("hipGetDevice", unsafe {
-            self.raw.hipGetDevice(&mut device)
-        })?;
-        let mut pool: super::pool_sys::hipMemPool_t = std::ptr::null_mut();
-        // SAFETY: an out-pointer to a local, for the current device.
-        self.check("hipDeviceGetDefaultMemPool", unsafe {
-            pool_api.hipDeviceGetDefaultMemPool(&mut pool, device)
-        })?;
-        let mut threshold: u64 = u64::MAX;
-        // SAFETY: the device's default pool; the attribute's value is a u64 read by the call.
-        self.check("hipMemPoolSetAttribute", unsafe {
-            pool_api.hipMemPoolSetAttribute(
-                pool,
-                super::pool_sys::hipMemPoolAttr_hipMemPoolAttrReleaseThreshold,
-                (&mut threshold as *mut u64).cast(),
-            )
         })
     }
 

@@ -5,22 +5,33 @@
 
 use super::*;
 
-/// What `cuMemAlloc`, `cuMemAllocAsync`, `cuMemAllocHost` and `cuMemAllocManaged`
+/// What `cuMemAlloc`, `cuMemAllocFromPoolAsync`, `cuMemAllocHost` and `cuMemAllocManaged`
 /// guarantee for the start of an allocation.
 pub(super) const DRIVER_ALIGNMENT: usize = 256;
 
 impl Strict {
     pub(super) fn alloc_now(&self, kind: GpuMemory, bytes: usize) -> Result<u64, GpuError> {
         let call = match kind {
-            GpuMemory::StreamOrdered => "cuMemAllocAsync",
+            GpuMemory::StreamOrdered => "cuMemAllocFromPoolAsync",
             _ => "cuMemAlloc",
         };
         let ordinal = self.enter(call)?;
         if kind == GpuMemory::StreamOrdered {
-            // The pool's kept memory serves the allocation first.
             let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(pool) = pools.get_mut(ordinal as usize) {
+            let made = pools.get_mut(ordinal as usize).is_some_and(|pool| {
+                // The pool's kept memory serves the allocation first.
                 pool.0 = pool.0.saturating_sub(bytes);
+                // Locus's own pool, made (and told to keep freed memory) on first use,
+                // as CudaApi / HipApi make theirs.
+                !std::mem::replace(&mut pool.1, true)
+            });
+            // The pools' lock released before the state's (queued frees take them in
+            // the other order).
+            drop(pools);
+            if made {
+                let mut state = self.lock();
+                state.calls.push("cuMemPoolCreate");
+                state.calls.push("cuMemPoolSetAttribute");
             }
         }
         let used = self.used();

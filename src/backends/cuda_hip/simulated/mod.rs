@@ -34,12 +34,13 @@
 //!   cover the pool; `cuMemPoolSetAccess` would);
 //! - **the pool's release threshold**: memory a stream-ordered free gave back stays in
 //!   the pool (and counts as used) until a synchronisation returns it to the system,
-//!   unless the threshold was raised (`cuMemPoolSetAttribute`); the pool serves the
-//!   next stream-ordered allocation first;
+//!   unless the threshold was raised (`cuMemPoolSetAttribute`, on the pool locus makes
+//!   for itself with its first stream-ordered allocation); the pool serves the next
+//!   stream-ordered allocation first;
 //! - **IPC handles** (`ipc.rs`): each simulated driver a process of its own;
 //! - **batched copies** (`cuMemcpyBatchAsync`, as from CUDA 12.8): an empty batch, or
 //!   copies that depend on each other, is `CUDA_ERROR_INVALID_VALUE`;
-//! - **stream-ordered allocation**: memory from the driver's pool (`cuMemAllocAsync`) is
+//! - **stream-ordered allocation**: memory from a pool (`cuMemAllocFromPoolAsync`) is
 //!   given back by `cuMemFreeAsync` only when the stream reaches the free (work queued
 //!   before it still reads the memory), and counts as used until then; `cuMemFree` and
 //!   `cuMemFreeHost` synchronise implicitly, as the real calls do.
@@ -390,15 +391,6 @@ impl GpuApi for Strict {
         let device = self.enter("cuStreamSynchronize")?;
         self.lock().streams.run_all(StreamId::Device(device));
         self.trim_pool(device);
-        Ok(())
-    }
-
-    fn keep_pool_memory(&self) -> Result<(), GpuError> {
-        let device = self.enter("cuMemPoolSetAttribute")?;
-        let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(pool) = pools.get_mut(device as usize) {
-            pool.1 = true;
-        }
         Ok(())
     }
 

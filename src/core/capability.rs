@@ -136,6 +136,12 @@ pub trait StagingViews {
 /// Memory shared between processes through the runtime's IPC memory handles (CUDA's
 /// `cuIpcGetMemHandle`, HIP's `hipIpcGetMemHandle`).
 pub trait IpcHandles {
+    /// The size, in bytes, to which memory to be shared is allocated (rounded up), so
+    /// that the allocation is a block of the driver's own: a smaller one may lie in a
+    /// block the driver sub-allocates, and a handle shares the whole block, the maker's
+    /// neighbouring allocations with it (CUDA's and HIP's: 2 MiB, as NVIDIA's guide
+    /// recommends).
+    fn ipc_granularity(&self) -> usize;
     /// The bytes of an IPC handle of `native`, an allocation this device's `allocate`
     /// made (its start), which another process opens in place.
     fn ipc_export(&self, native: &Native) -> Result<Vec<u8>>;

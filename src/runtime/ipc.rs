@@ -48,17 +48,28 @@ impl IpcHandle {
 static EXPORTED: Mutex<BTreeMap<(u64, u64), String>> = Mutex::new(BTreeMap::new());
 
 /// `bytes` of `device`'s own memory with an IPC handle of its runtime, forgotten (and
-/// freed) when the memory is dropped.
-fn new_exported(device: Arc<dyn Device>, bytes: usize) -> Result<Memory> {
+/// freed) when the memory is dropped. The allocation is rounded up to the runtime's IPC
+/// granularity, so that the handle shares this memory and none of the maker's other
+/// allocations.
+pub(crate) fn new_exported(device: Arc<dyn Device>, bytes: usize) -> Result<Memory> {
     let Some(handles) = device.ipc_handles() else {
         return Err(not_offered(device.location(), "Memory::new_shared"));
     };
-    let native = device.allocate(bytes)?;
+    let granularity = handles.ipc_granularity().max(1);
+    let allocated = bytes
+        .max(1)
+        .checked_next_multiple_of(granularity)
+        .ok_or(Error::TooLarge {
+            location: device.location(),
+            requested: bytes,
+            max: usize::MAX - granularity + 1,
+        })?;
+    let native = device.allocate(allocated)?;
     let handle = match handles.ipc_export(&native) {
         Ok(h) => h,
         Err(e) => {
             // SAFETY: allocated just above, used by nothing.
-            unsafe { device.free(&native, bytes) };
+            unsafe { device.free(&native, allocated) };
             return Err(e);
         }
     };
@@ -78,7 +89,7 @@ fn new_exported(device: Arc<dyn Device>, bytes: usize) -> Result<Memory> {
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&native.key());
             // SAFETY: from `allocate` above; dropping the memory proves nothing uses it.
-            owner.free(native, bytes)
+            owner.free(native, allocated)
         })
     }
 }

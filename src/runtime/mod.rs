@@ -9,7 +9,7 @@ mod adoptions;
 mod allocate;
 pub use allocate::register_host_memory;
 pub mod event;
-mod ipc;
+pub(crate) mod ipc;
 pub mod mirror;
 pub mod queue;
 pub mod registry;

@@ -361,6 +361,10 @@ impl<A: GpuApi> NativeCalls for GpuDevice<A> {
 }
 
 impl<A: GpuApi> IpcHandles for GpuDevice<A> {
+    fn ipc_granularity(&self) -> usize {
+        super::ipc::IPC_GRANULARITY
+    }
+
     fn ipc_export(&self, native: &Native) -> Result<Vec<u8>> {
         self.ipc_export_impl(native)
     }

@@ -6,6 +6,12 @@
 
 use super::*;
 
+/// What memory to be shared is rounded up to ([`IpcHandles::ipc_granularity`]): the
+/// drivers hand out allocations of at least this size as blocks of their own (NVIDIA's
+/// guide recommends 2 MiB-aligned sizes for IPC; AMD's allocator sub-allocates below
+/// it too).
+pub(super) const IPC_GRANULARITY: usize = 2 << 20;
+
 impl<A: GpuApi> GpuDevice<A> {
     pub(super) fn ipc_export_impl(&self, native: &Native) -> Result<Vec<u8>> {
         let (ptr, kind) = self.ptr(native)?;

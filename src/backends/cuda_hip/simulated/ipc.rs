@@ -2,7 +2,8 @@
 //! `cuIpcOpenMemHandle`, `cuIpcCloseMemHandle`), with each [`Strict`] a process of its
 //! own: a handle names its maker and the allocation's start; only device memory from
 //! `cuMemAlloc`, at its start, is exported (the driver refuses pool, pinned and managed
-//! memory); the maker's own handle does not open in it (`CUDA_ERROR_INVALID_CONTEXT`, as
+//! memory), and an export of an allocation that is not a multiple of 2 MiB is a
+//! violation (the driver may share the whole block it sub-allocated it from); the maker's own handle does not open in it (`CUDA_ERROR_INVALID_CONTEXT`, as
 //! the driver refuses a process its own handle); a handle of memory its maker freed does
 //! not open; opened memory is the maker's memory in place, and closing it twice, or
 //! closing what was never opened, is an error.
@@ -23,6 +24,13 @@ impl Strict {
         const CALL: &str = "cuIpcGetMemHandle";
         self.enter(CALL)?;
         match self.sizes().get(&ptr) {
+            Some(&(n, _, GpuMemory::Device)) if n % (2 << 20) != 0 => {
+                self.lock().violations.push(format!(
+                    "{CALL}: an allocation of {n} bytes exported: the driver may have \
+                     sub-allocated it from a block the handle shares whole (with the \
+                     maker's neighbouring allocations); allocate a multiple of 2 MiB"
+                ));
+            }
             Some(&(_, _, GpuMemory::Device)) => {}
             _ => {
                 return Err(error(

@@ -19,7 +19,25 @@ static IDLE: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
 /// buffers) to the process's end instead of releasing them through a runtime that may
 /// already be gone.
 pub fn is_shutting_down() -> bool {
+    #[cfg(test)]
+    if ENDING_HERE.with(std::cell::Cell::get) {
+        return true;
+    }
     SHUTTING_DOWN.load(Ordering::Acquire)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// A unit test's stand-in for the process's end, on its own thread only (the flag
+    /// itself would end every test running beside it).
+    static ENDING_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Makes [`is_shutting_down`] true on this thread (`true`) or as the process says
+/// (`false`): unit tests of what backends skip at the end.
+#[cfg(test)]
+pub(crate) fn pretend_ending_on_this_thread(ending: bool) {
+    ENDING_HERE.with(|e| e.set(ending));
 }
 
 /// Counts one piece of background work while it lives (made when the work is queued,

@@ -33,6 +33,12 @@ impl<A: GpuApi> Device for GpuDevice<A> {
     }
 
     unsafe fn free(&self, native: &Native, _bytes: usize) {
+        // At the process's end the driver may be shutting down (its own atexit work):
+        // the memory goes with the process.
+        if crate::core::shutdown::is_shutting_down() {
+            self.live.fetch_sub(1, Ordering::Relaxed);
+            return;
+        }
         if let (Ok(_current), Some((ptr, kind))) = (self.activate(), A::unpack(native)) {
             // SAFETY: per the caller's contract.
             unsafe { self.api.free(kind, ptr) };
@@ -249,6 +255,9 @@ impl<A: GpuApi> HostMemoryRegistration for GpuDevice<A> {
         Ok(crate::core::registration::HostRegistration::new(
             self.location,
             move || {
+                if crate::core::shutdown::is_shutting_down() {
+                    return; // the registration ends with the process
+                }
                 if let Ok(_current) = api.enter(ordinal) {
                     // SAFETY: registered above; the memory's owner drops the
                     // registration before the memory, once its copies are done.

@@ -530,3 +530,5 @@ mod batch_tests;
 mod ipc_tests;
 #[cfg(all(test, feature = "cuda"))]
 mod registration_tests;
+#[cfg(all(test, feature = "cuda"))]
+mod teardown_tests;

@@ -70,6 +70,11 @@ impl<A: GpuApi> NativeWork for StreamEvent<A> {
 
 impl<A: GpuApi> Drop for StreamEvent<A> {
     fn drop(&mut self) {
+        // At the process's end the event goes with the process: the driver may be
+        // shutting down.
+        if crate::core::shutdown::is_shutting_down() {
+            return;
+        }
         if let Ok(_current) = self.api.enter(self.ordinal) {
             // SAFETY: made by `event_create`, destroyed once; the driver defers
             // destroying an event that is still pending until it completes.

@@ -85,11 +85,87 @@ pub(super) fn compile_image(source: &str, arch: (i32, i32)) -> Result<Vec<u8>, G
     }
 }
 
+/// NVRTC's version (major, minor), if the library answers.
+fn nvrtc_version() -> Option<(i32, i32)> {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: two out-pointers to locals; NVRTC is loaded (it compiled the image whose
+    // load failed).
+    match unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) } {
+        nvrtc_sys::nvrtcResult::NVRTC_SUCCESS => Some((major, minor)),
+        _ => None,
+    }
+}
+
+/// Why the driver refused an image NVRTC made, where the versions say: an NVRTC newer
+/// than the driver (`driver`: `cuDriverGetVersion`'s number, 12080 for 12.8) makes code
+/// the driver cannot load (PTX of a newer ISA version; across major versions, cubins
+/// too), and the driver's own error does not say so.
+pub(super) fn version_mismatch(nvrtc: (i32, i32), driver: i32) -> Option<String> {
+    let driver_version = (driver / 1000, driver % 1000 / 10);
+    (nvrtc > driver_version).then(|| {
+        format!(
+            "NVRTC {}.{} is newer than the CUDA driver {}.{}, which cannot load the code it \
+             makes; install an NVRTC of the driver's version or older (`pip install \
+             \"nvidia-cuda-nvrtc-cu{}=={}.{}.*\"`, or the toolkit's libnvrtc), or update \
+             the NVIDIA driver",
+            nvrtc.0,
+            nvrtc.1,
+            driver_version.0,
+            driver_version.1,
+            driver_version.0,
+            driver_version.0,
+            driver_version.1
+        )
+    })
+}
+
+impl CudaApi {
+    /// `e`, a failed `cuModuleLoadData`, with the reason where NVRTC is newer than the
+    /// driver (the image refused as invalid, of an unsupported PTX version, or with no
+    /// code for this GPU).
+    pub(super) fn explain_load_failure(&self, mut e: GpuError) -> GpuError {
+        use sys::CUresult as R;
+        let refused = [
+            R::CUDA_ERROR_INVALID_IMAGE,
+            R::CUDA_ERROR_NO_BINARY_FOR_GPU,
+            R::CUDA_ERROR_INVALID_PTX,
+            R::CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
+        ];
+        if !refused.iter().any(|&r| r as i32 == e.code) {
+            return e;
+        }
+        let why = nvrtc_version()
+            .zip(self.driver_version_number())
+            .and_then(|(nvrtc, driver)| version_mismatch(nvrtc, driver));
+        if let Some(why) = why {
+            e.name = format!("{} ({why})", e.name);
+        }
+        e
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn kernels_are_compiled_for_the_devices_own_architecture() {
         assert_eq!(super::arch_option(8, 6), "--gpu-architecture=sm_86");
         assert_eq!(super::arch_option(9, 0), "--gpu-architecture=sm_90");
+    }
+
+    /// Issue 61, item 8: a CUDA 13 NVRTC (from a wheel) on a 12.8 driver is named with
+    /// both versions and what to install; an NVRTC of the driver's version or older is
+    /// not blamed. On the code before, the driver's bare error was all the user saw.
+    #[test]
+    fn an_nvrtc_newer_than_the_driver_is_named_with_both_versions() {
+        let why = super::version_mismatch((13, 0), 12080).unwrap();
+        assert!(
+            why.contains("NVRTC 13.0")
+                && why.contains("CUDA driver 12.8")
+                && why.contains("nvidia-cuda-nvrtc-cu12==12.8.*"),
+            "{why}"
+        );
+        assert!(super::version_mismatch((12, 9), 12080).is_some());
+        assert!(super::version_mismatch((12, 8), 12080).is_none());
+        assert!(super::version_mismatch((12, 4), 13000).is_none());
     }
 }

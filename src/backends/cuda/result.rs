@@ -468,7 +468,7 @@ impl GpuApi for CudaApi {
                 .cuModuleLoadData(&mut module, image.as_ptr().cast())
         }
         .result()
-        .map_err(self.err("cuModuleLoadData"))?;
+        .map_err(|e| self.explain_load_failure(self.err("cuModuleLoadData")(e)))?;
         if let Ok(mut m) = self.modules.lock() {
             m.push(module);
         }

@@ -85,7 +85,11 @@ impl Queue {
     /// `DPCTLSyclQueueRef`, a `CUstream` / `hipStream_t` of device `ordinal`'s primary
     /// context). OpenCL and SYCL queues may be released by the user after this returns
     /// (locus holds its own reference); a CUDA or HIP stream must outlive the
-    /// [`AdoptedQueue`] and the work submitted on it.
+    /// [`AdoptedQueue`] and the work submitted on it. Locus cannot check that a CUDA or
+    /// HIP stream is alive: the drivers (CUDA 12 and later, HIP 7) take a destroyed
+    /// stream's handle as a dangling pointer and may crash instead of answering an
+    /// error. What adoption checks is the device (the ordinal) and that the driver takes
+    /// an event recorded on the stream (it refuses a stream of another context).
     pub unsafe fn from_native(location: Location, native: NativeQueue) -> Result<AdoptedQueue> {
         let device = registry().device(location)?;
         Ok(Queue::adopting(location, device.adopt_queue(&native)?))

@@ -49,8 +49,11 @@ impl<A: GpuApi> AdoptedStream<A> {
 }
 
 impl<A: GpuApi> GpuDevice<A> {
-    /// Adopts `stream` of device `ordinal` (`native`), checked by recording an event on
-    /// it.
+    /// Adopts `stream` of device `ordinal` (`native`). Checked where the driver can
+    /// tell: the device, and an event recorded on the stream (refused for a stream of
+    /// another context). Whether the stream is still alive the driver cannot tell: a
+    /// destroyed stream's handle is a dangling pointer to it (CUDA 12+, HIP 7), which
+    /// may crash rather than err; that stays the adopter's contract.
     pub(super) fn adopt(
         &self,
         native: &NativeQueue,
@@ -77,8 +80,10 @@ impl<A: GpuApi> GpuDevice<A> {
         };
         adopted.record().map_err(|e| {
             Error::Invalid(format!(
-                "{}: cannot adopt {what}: {e}; pass a live stream of this device's primary \
-                 context",
+                "{}: cannot adopt {what}: the driver refused to record an event on it \
+                 ({e}); pass a stream of this device's primary context (a stream of \
+                 another context, or of another device, is refused; one already destroyed \
+                 cannot be detected and must never be passed)",
                 self.location
             ))
         })?;

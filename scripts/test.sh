@@ -396,6 +396,16 @@ case ",$LOCUS_REQUIRE," in
   *)
     export LOCUS_EXPECT_NO_LIBCUDA=1
     export LOCUS_EXPECT_HIP_NO_DEVICE=1
+    # The real compilers, with no GPU to run what they make: NVIDIA's NVRTC from PyPI
+    # (cached in the SYCL venv) and the hiprtc of Debian's HIP runtime compile every
+    # CUDA and HIP kernel locus ships (src/backends/{cuda,hip}/real_compiler_tests.rs);
+    # required here, so that a missing compiler fails instead of skipping.
+    nvrtc_lib() { ls -d "$LOCUS_SYCL_VENV"/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib 2>/dev/null | head -1; }
+    if [ -z "$(nvrtc_lib)" ]; then
+      "$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "nvidia-cuda-nvrtc-cu12==12.9.*"
+    fi
+    export LD_LIBRARY_PATH="$(nvrtc_lib)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export LOCUS_REQUIRE_COMPILERS=nvrtc,hiprtc
     ;;
 esac
 # The stress and fuzz tests run briefly here (debug build, overflow checks on) and at

@@ -73,7 +73,7 @@ fn cuda_type(t: DType) -> Option<(&'static str, Option<(u32, bool)>)> {
 /// truncates toward zero; to a float a C++ conversion (round to nearest even; NVRTC keeps
 /// subnormals unless told `-ftz`); integer to integer a cast (two's complement wrap). Entry `locus_convert(src, dst, n, so, dof)`, offsets in
 /// elements, one thread per element.
-pub(super) fn cuda_conversion(from: DType, to: DType) -> Option<String> {
+pub(crate) fn cuda_conversion(from: DType, to: DType) -> Option<String> {
     let ((s, _), (d, bits)) = (cuda_type(from)?, cuda_type(to)?);
     let float_source = matches!(from, DType::F32 | DType::F64);
     let convert = match bits {

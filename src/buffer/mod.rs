@@ -5,7 +5,7 @@
 
 mod construct;
 pub(crate) mod convert;
-mod convert_kernels;
+pub(crate) mod convert_kernels;
 mod guard;
 #[cfg(feature = "mpi")]
 mod hand_out;

@@ -83,6 +83,7 @@ pub const VARIABLES: &[Variable] = &[
     var("LOCUS_MPI_TIMEOUT_S", "seconds (0: never)", "300", "how long an MPI call waits for its peer before it fails", "library"),
     var("LOCUS_OPENMP_CC", "a C compiler", "`$CC`, else `cc`", "the compiler of user OpenMP kernels", "library"),
     var("LOCUS_REQUIRE", "a comma-separated list of locations or technologies", "unset", "`locus info` and the tests fail when one is missing", "locus, tests"),
+    var("LOCUS_REQUIRE_COMPILERS", "a comma-separated list: `nvrtc`, `hiprtc`", "unset", "the real-compiler tests fail when a compiler named is missing, instead of printing SKIPPED (CI)", "tests"),
     var("LOCUS_SPIN_US", "microseconds, 0 or more", "50", "how long locus's worker threads and waiters spin before they sleep (0: never)", "library"),
     var("LOCUS_STRESS_MS", "milliseconds", "400 (tests), 1500 (CI's release step)", "how long each stress test runs", "tests"),
     var("LOCUS_STRESS_SEED", "a whole number", "a fixed seed", "replays one stress run", "tests"),

@@ -41,6 +41,8 @@ mod errors;
 mod kernels;
 mod pool;
 #[cfg(test)]
+mod real_compiler_tests;
+#[cfg(test)]
 mod simulated;
 
 pub use device::{CudaDevice, RawCopy};

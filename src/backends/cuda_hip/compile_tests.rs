@@ -97,44 +97,22 @@ fn the_stream_ordered_pool_keeps_freed_memory_across_synchronisations() {
 /// before, which hiprtc cannot open (issue 48, item 4, for the shipped kernels).
 #[test]
 fn every_shipped_cuda_and_hip_source_compiles() {
+    use super::shipped_kernels::{conversions, shipped};
     let api = Arc::new(Strict::new(1, vec![], 1 << 20, vec![]));
     let d = device(&api);
-    let mut folders = vec![std::path::PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/shaders"
-    ))];
-    let mut checked = 0;
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                folders.push(path);
-                continue;
-            }
-            if !matches!(
-                path.extension().and_then(|e| e.to_str()),
-                Some("cu" | "hip")
-            ) {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let source = format!("#define T float\n{text}");
-            for line in text.lines() {
-                let Some(rest) = line.split("__global__ void ").nth(1) else {
-                    continue;
-                };
-                let entry = rest.split('(').next().unwrap().trim();
-                let spec = LaunchSpec {
-                    entry,
-                    ..spec(&source)
-                };
-                d.launch(&spec, &[])
-                    .unwrap_or_else(|e| panic!("{}: `{entry}`: {e}", path.display()));
-                checked += 1;
-            }
-        }
+    let kernels: Vec<_> = [shipped("cu"), shipped("hip"), conversions()]
+        .into_iter()
+        .flatten()
+        .collect();
+    for k in &kernels {
+        let spec = LaunchSpec {
+            entry: &k.entry,
+            ..spec(&k.source)
+        };
+        d.launch(&spec, &[])
+            .unwrap_or_else(|e| panic!("{}: `{}`: {e}", k.origin, k.entry));
     }
-    assert!(checked >= 20, "found {checked} kernels in shaders/");
+    assert!(kernels.len() >= 120, "found {} kernels", kernels.len());
 }
 
 /// A launch larger than the driver takes is refused with the limit named (issue 48,

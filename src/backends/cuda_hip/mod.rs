@@ -52,6 +52,8 @@ pub(crate) use paths::paths;
 use paths::through_pinned;
 
 #[cfg(test)]
+pub(crate) mod shipped_kernels;
+#[cfg(test)]
 pub(crate) mod sim_model;
 #[cfg(all(test, feature = "cuda"))]
 mod simulated;

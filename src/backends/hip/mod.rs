@@ -474,6 +474,8 @@ mod compile_tests;
 #[cfg(test)]
 mod discovery_tests;
 #[cfg(test)]
+mod real_compiler_tests;
+#[cfg(test)]
 mod runtime_tests;
 #[cfg(test)]
 mod simulated;

@@ -8,7 +8,7 @@
 //! prints SKIPPED, and fails where `LOCUS_REQUIRE_COMPILERS` names `nvrtc` (CI).
 
 use super::kernels::compile_image;
-use crate::backends::cuda_hip::shipped_kernels::{conversions, shipped, Kernel};
+use crate::backends::cuda_hip::shipped_kernels_tests::{conversions, shipped, Kernel};
 
 fn nvrtc_found() -> bool {
     // SAFETY: only tries to open the library (cudarc panics on a call into one missing).

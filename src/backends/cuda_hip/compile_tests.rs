@@ -97,7 +97,7 @@ fn the_stream_ordered_pool_keeps_freed_memory_across_synchronisations() {
 /// before, which hiprtc cannot open (issue 48, item 4, for the shipped kernels).
 #[test]
 fn every_shipped_cuda_and_hip_source_compiles() {
-    use super::shipped_kernels::{conversions, shipped};
+    use super::shipped_kernels_tests::{conversions, shipped};
     let api = Arc::new(Strict::new(1, vec![], 1 << 20, vec![]));
     let d = device(&api);
     let kernels: Vec<_> = [shipped("cu"), shipped("hip"), conversions()]

@@ -52,7 +52,7 @@ pub(crate) use paths::paths;
 use paths::through_pinned;
 
 #[cfg(test)]
-pub(crate) mod shipped_kernels;
+pub(crate) mod shipped_kernels_tests;
 #[cfg(test)]
 pub(crate) mod sim_model;
 #[cfg(all(test, feature = "cuda"))]

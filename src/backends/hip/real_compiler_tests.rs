@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::entry_points::HipRuntime;
 use super::*;
-use crate::backends::cuda_hip::shipped_kernels::{conversions, shipped, Kernel};
+use crate::backends::cuda_hip::shipped_kernels_tests::{conversions, shipped, Kernel};
 
 /// A runtime with one device, current, that takes any code object hiprtc made (counted)
 /// and finds every function in it.

@@ -3,7 +3,8 @@
 //! as the BabelStream set does) and the conversion kernels generated for each pair of
 //! element types. The strict simulator's compile rules and the real compilers (NVRTC,
 //! hiprtc: `cuda/real_compiler_tests.rs`, `hip/real_compiler_tests.rs`) go through the
-//! same list.
+//! same list. A test helper (the file name keeps it out of the layering rule: the
+//! conversion kernels come from the buffer layer, above the backends).
 
 use crate::buffer::convert_kernels::cuda_conversion;
 use crate::core::element::DType;

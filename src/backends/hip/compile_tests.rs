@@ -16,7 +16,7 @@ use super::*;
 use crate::backends::cuda_hip::GpuApi;
 
 /// A runtime of one device, 0, current; modules load and name their functions.
-struct Runtime;
+pub(super) struct Runtime;
 
 impl HipRuntime for Runtime {
     unsafe fn hipGetDevice(&self, device: *mut std::os::raw::c_int) -> hipError_t {

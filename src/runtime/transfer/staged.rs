@@ -6,7 +6,9 @@
 //! Pooled chunks are registered in place with the runtimes whose copies need page-locked
 //! memory for DMA (CUDA, HIP: [`register_host_memory`]) when first reused, and stay
 //! registered while pooled: a staged copy's GPU legs then move at pinned memory's speed,
-//! and the registration's cost is paid once per chunk, not per copy.
+//! and the registration's cost is paid once per chunk, not per copy. A full pool lets an
+//! unregistered chunk go before a registered one (ending a registration synchronises a
+//! ROCm device), and keeps a bounded number of registered chunks beyond its usual size.
 
 use std::sync::mpsc::sync_channel;
 use std::sync::Mutex;
@@ -63,13 +65,36 @@ fn take(len: usize) -> Chunk {
     }
 }
 
+/// How many chunks the pool keeps: any kind up to `2 * DEPTH`, registered ones up to
+/// `REGISTERED_KEPT`.
+const REGISTERED_KEPT: usize = 4 * DEPTH;
+
 fn give_back(chunk: Chunk) {
     if (MIN_POOLED..=MAX_CHUNK).contains(&chunk.buf.len()) {
         if let Ok(mut pool) = POOL.lock() {
-            if pool.len() < 2 * DEPTH {
-                pool.push(chunk);
-            }
+            keep(&mut pool, chunk);
         }
+    }
+}
+
+/// Puts `chunk` back into `pool`, or drops a chunk when the pool is full, preferring one
+/// that is not registered: ending a registration is not free (on ROCm
+/// `hipHostUnregister` synchronises every stream of the device, other libraries' work
+/// included), so registered chunks stay, up to [`REGISTERED_KEPT`] of them, and are let
+/// go only beyond that.
+fn keep(pool: &mut Vec<Chunk>, chunk: Chunk) {
+    if pool.len() < 2 * DEPTH {
+        pool.push(chunk);
+        return;
+    }
+    let registered = |c: &Chunk| c.registered.as_ref().is_some_and(|r| !r.is_empty());
+    if !registered(&chunk) {
+        return; // dropped: nothing to undo
+    }
+    if let Some(plain) = pool.iter().position(|c| !registered(c)) {
+        pool[plain] = chunk; // the unregistered chunk is dropped instead
+    } else if pool.len() < REGISTERED_KEPT {
+        pool.push(chunk);
     }
 }
 
@@ -147,6 +172,62 @@ pub(crate) fn copy(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::location::Location;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// A chunk registered with a stand-in runtime whose undo counts into `undone`.
+    fn registered(undone: &Arc<AtomicUsize>) -> Chunk {
+        let undone = Arc::clone(undone);
+        Chunk {
+            registered: Some(vec![HostRegistration::new(Location::Hip(0), move || {
+                undone.fetch_add(1, Ordering::Relaxed);
+            })]),
+            buf: vec![0u8; MIN_POOLED],
+        }
+    }
+
+    fn plain() -> Chunk {
+        Chunk {
+            registered: None,
+            buf: vec![0u8; MIN_POOLED],
+        }
+    }
+
+    /// Issue 61, item 9: a registered chunk given back to a full pool stays registered
+    /// (an unregistered chunk is dropped in its place, then the pool grows up to
+    /// REGISTERED_KEPT registered chunks); only beyond that is a registration ended. On
+    /// the code before, every chunk given back to a full pool was dropped, and on ROCm
+    /// each of those `hipHostUnregister`s synchronised the whole device.
+    #[test]
+    fn a_full_pool_drops_unregistered_chunks_before_it_ends_a_registration() {
+        let undone = Arc::new(AtomicUsize::new(0));
+        let mut pool: Vec<Chunk> = (0..2 * DEPTH).map(|_| plain()).collect();
+        for _ in 0..REGISTERED_KEPT {
+            keep(&mut pool, registered(&undone));
+        }
+        assert_eq!(
+            undone.load(Ordering::Relaxed),
+            0,
+            "a registration was ended"
+        );
+        assert_eq!(pool.len(), REGISTERED_KEPT);
+        assert!(pool.iter().all(|c| c.registered.is_some()));
+        keep(&mut pool, plain());
+        assert_eq!(
+            pool.len(),
+            REGISTERED_KEPT,
+            "a plain chunk joined a full pool"
+        );
+        keep(&mut pool, registered(&undone));
+        assert_eq!(
+            undone.load(Ordering::Relaxed),
+            1,
+            "beyond the registered chunks kept, the chunk given back is let go"
+        );
+        drop(pool);
+        assert_eq!(undone.load(Ordering::Relaxed), 1 + REGISTERED_KEPT);
+    }
 
     #[test]
     fn a_chunk_is_registered_once_when_reused_and_never_when_only_made() {

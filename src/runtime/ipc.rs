@@ -62,7 +62,7 @@ pub(crate) fn new_exported(device: Arc<dyn Device>, bytes: usize) -> Result<Memo
         .ok_or(Error::TooLarge {
             location: device.location(),
             requested: bytes,
-            max: usize::MAX - granularity + 1,
+            max: usize::MAX / granularity * granularity,
         })?;
     let native = device.allocate(allocated)?;
     let handle = match handles.ipc_export(&native) {

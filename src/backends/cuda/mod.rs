@@ -56,9 +56,8 @@ pub struct CudaApi {
     /// Each device's compute capability (major, minor): kernels are compiled for it.
     archs: Vec<(i32, i32)>,
     modules: Mutex<Vec<sys::CUmodule>>,
-    /// Per device: locus's own stream-ordered pool (null until the first stream-ordered
-    /// allocation makes it; kept for the process, as the primary context is).
-    pools: Mutex<Vec<usize>>,
+    /// Per device: locus's own stream-ordered pool.
+    pools: cuda_hip::OwnPools,
     /// The driver exports `cuMemcpyBatchAsync` (CUDA 12.8 and later).
     copy_batch: bool,
 }
@@ -92,7 +91,7 @@ pub(super) fn discover_on(driver: Box<dyn CudaDriver>) -> Result<Discovery, Unav
         streams: Vec::new(),
         archs: Vec::new(),
         modules: Mutex::new(Vec::new()),
-        pools: Mutex::new(Vec::new()),
+        pools: cuda_hip::OwnPools::default(),
         copy_batch: false,
     };
     let before = api.current();
@@ -109,31 +108,32 @@ impl CudaApi {
     /// `cuInit`, then every device opened ([`CudaApi::open_device`]) and kept in this
     /// api; the opened devices' facts and the reasons for those skipped.
     fn open_all(&mut self) -> Result<cuda_hip::Found, Unavailable> {
-        let call = |name: &'static str, rc: sys::CUresult| {
-            rc.result()
-                .map_err(|e| format!("{name} failed: {}", self.err(name)(e).name))
-        };
-        // SAFETY: plain calls with out-pointers to locals.
-        unsafe {
-            call("cuInit", self.driver.cuInit(0))?;
-        }
+        // SAFETY: a plain call.
+        unsafe { self.driver.cuInit(0) }
+            .result()
+            .map_err(self.refused("cuInit failed"))?;
         let mut count = 0;
-        // SAFETY: as above.
-        call("cuDeviceGetCount", unsafe {
-            self.driver.cuDeviceGetCount(&mut count)
-        })?;
+        // SAFETY: an out-pointer to a local.
+        unsafe { self.driver.cuDeviceGetCount(&mut count) }
+            .result()
+            .map_err(self.refused("cuDeviceGetCount failed"))?;
         if count <= 0 {
             return Err("the CUDA driver loaded but reports no device".into());
         }
         let version = self.driver_version_number();
-        let (opened, skipped) = cuda_hip::open_each("CUDA", count, |i| self.open_device(i))?;
+        let named = match version {
+            Some(v) => format!("CUDA driver {}.{}", v / 1000, v % 1000 / 10),
+            None => "CUDA driver version unknown (cuDriverGetVersion failed)".to_string(),
+        };
+        let (opened, skipped) =
+            cuda_hip::open_each("CUDA", count, |i| self.open_device(i, &named))?;
         // Indexed by the driver's ordinal; a skipped device has null handles, which
         // `activate` refuses.
         let slots = count as usize;
         self.contexts = vec![std::ptr::null_mut(); slots];
         self.streams = vec![std::ptr::null_mut(); slots];
         self.archs = vec![(0, 0); slots];
-        self.pools = Mutex::new(vec![0; slots]);
+        self.pools = cuda_hip::OwnPools::new(slots);
         self.copy_batch = version.is_some_and(|v| v >= 12080);
         let mut facts = Vec::new();
         for (i, (ctx, stream, arch, f)) in opened {
@@ -148,22 +148,19 @@ impl CudaApi {
     /// Device `i`'s primary context (retained), its non-blocking stream, its compute
     /// capability and its facts. On a failure part-way the context is released again
     /// (the caller makes current again what the thread had).
-    fn open_device(&self, i: i32) -> Result<Opened, Unavailable> {
-        let reason = |call: &'static str| {
-            move |e: cudarc_result::DriverError| format!("{call}: {}", self.err(call)(e).name)
-        };
+    fn open_device(&self, i: i32, version: &str) -> Result<Opened, Unavailable> {
         let mut dev: sys::CUdevice = 0;
         // SAFETY: an out-pointer to a local; `i` is below the device count.
         unsafe { self.driver.cuDeviceGet(&mut dev, i) }
             .result()
-            .map_err(reason("cuDeviceGet"))?;
+            .map_err(self.refused("cuDeviceGet"))?;
         let mut ctx: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: a valid device handle; the primary context is retained for the
         // process's lifetime (the registry is never dropped) unless this function fails.
         unsafe { self.driver.cuDevicePrimaryCtxRetain(&mut ctx, dev) }
             .result()
-            .map_err(reason("cuDevicePrimaryCtxRetain"))?;
-        let release = |why: String| {
+            .map_err(self.refused("cuDevicePrimaryCtxRetain"))?;
+        let release = |why: Unavailable| {
             // SAFETY: retained above, released once, on this failure path only.
             let _ = unsafe { self.driver.cuDevicePrimaryCtxRelease_v2(dev) };
             why
@@ -171,7 +168,7 @@ impl CudaApi {
         // SAFETY: `ctx` was just retained.
         unsafe { self.driver.cuCtxSetCurrent(ctx) }
             .result()
-            .map_err(|e| release(reason("cuCtxSetCurrent")(e)))?;
+            .map_err(|e| release(self.refused("cuCtxSetCurrent")(e)))?;
         let mut stream: sys::CUstream = std::ptr::null_mut();
         // SAFETY: the context is current; an out-pointer to a local.
         unsafe {
@@ -181,7 +178,7 @@ impl CudaApi {
             )
         }
         .result()
-        .map_err(|e| release(reason("cuStreamCreate")(e)))?;
+        .map_err(|e| release(self.refused("cuStreamCreate")(e)))?;
         let mut name = [0 as c_char; 256];
         // SAFETY: the driver writes a NUL-terminated name of at most `len` bytes.
         let named = unsafe {
@@ -223,7 +220,7 @@ impl CudaApi {
                 != 0,
             stream_ordered_pools: attribute(A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0,
             pageable_memory_access: attribute(A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) != 0,
-            version: self.driver_version(),
+            version: version.to_string(),
             notes: vec![format!(
                 "CUDA device {i}, compute capability {}.{}, primary context, one non-blocking stream; kernels compiled by NVRTC to sm_{}{} cubins",
                 arch.0, arch.1, arch.0, arch.1
@@ -242,12 +239,12 @@ impl CudaApi {
         }
     }
 
-    /// The CUDA driver's version, e.g. "CUDA driver 12.8" (`cuDriverGetVersion`).
-    fn driver_version(&self) -> String {
-        match self.driver_version_number() {
-            Some(v) => format!("CUDA driver {}.{}", v / 1000, v % 1000 / 10),
-            None => "CUDA driver version unknown (cuDriverGetVersion failed)".to_string(),
-        }
+    /// Why discovery could not go on: `what` and the driver's name and text of the code.
+    fn refused(
+        &self,
+        what: &'static str,
+    ) -> impl Fn(cudarc_result::DriverError) -> Unavailable + '_ {
+        move |e| format!("{what}: {}", self.err(what)(e).name).into()
     }
 }
 
@@ -269,7 +266,7 @@ impl CudaApi {
             streams: vec![0x7100 as sys::CUstream],
             archs: vec![(9, 0)],
             modules: Mutex::new(Vec::new()),
-            pools: Mutex::new(vec![0]),
+            pools: cuda_hip::OwnPools::new(1),
             copy_batch: false,
         }
     }

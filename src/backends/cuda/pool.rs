@@ -15,46 +15,41 @@ impl CudaApi {
     /// allocation reuses it instead of asking the system.
     pub(super) fn own_pool(&self) -> Result<sys::CUmemoryPool, GpuError> {
         let ordinal = self.current_ordinal();
-        let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = pools.get_mut(ordinal).ok_or_else(|| {
-            GpuError::other("cuMemPoolCreate", format!("no CUDA device {ordinal}"))
+        let made = self.pools.get_or_make(ordinal, "cuMemPoolCreate", || {
+            let props = sys::CUmemPoolProps {
+                allocType: sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+                handleTypes: sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
+                location: sys::CUmemLocation {
+                    type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                    id: ordinal as i32,
+                },
+                win32SecurityAttributes: std::ptr::null_mut(),
+                maxSize: 0,
+                usage: 0,
+                reserved: [0; 54],
+            };
+            let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+            // SAFETY: the device's context is current (the caller's contract for
+            // `alloc`); the properties and the out-pointer are locals.
+            unsafe { self.driver.cuMemPoolCreate(&mut pool, &props) }
+                .result()
+                .map_err(self.err("cuMemPoolCreate"))?;
+            let mut threshold: u64 = u64::MAX;
+            // SAFETY: the pool just made; the attribute's value is a u64 the call reads.
+            let kept = unsafe {
+                self.driver.cuMemPoolSetAttribute(
+                    pool,
+                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    (&mut threshold as *mut u64).cast(),
+                )
+            };
+            if let Err(e) = kept.result() {
+                // SAFETY: the pool just made, which nothing has allocated from.
+                let _ = unsafe { self.driver.cuMemPoolDestroy(pool) };
+                return Err(self.err("cuMemPoolSetAttribute")(e));
+            }
+            Ok(pool as usize)
         })?;
-        if *slot != 0 {
-            return Ok(*slot as sys::CUmemoryPool);
-        }
-        let props = sys::CUmemPoolProps {
-            allocType: sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
-            handleTypes: sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
-            location: sys::CUmemLocation {
-                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-                id: ordinal as i32,
-            },
-            win32SecurityAttributes: std::ptr::null_mut(),
-            maxSize: 0,
-            usage: 0,
-            reserved: [0; 54],
-        };
-        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-        // SAFETY: the device's context is current (the caller's contract for `alloc`);
-        // the properties and the out-pointer are locals.
-        unsafe { self.driver.cuMemPoolCreate(&mut pool, &props) }
-            .result()
-            .map_err(self.err("cuMemPoolCreate"))?;
-        let mut threshold: u64 = u64::MAX;
-        // SAFETY: the pool just made; the attribute's value is a u64 the call reads.
-        let kept = unsafe {
-            self.driver.cuMemPoolSetAttribute(
-                pool,
-                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                (&mut threshold as *mut u64).cast(),
-            )
-        };
-        if let Err(e) = kept.result() {
-            // SAFETY: the pool just made, which nothing has allocated from.
-            let _ = unsafe { self.driver.cuMemPoolDestroy(pool) };
-            return Err(self.err("cuMemPoolSetAttribute")(e));
-        }
-        *slot = pool as usize;
-        Ok(pool)
+        Ok(made as sys::CUmemoryPool)
     }
 }

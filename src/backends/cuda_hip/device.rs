@@ -431,16 +431,17 @@ impl<A: GpuApi> CopyBatches for GpuDevice<A> {
         // borrowed, the device memory held by the caller) until the waited call returns;
         // the caller checked that no destination overlaps another copy's ranges.
         unsafe { self.api.copy_batch(&ranges) }.map_err(|failure| {
-            let Some((k, &(dst, src, n))) = failure.copy.and_then(|k| Some((k, ranges.get(k)?)))
-            else {
-                return self.fail("copy batch", failure.error);
-            };
             let mut e = failure.error;
-            e.name = format!(
-                "{} (the driver names copy {} of the batch: {n} bytes from {src:#x} to \
-                 {dst:#x})",
-                e.name, positions[k]
-            );
+            let named = failure
+                .copy
+                .and_then(|k| Some((positions.get(k)?, ranges.get(k)?)));
+            if let Some((at, (dst, src, n))) = named {
+                e.name = format!(
+                    "{} (the driver names copy {at} of the batch: {n} bytes from {src:#x} \
+                     to {dst:#x})",
+                    e.name
+                );
+            }
             self.fail("copy batch", e)
         })
     }

@@ -42,11 +42,13 @@ mod current;
 mod device;
 mod ipc;
 mod kernels;
+mod own_pools;
 mod paths;
 mod work;
 
 pub use api::{BatchFailure, GpuApi};
 pub use current::Entered;
+pub(crate) use own_pools::OwnPools;
 pub(crate) use paths::paths;
 #[cfg(all(test, feature = "cuda"))]
 use paths::through_pinned;

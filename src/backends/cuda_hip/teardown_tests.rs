@@ -14,14 +14,11 @@ fn at_the_process_s_end_nothing_calls_the_driver_to_release() {
     let mut host = vec![0u8; 1 << 20];
     // SAFETY: `host` outlives the registration (dropped below, before it).
     let registration = unsafe { gpu.register_host(host.as_mut_ptr(), host.len()) }.unwrap();
-    let spec = LaunchSpec {
-        source: "extern \"C\" __global__ void k() {}",
-        entry: "k",
-        workgroup: [256, 1, 1],
-        global: [256, 1],
-        dims: 1,
+    // A stream event of locus's own stream, as every queued copy and launch carries.
+    let work = {
+        let _current = api.enter(0).unwrap();
+        super::work::StreamEvent::create(&api, 0, true).unwrap()
     };
-    let work = gpu.launch(&spec, &[]).unwrap();
     let before = api.calls().len();
     crate::core::shutdown::pretend_ending_on_this_thread(true);
     drop(work);

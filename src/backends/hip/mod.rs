@@ -116,9 +116,8 @@ pub struct HipApi {
     /// `hipMallocFromPoolAsync`, `hipFreeAsync`, ...), or `None` on a runtime older than
     /// ROCm 5.1.
     pool: Option<Box<dyn HipPool>>,
-    /// Per device: locus's own stream-ordered pool (null until the first stream-ordered
-    /// allocation makes it; kept for the process).
-    pools: std::sync::Mutex<Vec<usize>>,
+    /// Per device: locus's own stream-ordered pool.
+    pools: cuda_hip::OwnPools,
     streams: Vec<hipStream_t>,
     /// Each device's architecture for hiprtc (`gcnArchName`), by ordinal; `None` where
     /// the runtime did not say.
@@ -377,7 +376,7 @@ fn open_all(
     // Indexed by the driver's ordinal; a skipped device has a null stream, which
     // `activate` refuses.
     api.streams = vec![std::ptr::null_mut(); count.max(0) as usize];
-    api.pools = std::sync::Mutex::new(vec![0; api.streams.len()]);
+    api.pools = cuda_hip::OwnPools::new(api.streams.len());
     let mut facts = Vec::new();
     for (i, (stream, f)) in opened {
         api.streams[i as usize] = stream;
@@ -459,7 +458,7 @@ impl HipApi {
             raw,
             rtc: Ok(rtc),
             pool: None,
-            pools: std::sync::Mutex::new(vec![0; archs.len()]),
+            pools: cuda_hip::OwnPools::new(archs.len()),
             // Made-up stream handles (the simulated runtime queues work by handle).
             streams: (0..archs.len())
                 .map(|i| (0x5000 + 16 * i) as hipStream_t)

@@ -142,11 +142,14 @@ impl GpuApi for HipApi {
                 ),
                 GpuMemory::StreamOrdered => (
                     "hipMallocFromPoolAsync",
-                    match (&self.pool, self.own_pool()?) {
-                        (Some(pool), own) => {
-                            pool.hipMallocFromPoolAsync(&mut ptr, bytes, own, self.stream().cast())
-                        }
-                        (None, _) => hipError_t_hipErrorNotSupported,
+                    match &self.pool {
+                        Some(calls) => calls.hipMallocFromPoolAsync(
+                            &mut ptr,
+                            bytes,
+                            self.own_pool(calls.as_ref())?,
+                            self.stream().cast(),
+                        ),
+                        None => hipError_t_hipErrorNotSupported,
                     },
                 ),
             }

@@ -71,31 +71,39 @@ const REGISTERED_KEPT: usize = 4 * DEPTH;
 
 fn give_back(chunk: Chunk) {
     if (MIN_POOLED..=MAX_CHUNK).contains(&chunk.buf.len()) {
-        if let Ok(mut pool) = POOL.lock() {
-            keep(&mut pool, chunk);
-        }
+        let let_go = match POOL.lock() {
+            Ok(mut pool) => keep(&mut pool, chunk),
+            Err(_) => Some(chunk),
+        };
+        // Dropped after the pool's lock is released: ending a registration may wait for
+        // the device, and other copies take and give back chunks meanwhile.
+        drop(let_go);
     }
 }
 
-/// Puts `chunk` back into `pool`, or drops a chunk when the pool is full, preferring one
-/// that is not registered: ending a registration is not free (on ROCm
+/// Puts `chunk` back into `pool`; when the pool is full, the chunk to let go, preferring
+/// one that is not registered: ending a registration is not free (on ROCm
 /// `hipHostUnregister` synchronises every stream of the device, other libraries' work
 /// included), so registered chunks stay, up to [`REGISTERED_KEPT`] of them, and are let
 /// go only beyond that.
-fn keep(pool: &mut Vec<Chunk>, chunk: Chunk) {
+fn keep(pool: &mut Vec<Chunk>, chunk: Chunk) -> Option<Chunk> {
     if pool.len() < 2 * DEPTH {
         pool.push(chunk);
-        return;
+        return None;
     }
     let registered = |c: &Chunk| c.registered.as_ref().is_some_and(|r| !r.is_empty());
     if !registered(&chunk) {
-        return; // dropped: nothing to undo
+        return Some(chunk);
     }
     if let Some(plain) = pool.iter().position(|c| !registered(c)) {
-        pool[plain] = chunk; // the unregistered chunk is dropped instead
-    } else if pool.len() < REGISTERED_KEPT {
-        pool.push(chunk);
+        // The unregistered chunk is let go instead.
+        return Some(std::mem::replace(&mut pool[plain], chunk));
     }
+    if pool.len() < REGISTERED_KEPT {
+        pool.push(chunk);
+        return None;
+    }
+    Some(chunk)
 }
 
 /// Copies `len` bytes through host chunks of `chunk` bytes, the read of chunk `k+1`
@@ -204,7 +212,7 @@ mod tests {
         let undone = Arc::new(AtomicUsize::new(0));
         let mut pool: Vec<Chunk> = (0..2 * DEPTH).map(|_| plain()).collect();
         for _ in 0..REGISTERED_KEPT {
-            keep(&mut pool, registered(&undone));
+            drop(keep(&mut pool, registered(&undone)));
         }
         assert_eq!(
             undone.load(Ordering::Relaxed),

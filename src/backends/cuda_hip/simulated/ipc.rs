@@ -3,7 +3,8 @@
 //! own: a handle names its maker and the allocation's start; only device memory from
 //! `cuMemAlloc`, at its start, is exported (the driver refuses pool, pinned and managed
 //! memory), and an export of an allocation that is not a multiple of 2 MiB is a
-//! violation (the driver may share the whole block it sub-allocated it from); the maker's own handle does not open in it (`CUDA_ERROR_INVALID_CONTEXT`, as
+//! violation (the driver may share the whole block it sub-allocated it from); the
+//! maker's own handle does not open in it (`CUDA_ERROR_INVALID_CONTEXT`, as
 //! the driver refuses a process its own handle); a handle of memory its maker freed does
 //! not open; opened memory is the maker's memory in place, and closing it twice, or
 //! closing what was never opened, is an error.
@@ -24,7 +25,7 @@ impl Strict {
         const CALL: &str = "cuIpcGetMemHandle";
         self.enter(CALL)?;
         match self.sizes().get(&ptr) {
-            Some(&(n, _, GpuMemory::Device)) if n % (2 << 20) != 0 => {
+            Some(&(n, _, GpuMemory::Device)) if n % super::super::ipc::IPC_GRANULARITY != 0 => {
                 self.lock().violations.push(format!(
                     "{CALL}: an allocation of {n} bytes exported: the driver may have \
                      sub-allocated it from a block the handle shares whole (with the \

@@ -34,6 +34,8 @@ pub mod driver {
     pub use super::entry_points::*;
 }
 #[cfg(test)]
+mod call_layer_tests;
+#[cfg(test)]
 mod discovery_tests;
 #[cfg(test)]
 mod driver_tests;
@@ -60,6 +62,10 @@ pub struct CudaApi {
     pools: cuda_hip::OwnPools,
     /// The driver exports `cuMemcpyBatchAsync` (CUDA 12.8 and later).
     copy_batch: bool,
+    /// Per device: whether it reads registered host memory at its host address
+    /// (`CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`), as a batch
+    /// names it; where not, such memory stays out of batches.
+    host_pointer_for_registered: Vec<bool>,
 }
 
 // SAFETY: CUDA contexts, streams and modules may be used from any thread once made
@@ -93,6 +99,7 @@ pub(super) fn discover_on(driver: Box<dyn CudaDriver>) -> Result<Discovery, Unav
         modules: Mutex::new(Vec::new()),
         pools: cuda_hip::OwnPools::default(),
         copy_batch: false,
+        host_pointer_for_registered: Vec::new(),
     };
     let before = api.current();
     let opened = api.open_all();
@@ -101,8 +108,9 @@ pub(super) fn discover_on(driver: Box<dyn CudaDriver>) -> Result<Discovery, Unav
     Ok(cuda_hip::discovery(Arc::new(api), facts, skipped))
 }
 
-/// One retained primary context, its stream, its compute capability and its facts.
-type Opened = (sys::CUcontext, sys::CUstream, (i32, i32), GpuFacts);
+/// One retained primary context, its stream, its compute capability, whether it reads
+/// registered host memory at its host address, and its facts.
+type Opened = (sys::CUcontext, sys::CUstream, (i32, i32), bool, GpuFacts);
 
 impl CudaApi {
     /// `cuInit`, then every device opened ([`CudaApi::open_device`]) and kept in this
@@ -133,13 +141,15 @@ impl CudaApi {
         self.contexts = vec![std::ptr::null_mut(); slots];
         self.streams = vec![std::ptr::null_mut(); slots];
         self.archs = vec![(0, 0); slots];
+        self.host_pointer_for_registered = vec![false; slots];
         self.pools = cuda_hip::OwnPools::new(slots);
         self.copy_batch = version.is_some_and(|v| v >= 12080);
         let mut facts = Vec::new();
-        for (i, (ctx, stream, arch, f)) in opened {
+        for (i, (ctx, stream, arch, host_pointer, f)) in opened {
             self.contexts[i as usize] = ctx;
             self.streams[i as usize] = stream;
             self.archs[i as usize] = arch;
+            self.host_pointer_for_registered[i as usize] = host_pointer;
             facts.push((i, f));
         }
         Ok((facts, skipped))
@@ -226,7 +236,9 @@ impl CudaApi {
                 arch.0, arch.1, arch.0, arch.1
             )],
         };
-        Ok((ctx, stream, arch, facts))
+        let host_pointer =
+            attribute(A::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM) != 0;
+        Ok((ctx, stream, arch, host_pointer, facts))
     }
 
     /// The CUDA driver's version as a number (12080 for 12.8), if it says.
@@ -256,19 +268,28 @@ thread_local! {
 }
 
 impl CudaApi {
-    /// A CudaApi over a simulated driver with one device (made-up context and stream
-    /// handles): the call layer tested without an NVIDIA GPU.
+    /// A CudaApi over a simulated driver, its devices opened by discovery's own path
+    /// (the thread's current context restored): the call layer tested without an
+    /// NVIDIA GPU.
     #[cfg(test)]
     fn simulated(driver: Box<dyn CudaDriver>) -> CudaApi {
-        CudaApi {
+        let mut api = CudaApi {
             driver,
-            contexts: vec![0x7000 as sys::CUcontext],
-            streams: vec![0x7100 as sys::CUstream],
-            archs: vec![(9, 0)],
+            contexts: Vec::new(),
+            streams: Vec::new(),
+            archs: Vec::new(),
             modules: Mutex::new(Vec::new()),
-            pools: cuda_hip::OwnPools::new(1),
+            pools: cuda_hip::OwnPools::default(),
             copy_batch: false,
+            host_pointer_for_registered: Vec::new(),
+        };
+        let before = api.current();
+        let opened = api.open_all();
+        api.restore(before);
+        if let Err(e) = opened {
+            panic!("the simulated driver's devices did not open: {e}");
         }
+        api
     }
 
     /// The device `activate` made current on this thread.

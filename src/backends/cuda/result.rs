@@ -284,6 +284,13 @@ impl GpuApi for CudaApi {
         self.copy_batch
     }
 
+    fn batch_takes_registered_host(&self) -> bool {
+        self.host_pointer_for_registered
+            .get(self.current_ordinal())
+            .copied()
+            .unwrap_or(false)
+    }
+
     unsafe fn copy_batch(&self, copies: &[(u64, u64, usize)]) -> Result<(), BatchFailure> {
         let (mut dsts, mut srcs, mut sizes): (Vec<u64>, Vec<u64>, Vec<usize>) = (
             copies.iter().map(|c| c.0).collect(),
@@ -540,13 +547,13 @@ impl GpuApi for CudaApi {
     }
 
     unsafe fn host_register(&self, ptr: *mut u8, len: usize) -> Result<(), GpuError> {
+        // Portable: every context sees it pinned; device-mapped: a device may reach it
+        // (a batch or kernel names it; without the flag the device faults there).
+        let flags = sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP;
         // SAFETY: per the caller's contract; the driver validates the range.
-        unsafe {
-            self.driver
-                .cuMemHostRegister_v2(ptr.cast(), len, sys::CU_MEMHOSTREGISTER_PORTABLE)
-        }
-        .result()
-        .map_err(self.err("cuMemHostRegister"))
+        unsafe { self.driver.cuMemHostRegister_v2(ptr.cast(), len, flags) }
+            .result()
+            .map_err(self.err("cuMemHostRegister"))
     }
 
     unsafe fn host_unregister(&self, ptr: *mut u8) -> Result<(), GpuError> {

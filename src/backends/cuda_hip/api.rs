@@ -185,6 +185,13 @@ pub trait GpuApi: Send + Sync + 'static {
     fn has_copy_batch(&self) -> bool {
         false
     }
+    /// Whether the current device's batch may name registered host memory
+    /// ([`GpuApi::host_register`]) by its host address. CUDA's only where the device
+    /// says so (`CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`): elsewhere the host address
+    /// is not the device's, and the batch faults with a sticky illegal address.
+    fn batch_takes_registered_host(&self) -> bool {
+        true
+    }
     /// Copies each `(dst, src, n)` (host addresses or device pointers, any mix) on the
     /// current device's stream in one call, and waits for them. Only where
     /// [`GpuApi::has_copy_batch`] says so; the default refuses. A failure carries the
@@ -284,8 +291,9 @@ pub trait GpuApi: Send + Sync + 'static {
     /// `DEVICE_ORDINAL` / `hipPointerGetAttribute`).
     fn pointer_device(&self, ptr: u64) -> Result<u32, GpuError>;
     /// Page-locks `len` bytes of host memory at `ptr` in place, for every device of this
-    /// driver (`cuMemHostRegister` / `hipHostRegister`, portable): its copies then go by
-    /// DMA, as from the driver's own pinned memory. On the current device.
+    /// driver (`cuMemHostRegister` / `hipHostRegister`, portable and mapped into the
+    /// devices' address space): its copies then go by DMA, as from the driver's own
+    /// pinned memory. On the current device.
     ///
     /// # Safety
     /// `ptr` is valid for `len` bytes until [`GpuApi::host_unregister`] is called for it.

@@ -252,9 +252,11 @@ impl<A: GpuApi> HostMemoryRegistration for GpuDevice<A> {
                 .map_err(|e| self.fail("register host memory in place", e))?;
         }
         let (api, ordinal, at) = (Arc::clone(&self.api), self.ordinal, ptr as usize);
+        registered().push((at, len));
         Ok(crate::core::registration::HostRegistration::new(
             self.location,
             move || {
+                registered().retain(|&(start, _)| start != at);
                 if crate::core::shutdown::is_shutting_down() {
                     return; // the registration ends with the process
                 }
@@ -389,6 +391,37 @@ impl<A: GpuApi> IpcHandles for GpuDevice<A> {
     }
 }
 
+/// Host ranges registered in place through any device (start, length), while
+/// registered: a registration is portable, every device's batch sees it.
+static REGISTERED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+fn registered() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
+    REGISTERED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<A: GpuApi> GpuDevice<A> {
+    /// The indices of the copies whose host side is registered host memory that this
+    /// device's batch may not name by its host address
+    /// ([`GpuApi::batch_takes_registered_host`]): they run on their own.
+    fn runs_outside_batches(&self, copies: &[DeviceCopy<'_>]) -> Vec<usize> {
+        if self.api.batch_takes_registered_host() {
+            return Vec::new();
+        }
+        let registered = registered().clone();
+        let inside = |p: usize, n: usize| registered.iter().any(|&(s, l)| p < s + l && s < p + n);
+        copies
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| match c {
+                DeviceCopy::Write { src, .. } => inside(src.as_ptr() as usize, src.len()),
+                DeviceCopy::Read { dst, .. } => inside(dst.as_ptr() as usize, dst.len()),
+                DeviceCopy::Within { .. } => false,
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
+
 impl<A: GpuApi> CopyBatches for GpuDevice<A> {
     fn copy_batch(&self, copies: &mut [DeviceCopy<'_>]) -> Result<()> {
         if !self.api.has_copy_batch() {
@@ -397,7 +430,12 @@ impl<A: GpuApi> CopyBatches for GpuDevice<A> {
         let mut ranges = Vec::with_capacity(copies.len());
         // Each range's index in `copies` (empty copies are not handed to the driver).
         let mut positions = Vec::with_capacity(copies.len());
+        let alone = self.runs_outside_batches(copies);
         for (i, c) in copies.iter_mut().enumerate().filter(|(_, c)| !c.is_empty()) {
+            if alone.contains(&i) {
+                c.run_alone(self)?;
+                continue;
+            }
             positions.push(i);
             ranges.push(match c {
                 DeviceCopy::Write { dst, offset, src } => (

@@ -446,20 +446,20 @@ fn open_device(
 }
 
 impl HipApi {
-    /// A HipApi over stand-ins for the runtime and hiprtc (no pool, no streams), with
-    /// each device's architecture: the call layer tested without an AMD GPU.
+    /// A HipApi over the simulated runtime (its pool calls too) and a hiprtc, with each
+    /// device's architecture: the call layer tested without an AMD GPU.
     #[cfg(test)]
     fn simulated(
-        raw: Box<dyn HipRuntime>,
+        runtime: &simulated::SimHip,
         rtc: Box<dyn Hiprtc>,
         archs: Vec<Option<String>>,
     ) -> HipApi {
         HipApi {
-            raw,
+            raw: Box::new(runtime.clone()),
             rtc: Ok(rtc),
-            pool: None,
+            pool: Some(Box::new(runtime.clone())),
             pools: cuda_hip::OwnPools::new(archs.len()),
-            // Made-up stream handles (the simulated runtime queues work by handle).
+            // The stream handles the simulated runtime makes (it queues work by handle).
             streams: (0..archs.len())
                 .map(|i| (0x5000 + 16 * i) as hipStream_t)
                 .collect(),
@@ -468,6 +468,8 @@ impl HipApi {
     }
 }
 
+#[cfg(test)]
+mod call_layer_tests;
 #[cfg(test)]
 mod compile_tests;
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! comes with the HIP runtime (Debian's `libamdhip64-5`); without it the test prints
 //! SKIPPED, and fails where `LOCUS_REQUIRE_COMPILERS` names `hiprtc` (CI).
 
-use super::compile_tests::Runtime;
+use super::simulated::SimHip;
 use super::*;
 use crate::backends::cuda_hip::shipped_kernels_tests::{conversions, shipped, Kernel};
 
@@ -75,7 +75,7 @@ fn compile_all(kernels: &[Kernel], archs: &[&str]) -> bool {
             return false;
         };
         let api = HipApi {
-            raw: Box::new(Runtime),
+            raw: Box::new(SimHip::new(1 << 20)),
             rtc: Ok(rtc),
             pool: None,
             pools: Default::default(),

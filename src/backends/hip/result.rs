@@ -436,11 +436,12 @@ impl GpuApi for HipApi {
     }
 
     unsafe fn host_register(&self, ptr: *mut u8, len: usize) -> Result<(), GpuError> {
-        // hipHostRegisterPortable: every device's context sees it pinned.
-        const PORTABLE: u32 = 1;
+        // hipHostRegisterPortable (every device's context sees it pinned) and
+        // hipHostRegisterMapped (mapped into the devices' address space).
+        const PORTABLE_MAPPED: u32 = 1 | 2;
         // SAFETY: per the caller's contract; the runtime validates the range.
         self.check("hipHostRegister", unsafe {
-            self.raw.hipHostRegister(ptr.cast(), len, PORTABLE)
+            self.raw.hipHostRegister(ptr.cast(), len, PORTABLE_MAPPED)
         })
     }
 

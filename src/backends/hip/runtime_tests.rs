@@ -6,8 +6,7 @@
 
 use std::sync::Arc;
 
-use super::compile_tests::Compiler;
-use super::simulated::SimHip;
+use super::simulated::{SimHip, SimHiprtc};
 use super::*;
 use crate::backends::cuda_hip::{sim_model, GpuDevice};
 use crate::core::device::Device;
@@ -19,8 +18,8 @@ fn device() -> (SimHip, Arc<GpuDevice<HipApi>>) {
 
 fn device_on(runtime: SimHip) -> (SimHip, Arc<GpuDevice<HipApi>>) {
     let api = Arc::new(HipApi::simulated(
-        Box::new(runtime.clone()),
-        Box::new(Compiler::default()),
+        &runtime,
+        Box::new(SimHiprtc::default()),
         vec![Some("gfx90a".into())],
     ));
     let facts = sim_model::facts("simulated HIP device", 64 << 20);

@@ -11,15 +11,55 @@
 //!   runs on it), is recorded as a violation: it serialises with every blocking stream of
 //!   another library in the process;
 //! - **memory**: allocations beyond the device's memory fail; freeing what was not
-//!   allocated is a violation.
+//!   allocated is a violation; each allocation has its kind, which the pointer queries,
+//!   advice, registration, IPC and batches check (`memory.rs`, `ipc.rs`, `batch.rs`);
+//! - **device-wide synchronisation**: the calls that wait for every stream of the
+//!   device (`cuMemFree`, `hipFree`, `hipHostUnregister`) run all queued work and are
+//!   recorded as such ([`SimModel::device_wide_syncs`]);
+//! - **sticky errors**: after an illegal address, every call of the process fails
+//!   ([`SimModel::poisoned`]), as a real context is lost;
+//! - **modules and launches** (`modules.rs`): images the driver would refuse, functions
+//!   a module lacks, launch sizes beyond the limits.
 //!
-//! Every call is recorded with the stream it named.
+//! Every call is recorded with the stream it named. The vendors' simulators
+//! (`cuda/simulated/`, `hip/simulated/`) translate their entry points into these rules
+//! and a [`Refusal`] into their own error codes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+mod batch;
+mod ipc;
+mod memory;
+mod modules;
+
+pub(crate) use memory::{Found, Kind};
+pub(crate) use modules::{elf_image, ptx_entries, read_image, Image};
+
 /// Queued work.
 pub(crate) type Op = Box<dyn FnOnce() + Send>;
+
+/// Why a simulated call refuses, in the words both vendors have a code for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// A bad argument (`CUDA_ERROR_INVALID_VALUE`, `hipErrorInvalidValue`).
+    InvalidValue,
+    /// Host memory already registered, or pinned by the driver already.
+    AlreadyRegistered,
+    /// Unregistering what was not registered at that address.
+    NotRegistered,
+    /// A fault: sticky, every later call fails too.
+    IllegalAddress,
+    /// A handle the process cannot use (its own IPC handle).
+    InvalidContext,
+    /// A function a module does not have.
+    NotFound,
+    /// An unknown module or function handle.
+    InvalidHandle,
+}
+
+/// What the stream of a call is, when the call is device-wide rather than on one stream.
+pub(crate) const DEVICE_WIDE: usize = usize::MAX;
 
 #[derive(Default)]
 struct State {
@@ -30,6 +70,23 @@ struct State {
     ran: HashMap<usize, usize>,
     /// Live allocations: start -> bytes.
     sizes: HashMap<usize, usize>,
+    /// Live allocations' kinds.
+    kinds: HashMap<usize, Kind>,
+    /// Host ranges registered in place: start, length, mapped into the device.
+    registered: Vec<(usize, usize, bool)>,
+    /// Memory opened from other processes' IPC handles: start -> times opened.
+    opened: HashMap<usize, u32>,
+    /// Exported allocations freed while another process had them open, kept until
+    /// closed there: start -> bytes.
+    kept_for_ipc: HashMap<usize, usize>,
+    /// The call whose illegal address lost the context.
+    poisoned: Option<&'static str>,
+    /// Whether the device reads registered host memory at its host address
+    /// (`CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`).
+    host_pointer_for_registered: bool,
+    /// The copy at which the next batch fails.
+    fail_batch_copy: Option<usize>,
+    modules: modules::Modules,
     calls: Vec<(&'static str, usize)>,
     violations: Vec<String>,
     next_event: usize,
@@ -56,6 +113,7 @@ impl SimModel {
             memory,
             state: Arc::new(Mutex::new(State {
                 next_event: 0x9000,
+                host_pointer_for_registered: true,
                 ..State::default()
             })),
             running: Arc::new(Mutex::new(())),
@@ -173,8 +231,8 @@ impl SimModel {
         }
     }
 
-    /// `size` bytes of "device" memory (host memory), or `None` past the device's memory.
-    pub(crate) fn allocate(&self, size: usize) -> Option<usize> {
+    /// `size` bytes of memory of `kind`, or `None` past the device's memory.
+    pub(crate) fn allocate_kind(&self, size: usize, kind: Kind) -> Option<usize> {
         let mut state = self.lock();
         let used: usize = state.sizes.values().sum();
         if size > self.memory.saturating_sub(used) {
@@ -187,6 +245,7 @@ impl SimModel {
             return None;
         }
         state.sizes.insert(ptr as usize, size);
+        state.kinds.insert(ptr as usize, kind);
         Some(ptr as usize)
     }
 
@@ -196,6 +255,13 @@ impl SimModel {
         state.calls.push((call, 0));
         match state.sizes.remove(&ptr) {
             Some(size) => {
+                state.kinds.remove(&ptr);
+                if ipc::opened_elsewhere(self.id(), ptr) {
+                    // The driver keeps the memory for the other process until it closes
+                    // its mapping.
+                    state.kept_for_ipc.insert(ptr, size);
+                    return true;
+                }
                 if let Ok(layout) = std::alloc::Layout::from_size_align(size.max(1), ALIGN) {
                     // SAFETY: allocated by `allocate` with this layout.
                     unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
@@ -209,6 +275,44 @@ impl SimModel {
                 false
             }
         }
+    }
+
+    /// Runs every stream's queued work, as the calls that synchronise the whole device
+    /// do, and records `call` as one ([`SimModel::device_wide_syncs`]).
+    pub(crate) fn synchronize_device(&self, call: &'static str) {
+        self.record(call, DEVICE_WIDE);
+        let streams: Vec<usize> = self.lock().queued.keys().copied().collect();
+        streams.into_iter().for_each(|s| self.run(s, None));
+    }
+
+    /// The calls so far that waited for the whole device.
+    pub(crate) fn device_wide_syncs(&self) -> Vec<&'static str> {
+        self.lock()
+            .calls
+            .iter()
+            .filter(|(_, s)| *s == DEVICE_WIDE)
+            .map(|(c, _)| *c)
+            .collect()
+    }
+
+    /// The call whose illegal address lost the context, after which every call fails.
+    pub(crate) fn poisoned(&self) -> Option<&'static str> {
+        self.lock().poisoned
+    }
+
+    /// Loses the context at `call` (an illegal address): a violation, and every later
+    /// call fails.
+    pub(crate) fn poison(&self, call: &'static str, why: String) {
+        let mut state = self.lock();
+        state
+            .violations
+            .push(format!("{call}: illegal address: {why}"));
+        state.poisoned.get_or_insert(call);
+    }
+
+    /// This runtime's identity among the simulated processes (IPC handles name it).
+    pub(crate) fn id(&self) -> usize {
+        Arc::as_ptr(&self.state) as usize
     }
 
     /// Free and total bytes.

@@ -1,0 +1,53 @@
+//! Pointer attributes in the simulated driver: the device, memory type and device
+//! address of any address inside an allocation or registered host memory (an unknown
+//! address is `CUDA_ERROR_INVALID_VALUE`, as for memory the driver never saw).
+
+use std::ffi::{c_int, c_uint, c_void};
+
+use cudarc::driver::sys::*;
+
+use super::{out, SimCuda};
+use crate::backends::cuda_hip::sim_model::{Found, Kind};
+
+impl SimCuda {
+    /// # Safety
+    /// `data` is valid for a write of the attribute's type.
+    pub(super) unsafe fn pointer_attribute(
+        &self,
+        data: *mut c_void,
+        attribute: CUpointer_attribute,
+        ptr: usize,
+    ) -> CUresult {
+        use CUpointer_attribute as A;
+        let Some(found) = self.0.find(ptr) else {
+            self.0.record("cuPointerGetAttribute", 0);
+            return CUresult::CUDA_ERROR_INVALID_VALUE;
+        };
+        self.0.record("cuPointerGetAttribute", 0);
+        let host = matches!(
+            found,
+            Found::Registered(_) | Found::Allocation(_, _, Kind::Pinned)
+        );
+        // SAFETY (each arm): the attribute's type, per the caller's contract.
+        match attribute {
+            A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => unsafe { out(data.cast::<c_int>(), 0) },
+            A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE => {
+                let kind = match host {
+                    true => CUmemorytype::CU_MEMORYTYPE_HOST,
+                    false => CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                };
+                unsafe { out(data.cast::<c_uint>(), kind as c_uint) }
+            }
+            A::CU_POINTER_ATTRIBUTE_IS_MANAGED => {
+                let managed = matches!(found, Found::Allocation(_, _, Kind::Managed));
+                unsafe { out(data.cast::<c_uint>(), c_uint::from(managed)) }
+            }
+            other => {
+                self.0.violation(format!(
+                    "cuPointerGetAttribute({other:?}): an attribute the simulator does not model"
+                ));
+                CUresult::CUDA_ERROR_INVALID_VALUE
+            }
+        }
+    }
+}

@@ -153,3 +153,69 @@ fn webgpu_batches_off_unified_memory_equal_their_copies_one_by_one() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The first CUDA or HIP device here, or `None` (the GPU tests then print SKIPPED).
+fn gpu() -> Option<Location> {
+    let found = ["cuda:0", "hip:0"].into_iter().find_map(common::location);
+    if found.is_none() {
+        println!("SKIPPED: no CUDA or HIP device");
+    }
+    found
+}
+
+/// The first batch a process makes at a GPU, alone: where a driver's batch call is met
+/// for the first time (CUDA 13 maps `cuMemcpyBatchAsync` to a new form; a wrong ABI
+/// crashes here). `scripts/run-offline.sh settle` runs it in a process of its own.
+#[test]
+fn a_first_batch_at_a_gpu_equals_its_copies() {
+    let Some(at) = gpu() else { return };
+    let device = memory(at, &[0u8; 8192]);
+    let a = memory(Location::Host, &[1u8; 4096]);
+    let b = memory(Location::Host, &[2u8; 4096]);
+    let back = memory(Location::Host, &[0u8; 4096]);
+    copy_batch(&[
+        BatchCopy::new(&a, 0, &device, 0, 4096),
+        BatchCopy::new(&b, 0, &device, 4096, 4096),
+    ])
+    .unwrap_or_else(|e| panic!("{at}: {e}"));
+    copy_batch(&[BatchCopy::new(&device, 2048, &back, 0, 4096)]).unwrap();
+    let got = contents(&back);
+    assert!(got[..2048].iter().all(|&x| x == 1) && got[2048..].iter().all(|&x| x == 2));
+}
+
+/// A batch at a GPU over every memory kind the device offers (device, pinned, managed,
+/// stream-ordered), pageable and registered host memory: each kind uploaded from and
+/// downloaded to the host in one batch, byte for byte.
+#[test]
+fn a_batch_at_a_gpu_mixes_every_memory_kind_and_host_memory() {
+    let Some(at) = gpu() else { return };
+    let kinds = locus::registry().device(at).unwrap().memory_kinds();
+    let pattern = common::pattern_u8(N, 5);
+    let pageable = memory(Location::Host, &pattern);
+    let registered = Arc::new(Memory::from_vec_registered(pattern.clone()).unwrap());
+    let mut copies = Vec::new();
+    let mut made = Vec::new();
+    for (i, kind) in kinds.iter().enumerate() {
+        let m = Arc::new(Memory::new_kind(at, *kind, N).unwrap_or_else(|e| panic!("{kind}: {e}")));
+        let from = if i % 2 == 0 { &pageable } else { &registered };
+        copies.push(BatchCopy::new(from, 0, &m, 0, N));
+        made.push((*kind, m));
+    }
+    copy_batch(&copies).unwrap_or_else(|e| panic!("{at}: uploads: {e}"));
+    let downloads: Vec<(String, Arc<Memory>)> = made
+        .iter()
+        .map(|(kind, _)| (kind.to_string(), memory(Location::Host, &vec![0u8; N])))
+        .collect();
+    let back: Vec<BatchCopy> = made
+        .iter()
+        .zip(&downloads)
+        .map(|((_, m), (_, to))| BatchCopy::new(m, 0, to, 0, N))
+        .collect();
+    copy_batch(&back).unwrap_or_else(|e| panic!("{at}: downloads: {e}"));
+    for (kind, to) in &downloads {
+        assert!(
+            contents(to) == pattern,
+            "{at}: {kind} memory's bytes differ"
+        );
+    }
+}

@@ -34,10 +34,11 @@ fn a_second_process_uses_shared_host_memory_in_place() {
         return;
     }
     // The host, OpenMP's initial device (its memory is the host's), a SYCL device whose
-    // kernels use plain host memory (system USM; Intel's CPU device), and OpenCL CPU
-    // devices (a buffer over the shared pages).
+    // kernels use plain host memory (system USM; Intel's CPU device), OpenCL CPU
+    // devices (a buffer over the shared pages), and CUDA and HIP devices (device memory
+    // through the driver's IPC handles, where a GPU is present).
     for at in [
-        "host", "openmp:0", "sycl:0", "opencl:0", "opencl:1", "opencl:2",
+        "host", "openmp:0", "sycl:0", "opencl:0", "opencl:1", "opencl:2", "cuda:0", "hip:0",
     ]
     .into_iter()
     .filter_map(common::location)

@@ -36,6 +36,7 @@ thread_local! {
 /// Makes [`is_shutting_down`] true on this thread (`true`) or as the process says
 /// (`false`): unit tests of what backends skip at the end.
 #[cfg(test)]
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub(crate) fn pretend_ending_on_this_thread(ending: bool) {
     ENDING_HERE.with(|e| e.set(ending));
 }

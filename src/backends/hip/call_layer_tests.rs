@@ -51,7 +51,10 @@ fn host_memory_registers_device_mapped_and_unregisters_once() {
     );
     // SAFETY: as above (refused).
     let again = unsafe { registration.register_host(host.as_mut_ptr(), 4096) };
-    let e = again.err().expect("already registered").to_string();
+    let Err(e) = again else {
+        panic!("already registered")
+    };
+    let e = e.to_string();
     assert!(
         e.contains("hip:0") && e.contains("hipHostRegister") && e.contains("AlreadyRegistered"),
         "{e}"

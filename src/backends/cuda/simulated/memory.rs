@@ -28,18 +28,22 @@ impl SimCuda {
             found,
             Found::Registered(_) | Found::Allocation(_, _, Kind::Pinned)
         );
-        // SAFETY (each arm): the attribute's type, per the caller's contract.
         match attribute {
-            A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => unsafe { out(data.cast::<c_int>(), 0) },
+            A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {
+                // SAFETY: an int, the attribute's type, per the caller's contract.
+                unsafe { out(data.cast::<c_int>(), 0) }
+            }
             A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE => {
                 let kind = match host {
                     true => CUmemorytype::CU_MEMORYTYPE_HOST,
                     false => CUmemorytype::CU_MEMORYTYPE_DEVICE,
                 };
+                // SAFETY: an unsigned int, the attribute's type, per the caller's contract.
                 unsafe { out(data.cast::<c_uint>(), kind as c_uint) }
             }
             A::CU_POINTER_ATTRIBUTE_IS_MANAGED => {
                 let managed = matches!(found, Found::Allocation(_, _, Kind::Managed));
+                // SAFETY: as above.
                 unsafe { out(data.cast::<c_uint>(), c_uint::from(managed)) }
             }
             other => {

@@ -12,8 +12,11 @@
 #   bash scripts/run-offline.sh tests python         # some phases only
 #   bash scripts/run-offline.sh probe                # cuda_copies, pipeline traces, conversions
 #   bash scripts/run-offline.sh facts driver nvbandwidth records   # see each phase below
+#   bash scripts/run-offline.sh settle               # issue 61's GPU proof, riskiest first
 #
-# Phases: facts (the GPU, driver, tools and Python clients there), tests, examples, python
+# Phases: settle (what only a GPU settles, each step a process of its own, riskiest
+# first: a sticky error must not take the others down; summary in $OUT/logs/settle.txt),
+# facts (the GPU, driver, tools and Python clients there), tests, examples, python
 # (PYTEST_FILES picks test files: all by default), driver (tests/cuda_driver.rs and the
 # cuda_copies bench), nvbandwidth (NVIDIA's tool, when .dev/tools has a build of it),
 # bench, records (scripts/bench-records.sh RECORD_NAME [RECORDS]: docs/bench-*-NAME.{md,json},
@@ -77,7 +80,40 @@ case $gpu in *:*) ;; "") gpu=host ;; *) gpu=$gpu:0 ;; esac
 echo "LOCUS_REQUIRE=$LOCUS_REQUIRE; examples at $gpu; logs in $logs"
 "$bin/locus" info 2>&1 | head -40
 
+# One step of `settle`: its name, then the command; its log and exit status recorded.
+step() {
+  local name=$1; shift
+  timeout -k 5 "${STEP_TIMEOUT:-180}" "$@" > "$logs/settle-$name.log" 2>&1
+  local rc=$?
+  # A test that found no GPU passes and prints SKIPPED: counted, so that it never reads
+  # as a GPU result.
+  echo "$name rc=$rc $(grep -a -E '^test result|untouched|CHANGED' "$logs/settle-$name.log" | tail -n 1)" \
+    "SKIPPED lines: $(grep -a -c SKIPPED "$logs/settle-$name.log")" | tee -a "$logs/settle.txt"
+}
+t=$bin/tests
+
 for phase in $phases; do case $phase in
+settle)
+  : > "$logs/settle.txt"
+  step probe python3 scripts/probe-cuda-symbols.py
+  step first-batch "$t/copy_batch" --exact a_first_batch_at_a_gpu_equals_its_copies --nocapture
+  step discovery "$t/cuda_driver" --exact discovery_leaves_the_applications_context_current --nocapture
+  step driver "$t/cuda_driver" --include-ignored --test-threads=1
+  step batch-kinds "$t/copy_batch" --exact a_batch_at_a_gpu_mixes_every_memory_kind_and_host_memory --nocapture
+  step device-ipc "$t/ipc" --exact a_second_process_uses_shared_host_memory_in_place --nocapture
+  step registration "$t/registered_host" --test-threads=1
+  step lookup "$t/lookup" --test-threads=1
+  step conformance "$t/conformance" --include-ignored --test-threads=4
+  for suite in stream_order native_events kernels stream_kernels; do
+    step "$suite" "$t/$suite" --include-ignored --test-threads=4
+  done
+  if python3 -m pip install -q --no-index --no-deps --no-compile --target "$scratch/site" .dev/wheels/*.whl 2>/dev/null; then
+    PYTHONPATH=$scratch/site step default-pool python3 scripts/probe-default-pool.py
+  else
+    echo "default-pool: no wheel installed (.dev/wheels)" | tee -a "$logs/settle.txt"
+  fi
+  step exit "$t/exit_pending" --include-ignored --test-threads=2
+  ;;
 facts)
   nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.link.width.max \
     --format=csv 2>&1 | tee "$logs/facts.txt"

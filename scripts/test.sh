@@ -15,9 +15,11 @@ trap 'printf "\n==> [%ss] end (exit %s)\n" "$SECONDS" "$?"' EXIT
 # 1. Runtimes (Debian/Ubuntu). Skipped when already installed.
 # libamdhip64-5 is the HIP runtime (it loads and answers "no device" here);
 # libamdhip64-dev has the headers the HIP bindings are checked against. Open MPI is for
-# the `mpi` feature (tests/mpi.rs starts its jobs with mpirun; loopback only).
+# the `mpi` feature (tests/mpi.rs starts its jobs with mpirun; loopback only). hipcc
+# compiles HAMR's HIP tests and the guide's hello_hip (run-hamr.sh; nothing runs them
+# here).
 packages=(pocl-opencl-icd ocl-icd-opencl-dev clinfo mesa-vulkan-drivers libvulkan1 bindgen libclang-dev
-          libamdhip64-5 libamdhip64-dev valgrind openmpi-bin libopenmpi-dev cmake)
+          libamdhip64-5 libamdhip64-dev valgrind openmpi-bin libopenmpi-dev cmake hipcc)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -348,8 +350,11 @@ LOCUS_BACKENDS=host,openmp valgrind --quiet --leak-check=full --errors-for-leak-
 # location, the document's examples (also as a CMake project), valgrind and sanitizers.
 POCL_DEVICES="pthread pthread" capi/tests/run-umem.sh "$capi_prefix"
 # HAMR's C++ API (hamr_buffer.h): HAMR's own tests and its guide's OpenMP example as
-# written and with their producers at OpenCL, SYCL and WebGPU, conformance at every
-# allocator, sanitizers and valgrind.
+# written and with their producers at OpenCL, SYCL and WebGPU; HAMR's CUDA and HIP tests
+# and the guide's hello_cuda / hello_hip compiled (clang 19 in CUDA mode over NVIDIA's
+# wheels, hipcc), SKIPPED-RUN; conformance at every allocator, sanitizers and valgrind.
+# shellcheck source=scripts/cuda-clang-env.sh
+. scripts/cuda-clang-env.sh
 POCL_DEVICES="pthread pthread" capi/tests/run-hamr.sh "$capi_prefix"
 rm -rf "$capi_prefix"
 

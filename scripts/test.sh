@@ -39,6 +39,13 @@ step "SYCL runtime (dpctl, intel-opencl-rt)"
 . scripts/sycl-env.sh
 echo "LOCUS_SYCL_VENV=$LOCUS_SYCL_VENV"
 
+step "compilers for code nothing runs here: clang 19 (CUDA and HIP modes) over NVIDIA's CUDA 11.8 wheels"
+# The HIP kernels for gfx942 / gfx1100 (src/backends/hip/clang_compile_tests.rs) and
+# HAMR's CUDA tests (capi/tests/run-hamr.sh) are compiled with it.
+# shellcheck source=scripts/cuda-clang-env.sh
+. scripts/cuda-clang-env.sh
+echo "LOCUS_CUDA_CLANG=$LOCUS_CUDA_CLANG LOCUS_CUDA_PATH=$LOCUS_CUDA_PATH"
+
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 export LOCUS_REQUIRE="${LOCUS_REQUIRE:-host,openmp,opencl,sycl,webgpu}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
@@ -353,8 +360,6 @@ POCL_DEVICES="pthread pthread" capi/tests/run-umem.sh "$capi_prefix"
 # written and with their producers at OpenCL, SYCL and WebGPU; HAMR's CUDA and HIP tests
 # and the guide's hello_cuda / hello_hip compiled (clang 19 in CUDA mode over NVIDIA's
 # wheels, hipcc), SKIPPED-RUN; conformance at every allocator, sanitizers and valgrind.
-# shellcheck source=scripts/cuda-clang-env.sh
-. scripts/cuda-clang-env.sh
 POCL_DEVICES="pthread pthread" capi/tests/run-hamr.sh "$capi_prefix"
 rm -rf "$capi_prefix"
 
@@ -410,7 +415,7 @@ case ",$LOCUS_REQUIRE," in
       "$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "nvidia-cuda-nvrtc-cu12==12.9.*"
     fi
     export LD_LIBRARY_PATH="$(nvrtc_lib)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    export LOCUS_REQUIRE_COMPILERS=nvrtc,hiprtc
+    export LOCUS_REQUIRE_COMPILERS=nvrtc,hiprtc,clang-hip
     ;;
 esac
 # The stress and fuzz tests run briefly here (debug build, overflow checks on) and at

@@ -84,7 +84,7 @@ pub const VARIABLES: &[Variable] = &[
     var("LOCUS_OPENMP_CC", "a C compiler", "`$CC`, else `cc`", "the compiler of user OpenMP kernels", "library"),
     var("LOCUS_REAL_COMPILER_CHILD", "set by the test itself", "unset", "marks the child process in which a real-hiprtc unit test compiles (comgr's LLVM and another in one process abort)", "tests"),
     var("LOCUS_REQUIRE", "a comma-separated list of locations or technologies", "unset", "`locus info` and the tests fail when one is missing", "locus, tests"),
-    var("LOCUS_REQUIRE_COMPILERS", "a comma-separated list: `nvrtc`, `hiprtc`", "unset", "the real-compiler tests fail when a compiler named is missing, instead of printing SKIPPED (CI)", "tests"),
+    var("LOCUS_REQUIRE_COMPILERS", "a comma-separated list: `nvrtc`, `hiprtc`, `clang-hip`", "unset", "the real-compiler tests fail when a compiler named is missing, instead of printing SKIPPED (CI)", "tests"),
     var("LOCUS_SPIN_US", "microseconds, 0 or more", "50", "how long locus's worker threads and waiters spin before they sleep (0: never)", "library"),
     var("LOCUS_STRESS_MS", "milliseconds", "400 (tests), 1500 (CI's release step)", "how long each stress test runs", "tests"),
     var("LOCUS_STRESS_SEED", "a whole number", "a fixed seed", "replays one stress run", "tests"),

@@ -324,3 +324,33 @@ fn ptx_of_a_newer_isa_than_the_drivers_does_not_load() {
     assert_eq!(newer, sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
     SimCuda::set_current_context(0);
 }
+
+/// At the process's end (issue 61, item 11, over the real call layer): the driver has
+/// shut down, and freeing memory, ending a registration and dropping a stream event call
+/// nothing (a call would be the simulator's violation).
+#[test]
+fn at_the_process_s_end_nothing_calls_the_driver_that_shut_down() {
+    let (driver, api, gpu) = device();
+    let memory = Device::allocate(gpu.as_ref(), 4096).unwrap();
+    let mut host = vec![0u8; 1 << 16];
+    // SAFETY: `host` outlives the registration (dropped below, before it).
+    let registration = unsafe {
+        gpu.host_registration()
+            .unwrap()
+            .register_host(host.as_mut_ptr(), host.len())
+    }
+    .unwrap();
+    let work = {
+        let _current = api.enter(0).unwrap();
+        crate::backends::cuda_hip::work::StreamEvent::create(&api, 0, true).unwrap()
+    };
+    crate::core::shutdown::pretend_ending_on_this_thread(true);
+    driver.0.deinitialise();
+    drop(work);
+    drop(registration);
+    // SAFETY: allocated above, unused.
+    unsafe { gpu.free(&memory, 4096) };
+    crate::core::shutdown::pretend_ending_on_this_thread(false);
+    no_violations(&driver);
+    drop(host);
+}

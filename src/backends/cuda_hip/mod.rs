@@ -44,7 +44,7 @@ mod ipc;
 mod kernels;
 mod own_pools;
 mod paths;
-mod work;
+pub(crate) mod work;
 
 pub use api::{BatchFailure, GpuApi};
 pub use current::Entered;

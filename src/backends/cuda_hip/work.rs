@@ -8,7 +8,7 @@ use super::*;
 /// The event is queried, waited for and destroyed on whichever thread asks (the reaper,
 /// a user's thread), so every call first makes its device current there, as cudarc
 /// binds an event's context before using it.
-pub(super) struct StreamEvent<A: GpuApi> {
+pub(crate) struct StreamEvent<A: GpuApi> {
     pub(super) api: Arc<A>,
     pub(super) event: u64,
     /// The device whose context the event belongs to.
@@ -20,7 +20,7 @@ pub(super) struct StreamEvent<A: GpuApi> {
 impl<A: GpuApi> StreamEvent<A> {
     /// A new event of device `ordinal` (current on this thread), to be recorded on its own
     /// stream (`own_stream`) or on a user's.
-    pub(super) fn create(api: &Arc<A>, ordinal: u32, own_stream: bool) -> Result<Self, GpuError> {
+    pub(crate) fn create(api: &Arc<A>, ordinal: u32, own_stream: bool) -> Result<Self, GpuError> {
         Ok(StreamEvent {
             api: Arc::clone(api),
             event: api.event_create()?,

@@ -127,8 +127,11 @@ impl SimCuda {
     }
 
     /// The device whose retained primary context is current on this thread; the
-    /// illegal address that lost the context, if one did.
+    /// illegal address that lost the context, if one did; the driver's end.
     fn gate(&self) -> Result<usize, CUresult> {
+        if self.0.called_after_deinitialisation("a CUDA driver call") {
+            return Err(CUresult::CUDA_ERROR_DEINITIALIZED);
+        }
         if self.0.poisoned().is_some() {
             return Err(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
         }

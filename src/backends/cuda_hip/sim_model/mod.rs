@@ -18,6 +18,8 @@
 //!   recorded as such ([`SimModel::device_wide_syncs`]);
 //! - **sticky errors**: after an illegal address, every call of the process fails
 //!   ([`SimModel::poisoned`]), as a real context is lost;
+//! - **deinitialisation**: once the runtime has shut down ([`SimModel::deinitialise`],
+//!   as at the process's end), every call is a violation and fails;
 //! - **modules and launches** (`modules.rs`): images the driver would refuse, functions
 //!   a module lacks, launch sizes beyond the limits.
 //!
@@ -81,6 +83,8 @@ struct State {
     kept_for_ipc: HashMap<usize, usize>,
     /// The call whose illegal address lost the context.
     poisoned: Option<&'static str>,
+    /// The runtime has shut down.
+    deinitialised: bool,
     /// Whether the device reads registered host memory at its host address
     /// (`CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`).
     host_pointer_for_registered: bool,
@@ -308,6 +312,22 @@ impl SimModel {
             .violations
             .push(format!("{call}: illegal address: {why}"));
         state.poisoned.get_or_insert(call);
+    }
+
+    /// Shuts the runtime down, as at the process's end: every later call is a violation.
+    pub(crate) fn deinitialise(&self) {
+        self.lock().deinitialised = true;
+    }
+
+    /// Whether the runtime has shut down; a call now (`call`) is recorded as a violation.
+    pub(crate) fn called_after_deinitialisation(&self, call: &str) -> bool {
+        let mut state = self.lock();
+        if state.deinitialised {
+            state
+                .violations
+                .push(format!("{call} called after the runtime shut down"));
+        }
+        state.deinitialised
     }
 
     /// This runtime's identity among the simulated processes (IPC handles name it).

@@ -93,8 +93,12 @@ impl SimHip {
         (0..self.devices().count).contains(&device)
     }
 
-    /// The current device, or the illegal address that lost the context.
+    /// The current device, or the illegal address that lost the context, or the
+    /// runtime's end.
     fn gate(&self) -> Result<c_int, hipError_t> {
+        if self.0.called_after_deinitialisation("a HIP runtime call") {
+            return Err(hipError_t_hipErrorDeinitialized);
+        }
         match self.0.poisoned() {
             Some(_) => Err(hipError_t_hipErrorIllegalAddress),
             None => Ok(DEVICE.with(Cell::get)),
@@ -156,6 +160,7 @@ fn error_name(code: hipError_t) -> *const c_char {
         hipError_t_hipErrorHostMemoryAlreadyRegistered => c"hipErrorHostMemoryAlreadyRegistered",
         hipError_t_hipErrorHostMemoryNotRegistered => c"hipErrorHostMemoryNotRegistered",
         hipError_t_hipErrorNotSupported => c"hipErrorNotSupported",
+        hipError_t_hipErrorDeinitialized => c"hipErrorDeinitialized",
         _ => c"hipErrorUnknown",
     };
     name.as_ptr()

@@ -11,6 +11,12 @@
 #   scripts/gen-hip-bindings.sh [INCLUDE_DIR] [OUT] [RTC_OUT] [POOL_OUT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# bindgen loads the newest libclang it finds, and another LLVM's (clang 19, which CI
+# installs to compile CUDA and HIP code) parses these headers differently: use
+# libclang-dev's, the one the committed bindings came from.
+if [ -z "${LIBCLANG_PATH:-}" ] && dev=$(ls /usr/lib/llvm-*/lib/libclang.so 2>/dev/null | head -1) && [ -n "$dev" ]; then
+  export LIBCLANG_PATH=$(dirname "$dev")
+fi
 include="${1:-/usr/include}"
 out="${2:-src/backends/hip/sys.rs}"
 rtc_out="${3:-src/backends/hip/rtc_sys.rs}"

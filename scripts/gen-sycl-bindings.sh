@@ -8,6 +8,12 @@
 # DPCTL_DIR defaults to the dpctl package of $LOCUS_SYCL_VENV (scripts/sycl-env.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# bindgen loads the newest libclang it finds, and another LLVM's (clang 19, which CI
+# installs to compile CUDA and HIP code) parses these headers differently: use
+# libclang-dev's, the one the committed bindings came from.
+if [ -z "${LIBCLANG_PATH:-}" ] && dev=$(ls /usr/lib/llvm-*/lib/libclang.so 2>/dev/null | head -1) && [ -n "$dev" ]; then
+  export LIBCLANG_PATH=$(dirname "$dev")
+fi
 venv="${LOCUS_SYCL_VENV:-$HOME/.cache/locus/sycl-venv}"
 dpctl="${1:-$(ls -d "$venv"/lib/python3*/site-packages/dpctl | head -1)}"
 out="${2:-src/backends/sycl/sys.rs}"

@@ -39,12 +39,15 @@ step "SYCL runtime (dpctl, intel-opencl-rt)"
 . scripts/sycl-env.sh
 echo "LOCUS_SYCL_VENV=$LOCUS_SYCL_VENV"
 
-step "compilers for code nothing runs here: clang 19 (CUDA and HIP modes) over NVIDIA's CUDA 11.8 wheels"
-# The HIP kernels for gfx942 / gfx1100 (src/backends/hip/clang_compile_tests.rs) and
-# HAMR's CUDA tests (capi/tests/run-hamr.sh) are compiled with it.
+step "compilers for code nothing runs here: clang 19 over NVIDIA's CUDA 11.8 wheels, ROCm 5.7's hiprtc"
+# HAMR's CUDA tests (capi/tests/run-hamr.sh) are compiled by clang in CUDA mode; every
+# HIP kernel for gfx942 / gfx1100 by Debian 13's ROCm 5.7 hiprtc, unpacked with its C
+# library (src/backends/hip/real_compiler_tests.rs). Both are cached under ~/.cache/locus.
 # shellcheck source=scripts/cuda-clang-env.sh
 . scripts/cuda-clang-env.sh
-echo "LOCUS_CUDA_CLANG=$LOCUS_CUDA_CLANG LOCUS_CUDA_PATH=$LOCUS_CUDA_PATH"
+# shellcheck source=scripts/hiprtc-5.7-env.sh
+. scripts/hiprtc-5.7-env.sh
+echo "LOCUS_CUDA_CLANG=$LOCUS_CUDA_CLANG LOCUS_CUDA_PATH=$LOCUS_CUDA_PATH LOCUS_HIPRTC_ROOT=$LOCUS_HIPRTC_ROOT"
 
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 export LOCUS_REQUIRE="${LOCUS_REQUIRE:-host,openmp,opencl,sycl,webgpu}"
@@ -415,7 +418,7 @@ case ",$LOCUS_REQUIRE," in
       "$LOCUS_SYCL_VENV/bin/pip" install -q --disable-pip-version-check "nvidia-cuda-nvrtc-cu12==12.9.*"
     fi
     export LD_LIBRARY_PATH="$(nvrtc_lib)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    export LOCUS_REQUIRE_COMPILERS=nvrtc,hiprtc,clang-hip
+    export LOCUS_REQUIRE_COMPILERS=nvrtc,hiprtc,hiprtc-5.7
     ;;
 esac
 # The stress and fuzz tests run briefly here (debug build, overflow checks on) and at

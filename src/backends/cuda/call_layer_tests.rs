@@ -354,3 +354,22 @@ fn at_the_process_s_end_nothing_calls_the_driver_that_shut_down() {
     no_violations(&driver);
     drop(host);
 }
+
+/// A cubin for another architecture than the device's does not load: the simulated 9.0
+/// device refuses an sm_80 cubin, as the driver does (`CUDA_ERROR_NO_BINARY_FOR_GPU`).
+#[test]
+fn a_cubin_for_another_architecture_does_not_load() {
+    let driver = SimCuda::new(1 << 20);
+    SimCuda::set_current_context(0x7000);
+    let load = |flags: u32| {
+        let mut image = sim_model::elf_image(0x33, &["k"]);
+        image[0x30..0x34].copy_from_slice(&flags.to_le_bytes());
+        let mut module = std::ptr::null_mut();
+        // SAFETY: a whole ELF object and an out-pointer to a local.
+        unsafe { driver.cuModuleLoadData(&mut module, image.as_ptr().cast()) }
+    };
+    // e_flags as ptxas writes them: sm_90 is 0x5a055a, sm_80 0x500550.
+    assert_eq!(load(0x5a_055a), sys::CUresult::CUDA_SUCCESS);
+    assert_eq!(load(0x50_0550), sys::CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU);
+    SimCuda::set_current_context(0);
+}

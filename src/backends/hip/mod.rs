@@ -471,8 +471,6 @@ impl HipApi {
 #[cfg(test)]
 mod call_layer_tests;
 #[cfg(test)]
-mod clang_compile_tests;
-#[cfg(test)]
 mod compile_tests;
 #[cfg(test)]
 mod discovery_tests;

@@ -4,8 +4,10 @@
 //! desktop architectures that the installed hiprtc knows: gfx908 (MI100), gfx90a
 //! (MI200) and gfx1030 (RDNA 2) (issue 61, item 3). Debian's ROCm 5.2 comgr does not
 //! know gfx940 / gfx942 (MI300) or gfx1100 (RDNA 3): its `hiprtcCompileProgram` corrupts
-//! the heap and aborts on them instead of failing, so those wait for a newer ROCm
-//! (`docs/gpu-runs.md`). Only the runtime's module loading is a stand-in (no GPU here):
+//! the heap and aborts on them instead of failing, so for those the same path runs with
+//! ROCm 5.7's hiprtc (Debian 13's, unpacked with its C library by
+//! `scripts/hiprtc-5.7-env.sh`, in a child process under that C library's loader).
+//! Only the runtime's module loading is a stand-in (no GPU here):
 //! what this proves is that the code compiles (SKIPPED-RUN), never that it works. hiprtc
 //! comes with the HIP runtime (Debian's `libamdhip64-5`); without it the test prints
 //! SKIPPED, and fails where `LOCUS_REQUIRE_COMPILERS` names `hiprtc` (CI).
@@ -20,6 +22,12 @@ use crate::backends::cuda_hip::shipped_kernels_tests::{conversions, shipped, Ker
 /// all in one process) aborts it ("Option ... registered more than once"). The parent
 /// runs the child and checks that it passed.
 fn in_a_process_of_its_own(test: &str) -> bool {
+    in_a_process_under(test, None)
+}
+
+/// As [`in_a_process_of_its_own`], the child run under the loader of the unpacked
+/// system at `root` (its C library and its HIP runtime) where `root` is given.
+fn in_a_process_under(test: &str, root: Option<&str>) -> bool {
     if crate::core::config::is_set("LOCUS_REAL_COMPILER_CHILD") {
         return true;
     }
@@ -28,7 +36,20 @@ fn in_a_process_of_its_own(test: &str) -> bool {
         module_path!().split_once("::").map_or("", |(_, rest)| rest)
     );
     let exe = std::env::current_exe().expect("the test binary's path");
-    let out = std::process::Command::new(exe)
+    let mut child = match root {
+        Some(root) => {
+            let mut c =
+                std::process::Command::new(format!("{root}/usr/lib64/ld-linux-x86-64.so.2"));
+            c.arg("--library-path")
+                .arg(format!(
+                    "{root}/usr/lib/x86_64-linux-gnu:{root}/lib/x86_64-linux-gnu"
+                ))
+                .arg(exe);
+            c
+        }
+        None => std::process::Command::new(exe),
+    };
+    let out = child
         .args([name.as_str(), "--exact", "--nocapture", "--test-threads=1"])
         .env("LOCUS_REAL_COMPILER_CHILD", "1")
         .output()
@@ -121,6 +142,52 @@ fn every_conversion_kernel_compiles_for_mi100_mi200_and_rdna2() {
         println!(
             "SKIPPED-RUN: {} conversion kernels compiled by hiprtc for gfx908, gfx90a, gfx1030; no GPU ran them",
             kernels.len()
+        );
+    }
+}
+
+/// gfx942 (MI300) and gfx1100 (RDNA 3) through the same path, by ROCm 5.7's hiprtc: the
+/// child runs under the loader of `LOCUS_HIPRTC_ROOT` (`scripts/hiprtc-5.7-env.sh`), so
+/// the HIP runtime locus opens is that one (checked: a ROCm older than 5.7 fails).
+#[test]
+fn every_hip_kernel_compiles_for_mi300_and_rdna3_with_rocm_5_7() {
+    const TEST: &str = "every_hip_kernel_compiles_for_mi300_and_rdna3_with_rocm_5_7";
+    let root = crate::core::config::text("LOCUS_HIPRTC_ROOT");
+    let required = crate::core::config::text("LOCUS_REQUIRE_COMPILERS")
+        .is_some_and(|list| list.split(',').any(|c| c.trim() == "hiprtc-5.7"));
+    if !crate::core::config::is_set("LOCUS_REAL_COMPILER_CHILD") {
+        match root {
+            Some(root) => {
+                in_a_process_under(TEST, Some(&root));
+            }
+            None => {
+                assert!(
+                    !required,
+                    "LOCUS_REQUIRE_COMPILERS names hiprtc-5.7 and LOCUS_HIPRTC_ROOT is unset: \
+                     . scripts/hiprtc-5.7-env.sh"
+                );
+                println!("SKIPPED: LOCUS_HIPRTC_ROOT unset (scripts/hiprtc-5.7-env.sh)");
+            }
+        }
+        return;
+    }
+    let Ok((raw, ..)) = load() else {
+        panic!("the HIP runtime of LOCUS_HIPRTC_ROOT did not load")
+    };
+    let mut version = 0;
+    // SAFETY: a plain query with an out-pointer to a local.
+    unsafe { raw.hipRuntimeGetVersion(&mut version) };
+    assert!(
+        version >= 50_700_000,
+        "the child opened ROCm {version}, not LOCUS_HIPRTC_ROOT's 5.7"
+    );
+    let kernels: Vec<Kernel> = shipped("hip").into_iter().chain(conversions()).collect();
+    if compile_all(&kernels, &["gfx942", "gfx1100"]) {
+        println!(
+            "SKIPPED-RUN: {} kernels compiled by ROCm {}.{}'s hiprtc for gfx942 and gfx1100; no GPU ran them",
+            kernels.len(),
+            version / 10_000_000,
+            version / 100_000 % 100
         );
     }
 }

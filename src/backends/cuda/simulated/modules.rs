@@ -1,5 +1,7 @@
 //! `cuModuleLoadData` in the simulated driver: a cubin of the CUDA ABI (an ELF object
-//! whose ABI byte is 0x33, or 0x41 for the newer ABI) loads; PTX loads when its ISA
+//! whose ABI byte is 0x33, or 0x41 for the newer ABI) loads when it is for the device's
+//! architecture (same major version, minor no higher: an sm_80 cubin does not load on
+//! the simulated 9.0 device, `CUDA_ERROR_NO_BINARY_FOR_GPU`); PTX loads when its ISA
 //! version is one the driver knows (PTX 8.7 on CUDA 12.8, 9.0 on 13.0: a newer NVRTC's
 //! PTX is `CUDA_ERROR_UNSUPPORTED_PTX_VERSION`); anything else is
 //! `CUDA_ERROR_INVALID_IMAGE`.
@@ -39,7 +41,13 @@ impl SimCuda {
         const CALL: &str = "cuModuleLoadData";
         // SAFETY: per the caller's contract.
         let names = match unsafe { read_image(image) } {
-            Image::Elf(0x33 | 0x41, names) => names,
+            // The older cubin ABI keeps the architecture (`sm_XY`: XY) in e_flags' low
+            // byte; the device here is 9.0.
+            Image::Elf(0x33, flags, _) if !matches!(flags & 0xff, 90) => {
+                self.0.record(CALL, 0);
+                return CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU;
+            }
+            Image::Elf(0x33 | 0x41, _, names) => names,
             Image::Text(ptx) => match ptx_version(&ptx) {
                 Some(v) if v <= newest_ptx(self.devices().version) => ptx_entries(&ptx),
                 Some(_) => {

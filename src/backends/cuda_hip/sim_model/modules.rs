@@ -13,9 +13,9 @@ use super::{Refusal, SimModel};
 /// An image handed to `cuModuleLoadData` / `hipModuleLoadData`.
 #[derive(Debug)]
 pub(crate) enum Image {
-    /// An ELF object: its ABI byte (`EI_OSABI`: 51 for CUDA, 64 for AMD's HSA) and the
-    /// names in it.
-    Elf(u8, Vec<String>),
+    /// An ELF object: its ABI byte (`EI_OSABI`: 51 for CUDA, 64 for AMD's HSA), its
+    /// `e_flags` (a cubin's architecture) and the names in it.
+    Elf(u8, u32, Vec<String>),
     /// Text (PTX).
     Text(String),
 }
@@ -64,7 +64,8 @@ pub(crate) unsafe fn read_image(ptr: *const u8) -> Image {
             .filter(|s| !s.is_empty() && s.iter().all(|b| b.is_ascii_graphic()))
             .map(|s| String::from_utf8_lossy(s).into_owned())
             .collect();
-        return Image::Elf(header[7], names);
+        let flags = word(0x30, 4) as u32;
+        return Image::Elf(header[7], flags, names);
     }
     // SAFETY: NUL-terminated text, per the caller's contract.
     let text = unsafe { std::ffi::CStr::from_ptr(ptr.cast()) };

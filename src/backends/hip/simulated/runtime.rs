@@ -324,7 +324,7 @@ impl HipRuntime for SimHip {
         // SAFETY: a whole code object (ELF) or text, per the runtime's contract.
         match unsafe { read_image(image.cast()) } {
             // ELFOSABI_AMDGPU_HSA: an AMD GPU code object.
-            Image::Elf(64, names) => {
+            Image::Elf(64, _, names) => {
                 let handle = self.0.load_module("hipModuleLoadData", names);
                 // SAFETY: the caller's out-pointer.
                 unsafe { out(module, handle as hipModule_t) }

@@ -284,9 +284,9 @@ impl GpuApi for CudaApi {
         self.copy_batch
     }
 
-    fn batch_takes_registered_host(&self) -> bool {
+    fn batch_takes_registered_host(&self, ordinal: u32) -> bool {
         self.host_pointer_for_registered
-            .get(self.current_ordinal())
+            .get(ordinal as usize)
             .copied()
             .unwrap_or(false)
     }

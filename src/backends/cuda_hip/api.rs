@@ -185,11 +185,12 @@ pub trait GpuApi: Send + Sync + 'static {
     fn has_copy_batch(&self) -> bool {
         false
     }
-    /// Whether the current device's batch may name registered host memory
+    /// Whether device `ordinal`'s batch may name registered host memory
     /// ([`GpuApi::host_register`]) by its host address. CUDA's only where the device
     /// says so (`CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`): elsewhere the host address
     /// is not the device's, and the batch faults with a sticky illegal address.
-    fn batch_takes_registered_host(&self) -> bool {
+    fn batch_takes_registered_host(&self, ordinal: u32) -> bool {
+        let _ = ordinal;
         true
     }
     /// Copies each `(dst, src, n)` (host addresses or device pointers, any mix) on the

@@ -404,7 +404,7 @@ impl<A: GpuApi> GpuDevice<A> {
     /// device's batch may not name by its host address
     /// ([`GpuApi::batch_takes_registered_host`]): they run on their own.
     fn runs_outside_batches(&self, copies: &[DeviceCopy<'_>]) -> Vec<usize> {
-        if self.api.batch_takes_registered_host() {
+        if self.api.batch_takes_registered_host(self.ordinal) {
             return Vec::new();
         }
         let registered = registered().clone();

@@ -21,6 +21,8 @@ target="${CARGO_TARGET_DIR:-target}/release"
 
 install -d "$prefix/include" "$prefix/lib/pkgconfig"
 install -m 644 capi/include/locus.h "$prefix/include/locus.h"
+# C++17 polymorphic memory resources over locus's resources (header-only).
+install -m 644 capi/include/locus_pmr.hpp "$prefix/include/locus_pmr.hpp"
 # libumem's API: umem.h (C, with umem_utils.h and umem_config.h) and umem.hpp (C++).
 install -m 644 capi/include/umem.h capi/include/umem_utils.h capi/include/umem_config.h \
   capi/include/umem.hpp "$prefix/include/"
@@ -46,4 +48,4 @@ Libs: -L\${libdir} -Wl,-rpath,\${libdir} -llocus
 Libs.private: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 Cflags: -I\${includedir}
 PC
-echo "installed locus $version into $prefix (include/locus.h, umem.h, umem.hpp, hamr_buffer.h, lib/liblocus.so, lib/liblocus.a, lib/pkgconfig/locus.pc)"
+echo "installed locus $version into $prefix (include/locus.h, locus_pmr.hpp, umem.h, umem.hpp, hamr_buffer.h, lib/liblocus.so, lib/liblocus.a, lib/pkgconfig/locus.pc)"

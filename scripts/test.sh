@@ -351,6 +351,15 @@ POCL_DEVICES="pthread pthread" "$capi_prefix/native_api" | tail -1
 LOCUS_BACKENDS=host,openmp ASAN_OPTIONS=detect_leaks=1 "$capi_prefix/native_api-asan" | tail -1
 LOCUS_BACKENDS=host,openmp valgrind --quiet --leak-check=full --show-possibly-lost=no \
   --errors-for-leak-kinds=definite --error-exitcode=3 "$capi_prefix/native_api" | tail -1
+# C++ standard containers allocating from locus's pools (locus_pmr.hpp): a pool over the
+# host, counted; alignments above locus's own; many threads; a device resource refused;
+# under AddressSanitizer too.
+c++ -std=c++17 -Wall -Wextra -Werror -pthread capi/tests/cpp/pmr_conformance.cc \
+  $(pkg-config --cflags --libs locus) -o "$capi_prefix/pmr"
+c++ -std=c++17 -g -pthread -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+  capi/tests/cpp/pmr_conformance.cc $(pkg-config --cflags --libs locus) -o "$capi_prefix/pmr-asan"
+POCL_DEVICES="pthread pthread" "$capi_prefix/pmr" opencl:0 sycl:0 webgpu:0
+LOCUS_BACKENDS=host,openmp ASAN_OPTIONS=detect_leaks=1 "$capi_prefix/pmr-asan" | tail -1
 # The vendor runtimes' own allocations are not locus's to answer for: the sanitizer and
 # valgrind runs use the host and OpenMP (libgomp) only.
 LOCUS_BACKENDS=host,openmp ASAN_OPTIONS=detect_leaks=1 "$capi_prefix/conformance-asan" | tail -1

@@ -385,8 +385,13 @@ impl CudaDriver for SimCuda {
         stream: CUstream,
     ) -> CUresult {
         gate!(self);
-        let op = copy_op(dst as usize, src as usize, n);
-        self.0.enqueue("cuMemcpyHtoDAsync", stream as usize, op);
+        self.0.queue_copy(
+            "cuMemcpyHtoDAsync",
+            stream as usize,
+            dst as usize,
+            src as usize,
+            n,
+        );
         CUresult::CUDA_SUCCESS
     }
     unsafe fn cuMemcpyDtoHAsync_v2(
@@ -397,8 +402,13 @@ impl CudaDriver for SimCuda {
         stream: CUstream,
     ) -> CUresult {
         gate!(self);
-        let op = copy_op(dst as usize, src as usize, n);
-        self.0.enqueue("cuMemcpyDtoHAsync", stream as usize, op);
+        self.0.queue_copy(
+            "cuMemcpyDtoHAsync",
+            stream as usize,
+            dst as usize,
+            src as usize,
+            n,
+        );
         CUresult::CUDA_SUCCESS
     }
     unsafe fn cuMemcpyDtoDAsync_v2(
@@ -409,8 +419,13 @@ impl CudaDriver for SimCuda {
         stream: CUstream,
     ) -> CUresult {
         gate!(self);
-        let op = copy_op(dst as usize, src as usize, n);
-        self.0.enqueue("cuMemcpyDtoDAsync", stream as usize, op);
+        self.0.queue_copy(
+            "cuMemcpyDtoDAsync",
+            stream as usize,
+            dst as usize,
+            src as usize,
+            n,
+        );
         CUresult::CUDA_SUCCESS
     }
     unsafe fn cuMemcpyPeerAsync(
@@ -423,8 +438,13 @@ impl CudaDriver for SimCuda {
         stream: CUstream,
     ) -> CUresult {
         gate!(self);
-        let op = copy_op(dst as usize, src as usize, n);
-        self.0.enqueue("cuMemcpyPeerAsync", stream as usize, op);
+        self.0.queue_copy(
+            "cuMemcpyPeerAsync",
+            stream as usize,
+            dst as usize,
+            src as usize,
+            n,
+        );
         CUresult::CUDA_SUCCESS
     }
     unsafe fn cuMemcpyHtoD_v2(&self, dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {
@@ -443,7 +463,7 @@ impl CudaDriver for SimCuda {
         gate!(self);
         // Asynchronous with respect to the host, on the legacy NULL stream.
         self.0
-            .enqueue("cuMemcpyDtoD", 0, copy_op(dst as usize, src as usize, n));
+            .queue_copy("cuMemcpyDtoD", 0, dst as usize, src as usize, n);
         CUresult::CUDA_SUCCESS
     }
     unsafe fn cuMemcpyBatchAsync(

@@ -9,6 +9,20 @@
 use super::memory::Found;
 use super::{copy_op, Op, Refusal, SimModel};
 
+/// Whether copies (destination, source, bytes) depend on each other: a destination
+/// overlapping another copy's source or destination, whose order a batch leaves
+/// undefined (the simulated drivers refuse what a real one would run in an unknown
+/// order).
+pub(crate) fn depend_on_each_other(copies: &[(u64, u64, usize)]) -> bool {
+    let overlap = |a: u64, b: u64, n: usize, m: usize| a < b + m as u64 && b < a + n as u64;
+    copies.iter().enumerate().any(|(i, &(d, _, n))| {
+        copies
+            .iter()
+            .enumerate()
+            .any(|(j, &(d2, s2, m))| i != j && (overlap(d, d2, n, m) || overlap(d, s2, n, m)))
+    })
+}
+
 /// A failed batch: why, and the copy the driver names (`None`: the whole batch).
 pub(crate) type BatchRefusal = (Refusal, Option<usize>);
 
@@ -20,14 +34,11 @@ impl SimModel {
         copies: &[(usize, usize, usize)],
         stream: usize,
     ) -> Result<(), BatchRefusal> {
-        let overlap = |a: usize, b: usize, n: usize, m: usize| a < b + m && b < a + n;
-        let dependent = copies.iter().enumerate().any(|(i, &(d, _, n))| {
-            copies
-                .iter()
-                .enumerate()
-                .any(|(j, &(d2, s2, m))| i != j && (overlap(d, d2, n, m) || overlap(d, s2, n, m)))
-        });
-        if copies.is_empty() || dependent {
+        let wide: Vec<(u64, u64, usize)> = copies
+            .iter()
+            .map(|&(d, s, n)| (d as u64, s as u64, n))
+            .collect();
+        if copies.is_empty() || depend_on_each_other(&wide) {
             self.record(call, stream);
             return Err((Refusal::InvalidValue, None));
         }

@@ -35,6 +35,7 @@ mod ipc;
 mod memory;
 mod modules;
 
+pub(crate) use batch::depend_on_each_other;
 pub(crate) use memory::{Found, Kind};
 pub(crate) use modules::{elf_image, ptx_entries, read_image, Image};
 
@@ -216,6 +217,18 @@ impl SimModel {
             state.violations.push(format!("{call} on the NULL stream"));
         }
         state.queued.entry(stream).or_default().push(op);
+    }
+
+    /// Queues a copy of `n` bytes from `src` to `dst` on `stream` (`call` recorded).
+    pub(crate) fn queue_copy(
+        &self,
+        call: &'static str,
+        stream: usize,
+        dst: usize,
+        src: usize,
+        n: usize,
+    ) {
+        self.enqueue(call, stream, copy_op(dst, src, n));
     }
 
     /// Runs `stream`'s queue, all of it or up to `upto` ops ever queued on it.

@@ -121,13 +121,7 @@ impl Strict {
     ) -> Result<(), BatchFailure> {
         const CALL: &str = "cuMemcpyBatchAsync";
         let device = self.enter(CALL)?;
-        let overlap = |a: u64, b: u64, n: usize, m: usize| a < b + m as u64 && b < a + n as u64;
-        let dependent = copies.iter().enumerate().any(|(i, &(d, _, n))| {
-            copies
-                .iter()
-                .enumerate()
-                .any(|(j, &(d2, s2, m))| i != j && (overlap(d, d2, n, m) || overlap(d, s2, n, m)))
-        });
+        let dependent = crate::backends::cuda_hip::sim_model::depend_on_each_other(copies);
         if copies.is_empty() || dependent {
             return Err(BatchFailure::from(error(
                 CALL,

@@ -7,7 +7,7 @@ use std::os::raw::{c_char, c_int, c_uint, c_void};
 use super::super::entry_points::HipRuntime;
 use super::super::sys::*;
 use super::{error_name, out, SimHip, DEVICE};
-use crate::backends::cuda_hip::sim_model::{copy_op, read_image, set_op, Image, Kind};
+use crate::backends::cuda_hip::sim_model::{read_image, set_op, Image, Kind};
 
 /// The current device, or the error the runtime gives instead.
 macro_rules! gate {
@@ -247,8 +247,13 @@ impl HipRuntime for SimHip {
         stream: hipStream_t,
     ) -> hipError_t {
         gate!(self);
-        let op = copy_op(dst as usize, src as usize, n);
-        self.0.enqueue("hipMemcpyAsync", stream as usize, op);
+        self.0.queue_copy(
+            "hipMemcpyAsync",
+            stream as usize,
+            dst as usize,
+            src as usize,
+            n,
+        );
         hipError_t_hipSuccess
     }
     unsafe fn hipMemcpyPeerAsync(
@@ -261,8 +266,13 @@ impl HipRuntime for SimHip {
         stream: hipStream_t,
     ) -> hipError_t {
         gate!(self);
-        let op = copy_op(dst as usize, src as usize, n);
-        self.0.enqueue("hipMemcpyPeerAsync", stream as usize, op);
+        self.0.queue_copy(
+            "hipMemcpyPeerAsync",
+            stream as usize,
+            dst as usize,
+            src as usize,
+            n,
+        );
         hipError_t_hipSuccess
     }
     unsafe fn hipMemsetAsync(

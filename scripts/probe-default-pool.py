@@ -12,12 +12,17 @@ import sys
 try:
     import cupy
     import locus
+    import locus.mr
 except ImportError as e:
     print(f"SKIPPED: {e}")
     sys.exit(0)
 
 rt = cupy.cuda.runtime
-if rt.getDeviceCount() == 0 or "cuda:0" not in [str(a) for a in locus.available()]:
+try:
+    devices = rt.getDeviceCount()
+except cupy.cuda.runtime.CUDARuntimeError:
+    devices = 0
+if devices == 0 or "cuda:0" not in [str(a) for a in locus.available()]:
     print("SKIPPED: no CUDA device for both CuPy and locus")
     sys.exit(0)
 THRESHOLD = rt.cudaMemPoolAttrReleaseThreshold
@@ -31,8 +36,6 @@ def state():
 before = state()
 cupy.cuda.set_allocator(cupy.cuda.MemoryAsyncPool().malloc)
 theirs = cupy.arange(1 << 20, dtype=cupy.float32)
-import locus.mr
-
 resource = locus.mr.CudaAsyncMemoryResource("cuda:0")
 for _ in range(3):
     m = locus.Memory.from_resource(resource, 4 << 20)

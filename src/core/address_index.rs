@@ -114,6 +114,7 @@ pub(crate) fn enter_memory(
 
 /// Enters `len` bytes of host memory at `base` registered in place by `location`'s
 /// runtime; `None` for an empty range.
+#[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(dead_code))]
 pub(crate) fn enter_registration(base: u64, len: usize, location: Location) -> Option<Indexed> {
     if len == 0 {
         return None;
@@ -137,6 +138,23 @@ fn holding<T>(
         .rev()
         .take(NESTED + 1)
         .filter(move |((base, _), entry)| address - base < len(entry) as u64)
+}
+
+/// Whether any of the `len` bytes at `address` lie in host memory registered in place
+/// by a runtime of `technology` (its first or last byte inside a registered range).
+// Only CUDA and HIP register host memory in place.
+#[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(dead_code))]
+pub(crate) fn registered_by(
+    address: u64,
+    len: usize,
+    technology: super::location::Technology,
+) -> bool {
+    let registered = read(&REGISTERED);
+    let last = address.saturating_add(len.max(1) as u64 - 1);
+    [address, last].into_iter().any(|at| {
+        holding(&registered, at, |r| r.0)
+            .any(|(_, &(_, location))| location.technology() == technology)
+    })
 }
 
 /// Which allocation `address` lies in: its location, first address, length, the

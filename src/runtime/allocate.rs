@@ -117,8 +117,7 @@ pub unsafe fn register_host_memory(ptr: *mut u8, len: usize) -> Result<Vec<HostR
         }
         if let Some(runtime) = device.host_registration() {
             // SAFETY: per this function's contract.
-            let r = unsafe { runtime.register_host(ptr, len) }?;
-            done.push(r.entered(ptr as u64, len));
+            done.push(unsafe { runtime.register_host(ptr, len) }?);
         }
     }
     Ok(done)

@@ -91,20 +91,8 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
 /// primary context current to create its stream, and leaving the last one current
 /// would move the application's next runtime-API call on this thread to that device.
 pub(super) fn discover_on(driver: Box<dyn CudaDriver>) -> Result<Discovery, Unavailable> {
-    let mut api = CudaApi {
-        driver,
-        contexts: Vec::new(),
-        streams: Vec::new(),
-        archs: Vec::new(),
-        modules: Mutex::new(Vec::new()),
-        pools: cuda_hip::OwnPools::default(),
-        copy_batch: false,
-        host_pointer_for_registered: Vec::new(),
-    };
-    let before = api.current();
-    let opened = api.open_all();
-    api.restore(before);
-    let (facts, skipped) = opened?;
+    let mut api = CudaApi::unopened(driver);
+    let (facts, skipped) = api.open_all_restoring()?;
     Ok(cuda_hip::discovery(Arc::new(api), facts, skipped))
 }
 
@@ -113,6 +101,29 @@ pub(super) fn discover_on(driver: Box<dyn CudaDriver>) -> Result<Discovery, Unav
 type Opened = (sys::CUcontext, sys::CUstream, (i32, i32), bool, GpuFacts);
 
 impl CudaApi {
+    /// An api over `driver` with no device opened yet.
+    fn unopened(driver: Box<dyn CudaDriver>) -> CudaApi {
+        CudaApi {
+            driver,
+            contexts: Vec::new(),
+            streams: Vec::new(),
+            archs: Vec::new(),
+            modules: Mutex::new(Vec::new()),
+            pools: cuda_hip::OwnPools::default(),
+            copy_batch: false,
+            host_pointer_for_registered: Vec::new(),
+        }
+    }
+
+    /// [`CudaApi::open_all`], with whatever context the calling thread had current
+    /// current again afterwards, on every path.
+    fn open_all_restoring(&mut self) -> Result<cuda_hip::Found, Unavailable> {
+        let before = self.current();
+        let opened = self.open_all();
+        self.restore(before);
+        opened
+    }
+
     /// `cuInit`, then every device opened ([`CudaApi::open_device`]) and kept in this
     /// api; the opened devices' facts and the reasons for those skipped.
     fn open_all(&mut self) -> Result<cuda_hip::Found, Unavailable> {
@@ -273,20 +284,8 @@ impl CudaApi {
     /// NVIDIA GPU.
     #[cfg(test)]
     fn simulated(driver: Box<dyn CudaDriver>) -> CudaApi {
-        let mut api = CudaApi {
-            driver,
-            contexts: Vec::new(),
-            streams: Vec::new(),
-            archs: Vec::new(),
-            modules: Mutex::new(Vec::new()),
-            pools: cuda_hip::OwnPools::default(),
-            copy_batch: false,
-            host_pointer_for_registered: Vec::new(),
-        };
-        let before = api.current();
-        let opened = api.open_all();
-        api.restore(before);
-        if let Err(e) = opened {
+        let mut api = CudaApi::unopened(driver);
+        if let Err(e) = api.open_all_restoring() {
             panic!("the simulated driver's devices did not open: {e}");
         }
         api

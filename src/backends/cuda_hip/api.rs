@@ -189,8 +189,7 @@ pub trait GpuApi: Send + Sync + 'static {
     /// ([`GpuApi::host_register`]) by its host address. CUDA's only where the device
     /// says so (`CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`): elsewhere the host address
     /// is not the device's, and the batch faults with a sticky illegal address.
-    fn batch_takes_registered_host(&self, ordinal: u32) -> bool {
-        let _ = ordinal;
+    fn batch_takes_registered_host(&self, _ordinal: u32) -> bool {
         true
     }
     /// Copies each `(dst, src, n)` (host addresses or device pointers, any mix) on the

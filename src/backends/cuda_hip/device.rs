@@ -252,11 +252,8 @@ impl<A: GpuApi> HostMemoryRegistration for GpuDevice<A> {
                 .map_err(|e| self.fail("register host memory in place", e))?;
         }
         let (api, ordinal, at) = (Arc::clone(&self.api), self.ordinal, ptr as usize);
-        registered().push((at, len));
-        Ok(crate::core::registration::HostRegistration::new(
-            self.location,
-            move || {
-                registered().retain(|&(start, _)| start != at);
+        let registration =
+            crate::core::registration::HostRegistration::new(self.location, move || {
                 if crate::core::shutdown::is_shutting_down() {
                     return; // the registration ends with the process
                 }
@@ -265,8 +262,9 @@ impl<A: GpuApi> HostMemoryRegistration for GpuDevice<A> {
                     // registration before the memory, once its copies are done.
                     let _ = unsafe { api.host_unregister(at as *mut u8) };
                 }
-            },
-        ))
+            });
+        // In the address index while it lives: `lookup` names it, and batches ask it.
+        Ok(registration.entered(at as u64, len))
     }
 }
 
@@ -391,14 +389,6 @@ impl<A: GpuApi> IpcHandles for GpuDevice<A> {
     }
 }
 
-/// Host ranges registered in place through any device (start, length), while
-/// registered: a registration is portable, every device's batch sees it.
-static REGISTERED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
-
-fn registered() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
-    REGISTERED.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl<A: GpuApi> GpuDevice<A> {
     /// The indices of the copies whose host side is registered host memory that this
     /// device's batch may not name by its host address
@@ -407,8 +397,9 @@ impl<A: GpuApi> GpuDevice<A> {
         if self.api.batch_takes_registered_host(self.ordinal) {
             return Vec::new();
         }
-        let registered = registered().clone();
-        let inside = |p: usize, n: usize| registered.iter().any(|&(s, l)| p < s + l && s < p + n);
+        let inside = |p: usize, n: usize| {
+            crate::core::address_index::registered_by(p as u64, n, A::TECHNOLOGY)
+        };
         copies
             .iter()
             .enumerate()

@@ -54,7 +54,9 @@ pub mod mpi;
 pub mod resource;
 mod runtime;
 
-pub use crate::core::address_index::{lookup, AddressInfo};
+pub use crate::core::address_index::AddressInfo;
+pub use crate::core::pointer_queries::{DriverAllocation, PointerQueries};
+pub use crate::runtime::lookup::lookup;
 pub use crate::core::capability::{
     CopyBatches, HostMemoryInPlace, HostMemoryRegistration, InPlace, IpcHandles, Kernels,
     MemoryKinds, MemoryReport, NativeCalls, Placement, QueueAdoption, QueuedCopies, StagingViews,

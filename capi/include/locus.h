@@ -184,6 +184,10 @@ typedef struct {
   // How many runtimes registered the range in place (CUDA's `cuMemHostRegister`,
   // HIP's `hipHostRegister`); 0 for memory that is not registered.
   uint32_t registered_with;
+  // Non-zero where locus made, adopted or registered the memory; 0 where a driver
+  // answered for memory another library allocated (`base` and `bytes` are then the
+  // driver's range, or the address and 0 where it gives none: SYCL USM).
+  int32_t known_to_locus;
 } LocusAddressInfo;
 
 // The runtime's own event of asynchronous work, for a wait on the device
@@ -355,8 +359,10 @@ LocusStatus locus_memory_open_ipc(const char *handle, LocusMemory **out);
 
 // Which allocation `address` lies in, into `*info`: any address inside live memory
 // locus made, adopted or registered whose handle is an address (host, OpenMP, CUDA,
-// HIP, SYCL USM; OpenCL and WebGPU memory are objects). Another address is
-// `LOCUS_ERROR_INVALID`, naming it (`locus_last_error`), and `*info` is untouched.
+// HIP, SYCL USM; OpenCL and WebGPU memory are objects), then any address the drivers
+// present allocated (a `cudaMalloc` of the application, CuPy's or PyTorch's memory,
+// SYCL USM: `known_to_locus` is 0). Another address is `LOCUS_ERROR_INVALID`, naming it
+// (`locus_last_error`), and `*info` is untouched.
 //
 // # Safety
 // `info` is NULL or points to a `LocusAddressInfo`. `address` is only compared, never

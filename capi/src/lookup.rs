@@ -27,6 +27,10 @@ pub struct LocusAddressInfo {
     /// How many runtimes registered the range in place (CUDA's `cuMemHostRegister`,
     /// HIP's `hipHostRegister`); 0 for memory that is not registered.
     pub registered_with: u32,
+    /// Non-zero where locus made, adopted or registered the memory; 0 where a driver
+    /// answered for memory another library allocated (`base` and `bytes` are then the
+    /// driver's range, or the address and 0 where it gives none: SYCL USM).
+    pub known_to_locus: i32,
 }
 
 fn info_of(address: *const c_void) -> Result<locus_rs::AddressInfo, Fail> {
@@ -35,8 +39,10 @@ fn info_of(address: *const c_void) -> Result<locus_rs::AddressInfo, Fail> {
 
 /// Which allocation `address` lies in, into `*info`: any address inside live memory
 /// locus made, adopted or registered whose handle is an address (host, OpenMP, CUDA,
-/// HIP, SYCL USM; OpenCL and WebGPU memory are objects). Another address is
-/// `LOCUS_ERROR_INVALID`, naming it (`locus_last_error`), and `*info` is untouched.
+/// HIP, SYCL USM; OpenCL and WebGPU memory are objects), then any address the drivers
+/// present allocated (a `cudaMalloc` of the application, CuPy's or PyTorch's memory,
+/// SYCL USM: `known_to_locus` is 0). Another address is `LOCUS_ERROR_INVALID`, naming it
+/// (`locus_last_error`), and `*info` is untouched.
 ///
 /// # Safety
 /// `info` is NULL or points to a `LocusAddressInfo`. `address` is only compared, never
@@ -64,6 +70,7 @@ pub unsafe extern "C" fn locus_lookup(
             kind: LocusMemoryKind::of(found.kind),
             from_resource: i32::from(found.resource.is_some()),
             registered_with: found.registered_with.len() as u32,
+            known_to_locus: i32::from(found.known_to_locus),
         };
         Ok(())
     })

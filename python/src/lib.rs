@@ -147,24 +147,29 @@ fn registered_paths() -> Vec<(String, String, &'static str)> {
 }
 
 /// Which allocation `address` lies in (`locus::lookup`): a dict with `location`, `base`,
-/// `nbytes`, `offset`, `kind`, `resource` (the resource it is on loan from, or None) and
-/// `registered_with` (the locations whose runtimes registered it in place). Any address
-/// inside live memory locus made, adopted or registered answers (host, OpenMP, CUDA,
-/// HIP, SYCL USM; OpenCL and WebGPU buffers have no address); another is a `ValueError`
-/// naming it.
+/// `nbytes`, `offset`, `kind`, `resource` (the resource it is on loan from, or None),
+/// `registered_with` (the locations whose runtimes registered it in place) and
+/// `known_to_locus`. Any address inside live memory locus made, adopted or registered
+/// answers (host, OpenMP, CUDA, HIP, SYCL USM; OpenCL and WebGPU buffers have no
+/// address), then any the drivers present allocated (CuPy's, PyTorch's, dpctl's:
+/// `known_to_locus` False; `base`, `nbytes` and `offset` None where the driver gives no
+/// range, as SYCL); another is a `ValueError` naming it.
 #[pyfunction]
 fn lookup(py: Python<'_>, address: u64) -> PyResult<Bound<'_, PyDict>> {
     guarded(|| {
         let info = crate::detach(py, || locus::lookup(address)).map_err(py_err)?;
         let out = PyDict::new(py);
         out.set_item("location", info.location.to_string())?;
-        out.set_item("base", info.base)?;
-        out.set_item("nbytes", info.len)?;
-        out.set_item("offset", info.offset)?;
+        // A driver that gives no range (SYCL USM) leaves base, nbytes and offset unknown.
+        let range_known = info.known_to_locus || info.len > 0;
+        out.set_item("base", range_known.then_some(info.base))?;
+        out.set_item("nbytes", range_known.then_some(info.len))?;
+        out.set_item("offset", range_known.then_some(info.offset))?;
         out.set_item("kind", info.kind.name())?;
         out.set_item("resource", info.resource)?;
         let with: Vec<String> = info.registered_with.iter().map(|l| l.to_string()).collect();
         out.set_item("registered_with", with)?;
+        out.set_item("known_to_locus", info.known_to_locus)?;
         Ok(out)
     })
 }

@@ -1,4 +1,4 @@
-//! Which allocation an address belongs to ([`lookup`]): every live [`Memory`] whose
+//! Which allocation an address belongs to ([`lookup_tracked`]): every live [`Memory`] whose
 //! handle is an address (host, OpenMP, CUDA, HIP, SYCL USM) and every host range
 //! registered in place is entered here when it is made and removed before it is freed,
 //! as Umpire's allocation map and UMF's tracking provider do. An ordered map keyed by
@@ -19,14 +19,14 @@ use super::error::{Error, Result};
 use super::location::Location;
 use super::native::{MemoryKind, Native};
 
-/// What [`lookup`] knows of an address: the allocation it lies in and where.
+/// What [`lookup`](crate::lookup) knows of an address: the allocation it lies in and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AddressInfo {
     /// Where the allocation lives.
     pub location: Location,
-    /// The allocation's first address.
+    /// The allocation's first address (the address itself where unknown).
     pub base: u64,
-    /// The allocation's length in bytes.
+    /// The allocation's length in bytes (0 where unknown).
     pub len: usize,
     /// How far into the allocation the address lies (`address - base`).
     pub offset: usize,
@@ -38,6 +38,10 @@ pub struct AddressInfo {
     /// The runtimes the range is registered in place with (CUDA's `cuMemHostRegister`,
     /// HIP's `hipHostRegister`), each named by the device that registered it.
     pub registered_with: Vec<Location>,
+    /// Whether locus made, adopted or registered the memory; `false` where a driver
+    /// answered for memory another library allocated (then `base` and `len` are the
+    /// driver's range, or the address itself and 0 where the driver gives none: SYCL).
+    pub known_to_locus: bool,
 }
 
 /// One entry of the index.
@@ -57,7 +61,7 @@ static MEMORY: Map<Entry> = RwLock::new(BTreeMap::new());
 static REGISTERED: Map<(usize, Location)> = RwLock::new(BTreeMap::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
-/// How many entries below an address [`lookup`] looks at for one that holds it, where
+/// How many entries below an address [`lookup_tracked`] looks at for one that holds it, where
 /// allocations nest (memory adopted over part of another): past that, the nearest one
 /// answers alone, which keeps a lookup O(log n).
 const NESTED: usize = 8;
@@ -157,26 +161,10 @@ pub(crate) fn registered_by(
     })
 }
 
-/// Which allocation `address` lies in: its location, first address, length, the
-/// address's offset in it, its kind, the resource it is on loan from, and the runtimes
-/// it is registered with. Any address inside any live allocation locus made or adopted
-/// whose handle is an address (host, OpenMP, CUDA, HIP, SYCL USM), and any host range
-/// registered in place, answers; O(log n), from any thread.
-///
-/// An address of no live allocation (never one, freed, or an OpenCL / WebGPU buffer,
-/// whose handles are objects) is an error naming it.
-///
-/// ```
-/// use locus::{Location, Memory};
-/// let memory = Memory::new(Location::Host, 4096)?;
-/// let at = memory.native().address() + 100;
-/// let info = locus::lookup(at)?;
-/// assert_eq!((info.location, info.offset, info.len), (Location::Host, 100, 4096));
-/// drop(memory);
-/// assert!(locus::lookup(at).is_err());
-/// # Ok::<(), locus::Error>(())
-/// ```
-pub fn lookup(address: u64) -> Result<AddressInfo> {
+/// Which allocation locus made, adopted or registered `address` lies in (the index
+/// alone; [`lookup`](crate::lookup) asks the drivers after it): O(log n), from any
+/// thread. An address of none is an error naming it.
+pub fn lookup_tracked(address: u64) -> Result<AddressInfo> {
     // The registered ranges holding the address (one per runtime that registered it).
     let registrations: Vec<(u64, usize, Location)> = holding(&read(&REGISTERED), address, |r| r.0)
         .map(|(&(base, _), &(len, location))| (base, len, location))
@@ -202,6 +190,7 @@ pub fn lookup(address: u64) -> Result<AddressInfo> {
             kind,
             resource: lender.map(|l| l.lender_name()),
             registered_with,
+            known_to_locus: true,
         });
     }
     if let Some(&(base, len, _)) = registrations.first() {
@@ -213,12 +202,11 @@ pub fn lookup(address: u64) -> Result<AddressInfo> {
             kind: MemoryKind::Default,
             resource: None,
             registered_with,
+            known_to_locus: true,
         });
     }
     Err(Error::Invalid(format!(
-        "lookup: {address:#x} lies in no live allocation locus made, adopted or registered \
-         (freed already, never one, or inside an OpenCL or WebGPU buffer, whose handles \
-         are objects, not addresses); pass an address inside a live memory's range"
+        "lookup: {address:#x} lies in no live allocation locus made, adopted or registered"
     )))
 }
 
@@ -233,7 +221,7 @@ mod tests {
         let base = theirs.as_mut_ptr() as u64;
         let cuda = HostRegistration::new(Location::Cuda(0), || {}).entered(base, 8192);
         let hip = HostRegistration::new(Location::Hip(0), || {}).entered(base, 8192);
-        let info = lookup(base + 8000).unwrap();
+        let info = lookup_tracked(base + 8000).unwrap();
         assert_eq!(
             (info.location, info.base, info.len),
             (Location::Host, base, 8192)
@@ -245,12 +233,12 @@ mod tests {
         );
         drop(cuda);
         assert_eq!(
-            lookup(base).unwrap().registered_with,
+            lookup_tracked(base).unwrap().registered_with,
             vec![Location::Hip(0)]
         );
         drop(hip);
         assert!(
-            lookup(base).is_err(),
+            lookup_tracked(base).is_err(),
             "an ended registration is still looked up"
         );
     }
@@ -261,10 +249,10 @@ mod tests {
         let memory = crate::core::memory::Memory::on(&host, 4096).unwrap();
         let base = memory.native().address();
         let registered = HostRegistration::new(Location::Cuda(1), || {}).entered(base, 4096);
-        let info = lookup(base + 1).unwrap();
+        let info = lookup_tracked(base + 1).unwrap();
         assert_eq!((info.len, info.offset), (4096, 1));
         assert_eq!(info.registered_with, vec![Location::Cuda(1)]);
         drop(registered);
-        assert!(lookup(base + 1).unwrap().registered_with.is_empty());
+        assert!(lookup_tracked(base + 1).unwrap().registered_with.is_empty());
     }
 }

@@ -71,7 +71,7 @@ pub trait ReturnBlock: Any + Send + Sync {
     /// `(Queue, Event)`).
     fn return_block_after(&self, block: Block, after: &dyn Any);
     /// How the lender names itself (a resource's description), for
-    /// [`lookup`](super::address_index::lookup).
+    /// [`lookup`](crate::lookup).
     fn lender_name(&self) -> String {
         String::from("a memory resource")
     }

@@ -23,6 +23,7 @@ use super::capability::{
 use super::error::{Error, Result};
 use super::location::Location;
 use super::native::{MemoryKind, Native};
+use super::pointer_queries::PointerQueries;
 
 /// The alignment every backend guarantees for the start of an allocation, and every
 /// memory resource for the blocks it hands out unless more is asked: 256 bytes, as RMM
@@ -290,6 +291,11 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     }
     /// Kernels in the technology's language; `None`: locus launches none here.
     fn kernels(&self) -> Option<&dyn Kernels> {
+        None
+    }
+    /// The runtime's answer for addresses it allocated (memory locus did not make);
+    /// `None` where the runtime keeps no such table or its memory has no address.
+    fn pointer_queries(&self) -> Option<&dyn PointerQueries> {
         None
     }
 }

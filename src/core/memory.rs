@@ -66,7 +66,7 @@ pub struct Memory {
     /// What a synchronous operation waits for first: the queue's earlier work on a
     /// stream-ordered block handed out again on that queue.
     before_host_use: Mutex<Option<HostWait>>,
-    /// Its entry in the address index ([`lookup`](super::address_index::lookup)),
+    /// Its entry in the address index ([`lookup`](crate::lookup)),
     /// removed before the allocation is freed or given back.
     indexed: Mutex<Option<Indexed>>,
 }

@@ -14,7 +14,8 @@
 //! - [`memory`] and [`mapping`]: one untyped allocation, and host access to it in place;
 //! - [`host_memory`]: the host's available memory, as the system reports it;
 //! - [`registration`]: host memory registered in place with a runtime (pinned where it lies);
-//! - [`address_index`]: which allocation an address lies in ([`lookup`](address_index::lookup));
+//! - [`address_index`]: which allocation locus made, adopted or registered an address lies in;
+//!   [`pointer_queries`]: what a runtime says of an address it allocated itself;
 //! - [`aligned`]: allocations aligned beyond the default (umem's `aligned_alloc`);
 //! - [`batch_copy`]: one copy of a batch a device runs in its runtime's batch form;
 //! - [`block`]: an allocation a memory resource handed out, and where it goes back;
@@ -52,6 +53,7 @@ pub mod memory;
 pub mod native;
 pub mod native_copy;
 pub mod native_queue;
+pub mod pointer_queries;
 pub mod registration;
 pub mod route;
 pub mod shutdown;

@@ -119,6 +119,15 @@ pub enum UsmKind {
 }
 
 impl UsmKind {
+    /// The [`MemoryKind`] this USM kind is.
+    pub fn memory_kind(self) -> MemoryKind {
+        match self {
+            UsmKind::Device => MemoryKind::UsmDevice,
+            UsmKind::Shared => MemoryKind::UsmShared,
+            UsmKind::Host => MemoryKind::UsmHost,
+        }
+    }
+
     /// Lower-case name (`device`, `shared`, `host`).
     pub fn name(self) -> &'static str {
         match self {
@@ -287,11 +296,7 @@ impl Native {
             #[cfg(feature = "hip")]
             Native::Hip { kind, .. } => kind.memory_kind(),
             #[cfg(feature = "sycl")]
-            Native::Sycl { kind, .. } => match kind {
-                UsmKind::Device => MemoryKind::UsmDevice,
-                UsmKind::Shared => MemoryKind::UsmShared,
-                UsmKind::Host => MemoryKind::UsmHost,
-            },
+            Native::Sycl { kind, .. } => kind.memory_kind(),
             _ => MemoryKind::Default,
         }
     }

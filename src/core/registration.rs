@@ -28,7 +28,7 @@ impl HostRegistration {
     }
 
     /// The registration, entered in the address index as the `len` bytes at `base` it
-    /// covers ([`lookup`](super::address_index::lookup) then names it).
+    /// covers ([`lookup`](crate::lookup) then names it).
     #[cfg_attr(not(any(feature = "cuda", feature = "hip")), allow(dead_code))]
     pub(crate) fn entered(mut self, base: u64, len: usize) -> Self {
         self.indexed = address_index::enter_registration(base, len, self.location);

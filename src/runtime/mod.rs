@@ -10,6 +10,7 @@ mod allocate;
 pub use allocate::register_host_memory;
 pub mod event;
 pub(crate) mod ipc;
+pub mod lookup;
 pub mod mirror;
 pub mod queue;
 pub mod registry;

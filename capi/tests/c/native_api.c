@@ -336,6 +336,7 @@ static void lookup(const char *at) {
     CHECK(info.base == n.pointer && info.bytes == N && info.offset == 9999,
           "%s: lookup base %p bytes %zu offset %zu", at, info.base, info.bytes, info.offset);
     CHECK(info.from_resource, "%s: memory_new's memory is from the default resource", at);
+    CHECK(info.known_to_locus, "%s: locus's own memory answered as another library's", at);
     char resource[256];
     OK(locus_lookup_resource(n.pointer, resource, sizeof resource, NULL));
     CHECK(strlen(resource) > 0, "%s: no resource named", at);

@@ -373,3 +373,11 @@ fn a_cubin_for_another_architecture_does_not_load() {
     assert_eq!(load(0x50_0550), sys::CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU);
     SimCuda::set_current_context(0);
 }
+
+/// The driver answers for memory whoever allocated it (`locus::lookup` past its index).
+#[test]
+fn the_driver_answers_for_every_kind_of_its_memory() {
+    let (driver, _, gpu) = device();
+    crate::backends::cuda_hip::pointer_query_checks::the_driver_names_every_kind_of_its_memory(&gpu);
+    no_violations(&driver);
+}

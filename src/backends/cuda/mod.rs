@@ -41,6 +41,7 @@ mod discovery_tests;
 mod driver_tests;
 mod errors;
 mod kernels;
+mod pointers;
 mod pool;
 #[cfg(test)]
 mod real_compiler_tests;

@@ -546,6 +546,10 @@ impl GpuApi for CudaApi {
         u32::try_from(ordinal).map_err(|_| GpuError::other("cuPointerGetAttribute", "no device"))
     }
 
+    fn pointer_range(&self, ptr: u64) -> Result<Option<cuda_hip::GpuPointer>, GpuError> {
+        self.query_pointer(ptr)
+    }
+
     unsafe fn host_register(&self, ptr: *mut u8, len: usize) -> Result<(), GpuError> {
         // Portable: every context sees it pinned; device-mapped: a device may reach it
         // (a batch or kernel names it; without the flag the device faults there).

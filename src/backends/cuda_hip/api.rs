@@ -20,6 +20,19 @@ impl From<GpuError> for BatchFailure {
     }
 }
 
+/// What a driver says of an address it allocated ([`GpuApi::pointer_range`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuPointer {
+    /// The ordinal of the device the memory belongs to.
+    pub ordinal: u32,
+    /// The allocation's first address.
+    pub base: u64,
+    /// The allocation's length in bytes.
+    pub len: usize,
+    /// Device, page-locked host or managed memory.
+    pub memory: GpuMemory,
+}
+
 /// The vendor calls a GPU backend needs. Pointers are device addresses as `u64` (host
 /// addresses for pinned memory, which is mapped into the device's address space).
 pub trait GpuApi: Send + Sync + 'static {
@@ -290,6 +303,10 @@ pub trait GpuApi: Send + Sync + 'static {
     /// The ordinal of the device that owns `ptr` (`cuPointerGetAttribute`
     /// `DEVICE_ORDINAL` / `hipPointerGetAttribute`).
     fn pointer_device(&self, ptr: u64) -> Result<u32, GpuError>;
+    /// What the driver says of `ptr`, whoever allocated it (`cuPointerGetAttribute` /
+    /// `hipPointerGetAttribute`: memory type, range, managed, device ordinal); `Ok(None)`
+    /// where the driver never allocated or registered it. On the current device.
+    fn pointer_range(&self, ptr: u64) -> Result<Option<GpuPointer>, GpuError>;
     /// Page-locks `len` bytes of host memory at `ptr` in place, for every device of this
     /// driver (`cuMemHostRegister` / `hipHostRegister`, portable and mapped into the
     /// devices' address space): its copies then go by DMA, as from the driver's own

@@ -219,6 +219,10 @@ impl<A: GpuApi> Device for GpuDevice<A> {
     fn kernels(&self) -> Option<&dyn Kernels> {
         Some(self)
     }
+
+    fn pointer_queries(&self) -> Option<&dyn PointerQueries> {
+        Some(self)
+    }
 }
 
 impl<A: GpuApi> QueuedCopies for GpuDevice<A> {
@@ -306,6 +310,23 @@ impl<A: GpuApi> MemoryReport for GpuDevice<A> {
         self.api
             .memory_info()
             .map_err(|e| self.fail("memory info", e))
+    }
+}
+
+impl<A: GpuApi> PointerQueries for GpuDevice<A> {
+    fn query_pointer(&self, address: u64) -> Result<Option<DriverAllocation>> {
+        let _current = self.activate()?;
+        let found = self
+            .api
+            .pointer_range(address)
+            .map_err(|e| self.fail("ask the driver about a pointer", e))?;
+        Ok(found.map(|p| DriverAllocation {
+            // As locus's own: page-locked host memory is a memory of the device whose
+            // context allocated or registered it, of kind `PinnedHost`.
+            location: A::TECHNOLOGY.location(p.ordinal),
+            range: Some((p.base, p.len)),
+            kind: p.memory.memory_kind(),
+        }))
     }
 }
 

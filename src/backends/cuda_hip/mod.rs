@@ -32,6 +32,7 @@ use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::{Location, Technology};
 use crate::core::memory::Memory;
 use crate::core::native::{MemoryKind, Native};
+use crate::core::pointer_queries::{DriverAllocation, PointerQueries};
 use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 
 pub use crate::core::native::GpuMemory;
@@ -46,7 +47,7 @@ mod own_pools;
 mod paths;
 pub(crate) mod work;
 
-pub use api::{BatchFailure, GpuApi};
+pub use api::{BatchFailure, GpuApi, GpuPointer};
 pub use current::Entered;
 pub(crate) use own_pools::OwnPools;
 pub(crate) use paths::paths;
@@ -541,3 +542,5 @@ mod ipc_tests;
 mod registration_tests;
 #[cfg(all(test, feature = "cuda"))]
 mod teardown_tests;
+#[cfg(test)]
+pub(crate) mod pointer_query_checks;

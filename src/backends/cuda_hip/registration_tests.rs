@@ -93,7 +93,7 @@ fn every_gpu_memory_kind_is_looked_up_as_its_kind_at_its_device() {
     for kind in gpu.memory_kinds() {
         let memory = crate::core::memory::Memory::on_kind(&gpu, kind, 1000).unwrap();
         let base = memory.native().address();
-        let info = crate::core::address_index::lookup(base + 999).unwrap();
+        let info = crate::core::address_index::lookup_tracked(base + 999).unwrap();
         assert_eq!(
             (info.location, info.base, info.offset),
             (Location::Cuda(0), base, 999)
@@ -101,7 +101,7 @@ fn every_gpu_memory_kind_is_looked_up_as_its_kind_at_its_device() {
         assert_eq!(info.kind, kind, "lookup of {kind} memory");
         drop(memory);
         assert!(
-            crate::core::address_index::lookup(base + 999).map_or(true, |i| i.len != 1000),
+            crate::core::address_index::lookup_tracked(base + 999).map_or(true, |i| i.len != 1000),
             "freed {kind} memory still looked up"
         );
     }

@@ -177,3 +177,11 @@ fn freeing_device_memory_waits_for_the_whole_device() {
     assert_eq!(runtime.0.device_wide_syncs(), vec!["hipFree"]);
     no_violations(&runtime);
 }
+
+/// The driver answers for memory whoever allocated it (`locus::lookup` past its index).
+#[test]
+fn the_driver_answers_for_every_kind_of_its_memory() {
+    let (runtime, _, gpu) = device();
+    crate::backends::cuda_hip::pointer_query_checks::the_driver_names_every_kind_of_its_memory(&gpu);
+    no_violations(&runtime);
+}

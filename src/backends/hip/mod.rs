@@ -59,6 +59,7 @@ use crate::core::native::Native;
 
 mod arch;
 pub mod entry_points;
+mod pointers;
 mod pool;
 mod result;
 

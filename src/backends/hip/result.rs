@@ -435,6 +435,10 @@ impl GpuApi for HipApi {
         u32::try_from(ordinal).map_err(|_| GpuError::other("hipPointerGetAttribute", "no device"))
     }
 
+    fn pointer_range(&self, ptr: u64) -> Result<Option<cuda_hip::GpuPointer>, GpuError> {
+        self.query_pointer(ptr)
+    }
+
     unsafe fn host_register(&self, ptr: *mut u8, len: usize) -> Result<(), GpuError> {
         // hipHostRegisterPortable (every device's context sees it pinned) and
         // hipHostRegisterMapped (mapped into the devices' address space).

@@ -133,6 +133,10 @@ impl Device for SyclDevice {
         Some(self)
     }
 
+    fn pointer_queries(&self) -> Option<&dyn PointerQueries> {
+        Some(self)
+    }
+
     fn host_memory_in_place(&self) -> Option<&dyn HostMemoryInPlace> {
         // With system USM, plain host memory is this device's in place: its copies take
         // host pointers and its kernels dereference them.
@@ -247,6 +251,38 @@ impl HostMemoryInPlace for SyclDevice {
         Ok(InPlace::Address(Native::Sycl {
             ptr,
             kind: UsmKind::Host,
+        }))
+    }
+}
+
+impl PointerQueries for SyclDevice {
+    /// USM of this device's context (an application's dpctl or dpnp arrays where they
+    /// share the platform's default context, as dpctl's queues do by default): its kind
+    /// from `DPCTLUSM_GetPointerType`, its device from `DPCTLUSM_GetPointerDevice`. SYCL
+    /// gives no allocation range.
+    fn query_pointer(&self, address: u64) -> Result<Option<DriverAllocation>> {
+        let Some(kind) = self.pointer_kind(address as *const u8) else {
+            return Ok(None);
+        };
+        // SAFETY: the query only inspects the address against the context's allocations
+        // (it is USM of the context, just checked); the device reference returned is
+        // owned here and deleted.
+        let this_device = unsafe {
+            let device = self
+                .api
+                .DPCTLUSM_GetPointerDevice(address as DPCTLSyclUSMRef, self.context);
+            let same = !device.is_null() && self.api.DPCTLDevice_AreEq(device, self.device);
+            if !device.is_null() {
+                self.api.DPCTLDevice_Delete(device);
+            }
+            same
+        };
+        // Host USM belongs to the context rather than a device: the first location of
+        // the context asked answers for it.
+        Ok((this_device || kind == UsmKind::Host).then(|| DriverAllocation {
+            location: self.location,
+            range: None,
+            kind: kind.memory_kind(),
         }))
     }
 }

@@ -55,6 +55,7 @@ use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::native::{MemoryKind, Native};
+use crate::core::pointer_queries::{DriverAllocation, PointerQueries};
 
 pub use crate::core::native::UsmKind;
 pub use result::SyclError;

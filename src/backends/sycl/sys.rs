@@ -306,6 +306,10 @@ pub struct DpctlApi {
     pub DPCTLfree_with_queue: unsafe extern "C" fn(MRef: DPCTLSyclUSMRef, QRef: DPCTLSyclQueueRef),
     pub DPCTLUSM_GetPointerType:
         unsafe extern "C" fn(MRef: DPCTLSyclUSMRef, CRef: DPCTLSyclContextRef) -> DPCTLSyclUSMType,
+    pub DPCTLUSM_GetPointerDevice: unsafe extern "C" fn(
+        MRef: DPCTLSyclUSMRef,
+        CRef: DPCTLSyclContextRef,
+    ) -> DPCTLSyclDeviceRef,
     pub DPCTLKernelBundle_CreateFromOCLSource: unsafe extern "C" fn(
         Ctx: DPCTLSyclContextRef,
         Dev: DPCTLSyclDeviceRef,
@@ -412,6 +416,9 @@ impl DpctlApi {
         let DPCTLUSM_GetPointerType = __library
             .get(b"DPCTLUSM_GetPointerType\0")
             .map(|sym| *sym)?;
+        let DPCTLUSM_GetPointerDevice = __library
+            .get(b"DPCTLUSM_GetPointerDevice\0")
+            .map(|sym| *sym)?;
         let DPCTLKernelBundle_CreateFromOCLSource = __library
             .get(b"DPCTLKernelBundle_CreateFromOCLSource\0")
             .map(|sym| *sym)?;
@@ -471,6 +478,7 @@ impl DpctlApi {
             DPCTLaligned_alloc_device,
             DPCTLfree_with_queue,
             DPCTLUSM_GetPointerType,
+            DPCTLUSM_GetPointerDevice,
             DPCTLKernelBundle_CreateFromOCLSource,
             DPCTLKernelBundle_GetKernel,
             DPCTLKernelBundle_Delete,
@@ -753,6 +761,13 @@ impl DpctlApi {
         CRef: DPCTLSyclContextRef,
     ) -> DPCTLSyclUSMType {
         (self.DPCTLUSM_GetPointerType)(MRef, CRef)
+    }
+    pub unsafe fn DPCTLUSM_GetPointerDevice(
+        &self,
+        MRef: DPCTLSyclUSMRef,
+        CRef: DPCTLSyclContextRef,
+    ) -> DPCTLSyclDeviceRef {
+        (self.DPCTLUSM_GetPointerDevice)(MRef, CRef)
     }
     pub unsafe fn DPCTLKernelBundle_CreateFromOCLSource(
         &self,

@@ -1,5 +1,5 @@
-//! Pointer attributes in the simulated driver: the device, memory type and device
-//! address of any address inside an allocation or registered host memory (an unknown
+//! Pointer attributes in the simulated driver: the device, memory type, range and
+//! managedness of any address inside an allocation or registered host memory (an unknown
 //! address is `CUDA_ERROR_INVALID_VALUE`, as for memory the driver never saw).
 
 use std::ffi::{c_int, c_uint, c_void};
@@ -26,7 +26,7 @@ impl SimCuda {
         self.0.record("cuPointerGetAttribute", 0);
         let host = matches!(
             found,
-            Found::Registered(_) | Found::Allocation(_, _, Kind::Pinned)
+            Found::Registered(..) | Found::Allocation(_, _, Kind::Pinned)
         );
         match attribute {
             A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {
@@ -40,6 +40,14 @@ impl SimCuda {
                 };
                 // SAFETY: an unsigned int, the attribute's type, per the caller's contract.
                 unsafe { out(data.cast::<c_uint>(), kind as c_uint) }
+            }
+            A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR => {
+                // SAFETY: a CUdeviceptr, the attribute's type, per the caller's contract.
+                unsafe { out(data.cast::<u64>(), found.range().0 as u64) }
+            }
+            A::CU_POINTER_ATTRIBUTE_RANGE_SIZE => {
+                // SAFETY: a size_t, the attribute's type, per the caller's contract.
+                unsafe { out(data.cast::<usize>(), found.range().1) }
             }
             A::CU_POINTER_ATTRIBUTE_IS_MANAGED => {
                 let managed = matches!(found, Found::Allocation(_, _, Kind::Managed));

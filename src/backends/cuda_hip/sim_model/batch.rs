@@ -45,7 +45,7 @@ impl SimModel {
         let usable = self.host_pointer_for_registered();
         let unreadable = copies.iter().position(|&(d, s, _)| {
             [d, s].iter().any(|&p| match self.find(p) {
-                Some(Found::Registered(mapped)) => !(mapped && usable),
+                Some(Found::Registered(_, _, mapped)) => !(mapped && usable),
                 _ => false,
             })
         });

@@ -27,8 +27,18 @@ pub(crate) enum Kind {
 pub(crate) enum Found {
     /// Inside an allocation: its start, size and kind.
     Allocation(usize, usize, Kind),
-    /// Inside registered host memory: whether it was registered device-mapped.
-    Registered(bool),
+    /// Inside registered host memory: its start, length and whether it was registered
+    /// device-mapped.
+    Registered(usize, usize, bool),
+}
+
+impl Found {
+    /// The start and length of what the address lies in.
+    pub(crate) fn range(self) -> (usize, usize) {
+        match self {
+            Found::Allocation(start, size, _) | Found::Registered(start, size, _) => (start, size),
+        }
+    }
 }
 
 impl SimModel {
@@ -45,7 +55,7 @@ impl SimModel {
                 .registered
                 .iter()
                 .find(|&&(s, l, _)| (s..s + l).contains(&ptr))
-                .map(|&(_, _, mapped)| Found::Registered(mapped))
+                .map(|&(start, len, mapped)| Found::Registered(start, len, mapped))
         })
     }
 

@@ -555,6 +555,15 @@ impl GpuApi for Strict {
             })
     }
 
+    fn pointer_range(&self, ptr: u64) -> Result<Option<GpuPointer>, GpuError> {
+        self.enter("cuPointerGetAttribute")?;
+        Ok(self
+            .sizes()
+            .iter()
+            .find(|(start, (bytes, _, _))| (**start..**start + *bytes as u64).contains(&ptr))
+            .map(|(&base, &(len, ordinal, memory))| GpuPointer { ordinal, base, len, memory }))
+    }
+
     unsafe fn host_register(&self, ptr: *mut u8, len: usize) -> Result<(), GpuError> {
         self.enter("cuMemHostRegister")?;
         self.register(ptr as u64, len)

@@ -7,7 +7,7 @@ use std::os::raw::{c_char, c_int, c_uint, c_void};
 use super::super::entry_points::HipRuntime;
 use super::super::sys::*;
 use super::{error_name, out, SimHip, DEVICE};
-use crate::backends::cuda_hip::sim_model::{read_image, set_op, Image, Kind};
+use crate::backends::cuda_hip::sim_model::{read_image, set_op, Found, Image, Kind};
 
 /// The current device, or the error the runtime gives instead.
 macro_rules! gate {
@@ -194,6 +194,25 @@ impl HipRuntime for SimHip {
             (a, Some(_)) if a == hipPointer_attribute_HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {
                 // SAFETY: the attribute is an int, per the caller's contract.
                 unsafe { out(data.cast::<c_int>(), 0) }
+            }
+            (a, Some(found)) if a == hipPointer_attribute_HIP_POINTER_ATTRIBUTE_MEMORY_TYPE => {
+                // ROCm 6's numbering (the version this runtime reports): Host 1, Device 2.
+                let host = matches!(found, Found::Registered(..) | Found::Allocation(_, _, Kind::Pinned));
+                // SAFETY: the attribute is an unsigned int, per the caller's contract.
+                unsafe { out(data.cast::<c_uint>(), if host { 1 } else { 2 }) }
+            }
+            (a, Some(found)) if a == hipPointer_attribute_HIP_POINTER_ATTRIBUTE_IS_MANAGED => {
+                let managed = matches!(found, Found::Allocation(_, _, Kind::Managed));
+                // SAFETY: a boolean written as an unsigned int, per the caller's contract.
+                unsafe { out(data.cast::<c_uint>(), c_uint::from(managed)) }
+            }
+            (a, Some(found)) if a == hipPointer_attribute_HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR => {
+                // SAFETY: a device pointer, per the caller's contract.
+                unsafe { out(data.cast::<u64>(), found.range().0 as u64) }
+            }
+            (a, Some(found)) if a == hipPointer_attribute_HIP_POINTER_ATTRIBUTE_RANGE_SIZE => {
+                // SAFETY: a size_t, per the caller's contract.
+                unsafe { out(data.cast::<usize>(), found.range().1) }
             }
             (other, Some(_)) => {
                 self.0.violation(format!(

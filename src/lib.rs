@@ -55,14 +55,14 @@ pub mod resource;
 mod runtime;
 
 pub use crate::core::address_index::AddressInfo;
-pub use crate::core::pointer_queries::{DriverAllocation, PointerQueries};
-pub use crate::runtime::lookup::lookup;
 pub use crate::core::capability::{
     CopyBatches, HostMemoryInPlace, HostMemoryRegistration, InPlace, IpcHandles, Kernels,
     MemoryKinds, MemoryReport, NativeCalls, Placement, QueueAdoption, QueuedCopies, StagingViews,
 };
 pub use crate::core::completion::{Completion, NativeEvent, NativeWork};
-pub use crate::core::device::{Device, DeviceInfo, Direction, HostAccess, HostReach, ALIGNMENT};
+pub use crate::core::device::{
+    Device, DeviceInfo, Direction, HostAccess, HostReach, PhysicalDevice, ALIGNMENT,
+};
 pub use crate::core::element::{DType, Element};
 pub use crate::core::error::{Error, Result};
 pub use crate::core::kernel_language::KernelLanguage;
@@ -73,7 +73,9 @@ pub use crate::core::mapping::HostMapping;
 pub use crate::core::memory::Memory;
 pub use crate::core::native::{GpuMemory, MemoryKind, Native, UsmKind};
 pub use crate::core::native_queue::NativeQueue;
+pub use crate::core::pointer_queries::{DriverAllocation, PointerQueries};
 pub use crate::core::registration::HostRegistration;
+pub use crate::runtime::lookup::lookup;
 /// Removes the shared memory objects (`/dev/shm/locus-*`) of this user's whose makers
 /// ended without freeing them (killed, crashed); answers their names. locus runs it
 /// itself the first time a process makes shared memory.

@@ -233,6 +233,19 @@ fn info(args: InfoArgs) -> Result<ExitCode, String> {
             println!("  {:<10} {note}", "");
         }
     }
+    println!("\nPhysical devices (locations of different technologies on the same hardware):");
+    for (physical, locations) in registry.physical_devices() {
+        let names: Vec<String> = locations.iter().map(|l| l.to_string()).collect();
+        println!("  {physical}: {}", names.join(", "));
+    }
+    let unnamed: Vec<String> = registry
+        .devices()
+        .filter(|d| d.info().physical.is_none())
+        .map(|d| d.location().to_string())
+        .collect();
+    if !unnamed.is_empty() {
+        println!("  not named by their runtime: {}", unnamed.join(", "));
+    }
     println!("\nMissing:");
     if registry.missing().is_empty() {
         println!("  nothing");

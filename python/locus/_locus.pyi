@@ -170,6 +170,10 @@ class Buffer:
 
 def available() -> list[str]: ...
 def info() -> dict[str, dict[str, Any]]: ...
+def physical_devices() -> list[Tuple[str, list[str]]]:
+    """The locations on each physical device the runtimes named, the host's CPUs first
+    (``[("PCI 0000:65:00.0", ["cuda:0", "opencl:1", "webgpu:0"]), ...]``)."""
+    ...
 def lookup(address: int) -> dict[str, Any]:
     """Which allocation ``address`` lies in: ``location``, ``base``, ``nbytes``, ``offset``,
     ``kind``, ``resource`` (or None), ``registered_with`` and ``known_to_locus``. Memory

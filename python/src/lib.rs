@@ -180,6 +180,18 @@ fn available() -> Vec<String> {
     locus::available().iter().map(|l| l.to_string()).collect()
 }
 
+/// The locations on each physical device the runtimes named, the host's CPUs first:
+/// `[("the host's CPUs", ["host", "openmp:0", ...]), ("PCI 0000:65:00.0", ["cuda:0",
+/// "opencl:1", "webgpu:0"])]`. A location whose runtime names no hardware is in none.
+#[pyfunction]
+fn physical_devices() -> Vec<(String, Vec<String>)> {
+    locus::registry()
+        .physical_devices()
+        .into_iter()
+        .map(|(d, ls)| (d.to_string(), ls.iter().map(|l| l.to_string()).collect()))
+        .collect()
+}
+
 /// Per technology: its locations here, or why it has none.
 /// `{"opencl": {"locations": ["opencl:0"], "missing": None, "skipped": []}, ...}`.
 #[pyfunction]
@@ -378,6 +390,7 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lookup, m)?)?;
     m.add_function(wrap_pyfunction!(memory::copy_batch, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
+    m.add_function(wrap_pyfunction!(physical_devices, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack_device, m)?)?;

@@ -54,6 +54,65 @@ pub struct DeviceInfo {
     pub version: Option<String>,
     /// Free-form facts worth printing (`locus info` shows them).
     pub notes: Vec<String>,
+    /// The physical device the location runs on, where its runtime says: locations of
+    /// different technologies on one GPU name the same one (`locus info` groups them).
+    pub physical: Option<PhysicalDevice>,
+}
+
+/// The physical device a location runs on, as the runtimes name it: two locations with
+/// the same one share the hardware (CUDA and WebGPU on one GPU, PoCL and OpenMP on the
+/// host's CPUs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PhysicalDevice {
+    /// The host's CPUs: the host, OpenMP's initial device, CPU devices of OpenCL and
+    /// SYCL, software WebGPU adapters.
+    HostCpu,
+    /// A device on the PCI bus, by its address (CUDA's and HIP's PCI attributes,
+    /// OpenCL's `cl_khr_pci_bus_info`, Vulkan's `VK_EXT_pci_bus_info`).
+    Pci {
+        /// PCI domain.
+        domain: u32,
+        /// Bus number.
+        bus: u32,
+        /// Device number on the bus.
+        device: u32,
+        /// Function number.
+        function: u32,
+    },
+}
+
+impl PhysicalDevice {
+    /// Parses the PCI address form `domain:bus:device.function` in hex (`0000:65:00.0`),
+    /// as Vulkan drivers, `lspci -D` and `nvidia-smi` write it.
+    pub fn parse_pci(text: &str) -> Option<PhysicalDevice> {
+        let (rest, function) = text.trim().rsplit_once('.')?;
+        let mut parts = rest.split(':');
+        let hex = |p: Option<&str>| p.and_then(|p| u32::from_str_radix(p, 16).ok());
+        let (domain, bus, device) = (hex(parts.next())?, hex(parts.next())?, hex(parts.next())?);
+        match parts.next() {
+            Some(_) => None,
+            None => Some(PhysicalDevice::Pci {
+                domain,
+                bus,
+                device,
+                function: u32::from_str_radix(function, 16).ok()?,
+            }),
+        }
+    }
+}
+
+impl fmt::Display for PhysicalDevice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            PhysicalDevice::HostCpu => f.write_str("the host's CPUs"),
+            PhysicalDevice::Pci {
+                domain,
+                bus,
+                device,
+                function,
+            } => write!(f, "PCI {domain:04x}:{bus:02x}:{device:02x}.{function:x}"),
+        }
+    }
 }
 
 /// How host code can reach an allocation without copying it.
@@ -344,4 +403,36 @@ pub fn unsupported_kind(location: Location, kind: MemoryKind, offered: &[MemoryK
             .collect::<Vec<_>>()
             .join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PhysicalDevice;
+
+    #[test]
+    fn pci_addresses_parse_as_drivers_write_them_and_print_back() {
+        let gpu = PhysicalDevice::parse_pci("0000:65:00.0").unwrap();
+        assert_eq!(
+            gpu,
+            PhysicalDevice::Pci {
+                domain: 0,
+                bus: 0x65,
+                device: 0,
+                function: 0
+            }
+        );
+        assert_eq!(gpu.to_string(), "PCI 0000:65:00.0");
+        assert_eq!(
+            PhysicalDevice::parse_pci("0001:c1:1f.7"),
+            Some(PhysicalDevice::Pci {
+                domain: 1,
+                bus: 0xc1,
+                device: 0x1f,
+                function: 7
+            })
+        );
+        for bad in ["", "65:00.0", "0000:65:00", "0000:zz:00.0", "0:1:2:3.0"] {
+            assert_eq!(PhysicalDevice::parse_pci(bad), None, "{bad}");
+        }
+    }
 }

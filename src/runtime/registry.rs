@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::transfer::matrix::TransferMatrix;
 use crate::backends;
-use crate::core::device::Device;
+use crate::core::device::{Device, PhysicalDevice};
 use crate::core::error::{Error, Result};
 use crate::core::location::{Location, Technology};
 
@@ -154,6 +154,27 @@ impl Registry {
     /// True when `location` was found.
     pub fn has(&self, location: Location) -> bool {
         self.devices.contains_key(&location)
+    }
+
+    /// The locations on each physical device the runtimes named
+    /// ([`DeviceInfo::physical`](crate::DeviceInfo::physical)), the host's CPUs first:
+    /// `cuda:0`, `opencl:1` and `webgpu:0` on one NVIDIA GPU come as one entry. A
+    /// location whose runtime names no hardware is in none.
+    pub fn physical_devices(&self) -> Vec<(PhysicalDevice, Vec<Location>)> {
+        let mut groups: BTreeMap<PhysicalDevice, Vec<Location>> = BTreeMap::new();
+        for (location, device) in &self.devices {
+            if let Some(physical) = device.info().physical {
+                groups.entry(physical).or_default().push(*location);
+            }
+        }
+        groups.into_iter().collect()
+    }
+
+    /// Whether `a` and `b` run on one physical device, as their runtimes name it (false
+    /// where either names none, or either is absent).
+    pub fn same_physical_device(&self, a: Location, b: Location) -> bool {
+        let physical = |l| self.devices.get(&l).and_then(|d| d.info().physical);
+        physical(a).is_some() && physical(a) == physical(b)
     }
 
     /// The transfer matrix: the copy paths the backends registered, and the generic ones.

@@ -378,6 +378,8 @@ fn a_cubin_for_another_architecture_does_not_load() {
 #[test]
 fn the_driver_answers_for_every_kind_of_its_memory() {
     let (driver, _, gpu) = device();
-    crate::backends::cuda_hip::pointer_query_checks::the_driver_names_every_kind_of_its_memory(&gpu);
+    crate::backends::cuda_hip::pointer_query_checks::the_driver_names_every_kind_of_its_memory(
+        &gpu,
+    );
     no_violations(&driver);
 }

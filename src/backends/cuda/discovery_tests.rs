@@ -73,3 +73,21 @@ fn no_device_that_opens_is_an_error_naming_each_device_s_reason() {
     assert_eq!(driver.1.lock().unwrap().retained, vec![0]);
     assert_eq!(SimCuda::current_context(), THEIRS);
 }
+
+/// Each device names its PCI address from the driver's attributes (issue 66, item 1):
+/// two GPUs are two physical devices.
+#[test]
+fn each_device_names_its_pci_address() {
+    let driver = SimCuda::with_devices(64 << 20, 2);
+    let found = discover_on(Box::new(driver)).unwrap();
+    let physical: Vec<_> = found.devices.iter().map(|d| d.info().physical).collect();
+    let pci = |bus| {
+        Some(crate::core::device::PhysicalDevice::Pci {
+            domain: 0,
+            bus,
+            device: 0,
+            function: 0,
+        })
+    };
+    assert_eq!(physical, vec![pci(0x10), pci(0x11)]);
+}

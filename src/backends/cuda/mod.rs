@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{result as cudarc_result, sys};
 
 use super::cuda_hip::{self, BatchFailure, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
-use crate::core::device::{Device, Direction};
+use crate::core::device::{Device, Direction, PhysicalDevice};
 use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
 use crate::core::location::Technology;
@@ -243,6 +243,12 @@ impl CudaApi {
             stream_ordered_pools: attribute(A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0,
             pageable_memory_access: attribute(A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) != 0,
             version: version.to_string(),
+            pci: Some(PhysicalDevice::Pci {
+                domain: attribute(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID) as u32,
+                bus: attribute(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) as u32,
+                device: attribute(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID) as u32,
+                function: 0,
+            }),
             notes: vec![format!(
                 "CUDA device {i}, compute capability {}.{}, primary context, one non-blocking stream; kernels compiled by NVRTC to sm_{}{} cubins",
                 arch.0, arch.1, arch.0, arch.1

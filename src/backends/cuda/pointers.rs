@@ -33,10 +33,10 @@ impl CudaApi {
 
     /// [`GpuApi::pointer_range`](super::cuda_hip::GpuApi::pointer_range) for CUDA.
     pub(super) fn query_pointer(&self, ptr: u64) -> Result<Option<GpuPointer>, GpuError> {
-        // SAFETY (each call): the attribute's documented type.
-        let Some(memory_type) =
-            (unsafe { self.attribute::<c_uint>(A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr)? })
-        else {
+        // SAFETY: the memory type is an unsigned int (CUmemorytype).
+        let memory_type =
+            unsafe { self.attribute::<c_uint>(A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr) };
+        let Some(memory_type) = memory_type? else {
             return Ok(None);
         };
         let host = memory_type == CUmemorytype::CU_MEMORYTYPE_HOST as c_uint;
@@ -59,7 +59,8 @@ impl CudaApi {
         // SAFETY: a boolean the driver writes as an unsigned int.
         let managed = unsafe { self.attribute::<c_uint>(A::CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr)? };
         // SAFETY: an int.
-        let ordinal = unsafe { self.attribute::<c_int>(A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)? };
+        let ordinal =
+            unsafe { self.attribute::<c_int>(A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)? };
         let memory = match (host, managed.unwrap_or(0) != 0) {
             (_, true) => GpuMemory::Managed,
             (true, false) => GpuMemory::Pinned,

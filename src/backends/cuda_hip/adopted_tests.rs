@@ -20,6 +20,7 @@ fn device(api: &Arc<Strict>, ordinal: u32) -> Arc<dyn Device> {
             stream_ordered_pools: true,
             pageable_memory_access: false,
             version: "sim".into(),
+            pci: None,
             notes: vec![],
         },
     ))

@@ -18,6 +18,7 @@ fn device(api: &Arc<Strict>) -> GpuDevice<Strict> {
             stream_ordered_pools: true,
             pageable_memory_access: false,
             version: "sim".into(),
+            pci: None,
             notes: vec![],
         },
     )

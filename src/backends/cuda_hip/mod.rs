@@ -25,6 +25,7 @@ use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork}
 use crate::core::copy_span::CopySpan;
 use crate::core::device::{
     fill_by_writes, unsupported_kind, Device, DeviceInfo, Direction, HostAccess, HostReach,
+    PhysicalDevice,
 };
 use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
@@ -118,6 +119,8 @@ pub(crate) struct GpuFacts {
     pub pageable_memory_access: bool,
     /// The driver's or runtime's version, as `DeviceInfo::version` shows it.
     pub version: String,
+    /// The device's PCI address (the driver's PCI domain, bus and device attributes).
+    pub pci: Option<PhysicalDevice>,
     pub notes: Vec<String>,
 }
 
@@ -194,6 +197,7 @@ impl<A: GpuApi> GpuDevice<A> {
                 shares_host_memory: false,
                 version: Some(facts.version),
                 notes,
+                physical: facts.pci,
             },
             concurrent_managed: facts.concurrent_managed_access,
             stream_ordered_pools: facts.stream_ordered_pools,
@@ -538,9 +542,9 @@ mod pageable_tests;
 mod batch_tests;
 #[cfg(all(test, feature = "cuda"))]
 mod ipc_tests;
+#[cfg(test)]
+pub(crate) mod pointer_query_checks;
 #[cfg(all(test, feature = "cuda"))]
 mod registration_tests;
 #[cfg(all(test, feature = "cuda"))]
 mod teardown_tests;
-#[cfg(test)]
-pub(crate) mod pointer_query_checks;

@@ -13,7 +13,9 @@ use crate::core::pointer_queries::DriverAllocation;
 
 /// Runs the check at `gpu` (device 0 of its driver).
 pub(crate) fn the_driver_names_every_kind_of_its_memory<A: GpuApi>(gpu: &Arc<GpuDevice<A>>) {
-    let queries = gpu.pointer_queries().expect("a GPU answers for its pointers");
+    let queries = gpu
+        .pointer_queries()
+        .expect("a GPU answers for its pointers");
     let at = gpu.location();
     for memory in [GpuMemory::Device, GpuMemory::Pinned, GpuMemory::Managed] {
         let allocation = gpu.allocate_kind(4096, memory).unwrap();
@@ -30,7 +32,9 @@ pub(crate) fn the_driver_names_every_kind_of_its_memory<A: GpuApi>(gpu: &Arc<Gpu
         );
     }
     let mut host = vec![0u8; 8192];
-    let registration = gpu.host_registration().expect("a GPU registers host memory");
+    let registration = gpu
+        .host_registration()
+        .expect("a GPU registers host memory");
     // SAFETY: `host` outlives the registration, dropped below before it.
     let registered = unsafe { registration.register_host(host.as_mut_ptr(), 8192) }.unwrap();
     let start = host.as_ptr() as u64;

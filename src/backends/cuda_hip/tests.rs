@@ -371,6 +371,7 @@ fn rmm_s_kinds_as_resources_and_the_driver_s_pool_in_stream_order() {
             stream_ordered_pools: false,
             pageable_memory_access: false,
             version: "sim".into(),
+            pci: None,
             notes: vec![],
         },
     )) as Arc<dyn Device>;

@@ -182,6 +182,8 @@ fn freeing_device_memory_waits_for_the_whole_device() {
 #[test]
 fn the_driver_answers_for_every_kind_of_its_memory() {
     let (runtime, _, gpu) = device();
-    crate::backends::cuda_hip::pointer_query_checks::the_driver_names_every_kind_of_its_memory(&gpu);
+    crate::backends::cuda_hip::pointer_query_checks::the_driver_names_every_kind_of_its_memory(
+        &gpu,
+    );
     no_violations(&runtime);
 }

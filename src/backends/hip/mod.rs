@@ -53,6 +53,7 @@ use sys::*;
 
 use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
 use super::loading::dl_error;
+use crate::core::device::PhysicalDevice;
 use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::location::Technology;
 use crate::core::native::Native;
@@ -395,6 +396,8 @@ fn open_device(
 ) -> Result<(hipStream_t, GpuFacts), Unavailable> {
     let mut name = [0 as std::os::raw::c_char; 256];
     let (mut total, mut managed, mut pools, mut pageable) = (0usize, 0, 0, 0);
+    // Domain, bus, device.
+    let mut pci = [0; 3];
     let mut stream: hipStream_t = std::ptr::null_mut();
     // SAFETY: device `i` exists (0..count); out-pointers are locals.
     unsafe {
@@ -418,6 +421,13 @@ fn open_device(
             hipDeviceAttribute_t_hipDeviceAttributePageableMemoryAccess,
             i,
         );
+        for (value, attribute) in pci.iter_mut().zip([
+            hipDeviceAttribute_t_hipDeviceAttributePciDomainID,
+            hipDeviceAttribute_t_hipDeviceAttributePciBusId,
+            hipDeviceAttribute_t_hipDeviceAttributePciDeviceId,
+        ]) {
+            api.raw.hipDeviceGetAttribute(value, attribute, i);
+        }
         api.check(
             "hipStreamCreateWithFlags",
             api.raw.hipStreamCreateWithFlags(&mut stream, 1),
@@ -435,6 +445,12 @@ fn open_device(
         stream_ordered_pools: pools != 0 && api.pool.is_some(),
         pageable_memory_access: pageable != 0,
         version: format!("HIP runtime {version}"),
+        pci: Some(PhysicalDevice::Pci {
+            domain: pci[0] as u32,
+            bus: pci[1] as u32,
+            device: pci[2] as u32,
+            function: 0,
+        }),
         notes: vec![format!(
             "HIP runtime {version}, device {i} ({}), one non-blocking stream; {compiler}",
             match api.archs.get(i as usize).cloned().flatten() {

@@ -40,15 +40,17 @@ impl HipApi {
         if rc == hipError_t_hipErrorInvalidValue {
             return Ok(None);
         }
-        self.check("hipPointerGetAttribute", rc).map(|()| Some(value))
+        self.check("hipPointerGetAttribute", rc)
+            .map(|()| Some(value))
     }
 
     /// [`GpuApi::pointer_range`](super::cuda_hip::GpuApi::pointer_range) for HIP.
     pub(super) fn query_pointer(&self, ptr: u64) -> Result<Option<GpuPointer>, GpuError> {
-        // SAFETY (each call): the attribute's documented type.
-        let Some(memory_type) = (unsafe {
-            self.attribute::<c_uint>(hipPointer_attribute_HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr)?
-        }) else {
+        // SAFETY: the memory type is an unsigned int (hipMemoryType).
+        let memory_type = unsafe {
+            self.attribute::<c_uint>(hipPointer_attribute_HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr)
+        };
+        let Some(memory_type) = memory_type? else {
             return Ok(None);
         };
         let range = |attribute| -> Result<Option<u64>, GpuError> {
@@ -67,14 +69,20 @@ impl HipApi {
         };
         // SAFETY: an int.
         let ordinal = unsafe {
-            self.attribute::<c_int>(hipPointer_attribute_HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)?
+            self.attribute::<c_int>(
+                hipPointer_attribute_HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                ptr,
+            )?
         };
         let mut version: c_int = 0;
         // SAFETY: writes one int into a local.
         self.check("hipRuntimeGetVersion", unsafe {
             self.raw.hipRuntimeGetVersion(&mut version)
         })?;
-        let memory = match (is_host_type(memory_type, version), managed.unwrap_or(0) != 0) {
+        let memory = match (
+            is_host_type(memory_type, version),
+            managed.unwrap_or(0) != 0,
+        ) {
             (_, true) => GpuMemory::Managed,
             (true, false) => GpuMemory::Pinned,
             (false, false) => GpuMemory::Device,

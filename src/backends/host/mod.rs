@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::core::capability::{native_calls_are_own, HostMemoryInPlace, InPlace, NativeCalls};
 use crate::core::device::{
-    host_memory_bytes, Device, DeviceInfo, HostAccess, HostReach, ALIGNMENT,
+    host_memory_bytes, Device, DeviceInfo, HostAccess, HostReach, PhysicalDevice, ALIGNMENT,
 };
 use crate::core::discovery::Discovery;
 use crate::core::error::{Error, Result};
@@ -45,6 +45,7 @@ pub(crate) fn discover() -> Discovery {
             shares_host_memory: true,
             version: None,
             notes: vec![],
+            physical: Some(PhysicalDevice::HostCpu),
         },
         live: AtomicUsize::new(0),
     };

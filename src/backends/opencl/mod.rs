@@ -36,7 +36,9 @@ use crate::core::capability::{
 };
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
 use crate::core::copy_span::CopySpan;
-use crate::core::device::{fill_by_writes, Device, DeviceInfo, Direction, HostAccess, HostReach};
+use crate::core::device::{
+    fill_by_writes, Device, DeviceInfo, Direction, HostAccess, HostReach, PhysicalDevice,
+};
 use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, cache_key, LaunchArg, LaunchSpec};
@@ -167,6 +169,56 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
     })
 }
 
+/// The hardware an OpenCL device runs on: the host's CPUs for a CPU device; a GPU's
+/// PCI address from `cl_khr_pci_bus_info`, or NVIDIA's own query
+/// (`cl_nv_device_attribute_query`: the bus, the slot as device << 3 | function, and
+/// the domain) where the driver lacks the extension.
+fn physical_device(device: &ClDevice, kind: &str) -> Option<PhysicalDevice> {
+    if kind == "cpu" {
+        return Some(PhysicalDevice::HostCpu);
+    }
+    let word = |param: u32| -> Option<u32> {
+        let bytes = opencl3::device::get_device_data(device.id(), param).ok()?;
+        Some(u32::from_ne_bytes(bytes.get(..4)?.try_into().ok()?))
+    };
+    let extensions = device.extensions().unwrap_or_default();
+    if extensions
+        .split_whitespace()
+        .any(|e| e == "cl_khr_pci_bus_info")
+    {
+        const CL_DEVICE_PCI_BUS_INFO_KHR: u32 = 0x410F;
+        let bytes =
+            opencl3::device::get_device_data(device.id(), CL_DEVICE_PCI_BUS_INFO_KHR).ok()?;
+        let at = |i: usize| {
+            Some(u32::from_ne_bytes(
+                bytes.get(4 * i..4 * i + 4)?.try_into().ok()?,
+            ))
+        };
+        return Some(PhysicalDevice::Pci {
+            domain: at(0)?,
+            bus: at(1)?,
+            device: at(2)?,
+            function: at(3)?,
+        });
+    }
+    if extensions
+        .split_whitespace()
+        .any(|e| e == "cl_nv_device_attribute_query")
+    {
+        const CL_DEVICE_PCI_BUS_ID_NV: u32 = 0x4008;
+        const CL_DEVICE_PCI_SLOT_ID_NV: u32 = 0x4009;
+        const CL_DEVICE_PCI_DOMAIN_ID_NV: u32 = 0x400A;
+        let slot = word(CL_DEVICE_PCI_SLOT_ID_NV)?;
+        return Some(PhysicalDevice::Pci {
+            domain: word(CL_DEVICE_PCI_DOMAIN_ID_NV).unwrap_or(0),
+            bus: word(CL_DEVICE_PCI_BUS_ID_NV)?,
+            device: slot >> 3,
+            function: slot & 7,
+        });
+    }
+    None
+}
+
 impl OpenClDevice {
     fn open(
         location: Location,
@@ -207,6 +259,7 @@ impl OpenClDevice {
                 shares_host_memory: host_unified,
                 version: Some(version),
                 notes,
+                physical: physical_device(&device, kind),
             },
             device,
             context,

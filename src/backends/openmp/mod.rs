@@ -26,7 +26,7 @@ use crate::core::capability::{
     launch_after_waiting, native_calls_are_own, HostMemoryInPlace, InPlace, Kernels, NativeCalls,
 };
 use crate::core::completion::{Completion, Dependencies};
-use crate::core::device::{Device, DeviceInfo, HostAccess, HostReach};
+use crate::core::device::{Device, DeviceInfo, HostAccess, HostReach, PhysicalDevice};
 use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
 use crate::core::launch::{bad_argument, LaunchArg, LaunchSpec};
@@ -230,6 +230,8 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
                     shares_host_memory: on_host,
                     version: None,
                     notes,
+                    // An offload device's runtime does not name its hardware.
+                    physical: on_host.then_some(PhysicalDevice::HostCpu),
                 },
                 device_number: number,
                 initial_device: initial,

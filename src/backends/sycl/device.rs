@@ -279,10 +279,12 @@ impl PointerQueries for SyclDevice {
         };
         // Host USM belongs to the context rather than a device: the first location of
         // the context asked answers for it.
-        Ok((this_device || kind == UsmKind::Host).then(|| DriverAllocation {
-            location: self.location,
-            range: None,
-            kind: kind.memory_kind(),
-        }))
+        Ok(
+            (this_device || kind == UsmKind::Host).then(|| DriverAllocation {
+                location: self.location,
+                range: None,
+                kind: kind.memory_kind(),
+            }),
+        )
     }
 }

@@ -47,7 +47,7 @@ use crate::core::capability::{
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork, NoDependencies};
 use crate::core::copy_span::CopySpan;
 use crate::core::device::{
-    fill_by_writes, unsupported_kind, Device, DeviceInfo, HostAccess, HostReach,
+    fill_by_writes, unsupported_kind, Device, DeviceInfo, HostAccess, HostReach, PhysicalDevice,
 };
 use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
@@ -240,6 +240,8 @@ impl SyclDevice {
                     shares_host_memory: cpu,
                     version: Some(version),
                     notes,
+                    // dpctl's C API does not name a GPU's PCI address.
+                    physical: cpu.then_some(PhysicalDevice::HostCpu),
                 },
                 api,
                 device,

@@ -39,7 +39,8 @@ use crate::core::capability::{
 use crate::core::completion::{native_deps, Completion, Dependencies, NativeWork};
 use crate::core::copy_span::CopySpan;
 use crate::core::device::{
-    fill_by_writes, Device, DeviceInfo, Direction, HostAccess, HostReach, StageWay, StagedView,
+    fill_by_writes, Device, DeviceInfo, Direction, HostAccess, HostReach, PhysicalDevice, StageWay,
+    StagedView,
 };
 use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
@@ -230,6 +231,11 @@ impl WebGpuDevice {
                 shares_host_memory: shares,
                 version: Some(version),
                 notes,
+                physical: match adapter_info.device_type {
+                    wgpu::DeviceType::Cpu => Some(PhysicalDevice::HostCpu),
+                    // Vulkan's VK_EXT_pci_bus_info, where the driver has it.
+                    _ => PhysicalDevice::parse_pci(&adapter_info.device_pci_bus_id),
+                },
             },
             adapter,
             upload: Mutex::new(Staging::new(

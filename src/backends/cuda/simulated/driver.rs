@@ -108,12 +108,15 @@ impl CudaDriver for SimCuda {
         attribute: CUdevice_attribute,
         dev: CUdevice,
     ) -> CUresult {
-        if let Err(rc) = self.device(dev) {
-            return rc;
-        }
+        let d = match self.device(dev) {
+            Ok(d) => d,
+            Err(rc) => return rc,
+        };
         use CUdevice_attribute as A;
         let v = match attribute {
             A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR => 9,
+            // Each simulated device on a bus of its own.
+            A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID => 0x10 + d as c_int,
             A::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM => {
                 i32::from(self.0.host_pointer_for_registered())
             }

@@ -426,6 +426,7 @@ pub(crate) fn facts(name: &str, memory: u64) -> super::GpuFacts {
         stream_ordered_pools: false,
         pageable_memory_access: false,
         version: "simulated".into(),
+        pci: None,
         notes: Vec::new(),
     }
 }

@@ -89,6 +89,7 @@ pub(crate) fn facts(i: u32, managed: bool) -> GpuFacts {
         stream_ordered_pools: true,
         pageable_memory_access: false,
         version: "sim".into(),
+        pci: None,
         notes: vec![],
     }
 }

@@ -561,7 +561,12 @@ impl GpuApi for Strict {
             .sizes()
             .iter()
             .find(|(start, (bytes, _, _))| (**start..**start + *bytes as u64).contains(&ptr))
-            .map(|(&base, &(len, ordinal, memory))| GpuPointer { ordinal, base, len, memory }))
+            .map(|(&base, &(len, ordinal, memory))| GpuPointer {
+                ordinal,
+                base,
+                len,
+                memory,
+            }))
     }
 
     unsafe fn host_register(&self, ptr: *mut u8, len: usize) -> Result<(), GpuError> {

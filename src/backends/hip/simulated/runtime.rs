@@ -197,7 +197,10 @@ impl HipRuntime for SimHip {
             }
             (a, Some(found)) if a == hipPointer_attribute_HIP_POINTER_ATTRIBUTE_MEMORY_TYPE => {
                 // ROCm 6's numbering (the version this runtime reports): Host 1, Device 2.
-                let host = matches!(found, Found::Registered(..) | Found::Allocation(_, _, Kind::Pinned));
+                let host = matches!(
+                    found,
+                    Found::Registered(..) | Found::Allocation(_, _, Kind::Pinned)
+                );
                 // SAFETY: the attribute is an unsigned int, per the caller's contract.
                 unsafe { out(data.cast::<c_uint>(), if host { 1 } else { 2 }) }
             }
@@ -206,7 +209,9 @@ impl HipRuntime for SimHip {
                 // SAFETY: a boolean written as an unsigned int, per the caller's contract.
                 unsafe { out(data.cast::<c_uint>(), c_uint::from(managed)) }
             }
-            (a, Some(found)) if a == hipPointer_attribute_HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR => {
+            (a, Some(found))
+                if a == hipPointer_attribute_HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR =>
+            {
                 // SAFETY: a device pointer, per the caller's contract.
                 unsafe { out(data.cast::<u64>(), found.range().0 as u64) }
             }

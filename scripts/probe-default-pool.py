@@ -33,9 +33,11 @@ def state():
     return pool, rt.memPoolGetAttribute(pool, THRESHOLD), rt.deviceGetMemPool(0)
 
 
-before = state()
+untouched = state()
 cupy.cuda.set_allocator(cupy.cuda.MemoryAsyncPool().malloc)
 theirs = cupy.arange(1 << 20, dtype=cupy.float32)
+# What CuPy set up itself (its MemoryAsyncPool tunes the default pool) is the baseline.
+before = state()
 resource = locus.mr.CudaAsyncMemoryResource("cuda:0")
 for _ in range(3):
     m = locus.Memory.from_resource(resource, 4 << 20)
@@ -43,7 +45,8 @@ for _ in range(3):
     del m
 after = state()
 print("| | default pool | release threshold | current pool |\n|---|---|---|---|")
-print(f"| before locus | {before[0]:#x} | {before[1]} | {before[2]:#x} |")
+print(f"| before CuPy | {untouched[0]:#x} | {untouched[1]} | {untouched[2]:#x} |")
+print(f"| after CuPy, before locus | {before[0]:#x} | {before[1]} | {before[2]:#x} |")
 print(f"| after locus | {after[0]:#x} | {after[1]} | {after[2]:#x} |")
 print("default pool untouched" if before == after else "CHANGED: locus tuned the shared pool")
 del theirs

@@ -126,17 +126,34 @@ fn pool_memory_freed_in_stream_order_stays_in_the_pool() {
     let bytes = 64 << 20;
     let m = Memory::on_kind(&gpu, MemoryKind::StreamOrdered, bytes).unwrap();
     m.write(0, &vec![1u8; 4096]).unwrap();
-    drop(m);
-    gpu.synchronize().unwrap();
     let context = CudaContext::new(0).unwrap();
     context.bind_to_thread().unwrap();
+    // The pool the memory came from: locus's own (it leaves the device's default pool,
+    // which CuPy's and PyTorch's async allocators share, alone).
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    let mut reserved: u64 = 0;
-    // SAFETY: out-pointers to locals; the attribute's value is a u64.
+    let mut default_pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: out-pointers to locals; the memory is live; MEMPOOL_HANDLE is a CUmemoryPool.
     unsafe {
-        sys::cuDeviceGetDefaultMemPool(&mut pool, device)
+        sys::cuPointerGetAttribute(
+            (&mut pool as *mut sys::CUmemoryPool).cast(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+            m.native().address(),
+        )
+        .result()
+        .expect("cuPointerGetAttribute(MEMPOOL_HANDLE)");
+        sys::cuDeviceGetDefaultMemPool(&mut default_pool, device)
             .result()
             .expect("cuDeviceGetDefaultMemPool");
+    }
+    assert!(
+        !pool.is_null() && pool != default_pool,
+        "stream-ordered memory from the default pool"
+    );
+    drop(m);
+    gpu.synchronize().unwrap();
+    let mut reserved: u64 = 0;
+    // SAFETY: a live pool (locus's, kept for the process); the attribute is a u64.
+    unsafe {
         sys::cuMemPoolGetAttribute(
             pool,
             sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
@@ -145,7 +162,7 @@ fn pool_memory_freed_in_stream_order_stays_in_the_pool() {
         .result()
         .expect("cuMemPoolGetAttribute");
     }
-    println!("{at}: the default pool keeps {reserved} bytes after the free and a sync");
+    println!("{at}: locus's pool keeps {reserved} bytes after the free and a sync");
     assert!(
         reserved >= bytes as u64,
         "the pool returned freed memory to the OS at the sync (release threshold 0): \

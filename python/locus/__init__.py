@@ -13,6 +13,7 @@ consumer use without copying::
     print(b.to_numpy()[:12])
 """
 
+import contextlib as _contextlib
 import os as _os
 import tempfile as _tempfile
 
@@ -55,6 +56,7 @@ from ._locus import (  # noqa: E402, F401
 )
 
 
+from . import _locus  # noqa: E402
 from . import mr  # noqa: E402
 
 
@@ -96,6 +98,40 @@ class kernels:
         return Kernel.builtin("daxpy")
 
 
+@_contextlib.contextmanager
+def numpy_allocator(resource=None, *, min_bytes=64 << 10):
+    """numpy's arrays of at least ``min_bytes`` made inside the ``with`` block come from
+    ``resource`` (NEP 49): by default a pool over the first CUDA or HIP device's pinned
+    host memory, so that uploads of ordinary numpy arrays run by DMA at pinned speed
+    (else a pool over host memory). Smaller arrays, and any the resource refuses, stay
+    with the allocator that was current (numpy's own, with its cache of small blocks).
+    Arrays keep their memory after the block ends and give it back when they die, on any
+    thread. numpy keeps the allocator in a context variable: the block applies to the
+    calling thread. The resource's memory must be host-addressable (a ``ValueError``
+    otherwise)::
+
+        with locus.numpy_allocator():
+            a = np.ones(1 << 26, dtype=np.float32)   # pinned where a GPU is present
+    """
+    handler = _locus._numpy_handler(resource, min_bytes)
+    previous = _locus._numpy_set_handler(handler)
+    try:
+        yield handler
+    finally:
+        _locus._numpy_set_handler(previous)
+
+
+def set_numpy_allocator(resource=None, *, min_bytes=64 << 10):
+    """As ``numpy_allocator``, for the rest of the calling thread's context (until set
+    again); returns the handler it replaced, which ``restore_numpy_allocator`` puts back."""
+    return _locus._numpy_set_handler(_locus._numpy_handler(resource, min_bytes))
+
+
+def restore_numpy_allocator(handler=None):
+    """Puts back a handler ``set_numpy_allocator`` returned (``None``: numpy's default)."""
+    _locus._numpy_set_handler(handler)
+
+
 def from_dlpack(obj, *, copy=None):
     """Adopt a DLPack producer's memory (``Buffer.from_dlpack``)."""
     return Buffer.from_dlpack(obj, copy=copy)
@@ -123,8 +159,11 @@ __all__ = [
     "lookup",
     "memory_statistics",
     "mr",
+    "numpy_allocator",
     "registered_paths",
+    "restore_numpy_allocator",
     "route",
+    "set_numpy_allocator",
     "transfer_totals",
     "transfer_totals_text",
     "use_pool",

@@ -15,6 +15,7 @@ mod handle;
 mod kernels;
 mod memory;
 mod mr;
+mod numpy_allocator;
 mod queues;
 mod store;
 mod usm;
@@ -190,6 +191,56 @@ fn physical_devices() -> Vec<(String, Vec<String>)> {
         .into_iter()
         .map(|(d, ls)| (d.to_string(), ls.iter().map(|l| l.to_string()).collect()))
         .collect()
+}
+
+/// A numpy memory handler (NEP 49) over `resource` for arrays of at least `min_bytes`
+/// (`locus.numpy_allocator` uses it); `None`: a pool over the first CUDA or HIP
+/// device's pinned host memory, else over host memory.
+#[pyfunction]
+#[pyo3(signature = (resource, min_bytes))]
+fn _numpy_handler(
+    py: Python<'_>,
+    resource: Option<PyRef<'_, mr::PyResource>>,
+    min_bytes: usize,
+) -> PyResult<Py<PyAny>> {
+    guarded(|| {
+        let resource = match resource {
+            Some(r) => Arc::clone(&r.inner),
+            None => crate::detach(py, default_numpy_resource).map_err(py_err)?,
+        };
+        numpy_allocator::make_handler(py, resource, min_bytes)
+    })
+}
+
+/// numpy's arrays by default: a pool over the first GPU's pinned host memory (uploads
+/// by DMA), else over the host's memory; made once per process.
+fn default_numpy_resource() -> locus::Result<Arc<dyn locus::resource::MemoryResource>> {
+    static DEFAULT: std::sync::OnceLock<Arc<dyn locus::resource::MemoryResource>> =
+        std::sync::OnceLock::new();
+    if let Some(r) = DEFAULT.get() {
+        return Ok(Arc::clone(r));
+    }
+    let gpu = locus::available().into_iter().find(|l| {
+        matches!(
+            l.technology(),
+            locus::Technology::Cuda | locus::Technology::Hip
+        )
+    });
+    let upstream = match gpu {
+        Some(at) => locus::resource::pinned_host(at)?,
+        None => locus::resource::upstream(Location::Host)?,
+    };
+    let pool: Arc<dyn locus::resource::MemoryResource> =
+        Arc::new(locus::resource::Pool::new(upstream, 64 << 20, usize::MAX));
+    Ok(Arc::clone(DEFAULT.get_or_init(|| pool)))
+}
+
+/// Makes `handler` numpy's memory handler in the calling thread's context (`None`:
+/// numpy's default) and returns the one it replaces.
+#[pyfunction]
+#[pyo3(signature = (handler))]
+fn _numpy_set_handler(py: Python<'_>, handler: Option<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    guarded(|| numpy_allocator::set_handler(py, handler.as_ref()))
 }
 
 /// Per technology: its locations here, or why it has none.
@@ -391,6 +442,8 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(memory::copy_batch, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(physical_devices, m)?)?;
+    m.add_function(wrap_pyfunction!(_numpy_handler, m)?)?;
+    m.add_function(wrap_pyfunction!(_numpy_set_handler, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack_device, m)?)?;

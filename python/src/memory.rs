@@ -167,10 +167,18 @@ impl PyMemory {
     }
 
     /// Writes the bytes of `data` (anything with the buffer protocol: bytes, a numpy
-    /// array) at `offset`.
+    /// array) at `offset`. A C-contiguous host array (`__array_interface__`) is read in
+    /// place: a numpy array in pinned memory (`locus.numpy_allocator`) uploads by DMA.
     #[pyo3(signature = (data, offset = 0))]
     fn write(&self, py: Python<'_>, data: &Bound<'_, PyAny>, offset: usize) -> PyResult<()> {
         guarded(|| {
+            if let Some((ptr, len)) = contiguous_host_array(data)? {
+                let m = self.mem()?;
+                // SAFETY: the array interface promises `len` bytes at `ptr` while the
+                // array lives, and `data` (held here) keeps it alive through the write.
+                let src = unsafe { std::slice::from_raw_parts(ptr as *const u8, len) };
+                return crate::detach(py, || m.write(offset, src)).map_err(py_err);
+            }
             let bytes: Bound<'_, PyBytes> = py
                 .get_type::<PyBytes>()
                 .call1((data,))?
@@ -547,4 +555,37 @@ pub(crate) fn copy_batch(py: Python<'_>, copies: Vec<PyCopy<'_>>) -> PyResult<()
             .collect::<PyResult<Vec<_>>>()?;
         crate::detach(py, || locus::copy_batch(&batch)).map_err(py_err)
     })
+}
+
+/// The data pointer and byte length of a C-contiguous host array (`__array_interface__`
+/// without strides or mask; numpy's and every library following it), else `None`.
+fn contiguous_host_array(data: &Bound<'_, PyAny>) -> PyResult<Option<(usize, usize)>> {
+    let Ok(iface) = data.getattr("__array_interface__") else {
+        return Ok(None);
+    };
+    let Ok(iface) = iface.cast_into::<PyDict>() else {
+        return Ok(None);
+    };
+    let item = |key: &str| iface.get_item(key).ok().flatten().filter(|v| !v.is_none());
+    if item("strides").is_some() || item("mask").is_some() {
+        return Ok(None);
+    }
+    let (Some(data_item), Some(shape), Some(typestr)) =
+        (item("data"), item("shape"), item("typestr"))
+    else {
+        return Ok(None);
+    };
+    let Ok((ptr, _read_only)) = data_item.extract::<(usize, bool)>() else {
+        return Ok(None);
+    };
+    let shape: Vec<usize> = shape.extract()?;
+    let typestr: String = typestr.extract()?;
+    let Some(itemsize) = typestr.get(2..).and_then(|n| n.parse::<usize>().ok()) else {
+        return Ok(None);
+    };
+    let len = shape
+        .iter()
+        .try_fold(itemsize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| PyValueError::new_err("the array's size overflows"))?;
+    Ok(Some((ptr, len)))
 }

@@ -32,6 +32,25 @@ def test_calloc_set_read_and_write(location):
         m.set(1, 100)
 
 
+def test_write_takes_any_array_contiguous_or_not(location):
+    """A C-contiguous array is read in place (no bytes() copy first); a strided view, a
+    structured dtype and a zero-length array are written as their bytes."""
+    m = locus.Memory(location, 4096)
+    a = np.arange(1024, dtype=np.float32)
+    m.write(a)
+    assert np.frombuffer(m.read(), dtype=np.float32).tolist() == a.tolist()
+    strided = np.arange(2048, dtype=np.int16)[::2]  # 1024 elements, not contiguous
+    m.write(strided, offset=2048)
+    assert np.frombuffer(m.read(2048, offset=2048), dtype=np.int16).tolist() == strided.tolist()
+    pairs = np.zeros(4, dtype=[("a", "<u2"), ("b", "<u2")])
+    pairs["a"], pairs["b"] = 1, 2
+    m.write(pairs)
+    assert m.read(16) == pairs.tobytes()
+    m.write(np.empty(0, dtype=np.float64), offset=4096)
+    with pytest.raises(ValueError, match=location):
+        m.write(np.zeros(1025, dtype=np.float32))
+
+
 def test_copies_between_every_pair(location):
     data = bytes((i * 7) % 256 for i in range(4096))
     src = locus.Memory(location, 4096)

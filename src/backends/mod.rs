@@ -23,6 +23,7 @@ use crate::core::location::Technology;
 
 #[cfg(any(feature = "cuda", feature = "hip"))]
 pub mod cuda_hip;
+pub(crate) mod environment_guard;
 pub mod host;
 pub mod loading;
 #[cfg(feature = "mpi")]

@@ -62,6 +62,9 @@ impl Registry {
                 why
             })
         });
+        // Some loaders split list-valued variables in place (an OpenCL ICD loader's
+        // `OCL_ICD_FILENAMES`): put them back for the processes this one starts.
+        let environment = backends::environment_guard::EnvironmentGuard::record();
         for technology in Technology::ALL {
             match &only {
                 Some(Ok(only)) if !technology.is_host() && !only.contains(&technology) => {
@@ -100,6 +103,7 @@ impl Registry {
                 }
             }
         }
+        environment.repair();
         let registry = Registry {
             devices,
             matrix,

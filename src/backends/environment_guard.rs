@@ -84,8 +84,8 @@ mod tests {
     /// second entry kept reading `a.so`).
     #[test]
     fn a_list_split_in_place_is_whole_again_and_a_new_value_is_kept() {
-        let split = "LOCUS_TEST_ENV_GUARD_SPLIT";
-        let replaced = "LOCUS_TEST_ENV_GUARD_REPLACED";
+        let split = "ENVIRONMENT_GUARD_TEST_SPLIT";
+        let replaced = "ENVIRONMENT_GUARD_TEST_REPLACED";
         // The test's own variables (nextest runs each test in a process of its own).
         std::env::set_var(split, "a.so:b.so:c.so");
         std::env::set_var(replaced, "x:y");

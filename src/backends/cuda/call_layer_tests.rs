@@ -383,3 +383,38 @@ fn the_driver_answers_for_every_kind_of_its_memory() {
     );
     no_violations(&driver);
 }
+
+/// A batch of small reads into pageable memory goes through pinned staging (issue 63):
+/// one batch into the staging chunk per 8 MiB of reads, every read's bytes right. On
+/// the code before, the driver's batch wrote each pageable destination itself (one
+/// call here, one synchronous staged copy per read on a GPU).
+#[test]
+fn a_batch_of_small_reads_into_pageable_memory_goes_through_staging() {
+    let (driver, _, gpu) = device();
+    let (n, reads) = (4096, 2100); // 8.2 MiB: two chunks
+    let a = gpu.allocate_kind(n * reads, GpuMemory::Device).unwrap();
+    let pattern: Vec<u8> = (0..n * reads).map(|i| (i % 251) as u8).collect();
+    gpu.write(a.native(), 0, &pattern).unwrap();
+    let mut outs = vec![vec![0u8; n]; reads];
+    let mut copies: Vec<DeviceCopy<'_>> = outs
+        .iter_mut()
+        .enumerate()
+        .map(|(i, dst)| DeviceCopy::Read {
+            src: a.native(),
+            offset: i * n,
+            dst,
+        })
+        .collect();
+    let before = count(&driver, "cuMemcpyBatchAsync");
+    gpu.copy_batches().unwrap().copy_batch(&mut copies).unwrap();
+    drop(copies);
+    assert_eq!(
+        count(&driver, "cuMemcpyBatchAsync") - before,
+        2,
+        "one call per chunk of reads"
+    );
+    for (i, out) in outs.iter().enumerate() {
+        assert_eq!(&out[..], &pattern[i * n..(i + 1) * n], "read {i}");
+    }
+    no_violations(&driver);
+}

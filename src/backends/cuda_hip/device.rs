@@ -439,17 +439,24 @@ impl<A: GpuApi> CopyBatches for GpuDevice<A> {
         if !self.api.has_copy_batch() {
             return copies.iter_mut().try_for_each(|c| c.run_alone(self));
         }
-        let mut ranges = Vec::with_capacity(copies.len());
-        // Each range's index in `copies` (empty copies are not handed to the driver).
-        let mut positions = Vec::with_capacity(copies.len());
         let alone = self.runs_outside_batches(copies);
+        let _current = self.activate()?;
+        // Each copy for the driver with its index in `copies` (empty copies are not
+        // handed to the driver); small reads into pageable memory through staging.
+        let mut ranges = Vec::with_capacity(copies.len());
+        let mut staged = Vec::new();
         for (i, c) in copies.iter_mut().enumerate().filter(|(_, c)| !c.is_empty()) {
             if alone.contains(&i) {
                 c.run_alone(self)?;
                 continue;
             }
-            positions.push(i);
-            ranges.push(match c {
+            if matches!(c, DeviceCopy::Read { dst, .. } if self.stages_batch_read(dst)) {
+                if let DeviceCopy::Read { src, offset, dst } = c {
+                    staged.push((self.ptr(src)?.0 + *offset as u64, &mut **dst, i));
+                }
+                continue;
+            }
+            let range = match c {
                 DeviceCopy::Write { dst, offset, src } => (
                     self.ptr(dst)?.0 + *offset as u64,
                     src.as_ptr() as u64,
@@ -471,29 +478,10 @@ impl<A: GpuApi> CopyBatches for GpuDevice<A> {
                     self.ptr(src)?.0 + *src_offset as u64,
                     *len,
                 ),
-            });
+            };
+            ranges.push((range, i));
         }
-        if ranges.is_empty() {
-            return Ok(());
-        }
-        let _current = self.activate()?;
-        // SAFETY: every range was bounds-checked by its memory and lives (the host slices
-        // borrowed, the device memory held by the caller) until the waited call returns;
-        // the caller checked that no destination overlaps another copy's ranges.
-        unsafe { self.api.copy_batch(&ranges) }.map_err(|failure| {
-            let mut e = failure.error;
-            let named = failure
-                .copy
-                .and_then(|k| Some((positions.get(k)?, ranges.get(k)?)));
-            if let Some((at, (dst, src, n))) = named {
-                e.name = format!(
-                    "{} (the driver names copy {at} of the batch: {n} bytes from {src:#x} \
-                     to {dst:#x})",
-                    e.name
-                );
-            }
-            self.fail("copy batch", e)
-        })
+        self.run_batch(ranges, staged)
     }
 }
 

@@ -40,6 +40,7 @@ pub use crate::core::native::GpuMemory;
 
 mod adopted;
 mod api;
+mod batch_staging;
 mod current;
 mod device;
 mod ipc;

@@ -18,6 +18,7 @@ chapters! {
     Concepts => "../docs/guide/concepts.md",
     Buffers => "../docs/guide/buffers.md",
     Queues => "../docs/guide/queues.md",
+    BringYourOwn => "../docs/guide/bring-your-own.md",
     Resources => "../docs/guide/resources.md",
     Codelets => "../docs/guide/codelets.md",
     Backends => "../docs/guide/backends.md",

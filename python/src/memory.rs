@@ -174,9 +174,19 @@ impl PyMemory {
         guarded(|| {
             if let Some((ptr, len)) = contiguous_host_array(data)? {
                 let m = self.mem()?;
-                // SAFETY: the array interface promises `len` bytes at `ptr` while the
-                // array lives, and `data` (held here) keeps it alive through the write.
-                let src = unsafe { std::slice::from_raw_parts(ptr as *const u8, len) };
+                let src: &[u8] = match (ptr, len) {
+                    (_, 0) => &[],
+                    (0, _) => {
+                        return Err(PyValueError::new_err(format!(
+                            "Memory.write: the array interface gives a NULL data pointer for \
+                             {len} bytes; pass an array whose data is allocated"
+                        )))
+                    }
+                    // SAFETY: the array interface promises `len` bytes at `ptr` while
+                    // the array lives, and `data` (held here) keeps it alive through the
+                    // write.
+                    _ => unsafe { std::slice::from_raw_parts(ptr as *const u8, len) },
+                };
                 return crate::detach(py, || m.write(offset, src)).map_err(py_err);
             }
             let bytes: Bound<'_, PyBytes> = py

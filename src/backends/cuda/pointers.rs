@@ -5,7 +5,7 @@ use std::ffi::{c_int, c_uint};
 
 use cudarc::driver::sys::{CUmemorytype, CUpointer_attribute as A, CUresult};
 
-use super::cuda_hip::{GpuError, GpuMemory, GpuPointer};
+use super::cuda_hip::{GpuError, GpuPointer};
 use super::CudaApi;
 
 impl CudaApi {
@@ -61,16 +61,11 @@ impl CudaApi {
         // SAFETY: an int.
         let ordinal =
             unsafe { self.attribute::<c_int>(A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)? };
-        let memory = match (host, managed.unwrap_or(0) != 0) {
-            (_, true) => GpuMemory::Managed,
-            (true, false) => GpuMemory::Pinned,
-            (false, false) => GpuMemory::Device,
-        };
-        Ok(Some(GpuPointer {
-            ordinal: ordinal.and_then(|o| u32::try_from(o).ok()).unwrap_or(0),
-            base,
-            len: len as usize,
-            memory,
-        }))
+        Ok(Some(GpuPointer::from_attributes(
+            (base, len),
+            host,
+            managed,
+            ordinal,
+        )))
     }
 }

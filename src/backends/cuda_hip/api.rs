@@ -33,6 +33,30 @@ pub struct GpuPointer {
     pub memory: GpuMemory,
 }
 
+impl GpuPointer {
+    /// From the driver's pointer attributes: its range, whether its memory type is host
+    /// memory, its managed flag and device ordinal where it gave them (a managed
+    /// allocation is `Managed` whatever its type; a missing ordinal is device 0).
+    pub fn from_attributes(
+        (base, len): (u64, u64),
+        host: bool,
+        managed: Option<u32>,
+        ordinal: Option<i32>,
+    ) -> GpuPointer {
+        let memory = match (host, managed.unwrap_or(0) != 0) {
+            (_, true) => GpuMemory::Managed,
+            (true, false) => GpuMemory::Pinned,
+            (false, false) => GpuMemory::Device,
+        };
+        GpuPointer {
+            ordinal: ordinal.and_then(|o| u32::try_from(o).ok()).unwrap_or(0),
+            base,
+            len: len as usize,
+            memory,
+        }
+    }
+}
+
 /// The vendor calls a GPU backend needs. Pointers are device addresses as `u64` (host
 /// addresses for pinned memory, which is mapped into the device's address space).
 pub trait GpuApi: Send + Sync + 'static {

@@ -3,7 +3,7 @@
 
 use std::ffi::{c_int, c_uint};
 
-use super::cuda_hip::{GpuError, GpuMemory, GpuPointer};
+use super::cuda_hip::{GpuError, GpuPointer};
 use super::sys::*;
 use super::HipApi;
 
@@ -79,20 +79,12 @@ impl HipApi {
         self.check("hipRuntimeGetVersion", unsafe {
             self.raw.hipRuntimeGetVersion(&mut version)
         })?;
-        let memory = match (
+        Ok(Some(GpuPointer::from_attributes(
+            (base, len),
             is_host_type(memory_type, version),
-            managed.unwrap_or(0) != 0,
-        ) {
-            (_, true) => GpuMemory::Managed,
-            (true, false) => GpuMemory::Pinned,
-            (false, false) => GpuMemory::Device,
-        };
-        Ok(Some(GpuPointer {
-            ordinal: ordinal.and_then(|o| u32::try_from(o).ok()).unwrap_or(0),
-            base,
-            len: len as usize,
-            memory,
-        }))
+            managed,
+            ordinal,
+        )))
     }
 }
 

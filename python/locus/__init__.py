@@ -58,6 +58,7 @@ from ._locus import (  # noqa: E402, F401
 
 from . import _locus  # noqa: E402
 from . import mr  # noqa: E402
+from .allocators import cupy_allocator  # noqa: E402
 
 
 class kernels:
@@ -150,6 +151,7 @@ __all__ = [
     "PendingCall",
     "Queue",
     "available",
+    "cupy_allocator",
     "dlpack_device",
     "dtypes",
     "from_dlpack",

@@ -291,6 +291,18 @@ impl PyQueue {
         })
     }
 
+    /// For a queue adopted from another library (`Queue.from_external`): an event that
+    /// completes once everything the library queued there so far has (a marker on its
+    /// stream or queue, no host wait), as `Memory.release_after` takes it; for locus's
+    /// own queues, the last work submitted (`last()`), or an event already done.
+    fn marker(&self, py: Python<'_>) -> PyEvent {
+        let inner = crate::detach(py, || match &self.adopted {
+            Some(adopted) => adopted.queue.marker(),
+            None => self.inner.last().unwrap_or_else(locus::Event::done),
+        });
+        PyEvent { inner }
+    }
+
     /// The last work submitted on the queue while it may still run, else `None`.
     fn last(&self, py: Python<'_>) -> Option<PyEvent> {
         crate::detach(py, || self.inner.last()).map(|inner| PyEvent { inner })

@@ -135,3 +135,29 @@ def test_an_opencl_copy_hands_out_its_cl_event(cl_location):
     trigger.complete()
     behind.wait()
     assert behind.native() is None, "a worker thread's copy has no runtime event"
+
+
+@pytest.mark.parametrize("cl_location", OPENCL)
+@pytest.mark.filterwarnings("ignore:Non-empty compiler output")
+def test_a_marker_of_an_adopted_queue_ends_after_the_library_s_work(cl_location):
+    """`Queue.marker()` of an adopted pyopencl queue completes only after the kernel the
+    user queued there (no wait of theirs), and `release_after` takes it: the memory goes
+    back to its pool after that kernel, as a stream-ordered free does."""
+    cl = pytest.importorskip("pyopencl", reason="pyopencl is not installed")
+    ours = locus.Queue().to_external(cl_location)
+    q = cl.CommandQueue(ours.context)
+    lq = locus.Queue.from_external(q)
+    program = cl.Program(ours.context, SLOW_FILL).build()
+    sink = cl.Buffer(ours.context, cl.mem_flags.READ_WRITE, 4)
+    out = cl.Buffer(ours.context, cl.mem_flags.READ_WRITE, 4 * 16)
+    kernel = program.slow_fill(q, (1,), None, out, np.uint32(16), np.uint32(50_000_000), sink)
+    marker = lq.marker()
+    pool = locus.mr.PoolMemoryResource(locus.mr.UpstreamMemoryResource(cl_location))
+    m = locus.Memory.from_resource(pool, 4096, queue=lq)
+    m.release_after(lq, marker)
+    marker.wait()
+    assert kernel.command_execution_status == cl.command_execution_status.COMPLETE
+    got = np.empty(16, dtype=np.uint32)
+    cl.enqueue_copy(q, got, out, is_blocking=False).wait()
+    np.testing.assert_array_equal(got, np.arange(16, dtype=np.uint32) * 3 + 1)
+    assert locus.Queue().marker().is_complete()

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use super::adoptions;
+use super::event::Event;
 use super::queue::Queue;
 use super::registry::registry;
 use crate::core::error::Result;
@@ -52,6 +53,15 @@ impl AdoptedQueue {
     /// The native queue adopted.
     pub fn native(&self) -> NativeQueue {
         self.native.native()
+    }
+
+    /// An event that completes once everything submitted to the native queue so far has
+    /// (a marker queued there: CUDA's and HIP's events, an OpenCL marker, a SYCL
+    /// barrier), with no host wait; already complete where nothing is pending there. What
+    /// [`Memory::release_after`](crate::Memory::release_after) takes to give memory back
+    /// after the user's work on the queue, as a stream-ordered free does.
+    pub fn marker(&self) -> Event {
+        adoptions::marker_of(self.queue.id()).unwrap_or_else(Event::done)
     }
 
     /// Waits for locus's work on the queue and everything else submitted to the native

@@ -82,10 +82,17 @@ fn native_of(
         }
         "cupy" | "torch" => {
             let (stream, ordinal): (u64, u32) = if root == "cupy" {
-                (
-                    obj.getattr("ptr")?.extract()?,
-                    obj.getattr("device_id")?.extract()?,
-                )
+                // CuPy's default streams (`Stream.null`, `Stream.ptds`) say device -1:
+                // they are the current device's.
+                let device: i64 = obj.getattr("device_id")?.extract()?;
+                let ordinal = match u32::try_from(device) {
+                    Ok(d) => d,
+                    Err(_) => py
+                        .import("cupy.cuda.runtime")?
+                        .call_method0("getDevice")?
+                        .extract()?,
+                };
+                (obj.getattr("ptr")?.extract()?, ordinal)
             } else {
                 let index = obj.getattr("device")?.getattr("index")?;
                 (

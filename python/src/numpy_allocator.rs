@@ -162,8 +162,8 @@ impl State {
             self.blocks().insert(ptr as usize, old);
             return ptr;
         }
-        // A larger block, or a small array moving to the previous handler (so that every
-        // block of ours is at least `min_bytes`, as `free` is told).
+        // A larger block, or an array shrunk below `min_bytes`, which moves to the
+        // previous handler as a new array of that size would.
         let fresh = self.malloc(new_size);
         if fresh.is_null() {
             self.blocks().insert(ptr as usize, old);

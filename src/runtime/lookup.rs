@@ -37,11 +37,12 @@ pub fn lookup(address: u64) -> Result<AddressInfo> {
     if let Ok(info) = lookup_tracked(address) {
         return Ok(info);
     }
-    let mut failures = Vec::new();
+    let (mut asked, mut failures) = (Vec::new(), Vec::new());
     for device in registry().devices() {
         let Some(queries) = device.pointer_queries() else {
             continue;
         };
+        asked.push(device.location().to_string());
         match queries.query_pointer(address) {
             Ok(Some(found)) => {
                 let (base, len) = found.range.unwrap_or((address, 0));
@@ -60,11 +61,6 @@ pub fn lookup(address: u64) -> Result<AddressInfo> {
             Err(e) => failures.push(format!("{}: {e}", device.location())),
         }
     }
-    let asked: Vec<String> = registry()
-        .devices()
-        .filter(|d| d.pointer_queries().is_some())
-        .map(|d| d.location().to_string())
-        .collect();
     let asked = match asked.is_empty() {
         true => "no driver here keeps a table of its allocations (CUDA, HIP, SYCL)".to_string(),
         false => format!("nor did the drivers of {} allocate it", asked.join(", ")),

@@ -177,28 +177,32 @@ fn physical_device(device: &ClDevice, kind: &str) -> Option<PhysicalDevice> {
     if kind == "cpu" {
         return Some(PhysicalDevice::HostCpu);
     }
-    let word = |param: u32| -> Option<u32> {
+    // A device query's answer as cl_uints.
+    let words = |param: u32| -> Option<Vec<u32>> {
         let bytes = opencl3::device::get_device_data(device.id(), param).ok()?;
-        Some(u32::from_ne_bytes(bytes.get(..4)?.try_into().ok()?))
+        Some(
+            bytes
+                .chunks_exact(4)
+                .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+                .collect(),
+        )
     };
+    let word = |param: u32| words(param)?.first().copied();
     let extensions = device.extensions().unwrap_or_default();
     if extensions
         .split_whitespace()
         .any(|e| e == "cl_khr_pci_bus_info")
     {
         const CL_DEVICE_PCI_BUS_INFO_KHR: u32 = 0x410F;
-        let bytes =
-            opencl3::device::get_device_data(device.id(), CL_DEVICE_PCI_BUS_INFO_KHR).ok()?;
-        let at = |i: usize| {
-            Some(u32::from_ne_bytes(
-                bytes.get(4 * i..4 * i + 4)?.try_into().ok()?,
-            ))
+        let info = words(CL_DEVICE_PCI_BUS_INFO_KHR)?;
+        let &[domain, bus, device, function, ..] = info.as_slice() else {
+            return None;
         };
         return Some(PhysicalDevice::Pci {
-            domain: at(0)?,
-            bus: at(1)?,
-            device: at(2)?,
-            function: at(3)?,
+            domain,
+            bus,
+            device,
+            function,
         });
     }
     if extensions

@@ -74,6 +74,8 @@ pub use crate::core::memory::Memory;
 pub use crate::core::native::{GpuMemory, MemoryKind, Native, UsmKind};
 pub use crate::core::native_queue::NativeQueue;
 pub use crate::core::pointer_queries::{DriverAllocation, PointerQueries};
+pub use crate::core::rect_copy::{RectCopies, RectCopy};
+pub use crate::core::region::Region;
 pub use crate::core::registration::HostRegistration;
 pub use crate::runtime::lookup::lookup;
 /// Removes the shared memory objects (`/dev/shm/locus-*`) of this user's whose makers
@@ -90,7 +92,8 @@ pub use runtime::queue::Queue;
 pub use runtime::register_host_memory;
 pub use runtime::registry::{available, device_as, registry, Registry};
 pub use runtime::transfer::{
-    copy_batch, BatchCopy, CopyOptions, Route, RouteKind, TransferStats, TransferTotals, Via,
+    copy_batch, BatchCopy, CopyOptions, RegionRoute, RegionRouteKind, RegionVia, Route, RouteKind,
+    TransferStats, TransferTotals, Via,
 };
 pub use runtime::{access, event, mirror, transfer};
 

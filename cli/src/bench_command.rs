@@ -72,6 +72,15 @@ pub(crate) struct BenchArgs {
     /// --all 10).
     #[arg(long, value_name = "N")]
     stream_times: Option<usize>,
+    /// The faces a grid program moves at every pair (a row face and a column face of
+    /// an N x N grid of f64, the x-face of a box of N/16 per side), through
+    /// copy_region_to, as a loop of one copy per run, with the runtime's own rectangle
+    /// call, and as one contiguous copy of the same bytes; alone it runs nothing else.
+    #[arg(long)]
+    regions: bool,
+    /// N for --regions (default 4096).
+    #[arg(long, value_name = "N")]
+    region_grid: Option<usize>,
     /// Every mode in one run: the matrix and host memory kinds (always), and
     /// --bidirectional, --concurrent all, --batch and --stream.
     #[arg(long)]
@@ -144,6 +153,12 @@ pub(crate) fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         config.matrix = args.all;
     } else if args.stream_elements.is_some() || args.stream_times.is_some() {
         return Err("--stream-elements and --stream-times go with --stream (or --all)".into());
+    }
+    if args.regions || args.all {
+        config.regions = Some(args.region_grid.unwrap_or(4096));
+        config.matrix = args.all || (config.matrix && !args.regions);
+    } else if args.region_grid.is_some() {
+        return Err("--region-grid goes with --regions (or --all)".into());
     }
     if let Some(v) = args.budget {
         config.cell_seconds = v;

@@ -316,6 +316,8 @@ fn all_runs_every_mode_in_one_report() {
         "4096",
         "--stream-times",
         "2",
+        "--region-grid",
+        "64",
         "--json",
     ]);
     for part in [
@@ -324,6 +326,7 @@ fn all_runs_every_mode_in_one_report() {
         "bidirectional",
         "concurrent",
         "batch",
+        "regions",
         "stream",
     ] {
         let n = report[part].as_array().map_or(0, Vec::len);

@@ -24,6 +24,7 @@ use super::error::{Error, Result};
 use super::location::Location;
 use super::native::{MemoryKind, Native};
 use super::pointer_queries::PointerQueries;
+use super::rect_copy::RectCopies;
 
 /// The alignment every backend guarantees for the start of an allocation, and every
 /// memory resource for the blocks it hands out unless more is asked: 256 bytes, as RMM
@@ -313,6 +314,10 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     }
     /// The runtime's batch form for many copies; `None`: a batch runs one by one.
     fn copy_batches(&self) -> Option<&dyn CopyBatches> {
+        None
+    }
+    /// The runtime's rectangle copy; `None`: a region moves packed or run by run.
+    fn rect_copies(&self) -> Option<&dyn RectCopies> {
         None
     }
     /// Host views through the device's own mapped staging memory.

@@ -24,6 +24,8 @@
 //! - [`kernel_language`]: the languages kernels are written in (a leaf: locations name it);
 //! - [`launch`]: kernel launch descriptions;
 //! - [`copy_span`]: where a copy reads and writes ([`CopySpan`](copy_span::CopySpan));
+//! - [`region`]: a 2-D or 3-D rectangle of bytes in one memory ([`Region`](region::Region));
+//!   [`rect_copy`]: the runtime's own rectangle copy, an ability of its own;
 //! - [`route`]: route kinds and the [`CopyPath`](route::CopyPath) trait of the transfer matrix;
 //! - [`shutdown`]: the end of the process (background work waited for, then no native
 //!   object released);
@@ -54,6 +56,8 @@ pub mod native;
 pub mod native_copy;
 pub mod native_queue;
 pub mod pointer_queries;
+pub mod rect_copy;
+pub mod region;
 pub mod registration;
 pub mod route;
 pub mod shutdown;

@@ -206,6 +206,7 @@ pub fn markdown(report: &Report, command: &str) -> String {
     if let Some(rule) = super::small_copies::verdict(report) {
         let _ = writeln!(out, "{}\n", rule.replace("\n  ", "\n- "));
     }
+    super::regions::markdown(&mut out, &report.regions);
     super::stream_output::markdown(&mut out, &report.stream);
     super::stream_output::markdown_copies(&mut out, &report.kernel_copies);
     for note in &report.notes {

@@ -14,11 +14,13 @@ pub mod bandwidth_test;
 pub mod batch;
 pub mod calibrate;
 pub mod kernel_copies;
+mod machine;
 mod markdown;
 mod memories;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 mod output;
+pub mod regions;
 pub mod small_copies;
 mod stats;
 pub mod stream;
@@ -33,6 +35,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use machine::machine;
+pub use machine::{DeviceDescription, Machine};
 pub use markdown::markdown;
 pub(crate) use memories::{check_memory, pair_memories};
 pub use output::{compare, csv, table};
@@ -64,6 +68,9 @@ pub struct Config {
     pub batch: bool,
     /// Also BabelStream's kernels at every location (`--stream`).
     pub stream: Option<stream::StreamConfig>,
+    /// Also the faces of a grid of this many f64 per side, and of a box of a sixteenth
+    /// of it, at every pair (`--regions`).
+    pub regions: Option<usize>,
     /// The transfer matrix and the modes around it; false runs only `stream`
     /// (`--stream` alone).
     pub matrix: bool,
@@ -82,6 +89,7 @@ impl Config {
             concurrent: None,
             batch: false,
             stream: None,
+            regions: None,
             matrix: true,
         }
     }
@@ -96,42 +104,6 @@ impl Config {
             ..Config::default_for(registry)
         }
     }
-}
-
-/// One device as the report describes it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DeviceDescription {
-    /// Location, e.g. `opencl:0`.
-    pub location: String,
-    /// Device name.
-    pub name: String,
-    /// Platform or driver.
-    pub platform: String,
-    /// cpu, gpu, host, ...
-    pub kind: String,
-    /// Total memory, where known.
-    pub memory_bytes: Option<u64>,
-    /// Largest allocation.
-    pub max_allocation: u64,
-    /// Whether it uses the host's memory.
-    pub shares_host_memory: bool,
-    /// The runtime's or driver's version, where it reports one (absent in reports made
-    /// before it was recorded).
-    #[serde(default)]
-    pub version: Option<String>,
-}
-
-/// The machine the run was made on.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Machine {
-    /// Host name, OS and architecture.
-    pub host: String,
-    /// Hardware threads.
-    pub threads: usize,
-    /// The devices found.
-    pub devices: Vec<DeviceDescription>,
-    /// Technologies without a device, with the reason.
-    pub missing: Vec<(String, String)>,
 }
 
 /// Bandwidths in GB/s derived from [`Stats`].
@@ -271,6 +243,10 @@ pub struct Report {
     /// otherwise).
     #[serde(default)]
     pub batch: Vec<batch::BatchCell>,
+    /// The faces of a grid and a box at every pair, four ways (`--regions`; empty
+    /// otherwise).
+    #[serde(default)]
+    pub regions: Vec<regions::RegionCell>,
     /// BabelStream's kernels per location and precision, and the host's own loop
     /// (`--stream`; empty otherwise).
     #[serde(default)]
@@ -287,42 +263,6 @@ pub struct Report {
     pub seconds: f64,
     /// Anything left out, and why.
     pub notes: Vec<String>,
-}
-
-fn machine(registry: &Registry) -> Machine {
-    let host = format!(
-        "{} {} {}",
-        std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "unknown-host".into()),
-        std::env::consts::OS,
-        std::env::consts::ARCH
-    );
-    Machine {
-        host,
-        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        devices: registry
-            .devices()
-            .map(|d| {
-                let i = d.info();
-                DeviceDescription {
-                    location: d.location().to_string(),
-                    name: i.name.clone(),
-                    platform: i.platform.clone(),
-                    kind: i.kind.clone(),
-                    memory_bytes: i.memory_bytes,
-                    max_allocation: i.max_allocation,
-                    shares_host_memory: i.shares_host_memory,
-                    version: i.version.clone(),
-                }
-            })
-            .collect(),
-        missing: registry
-            .missing()
-            .iter()
-            .map(|(t, r)| (t.to_string(), r.clone()))
-            .collect(),
-    }
 }
 
 /// The legs a route's bytes take.
@@ -351,7 +291,7 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         stream::check(registry, &config.locations, s)?;
     }
     if !config.matrix {
-        return only_stream(registry, config, started, progress);
+        return only_extras(registry, config, started, progress);
     }
     let max = *config
         .sizes
@@ -501,6 +441,7 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         })?,
         None => Default::default(),
     };
+    let regions = region_runs(registry, config, &mut |what| progress(total, total, what))?;
     let access = access::latency(registry, config)?;
     let bandwidth_test = bandwidth_test::run(registry, config, &mut notes)?;
     progress(total, total, "done");
@@ -517,6 +458,7 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
         bidirectional,
         concurrent,
         batch,
+        regions,
         stream,
         kernel_copies,
         command: String::new(),
@@ -525,8 +467,8 @@ pub fn run(registry: &Registry, config: &Config, progress: Progress<'_>) -> Resu
     })
 }
 
-/// `--stream` alone: BabelStream's kernels, no matrix.
-fn only_stream(
+/// `--stream` or `--regions` alone: BabelStream's kernels, the region copies, no matrix.
+fn only_extras(
     registry: &Registry,
     config: &Config,
     started: Instant,
@@ -539,6 +481,7 @@ fn only_stream(
         })?,
         None => Default::default(),
     };
+    let regions = region_runs(registry, config, &mut |what| progress(0, 1, what))?;
     progress(1, 1, "done");
     Ok(Report {
         version: 1,
@@ -553,6 +496,7 @@ fn only_stream(
         bidirectional: Vec::new(),
         concurrent: Vec::new(),
         batch: Vec::new(),
+        regions,
         stream,
         kernel_copies,
         command: String::new(),
@@ -572,6 +516,18 @@ fn stream_runs(
     let runs = stream::run(registry, &config.locations, s, notes, progress)?;
     let copies = kernel_copies::run(registry, &config.locations, s, notes, progress)?;
     Ok((runs, copies))
+}
+
+/// `--regions`: the faces of grids and boxes at every pair, where asked.
+fn region_runs(
+    registry: &Registry,
+    config: &Config,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<regions::RegionCell>> {
+    match config.regions {
+        Some(n) => regions::run(registry, config, (n, (n / 16).max(8)), progress),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// Now, in seconds since the Unix epoch.

@@ -52,6 +52,8 @@ fn matrix(
 pub(super) fn measured(report: &Report) -> String {
     if report.cells.is_empty() && !report.stream.is_empty() {
         format!("{} BabelStream runs", report.stream.len())
+    } else if report.cells.is_empty() && !report.regions.is_empty() {
+        format!("{} region copies", report.regions.len())
     } else {
         format!("{} cells", report.cells.len())
     }
@@ -198,6 +200,7 @@ pub fn table(report: &Report) -> String {
     if let Some(rule) = super::small_copies::verdict(report) {
         let _ = writeln!(out, "\n{rule}");
     }
+    super::regions::text(&mut out, &report.regions);
     super::stream_output::text(&mut out, &report.stream);
     super::stream_output::text_copies(&mut out, &report.kernel_copies);
     for n in &report.notes {

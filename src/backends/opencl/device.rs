@@ -234,6 +234,10 @@ impl Device for OpenClDevice {
         Some(self)
     }
 
+    fn rect_copies(&self) -> Option<&dyn crate::core::rect_copy::RectCopies> {
+        Some(self)
+    }
+
     fn kinds(&self) -> Option<&dyn MemoryKinds> {
         Some(self)
     }

@@ -51,6 +51,7 @@ mod device;
 mod kernels;
 mod kinds;
 mod mappings;
+mod rect;
 mod work;
 
 pub use work::ClWork;

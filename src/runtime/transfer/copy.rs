@@ -120,7 +120,7 @@ pub fn route_table(registry: &Registry) -> String {
 
 /// Checks a copy of `span` before anything is written: both ranges, both runtimes alive,
 /// and host use of either side waited for where it must be.
-fn check_copy(src: &Memory, dst: &Memory, span: CopySpan) -> Result<()> {
+pub(super) fn check_copy(src: &Memory, dst: &Memory, span: CopySpan) -> Result<()> {
     src.check("copy source", span.src_offset, span.len)?;
     dst.check("copy destination", span.dst_offset, span.len)?;
     crate::core::shutdown::check_runtime_alive(src.location(), "copy (source)")?;

@@ -24,6 +24,7 @@ mod copy;
 pub mod cost;
 pub mod matrix;
 pub mod paths;
+mod region_copy;
 pub(crate) mod staged;
 pub mod stats;
 
@@ -38,4 +39,5 @@ pub use copy::{
 };
 pub use cost::Calibration;
 pub use matrix::{Plan, TransferMatrix};
+pub use region_copy::{copy_region, plan_region, RegionRoute, RegionRouteKind, RegionVia};
 pub use stats::{TransferStats, TransferTotals};

@@ -1,0 +1,554 @@
+//! Copies of regions ([`Memory::copy_region_to`]): a 2-D or 3-D rectangle of one memory
+//! into a rectangle of another, at any pair of locations, on one of four routes:
+//! - `contiguous`: both sides' bytes follow one another, so one ordinary copy;
+//! - `rect`: the runtime's own rectangle copy, one call (where both ends are its memory,
+//!   or one end is memory at a host address), or a memcpy per row where both ends are at
+//!   host addresses;
+//! - `packed`: the region gathered into a contiguous block on the source's device, one
+//!   copy of the block on the transfer matrix's route, scattered on the destination's;
+//! - `runs`: one copy per contiguous run, in one device's batch form where one covers
+//!   them (one submission on WebGPU), else each on the planner's route.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::async_copy::plan_for;
+use super::copy::{check_copy, copy, copy_on_plan, CopyOptions};
+use super::stats;
+use crate::core::batch_copy::DeviceCopy;
+use crate::core::capability::run_batch;
+use crate::core::copy_span::CopySpan;
+use crate::core::device::{Device, HostAccess};
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
+use crate::core::memory::Memory;
+use crate::core::rect_copy::RectCopy;
+use crate::core::region::{regions_overlap, Region, RegionRuns};
+use crate::core::route::RouteKind;
+
+const CALL: &str = "copy_region";
+
+/// Runs up to this many go one by one rather than packed: packing costs two device
+/// copies and a block on each side.
+const FEW_RUNS: usize = 8;
+/// Runs this long go one by one rather than packed: each run's copy is at the
+/// bandwidth, and packing would move every byte three times.
+const LONG_RUN: usize = 1 << 20;
+
+/// How a region moves ([`RegionRoute::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RegionRouteKind {
+    /// Both sides contiguous: one ordinary copy.
+    Contiguous,
+    /// The runtime's own rectangle copy (or a memcpy per row between host addresses).
+    Rect,
+    /// Gathered into a contiguous block at the source, one copy, scattered at the
+    /// destination.
+    Packed,
+    /// One copy per contiguous run.
+    Runs,
+}
+
+impl RegionRouteKind {
+    /// Every kind.
+    pub const ALL: [RegionRouteKind; 4] = [
+        RegionRouteKind::Contiguous,
+        RegionRouteKind::Rect,
+        RegionRouteKind::Packed,
+        RegionRouteKind::Runs,
+    ];
+
+    /// Lower-case name (`contiguous`, `rect`, `packed`, `runs`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            RegionRouteKind::Contiguous => "contiguous",
+            RegionRouteKind::Rect => "rect",
+            RegionRouteKind::Packed => "packed",
+            RegionRouteKind::Runs => "runs",
+        }
+    }
+}
+
+impl fmt::Display for RegionRouteKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The route a region copy took, and how, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionRoute {
+    /// Where the data was.
+    pub src: Location,
+    /// Where it went.
+    pub dst: Location,
+    /// The route.
+    pub kind: RegionRouteKind,
+    /// How many contiguous runs the region is made of (1: contiguous).
+    pub runs: usize,
+    /// The calls it took, in one line.
+    pub how: String,
+}
+
+impl fmt::Display for RegionRoute {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} -> {}: {} ({} runs): {}",
+            self.src, self.dst, self.kind, self.runs, self.how
+        )
+    }
+}
+
+/// Which route a region copy takes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RegionVia {
+    /// The planner's choice (what [`Memory::copy_region_to`] takes).
+    #[default]
+    Planner,
+    /// A route of this kind (a benchmark's or a test's); an error where it does not apply.
+    Kind(RegionRouteKind),
+}
+
+/// How a rectangle copy runs between the two memories, where one does.
+enum RectWay<'a> {
+    /// Both at host addresses: a memcpy per run.
+    HostRows(*const u8, *mut u8),
+    /// One device's rectangle call.
+    Device(&'a Arc<dyn Device>, Side),
+    /// Two memories the host maps in place (or reaches at their addresses): both spans
+    /// mapped, a memcpy per run.
+    Mapped,
+}
+
+/// Which way a device's rectangle call goes, with the host end's address.
+#[derive(Clone, Copy)]
+enum Side {
+    Write(*const u8),
+    Read(*mut u8),
+    Within,
+}
+
+fn rect_way<'a>(src: &'a Memory, sr: &Region, dst: &'a Memory, dr: &Region) -> Option<RectWay<'a>> {
+    if let (Some(s), Some(d)) = (src.host_pointer(), dst.host_pointer()) {
+        return Some(RectWay::HostRows(s, d));
+    }
+    let ready = sr.normalized().rect_ready() && dr.normalized().rect_ready();
+    let rect = |m: &Memory| ready && m.device().rect_copies().is_some();
+    if Arc::ptr_eq(src.device(), dst.device()) && rect(src) {
+        return Some(RectWay::Device(src.device(), Side::Within));
+    }
+    if let (Some(host), true) = (src.host_pointer(), rect(dst)) {
+        return Some(RectWay::Device(dst.device(), Side::Write(host)));
+    }
+    if let (Some(host), true) = (dst.host_pointer(), rect(src)) {
+        return Some(RectWay::Device(src.device(), Side::Read(host)));
+    }
+    let reached = |m: &Memory| m.host_access() != HostAccess::None;
+    (!std::ptr::eq(src, dst) && reached(src) && reached(dst)).then_some(RectWay::Mapped)
+}
+
+/// Checks both regions, their extents and their overlap, before anything is written.
+fn check(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Result<usize> {
+    sr.check(src.location(), CALL, "source", src.len())?;
+    dr.check(dst.location(), CALL, "destination", dst.len())?;
+    let names = ["width (x, bytes)", "rows (y)", "planes (z)"];
+    if let Some(i) = (0..3).find(|&i| sr.extent[i] != dr.extent[i]) {
+        return Err(Error::Invalid(format!(
+            "{} -> {}: {CALL}: the source region's {} is {} and the destination's {}: both \
+             regions need one extent ({:?} and {:?}); nothing was copied",
+            src.location(),
+            dst.location(),
+            names[i],
+            sr.extent[i],
+            dr.extent[i],
+            sr.extent,
+            dr.extent
+        )));
+    }
+    if std::ptr::eq(src, dst) && regions_overlap(sr, dr) {
+        return Err(Error::Invalid(format!(
+            "{}: {CALL}: the source region ({sr}) and the destination region ({dr}) share \
+             bytes of one memory: the result would depend on the order of the rows; copy \
+             through a second memory; nothing was copied",
+            src.location()
+        )));
+    }
+    let span = |r: &Region| r.start().unwrap_or(0);
+    check_copy(
+        src,
+        dst,
+        CopySpan {
+            src_offset: span(sr),
+            dst_offset: span(dr),
+            len: 0,
+        },
+    )?;
+    // The check above bounds every byte inside a memory, so the product fits.
+    Ok(sr.bytes().unwrap_or(0))
+}
+
+/// The route the planner takes for a copy of these two regions.
+pub fn plan_region(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> RegionRouteKind {
+    let runs = RegionRuns::new(sr, dr);
+    if runs.count() == 1 {
+        RegionRouteKind::Contiguous
+    } else if rect_way(src, sr, dst, dr).is_some() {
+        RegionRouteKind::Rect
+    } else if runs.count() <= FEW_RUNS || runs.run_len() >= LONG_RUN {
+        RegionRouteKind::Runs
+    } else {
+        RegionRouteKind::Packed
+    }
+}
+
+/// Copies region `sr` of `src` to region `dr` of `dst` on the route `via` names.
+pub fn copy_region(
+    src: &Memory,
+    sr: &Region,
+    dst: &Memory,
+    dr: &Region,
+    via: RegionVia,
+) -> Result<RegionRoute> {
+    let bytes = check(src, sr, dst, dr)?;
+    let runs = RegionRuns::new(sr, dr);
+    let kind = match via {
+        RegionVia::Planner => plan_region(src, sr, dst, dr),
+        RegionVia::Kind(kind) => kind,
+    };
+    let how = match kind {
+        RegionRouteKind::Contiguous if runs.count() == 1 => {
+            let (s, d, len) = runs.iter().next().unwrap_or((0, 0, 0));
+            copy(src, s, dst, d, len, CopyOptions::default())?.to_string()
+        }
+        RegionRouteKind::Contiguous => {
+            return Err(not_taken(
+                src,
+                dst,
+                kind,
+                format!("it is {} runs", runs.count()),
+            ))
+        }
+        RegionRouteKind::Rect => match rect_way(src, sr, dst, dr) {
+            Some(way) => {
+                let how = by_rect(src, sr, dst, dr, way, &runs)?;
+                stats::count(RouteKind::Direct, bytes, None);
+                how
+            }
+            None => {
+                return Err(not_taken(
+                    src,
+                    dst,
+                    kind,
+                    "neither runtime has a rectangle copy between these two memories (or a \
+                     slice pitch is not a whole number of rows)"
+                        .into(),
+                ))
+            }
+        },
+        RegionRouteKind::Runs => by_runs(src, dst, &runs)?,
+        RegionRouteKind::Packed => packed(src, sr, dst, dr, bytes)?,
+    };
+    Ok(RegionRoute {
+        src: src.location(),
+        dst: dst.location(),
+        kind,
+        runs: runs.count(),
+        how,
+    })
+}
+
+fn not_taken(src: &Memory, dst: &Memory, kind: RegionRouteKind, why: String) -> Error {
+    Error::Invalid(format!(
+        "{} -> {}: {CALL}: no {kind} route for these regions: {why}; use RegionVia::Planner \
+         for the planner's route; nothing was copied",
+        src.location(),
+        dst.location()
+    ))
+}
+
+/// A rectangle copy: a memcpy per run between host addresses, or one device call.
+fn by_rect(
+    src: &Memory,
+    sr: &Region,
+    dst: &Memory,
+    dr: &Region,
+    way: RectWay<'_>,
+    runs: &RegionRuns,
+) -> Result<String> {
+    let (sr, dr) = (sr.normalized(), dr.normalized());
+    let how = match way {
+        RectWay::HostRows(s, d) => {
+            for (so, doff, len) in runs.iter() {
+                // SAFETY: both memories are at host addresses and live (borrowed here);
+                // each run lies inside its memory (`check`), and source and destination
+                // runs do not overlap (different memories, or regions checked apart).
+                unsafe { std::ptr::copy_nonoverlapping(s.add(so), d.add(doff), len) };
+            }
+            format!(
+                "a memcpy per run on the host ({} of {} bytes)",
+                runs.count(),
+                runs.run_len()
+            )
+        }
+        RectWay::Mapped => {
+            let (s0, d0) = (sr.origin[0], dr.origin[0]);
+            let (s_len, d_len) = (span_len(&sr), span_len(&dr));
+            src.with_host_bytes(s0, s_len, |from| {
+                dst.with_host_bytes_mut(d0, d_len, |to| {
+                    for (so, doff, len) in runs.iter() {
+                        let (so, doff) = (so - s0, doff - d0);
+                        to[doff..doff + len].copy_from_slice(&from[so..so + len]);
+                    }
+                    Ok(())
+                })
+            })?;
+            format!(
+                "a memcpy per run between host mappings ({} of {} bytes)",
+                runs.count(),
+                runs.run_len()
+            )
+        }
+        RectWay::Device(device, side) => {
+            let Some(rect) = device.rect_copies() else {
+                return Err(Error::Invalid(format!(
+                    "{}: no rectangle copy",
+                    device.location()
+                )));
+            };
+            let copy = match side {
+                Side::Within => RectCopy::Within {
+                    src: src.native(),
+                    src_region: sr,
+                    dst: dst.native(),
+                    dst_region: dr,
+                },
+                Side::Write(host) => RectCopy::Write {
+                    // SAFETY: the source's host address (`rect_way`), `len()` bytes long
+                    // and live while borrowed here; nothing writes it meanwhile (the
+                    // destination is another memory, not at a host address).
+                    src: unsafe { std::slice::from_raw_parts(host, src.len()) },
+                    src_region: sr,
+                    dst: dst.native(),
+                    dst_region: dr,
+                },
+                Side::Read(host) => RectCopy::Read {
+                    src: src.native(),
+                    src_region: sr,
+                    // SAFETY: the destination's host address (`rect_way`), `len()` bytes
+                    // long and live while borrowed here; this copy is the only writer of
+                    // its region during the call.
+                    dst: unsafe { std::slice::from_raw_parts_mut(host, dst.len()) },
+                    dst_region: dr,
+                },
+            };
+            let call = rect.rect_call(copy.direction());
+            rect.copy_rect(copy)?;
+            format!("{call} at {}, one call", device.location())
+        }
+    };
+    Ok(how)
+}
+
+/// Bytes from a checked region's first byte to one past its last.
+fn span_len(r: &Region) -> usize {
+    r.end().unwrap_or(0) - r.start().unwrap_or(0)
+}
+
+/// One copy per run: in one device's batch form where one covers them all, else each on
+/// the planner's route for a run's length.
+fn by_runs(src: &Memory, dst: &Memory, runs: &RegionRuns) -> Result<String> {
+    let (s_dev, d_dev) = (src.device(), dst.device());
+    let batched = |device: &Arc<dyn Device>, copies: &mut Vec<DeviceCopy<'_>>| -> Result<String> {
+        run_batch(device.as_ref(), copies)?;
+        stats::count(RouteKind::Direct, runs.count() * runs.run_len(), None);
+        let form = if device.copy_batches().is_some() {
+            "in one batch"
+        } else {
+            "one by one"
+        };
+        Ok(format!(
+            "{} copies of {} bytes at {} {form}",
+            runs.count(),
+            runs.run_len(),
+            device.location()
+        ))
+    };
+    if Arc::ptr_eq(s_dev, d_dev) {
+        let mut copies: Vec<DeviceCopy<'_>> = runs
+            .iter()
+            .map(|(so, doff, len)| DeviceCopy::Within {
+                src: src.native(),
+                src_offset: so,
+                dst: dst.native(),
+                dst_offset: doff,
+                len,
+            })
+            .collect();
+        return batched(s_dev, &mut copies);
+    }
+    if let (Some(s), true) = (src.host_pointer(), d_dev.copy_batches().is_some()) {
+        let mut copies: Vec<DeviceCopy<'_>> = runs
+            .iter()
+            .map(|(so, doff, len)| DeviceCopy::Write {
+                dst: dst.native(),
+                offset: doff,
+                // SAFETY: the source is at a host address, live while borrowed here; the
+                // run lies inside it (`check`); nothing writes it during the batch.
+                src: unsafe { std::slice::from_raw_parts(s.add(so), len) },
+            })
+            .collect();
+        return batched(d_dev, &mut copies);
+    }
+    if let (Some(d), true) = (dst.host_pointer(), s_dev.copy_batches().is_some()) {
+        let mut copies: Vec<DeviceCopy<'_>> = runs
+            .iter()
+            .map(|(so, doff, len)| DeviceCopy::Read {
+                src: src.native(),
+                offset: so,
+                // SAFETY: the destination is at a host address, live while borrowed here;
+                // each run lies inside it (`check`) and no two runs share a byte.
+                dst: unsafe { std::slice::from_raw_parts_mut(d.add(doff), len) },
+            })
+            .collect();
+        return batched(s_dev, &mut copies);
+    }
+    let plan = plan_for(src, dst, runs.run_len());
+    for (so, doff, len) in runs.iter() {
+        let span = CopySpan {
+            src_offset: so,
+            dst_offset: doff,
+            len,
+        };
+        copy_on_plan(src, dst, span, &plan, None)?;
+    }
+    Ok(format!(
+        "{} copies of {} bytes, each {}",
+        runs.count(),
+        runs.run_len(),
+        plan.0.kind
+    ))
+}
+
+/// Gathers on the source's device, one contiguous copy, scatters on the destination's.
+fn packed(src: &Memory, sr: &Region, dst: &Memory, dr: &Region, bytes: usize) -> Result<String> {
+    let tight = sr.packed();
+    let contiguous = |r: &Region| RegionRuns::new(r, &tight).count() == 1;
+    let mut steps = Vec::new();
+    let src_block;
+    let (from, from_at) = if contiguous(sr) {
+        (src, sr.start().unwrap_or(0))
+    } else {
+        src_block = Memory::on(src.device(), bytes)?;
+        steps.push(format!(
+            "gathered at {} ({})",
+            src.location(),
+            within(src, sr, &src_block, &tight)?
+        ));
+        (&src_block, 0)
+    };
+    let dst_block;
+    let (to, to_at) = if contiguous(dr) {
+        (dst, dr.start().unwrap_or(0))
+    } else {
+        dst_block = Memory::on(dst.device(), bytes)?;
+        (&dst_block, 0)
+    };
+    let route = copy(from, from_at, to, to_at, bytes, CopyOptions::default())?;
+    steps.push(format!("one copy of {bytes} bytes ({})", route.kind));
+    if !std::ptr::eq(to, dst) {
+        steps.push(format!(
+            "scattered at {} ({})",
+            dst.location(),
+            within(to, &tight, dst, dr)?
+        ));
+    }
+    Ok(steps.join(", "))
+}
+
+/// A region copy between two memories of one device (a gather or a scatter): a memcpy
+/// per run at host addresses, the device's rectangle call, or its batch of runs.
+fn within(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Result<String> {
+    let runs = RegionRuns::new(sr, dr);
+    match rect_way(src, sr, dst, dr) {
+        Some(way) => by_rect(src, sr, dst, dr, way, &runs),
+        None => by_runs(src, dst, &runs),
+    }
+}
+
+impl Memory {
+    /// Copies region `src_region` of this memory to region `dst_region` of `dst` with the
+    /// runtime's own rectangle call alone (no planner, no counters: a benchmark's raw
+    /// baseline), or a memcpy per run where both are at host addresses; returns what it
+    /// called. An error where no runtime has a rectangle copy between the two.
+    pub fn native_copy_region_to(
+        &self,
+        src_region: &Region,
+        dst: &Memory,
+        dst_region: &Region,
+    ) -> Result<String> {
+        check(self, src_region, dst, dst_region)?;
+        let runs = RegionRuns::new(src_region, dst_region);
+        match rect_way(self, src_region, dst, dst_region) {
+            Some(way) => by_rect(self, src_region, dst, dst_region, way, &runs),
+            None => Err(not_taken(
+                self,
+                dst,
+                RegionRouteKind::Rect,
+                "neither runtime has a rectangle copy between these two memories".into(),
+            )),
+        }
+    }
+
+    /// Copies region `src_region` of this memory to region `dst_region` of `dst` (one
+    /// extent, any pitches), at any pair of locations, on the route the planner picks,
+    /// and returns that route. Both regions are checked before anything is written.
+    ///
+    /// ```
+    /// use locus::{Location, Memory, Region};
+    ///
+    /// // A 64 x 64 grid of f32; its second column goes to a 64-element vector.
+    /// let grid = Memory::new(Location::Host, 64 * 64 * 4)?;
+    /// let values: Vec<f32> = (0..64 * 64).map(|i| i as f32).collect();
+    /// grid.write(0, bytemuck::cast_slice(&values))?;
+    /// let column = Region::block_2d::<f32>((64, 64), (0, 1), (64, 1));
+    /// let face = Memory::new(*locus::available().last().unwrap(), 64 * 4)?;
+    /// let route = grid.copy_region_to(&column, &face, &column.packed())?;
+    /// let mut back = vec![0f32; 64];
+    /// face.read(0, bytemuck::cast_slice_mut(&mut back))?;
+    /// assert_eq!(back[3], (3 * 64 + 1) as f32);
+    /// println!("{route}");
+    /// # Ok::<(), locus::Error>(())
+    /// ```
+    pub fn copy_region_to(
+        &self,
+        src_region: &Region,
+        dst: &Memory,
+        dst_region: &Region,
+    ) -> Result<RegionRoute> {
+        copy_region(self, src_region, dst, dst_region, RegionVia::Planner)
+    }
+
+    /// Copies region `src_region` of `src` into region `dst_region` of this memory
+    /// ([`Memory::copy_region_to`] the other way round).
+    pub fn copy_region_from(
+        &self,
+        dst_region: &Region,
+        src: &Memory,
+        src_region: &Region,
+    ) -> Result<RegionRoute> {
+        copy_region(src, src_region, self, dst_region, RegionVia::Planner)
+    }
+
+    /// [`Memory::copy_region_to`] on the route `via` names (an error where it does not
+    /// apply): how a benchmark compares the routes and a test holds each to the data.
+    pub fn copy_region_to_via(
+        &self,
+        src_region: &Region,
+        dst: &Memory,
+        dst_region: &Region,
+        via: RegionVia,
+    ) -> Result<RegionRoute> {
+        copy_region(self, src_region, dst, dst_region, via)
+    }
+}

@@ -1,0 +1,202 @@
+//! Copies of regions (`Memory::copy_region_to`), as a user of a grid makes them: a column
+//! face, a block at the memory's far corner, a side of a 3-D box and an odd-width tile
+//! between every pair of required locations, on every route that applies, checked byte
+//! for byte against the same copy made element by element on the host; bad regions
+//! refused before anything is written.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use locus::{Location, Memory, Region, RegionRouteKind, RegionVia};
+
+/// What the destination holds after copying region `sr` of `src` to region `dr` of
+/// `dst`: the copy made byte by byte from the regions' addressing.
+fn expected(src: &[u8], sr: &Region, dst: &[u8], dr: &Region) -> Vec<u8> {
+    let mut out = dst.to_vec();
+    let at = |r: &Region, x: usize, y: usize, z: usize| {
+        (r.origin[0] + x) + (r.origin[1] + y) * r.row_pitch + (r.origin[2] + z) * r.slice_pitch
+    };
+    for z in 0..sr.extent[2] {
+        for y in 0..sr.extent[1] {
+            for x in 0..sr.extent[0] {
+                out[at(dr, x, y, z)] = src[at(sr, x, y, z)];
+            }
+        }
+    }
+    out
+}
+
+fn memory(at: Location, bytes: &[u8]) -> Memory {
+    let m = Memory::new(at, bytes.len()).unwrap_or_else(|e| panic!("{at}: {e}"));
+    m.write(0, bytes).unwrap();
+    m
+}
+
+fn contents(m: &Memory) -> Vec<u8> {
+    let mut out = vec![0u8; m.len()];
+    m.read(0, &mut out).unwrap();
+    out
+}
+
+/// The regions a grid program moves: (name, source grid bytes, source region,
+/// destination grid bytes, destination region).
+fn cases() -> Vec<(&'static str, usize, Region, usize, Region)> {
+    let (rows, cols) = (40, 24);
+    let grid = rows * cols * 8;
+    let column = Region::block_2d::<f64>((rows, cols), (0, 5), (rows, 1));
+    // A 7 x 5 block ending at the last byte of the source grid, to a block of a grid
+    // with a different pitch.
+    let corner = Region::block_2d::<f64>((rows, cols), (rows - 7, cols - 5), (7, 5));
+    let elsewhere = Region::block_2d::<f64>((16, 9), (2, 3), (7, 5));
+    let boxed = (6, 10, 12);
+    let side = Region::block_3d::<f32>(boxed, (0, 0, 11), (6, 10, 1));
+    let box_bytes = boxed.0 * boxed.1 * boxed.2 * 4;
+    // Widths and pitches that are not multiples of 4 bytes.
+    let odd = Region::rows((3, 1), 7, 5, 13);
+    let odd_dst = Region::rows((1, 0), 7, 5, 9);
+    vec![
+        ("column face", grid, column, rows * 8, column.packed()),
+        ("corner block", grid, corner, 16 * 9 * 8, elsewhere),
+        ("side of a box", box_bytes, side, 6 * 10 * 4, side.packed()),
+        ("odd tile", 13 * 7, odd, 9 * 6, odd_dst),
+    ]
+}
+
+/// Copies every case from `from` to `to` on `via`, checks the destination byte for
+/// byte, and returns the route kinds taken; routes that do not apply are skipped.
+fn copy_cases(from: Location, to: Location, via: RegionVia, taken: &mut BTreeSet<&'static str>) {
+    for (name, src_len, sr, dst_len, dr) in cases() {
+        let src_bytes = common::pattern_u8(src_len, 7);
+        let dst_bytes = vec![0xeeu8; dst_len];
+        let (src, dst) = (memory(from, &src_bytes), memory(to, &dst_bytes));
+        let route = match src.copy_region_to_via(&sr, &dst, &dr, via) {
+            Ok(route) => route,
+            Err(e) if via != RegionVia::Planner && e.to_string().contains("no ") => continue,
+            Err(e) => panic!("{from} -> {to}: {name} via {via:?}: {e}"),
+        };
+        assert_eq!(
+            contents(&dst),
+            expected(&src_bytes, &sr, &dst_bytes, &dr),
+            "{from} -> {to}: {name} on {route}"
+        );
+        taken.insert(route.kind.name());
+    }
+}
+
+#[test]
+fn regions_arrive_byte_for_byte_at_every_pair_on_every_route() {
+    let locations = common::required_locations();
+    let mut taken = BTreeSet::new();
+    for &from in &locations {
+        for &to in &locations {
+            copy_cases(from, to, RegionVia::Planner, &mut taken);
+            for kind in RegionRouteKind::ALL {
+                copy_cases(from, to, RegionVia::Kind(kind), &mut taken);
+            }
+        }
+    }
+    for kind in ["rect", "packed", "runs"] {
+        assert!(
+            taken.contains(kind),
+            "no pair took the {kind} route: {taken:?}"
+        );
+    }
+}
+
+#[test]
+fn the_planner_takes_the_runtimes_rectangle_copy_within_one_device() {
+    for at in common::required_locations() {
+        let (_, len, sr, _, _) = cases()[0];
+        let (src, dst) = (memory(at, &vec![1u8; len]), memory(at, &vec![0u8; len]));
+        let dr = Region::block_2d::<f64>((40, 24), (0, 9), (40, 1));
+        let route = src.copy_region_to(&sr, &dst, &dr).unwrap();
+        println!("{route}");
+        let rect_here = dst.host_pointer().is_some() || at.technology().name() == "opencl";
+        if rect_here {
+            assert_eq!(route.kind, RegionRouteKind::Rect, "{route}");
+        }
+    }
+}
+
+#[test]
+fn a_region_within_one_memory_moves_when_it_does_not_overlap_itself() {
+    for at in common::required_locations() {
+        let bytes = common::pattern_u8(40 * 24 * 8, 3);
+        let grid = memory(at, &bytes);
+        // The halo update of a periodic grid: the last interior column to the first.
+        let last = Region::block_2d::<f64>((40, 24), (0, 22), (40, 1));
+        let first = Region::block_2d::<f64>((40, 24), (0, 0), (40, 1));
+        let route = grid.copy_region_to(&last, &grid, &first).unwrap();
+        assert_eq!(
+            contents(&grid),
+            expected(&bytes, &last, &bytes, &first),
+            "{at}: {route}"
+        );
+    }
+}
+
+#[test]
+fn bad_regions_are_refused_before_anything_is_written() {
+    for at in common::required_locations() {
+        let src = memory(at, &common::pattern_u8(4096, 1));
+        let dst = memory(at, &vec![0u8; 4096]);
+        let refused = |sr: Region, dr: Region, what: &str, words: &str| {
+            let e = src
+                .copy_region_to(&sr, &dst, &dr)
+                .expect_err(what)
+                .to_string();
+            assert!(
+                e.contains(words) && e.contains("nothing was copied"),
+                "{at}: {what}: {e}"
+            );
+            assert!(
+                e.contains(&at.to_string()),
+                "{at}: {what}: no location in {e}"
+            );
+            assert!(
+                contents(&dst).iter().all(|&b| b == 0),
+                "{at}: {what}: written"
+            );
+        };
+        let fine = Region::rows((0, 0), 16, 8, 64);
+        refused(
+            fine,
+            Region::rows((0, 60), 16, 8, 64),
+            "past the end",
+            "past the memory's 4096 bytes",
+        );
+        refused(
+            Region::rows((0, 0), 64, 8, 32),
+            fine,
+            "pitch below the width",
+            "row pitch of 32",
+        );
+        refused(
+            Region::rows((0, 0), 0, 8, 64),
+            Region::rows((0, 0), 0, 8, 64),
+            "zero width",
+            "zero width",
+        );
+        refused(
+            fine,
+            Region::rows((0, 0), 16, 7, 64),
+            "different extents",
+            "rows (y) is 8",
+        );
+        let huge = Region::rows((0, 0), 16, 8, usize::MAX / 4);
+        refused(huge, fine, "overflowing pitch", "overflows");
+        let planes = Region {
+            origin: [0, 0, 0],
+            extent: [16, 4, 2],
+            row_pitch: 64,
+            slice_pitch: 100,
+        };
+        refused(planes, planes, "planes overlapping", "slice pitch of 100");
+        let e = src
+            .copy_region_to(&fine, &src, &Region::rows((8, 2), 16, 8, 64))
+            .expect_err("overlap")
+            .to_string();
+        assert!(e.contains("share bytes of one memory"), "{at}: {e}");
+    }
+}

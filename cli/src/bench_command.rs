@@ -155,7 +155,13 @@ pub(crate) fn bench(args: BenchArgs) -> Result<ExitCode, String> {
         return Err("--stream-elements and --stream-times go with --stream (or --all)".into());
     }
     if args.regions || args.all {
-        config.regions = Some(args.region_grid.unwrap_or(4096));
+        let n = args.region_grid.unwrap_or(4096);
+        if n < 2 || n.checked_mul(n).and_then(|c| c.checked_mul(8)).is_none() {
+            return Err(format!(
+                "--region-grid {n}: a grid of N x N f64 needs N of at least 2 and N * N * 8 bytes within usize"
+            ));
+        }
+        config.regions = Some(n);
         config.matrix = args.all || (config.matrix && !args.regions);
     } else if args.region_grid.is_some() {
         return Err("--region-grid goes with --regions (or --all)".into());

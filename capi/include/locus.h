@@ -213,6 +213,20 @@ typedef struct {
   size_t len;
 } LocusCopy;
 
+// A rectangle of bytes in one memory, as `clEnqueueCopyBufferRect` and CUDA's
+// `CUDA_MEMCPY3D` address it: byte `(x, y, z)` is at `x + y * row_pitch + z *
+// slice_pitch`.
+typedef struct {
+  // Where it starts: x in bytes, y in rows, z in planes.
+  size_t origin[3];
+  // Its size: width in bytes, rows, planes (each at least 1).
+  size_t extent[3];
+  // Bytes from one row to the next.
+  size_t row_pitch;
+  // Bytes from one plane to the next.
+  size_t slice_pitch;
+} LocusRegion;
+
 // Counts of a statistics adaptor (RMM's `bytes_counter` / `allocations_counter`).
 typedef struct {
   size_t current_bytes;
@@ -569,6 +583,19 @@ LocusStatus locus_event_free(LocusEvent *event);
 // # Safety
 // `copies` is NULL (with `count` 0) or points to `count` `LocusCopy` values.
 LocusStatus locus_memory_copy_batch(const LocusCopy *copies, size_t count);
+
+// Copies region `*src_region` of `src` to region `*dst_region` of `dst` (one extent,
+// any pitches), at any two locations, in one call (umem's `copy_to` for a rectangle).
+// Both regions are checked first: nothing is written when either lies outside its
+// memory, has a zero extent, rows or planes that overlap, or the two share bytes of one
+// memory.
+//
+// # Safety
+// `src_region` and `dst_region` are NULL or point to `LocusRegion`s.
+LocusStatus locus_memory_copy_region(const LocusMemory *src,
+                                     const LocusRegion *src_region,
+                                     const LocusMemory *dst,
+                                     const LocusRegion *dst_region);
 
 // The resource memory at `location` is allocated from now (its upstream unless
 // replaced with `locus_resource_set_default`), into `*out`.

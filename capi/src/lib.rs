@@ -16,6 +16,7 @@ mod lookup;
 mod memory;
 mod native;
 mod queues;
+mod regions;
 mod resources;
 mod text;
 /// libumem's API (`umem.h`, hand-written to keep umem's layouts and inline functions).

@@ -17,6 +17,7 @@ mod memory;
 mod mr;
 mod numpy_allocator;
 mod queues;
+mod regions;
 mod store;
 mod usm;
 mod view;
@@ -430,6 +431,7 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<handle::HostView>()?;
     m.add_class::<memory::PyMemory>()?;
     m.add_class::<memory::PyMirror>()?;
+    m.add_class::<regions::PyRegion>()?;
     m.add_class::<events::PyEvent>()?;
     m.add_class::<events::PyTrigger>()?;
     m.add_class::<queues::PyQueue>()?;

@@ -103,6 +103,98 @@ impl Region {
         }
     }
 
+    /// The region a strided view describes, as numpy and DLPack give one: `shape` (1 to
+    /// 3 dimensions, outermost first) in elements of `itemsize` bytes, `strides` in bytes
+    /// (`None`: C-contiguous), its first element at byte `offset`. The innermost
+    /// dimension is a row when its stride is the item size; otherwise (a column of a 2-D
+    /// array: one element per row) each element is a row of its own. Zero or negative
+    /// strides, and a 3-D view whose innermost stride is not the item size, are refused,
+    /// naming the dimension.
+    ///
+    /// ```
+    /// use locus::Region;
+    ///
+    /// // numpy's `grid[:, 3]` of a 4096 x 4096 float64 array: shape (4096,), stride 32768.
+    /// let column = Region::from_strides(3 * 8, &[4096], Some(&[32768]), 8)?;
+    /// assert_eq!(column, Region::block_2d::<f64>((4096, 4096), (0, 3), (4096, 1)).normalized());
+    /// # Ok::<(), locus::Error>(())
+    /// ```
+    pub fn from_strides(
+        offset: usize,
+        shape: &[usize],
+        strides: Option<&[isize]>,
+        itemsize: usize,
+    ) -> Result<Region> {
+        let fail = |what: String| Err(Error::Invalid(format!("Region::from_strides: {what}")));
+        if shape.is_empty() || shape.len() > 3 {
+            return fail(format!(
+                "a view of {} dimensions (shape {shape:?}); a region has 1 to 3",
+                shape.len()
+            ));
+        }
+        if itemsize == 0 {
+            return fail("an item size of 0 bytes".into());
+        }
+        let contiguous: Vec<isize>;
+        let strides = match strides {
+            Some(s) if s.len() != shape.len() => {
+                return fail(format!(
+                    "shape {shape:?} with strides {s:?}: one stride per dimension"
+                ))
+            }
+            Some(s) => s,
+            None => {
+                let mut acc = itemsize as isize;
+                let mut out = vec![0isize; shape.len()];
+                for i in (0..shape.len()).rev() {
+                    out[i] = acc;
+                    acc = acc.saturating_mul(shape[i] as isize);
+                }
+                contiguous = out;
+                &contiguous
+            }
+        };
+        let mut dims: Vec<(usize, usize)> = Vec::with_capacity(3);
+        for (i, (&n, &stride)) in shape.iter().zip(strides).enumerate() {
+            if n == 0 {
+                return fail(format!(
+                    "dimension {i} of shape {shape:?} is empty; every extent is at least 1"
+                ));
+            }
+            if n > 1 && stride <= 0 {
+                return fail(format!(
+                    "dimension {i} has the stride {stride} bytes; a region's strides are positive (copy a reversed or broadcast view into a contiguous one first)"
+                ));
+            }
+            dims.push((n, stride.max(0) as usize));
+        }
+        let (n, stride) = *dims.last().unwrap_or(&(1, itemsize));
+        let width = if n == 1 || stride == itemsize {
+            dims.pop();
+            n.saturating_mul(itemsize)
+        } else if dims.len() == 3 {
+            return fail(format!(
+                "the innermost dimension of the 3-D view (shape {shape:?}) has the stride {stride}, not the item size {itemsize}: its rows are not contiguous"
+            ));
+        } else {
+            itemsize
+        };
+        let (rows, row_pitch) = dims.pop().unwrap_or((1, width));
+        let (planes, slice_pitch) = dims.pop().unwrap_or((1, 0));
+        let row_pitch = if rows == 1 { width } else { row_pitch };
+        let slice_pitch = if planes == 1 {
+            row_pitch.saturating_mul(rows)
+        } else {
+            slice_pitch
+        };
+        Ok(Region {
+            origin: [offset, 0, 0],
+            extent: [width, rows, planes],
+            row_pitch,
+            slice_pitch,
+        })
+    }
+
     /// The same extent, packed tight from offset 0 (row pitch = width, slice pitch =
     /// width * rows): the layout of a contiguous staging block.
     pub fn packed(&self) -> Region {
@@ -369,6 +461,25 @@ mod tests {
         assert!(e.to_string().contains("overflows"), "{e}");
         let edge = Region::rows((48, 3), 16, 1, 64);
         edge.check(at, "copy_region", "source", 256).unwrap();
+    }
+
+    #[test]
+    fn numpy_views_become_regions() {
+        // a[2:5, 1:4] of a 6 x 8 int32 array.
+        let block = Region::from_strides(2 * 32 + 4, &[3, 3], Some(&[32, 4]), 4).unwrap();
+        assert_eq!(
+            block,
+            Region::block_2d::<i32>((6, 8), (2, 1), (3, 3)).normalized()
+        );
+        let whole = Region::from_strides(0, &[2, 3, 4], None, 8).unwrap();
+        assert_eq!(RegionRuns::new(&whole, &whole.packed()).count(), 1);
+        let e = Region::from_strides(0, &[4, 4], Some(&[-32, 8]), 8).unwrap_err();
+        assert!(
+            e.to_string().contains("dimension 0 has the stride -32"),
+            "{e}"
+        );
+        let e = Region::from_strides(0, &[2, 4, 4], Some(&[256, 64, 16]), 8).unwrap_err();
+        assert!(e.to_string().contains("innermost dimension"), "{e}");
     }
 
     #[test]

@@ -90,6 +90,33 @@ int main(void) {
         OK(locus_memory_free(src));
     }
 
+    /* Regions: the column of 8-byte elements at byte 16 of a grid of 32 rows of 64
+     * bytes, to a packed column at every location, in one call. */
+    for (size_t s = 0; s < count; s++) {
+        for (size_t d = 0; d < count; d++) {
+            LocusMemory *grid = NULL, *column = NULL;
+            OK(locus_memory_new(names[s], 32 * 64, &grid));
+            OK(locus_memory_write(grid, 0, data, 32 * 64));
+            OK(locus_memory_new(names[d], 32 * 8, &column));
+            LocusRegion face = {{16, 0, 0}, {8, 32, 1}, 64, 64 * 32};
+            LocusRegion packed = {{0, 0, 0}, {8, 32, 1}, 8, 8 * 32};
+            OK(locus_memory_copy_region(grid, &face, column, &packed));
+            OK(locus_memory_read(column, 0, back, 32 * 8));
+            int right = 1;
+            for (int r = 0; r < 32; r++) right &= memcmp(back + r * 8, data + r * 64 + 16, 8) == 0;
+            CHECK(right, "%s -> %s: the column face", names[s], names[d]);
+            LocusRegion past = {{16, 1, 0}, {8, 32, 1}, 64, 64 * 32};
+            CHECK(locus_memory_copy_region(grid, &past, column, &packed) == LOCUS_ERROR_INVALID,
+                  "%s -> %s: a region past the end", names[s], names[d]);
+            CHECK(strstr(locus_last_error(), "past the memory") != NULL, "message: %s",
+                  locus_last_error());
+            CHECK(locus_memory_copy_region(grid, NULL, column, &packed) == LOCUS_ERROR_NULL,
+                  "a NULL region");
+            OK(locus_memory_free(column));
+            OK(locus_memory_free(grid));
+        }
+    }
+
     /* Bad input: a status with a message; nothing written; nothing crashes. */
     LocusMemory *m = NULL, *never = NULL;
     OK(locus_memory_new("host", 64, &m));

@@ -25,7 +25,7 @@ pool_out="${4:-src/backends/hip/pool_sys.rs}"
 wrapper="$(mktemp --suffix=.h)"
 trap 'rm -f "$wrapper"' EXIT
 printf '#define __HIP_PLATFORM_AMD__\n#include <hip/hip_runtime_api.h>\n#include <hip/hiprtc.h>\n' > "$wrapper"
-runtime='^hip(Init|GetDeviceCount|GetDevice|DeviceGetName|DeviceTotalMem|DeviceGetAttribute|SetDevice|Malloc|Free|HostMalloc|HostFree|MallocManaged|MemGetInfo|MemcpyAsync|MemcpyPeerAsync|MemsetAsync|StreamCreateWithFlags|StreamSynchronize|StreamWaitEvent|DeviceCanAccessPeer|DeviceEnablePeerAccess|RuntimeGetVersion|GetErrorString|GetErrorName|ModuleLoadData|ModuleGetFunction|ModuleLaunchKernel|EventCreateWithFlags|EventRecord|EventSynchronize|EventQuery|EventDestroy|PointerGetAttribute|MemAdvise|HostRegister|HostUnregister|IpcGetMemHandle|IpcOpenMemHandle|IpcCloseMemHandle)$'
+runtime='^hip(Init|GetDeviceCount|GetDevice|DeviceGetName|DeviceTotalMem|DeviceGetAttribute|SetDevice|Malloc|Free|HostMalloc|HostFree|MallocManaged|MemGetInfo|MemcpyAsync|Memcpy3DAsync|MemcpyPeerAsync|MemsetAsync|StreamCreateWithFlags|StreamSynchronize|StreamWaitEvent|DeviceCanAccessPeer|DeviceEnablePeerAccess|RuntimeGetVersion|GetErrorString|GetErrorName|ModuleLoadData|ModuleGetFunction|ModuleLaunchKernel|EventCreateWithFlags|EventRecord|EventSynchronize|EventQuery|EventDestroy|PointerGetAttribute|MemAdvise|HostRegister|HostUnregister|IpcGetMemHandle|IpcOpenMemHandle|IpcCloseMemHandle)$'
 pool='^hip(FreeAsync|MemPoolCreate|MemPoolDestroy|MallocFromPoolAsync|MemPoolSetAttribute)$'
 rtc='^hiprtc(CreateProgram|CompileProgram|GetCodeSize|GetCode|GetProgramLogSize|GetProgramLog|DestroyProgram|GetErrorString)$'
 # generate NAME FUNCTIONS TYPES OUT
@@ -45,7 +45,7 @@ generate() {
   mv "$4.tmp" "$4"
   echo "wrote $4"
 }
-generate HipApiRaw "$runtime" 'hip(Error_t|DeviceAttribute_t|MemcpyKind|Stream_t|Event_t|Module_t|Function_t|Pointer_attribute|Deviceptr_t|MemoryAdvise|IpcMemHandle_t|IpcMemHandle_st)' "$out"
+generate HipApiRaw "$runtime" 'hip(Error_t|DeviceAttribute_t|MemcpyKind|Stream_t|Event_t|Module_t|Function_t|Pointer_attribute|Deviceptr_t|MemoryAdvise|IpcMemHandle_t|IpcMemHandle_st|Memcpy3DParms|PitchedPtr|Pos|Extent)' "$out"
 generate HiprtcRaw "$rtc" 'hiprtc(Result|Program)' "$rtc_out"
 generate HipPoolRaw "$pool" 'hip(Error_t|Stream_t|MemPool_t|MemPoolAttr|MemPoolProps|MemLocation|MemLocationType|MemAllocationType|MemAllocationHandleType)' "$pool_out"
 # The traits HipApi calls through (a simulated runtime stands in for them in tests),

@@ -19,6 +19,7 @@ chapters! {
     Buffers => "../docs/guide/buffers.md",
     Queues => "../docs/guide/queues.md",
     BringYourOwn => "../docs/guide/bring-your-own.md",
+    Regions => "../docs/guide/regions.md",
     Resources => "../docs/guide/resources.md",
     Codelets => "../docs/guide/codelets.md",
     Backends => "../docs/guide/backends.md",

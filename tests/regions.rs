@@ -200,3 +200,45 @@ fn bad_regions_are_refused_before_anything_is_written() {
         assert!(e.contains("share bytes of one memory"), "{at}: {e}");
     }
 }
+
+#[test]
+fn asynchronous_region_copies_run_in_the_order_their_events_say() {
+    use std::sync::Arc;
+
+    use locus::Event;
+    let locations = common::required_locations();
+    for &from in &locations {
+        for &to in &locations {
+            let (_, len, sr, _, _) = cases()[0];
+            let bytes = common::pattern_u8(len, 5);
+            let grid = Arc::new(memory(from, &bytes));
+            let face = Arc::new(memory(to, &vec![0u8; sr.bytes().unwrap()]));
+            let back = Arc::new(memory(from, &vec![0u8; len]));
+            // The face goes out only once the user says so, and comes back into a second
+            // grid after it: the caller waits on the last event alone.
+            let (go, trigger) = Event::user();
+            let out = grid
+                .copy_region_to_async(&sr, &face, &sr.packed(), &[go])
+                .unwrap();
+            let home = face
+                .copy_region_to_async(&sr.packed(), &back, &sr, &[out])
+                .unwrap();
+            assert!(
+                !home.is_complete(),
+                "{from} -> {to}: ran before the trigger"
+            );
+            trigger.complete();
+            home.wait().unwrap();
+            assert_eq!(
+                contents(&back),
+                expected(&bytes, &sr, &vec![0u8; len], &sr),
+                "{from} -> {to}"
+            );
+            // A bad region is refused at once, starting nothing.
+            let past = Region::rows((0, 1), 8, len / 8, 8);
+            assert!(grid
+                .copy_region_to_async(&past, &face, &past.packed(), &[])
+                .is_err());
+        }
+    }
+}

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{measure, Config, Stats};
+use super::{measure, measure_together, Config, Stats};
 use locus::{Memory, Region, Registry, Result};
 
 /// One pair's copies of one face, four ways.
@@ -74,6 +74,13 @@ fn shapes(n: usize, m: usize) -> Vec<(&'static str, usize, Region)> {
     ]
 }
 
+/// The next of the timings `measure_together` returned, one per closure.
+fn next(timed: &mut impl Iterator<Item = Stats>) -> Result<Stats> {
+    timed
+        .next()
+        .ok_or_else(|| locus::Error::Invalid("a timing is missing".into()))
+}
+
 /// Runs `--regions` on every ordered pair of `config`'s locations, with grids of `n` x
 /// `n` and boxes of `m` x `m` x `m` f64.
 pub(super) fn run(
@@ -101,9 +108,6 @@ pub(super) fn run(
                 let dst = Memory::new(to, bytes)?;
                 let packed = region.packed();
                 let route = src.copy_region_to(&region, &dst, &packed)?;
-                let locus = measure(config.cell_seconds, config.min_runs, || {
-                    src.copy_region_to(&region, &dst, &packed).map(|_| ())
-                })?;
                 let runs = locus::core::region::RegionRuns::new(&region, &packed);
                 let run_loop = measure(config.cell_seconds, config.min_runs.min(3), || {
                     for (s, d, len) in runs.iter() {
@@ -112,16 +116,20 @@ pub(super) fn run(
                     Ok(())
                 })?;
                 let raw_call = src.native_copy_region_to(&region, &dst, &packed).ok();
-                let raw_rect = match raw_call {
-                    Some(_) => Some(measure(config.cell_seconds, config.min_runs, || {
-                        src.native_copy_region_to(&region, &dst, &packed)
-                            .map(|_| ())
-                    })?),
-                    None => None,
-                };
-                let contiguous = measure(config.cell_seconds, config.min_runs, || {
-                    src.copy_to(0, &dst, 0, bytes).map(|_| ())
-                })?;
+                // In rotation, so that none of the three is always timed after the same
+                // other (a runtime's worker threads idle or busy).
+                let mut through_locus = || src.copy_region_to(&region, &dst, &packed).map(drop);
+                let mut raw = || src.native_copy_region_to(&region, &dst, &packed).map(drop);
+                let mut one_copy = || src.copy_to(0, &dst, 0, bytes).map(drop);
+                let mut fns: Vec<&mut dyn FnMut() -> Result<()>> =
+                    vec![&mut through_locus, &mut one_copy];
+                if raw_call.is_some() {
+                    fns.push(&mut raw);
+                }
+                let mut timed =
+                    measure_together(config.cell_seconds, config.min_runs, &mut fns)?.into_iter();
+                let (locus, contiguous) = (next(&mut timed)?, next(&mut timed)?);
+                let raw_rect = timed.next();
                 out.push(RegionCell {
                     src: from.to_string(),
                     dst: to.to_string(),

@@ -337,6 +337,18 @@ pub trait CudaDriver: Send + Sync {
         );
         CUresult::CUDA_ERROR_NOT_SUPPORTED
     }
+    /// `cuMemcpy3DAsync_v2`.
+    ///
+    /// # Safety
+    /// As the driver's `cuMemcpy3DAsync_v2`.
+    unsafe fn cuMemcpy3DAsync_v2(
+        &self,
+        pCopy: *const CUDA_MEMCPY3D,
+        hStream: CUstream,
+    ) -> CUresult {
+        let _ = (pCopy, hStream);
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    }
     /// `cuMemAlloc_v2`.
     ///
     /// # Safety
@@ -844,6 +856,14 @@ impl CudaDriver for LoadedDriver {
                 dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream,
             )
         }
+    }
+    unsafe fn cuMemcpy3DAsync_v2(
+        &self,
+        pCopy: *const CUDA_MEMCPY3D,
+        hStream: CUstream,
+    ) -> CUresult {
+        // SAFETY: forwarded under the caller's contract.
+        unsafe { cudarc::driver::sys::cuMemcpy3DAsync_v2(pCopy, hStream) }
     }
     unsafe fn cuMemAlloc_v2(&self, dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         // SAFETY: forwarded under the caller's contract.

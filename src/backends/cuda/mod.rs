@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result as cudarc_result, sys};
 
-use super::cuda_hip::{self, BatchFailure, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
+use super::cuda_hip::{
+    self, BatchFailure, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory, GpuRect,
+};
 use crate::core::device::{Device, Direction, PhysicalDevice};
 use crate::core::discovery::{Discovery, Unavailable};
 use crate::core::error::{Error, Result};
@@ -45,6 +47,9 @@ mod pointers;
 mod pool;
 #[cfg(test)]
 mod real_compiler_tests;
+mod rect;
+#[cfg(test)]
+mod rect_tests;
 #[cfg(test)]
 mod simulated;
 

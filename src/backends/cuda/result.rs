@@ -13,6 +13,13 @@ impl GpuApi for CudaApi {
     /// `benches/cuda_copies.rs` measures (`docs/design-measurements.md`).
     const DRIVER_WRITES_PAGEABLE_UP_TO: usize = usize::MAX;
 
+    const RECT_CALL: Option<&'static str> = Some("cuMemcpy3DAsync");
+
+    unsafe fn copy_rect(&self, rect: &GpuRect, wait: bool) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { self.copy_3d(rect, wait) }
+    }
+
     const NATIVE_CALLS: [&'static str; 3] = [
         "cuMemcpyHtoD + cuStreamSynchronize(NULL)",
         "cuMemcpyDtoH",

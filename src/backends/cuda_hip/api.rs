@@ -57,6 +57,34 @@ impl GpuPointer {
     }
 }
 
+/// One end of a rectangle copy as the driver takes it ([`GpuApi::copy_rect`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RectEnd {
+    /// Its first byte: a device pointer, or a host address where `host`.
+    pub address: u64,
+    /// True for host memory (`CU_MEMORYTYPE_HOST`, `hipMemcpyHostTo...`).
+    pub host: bool,
+    /// Bytes from one row to the next.
+    pub pitch: usize,
+    /// Rows from one plane to the next.
+    pub rows_per_plane: usize,
+}
+
+/// A rectangle copy: `depth` planes of `height` rows of `width` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuRect {
+    /// Where it reads.
+    pub src: RectEnd,
+    /// Where it writes.
+    pub dst: RectEnd,
+    /// Bytes per row.
+    pub width: usize,
+    /// Rows per plane.
+    pub height: usize,
+    /// Planes.
+    pub depth: usize,
+}
+
 /// The vendor calls a GPU backend needs. Pointers are device addresses as `u64` (host
 /// addresses for pinned memory, which is mapped into the device's address space).
 pub trait GpuApi: Send + Sync + 'static {
@@ -244,6 +272,21 @@ pub trait GpuApi: Send + Sync + 'static {
             error: GpuError::other("memcpy batch", "the driver has no batch copy"),
             copy: None,
         })
+    }
+    /// The driver's rectangle copy (`cuMemcpy3DAsync`, `hipMemcpy3DAsync`), named as a
+    /// user knows it; `None` where the backend has none (the default).
+    const RECT_CALL: Option<&'static str> = None;
+    /// Copies `rect` on the current device's stream in one call; `wait` synchronises
+    /// it. Only where [`GpuApi::RECT_CALL`] names a call; the default refuses.
+    ///
+    /// # Safety
+    /// Every row of both ends is valid until the copy completes; the two do not overlap.
+    unsafe fn copy_rect(&self, rect: &GpuRect, wait: bool) -> Result<(), GpuError> {
+        let _ = (rect, wait);
+        Err(GpuError::other(
+            "rectangle copy",
+            "the driver has no rectangle copy",
+        ))
     }
     /// Sets where the driver keeps `n` bytes at `ptr` (memory it pages in on use):
     /// device `device`, or the host for `None` (`cuMemAdvise` / `hipMemAdvise`,

@@ -192,6 +192,10 @@ impl<A: GpuApi> Device for GpuDevice<A> {
         self.api.has_copy_batch().then_some(self)
     }
 
+    fn rect_copies(&self) -> Option<&dyn crate::core::rect_copy::RectCopies> {
+        A::RECT_CALL.map(|_| self as &dyn crate::core::rect_copy::RectCopies)
+    }
+
     fn ipc_handles(&self) -> Option<&dyn IpcHandles> {
         Some(self)
     }

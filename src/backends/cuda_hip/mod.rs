@@ -47,9 +47,10 @@ mod ipc;
 mod kernels;
 mod own_pools;
 mod paths;
+mod rect;
 pub(crate) mod work;
 
-pub use api::{BatchFailure, GpuApi, GpuPointer};
+pub use api::{BatchFailure, GpuApi, GpuPointer, GpuRect, RectEnd};
 pub use current::Entered;
 pub(crate) use own_pools::OwnPools;
 pub(crate) use paths::paths;

@@ -355,6 +355,18 @@ pub mod sys_trait {
             let _ = (free, total);
             hipError_t_hipErrorNotSupported
         }
+        /// `hipMemcpy3DAsync`.
+        ///
+        /// # Safety
+        /// As the library's `hipMemcpy3DAsync`.
+        unsafe fn hipMemcpy3DAsync(
+            &self,
+            p: *const hipMemcpy3DParms,
+            stream: hipStream_t,
+        ) -> hipError_t {
+            let _ = (p, stream);
+            hipError_t_hipErrorNotSupported
+        }
         /// `hipDeviceCanAccessPeer`.
         ///
         /// # Safety
@@ -666,6 +678,14 @@ pub mod sys_trait {
         unsafe fn hipMemGetInfo(&self, free: *mut usize, total: *mut usize) -> hipError_t {
             // SAFETY: forwarded under the caller's contract.
             unsafe { HipApiRaw::hipMemGetInfo(self, free, total) }
+        }
+        unsafe fn hipMemcpy3DAsync(
+            &self,
+            p: *const hipMemcpy3DParms,
+            stream: hipStream_t,
+        ) -> hipError_t {
+            // SAFETY: forwarded under the caller's contract.
+            unsafe { HipApiRaw::hipMemcpy3DAsync(self, p, stream) }
         }
         unsafe fn hipDeviceCanAccessPeer(
             &self,

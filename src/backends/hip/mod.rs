@@ -51,7 +51,7 @@ use pool_sys::HipPoolRaw;
 use rtc_sys::{hiprtcProgram, hiprtcResult_HIPRTC_SUCCESS, HiprtcRaw};
 use sys::*;
 
-use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory};
+use super::cuda_hip::{self, GpuApi, GpuDevice, GpuError, GpuFacts, GpuMemory, GpuRect};
 use super::loading::dl_error;
 use crate::core::device::PhysicalDevice;
 use crate::core::discovery::{Discovery, Unavailable};
@@ -62,6 +62,7 @@ mod arch;
 pub mod entry_points;
 mod pointers;
 mod pool;
+mod rect;
 mod result;
 
 /// The old name of [`sys`], for one release.
@@ -493,6 +494,8 @@ mod compile_tests;
 mod discovery_tests;
 #[cfg(test)]
 mod real_compiler_tests;
+#[cfg(test)]
+mod rect_tests;
 #[cfg(test)]
 mod runtime_tests;
 #[cfg(test)]

@@ -68,6 +68,13 @@ impl GpuApi for HipApi {
     const MAX_ITEMS_X: u64 = u32::MAX as u64;
     // HIP's raw transfers are the backend's own `hipMemcpyAsync`s, waited for (through
     // pinned staging for pageable memory, as a careful hand-written loop does).
+    const RECT_CALL: Option<&'static str> = Some("hipMemcpy3DAsync");
+
+    unsafe fn copy_rect(&self, rect: &GpuRect, wait: bool) -> Result<(), GpuError> {
+        // SAFETY: per the caller's contract.
+        unsafe { self.copy_3d(rect, wait) }
+    }
+
     const NATIVE_CALLS: [&'static str; 3] = ["hipMemcpyAsync"; 3];
 
     fn activate(&self, ordinal: u32) -> Result<(), GpuError> {

@@ -226,12 +226,84 @@ pub const hipDeviceAttribute_t_hipDeviceAttributeAmdSpecificEnd: hipDeviceAttrib
 pub const hipDeviceAttribute_t_hipDeviceAttributeVendorSpecificBegin: hipDeviceAttribute_t = 20000;
 pub type hipDeviceAttribute_t = ::std::os::raw::c_uint;
 pub type hipDeviceptr_t = *mut ::std::os::raw::c_void;
+pub const hipChannelFormatKind_hipChannelFormatKindSigned: hipChannelFormatKind = 0;
+pub const hipChannelFormatKind_hipChannelFormatKindUnsigned: hipChannelFormatKind = 1;
+pub const hipChannelFormatKind_hipChannelFormatKindFloat: hipChannelFormatKind = 2;
+pub const hipChannelFormatKind_hipChannelFormatKindNone: hipChannelFormatKind = 3;
+pub type hipChannelFormatKind = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct hipChannelFormatDesc {
+    pub x: ::std::os::raw::c_int,
+    pub y: ::std::os::raw::c_int,
+    pub z: ::std::os::raw::c_int,
+    pub w: ::std::os::raw::c_int,
+    pub f: hipChannelFormatKind,
+}
+pub const hipArray_Format_HIP_AD_FORMAT_UNSIGNED_INT8: hipArray_Format = 1;
+pub const hipArray_Format_HIP_AD_FORMAT_UNSIGNED_INT16: hipArray_Format = 2;
+pub const hipArray_Format_HIP_AD_FORMAT_UNSIGNED_INT32: hipArray_Format = 3;
+pub const hipArray_Format_HIP_AD_FORMAT_SIGNED_INT8: hipArray_Format = 8;
+pub const hipArray_Format_HIP_AD_FORMAT_SIGNED_INT16: hipArray_Format = 9;
+pub const hipArray_Format_HIP_AD_FORMAT_SIGNED_INT32: hipArray_Format = 10;
+pub const hipArray_Format_HIP_AD_FORMAT_HALF: hipArray_Format = 16;
+pub const hipArray_Format_HIP_AD_FORMAT_FLOAT: hipArray_Format = 32;
+pub type hipArray_Format = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct hipArray {
+    pub data: *mut ::std::os::raw::c_void,
+    pub desc: hipChannelFormatDesc,
+    pub type_: ::std::os::raw::c_uint,
+    pub width: ::std::os::raw::c_uint,
+    pub height: ::std::os::raw::c_uint,
+    pub depth: ::std::os::raw::c_uint,
+    pub Format: hipArray_Format,
+    pub NumChannels: ::std::os::raw::c_uint,
+    pub isDrv: bool,
+    pub textureType: ::std::os::raw::c_uint,
+}
+pub type hipArray_t = *mut hipArray;
 pub const hipMemcpyKind_hipMemcpyHostToHost: hipMemcpyKind = 0;
 pub const hipMemcpyKind_hipMemcpyHostToDevice: hipMemcpyKind = 1;
 pub const hipMemcpyKind_hipMemcpyDeviceToHost: hipMemcpyKind = 2;
 pub const hipMemcpyKind_hipMemcpyDeviceToDevice: hipMemcpyKind = 3;
 pub const hipMemcpyKind_hipMemcpyDefault: hipMemcpyKind = 4;
 pub type hipMemcpyKind = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct hipPitchedPtr {
+    pub ptr: *mut ::std::os::raw::c_void,
+    pub pitch: usize,
+    pub xsize: usize,
+    pub ysize: usize,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct hipExtent {
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct hipPos {
+    pub x: usize,
+    pub y: usize,
+    pub z: usize,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct hipMemcpy3DParms {
+    pub srcArray: hipArray_t,
+    pub srcPos: hipPos,
+    pub srcPtr: hipPitchedPtr,
+    pub dstArray: hipArray_t,
+    pub dstPos: hipPos,
+    pub dstPtr: hipPitchedPtr,
+    pub extent: hipExtent,
+    pub kind: hipMemcpyKind,
+}
 pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_CONTEXT: hipPointer_attribute = 1;
 pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_MEMORY_TYPE: hipPointer_attribute = 2;
 pub const hipPointer_attribute_HIP_POINTER_ATTRIBUTE_DEVICE_POINTER: hipPointer_attribute = 3;
@@ -388,6 +460,8 @@ pub struct HipApiRaw {
         stream: hipStream_t,
     ) -> hipError_t,
     pub hipMemGetInfo: unsafe extern "C" fn(free: *mut usize, total: *mut usize) -> hipError_t,
+    pub hipMemcpy3DAsync:
+        unsafe extern "C" fn(p: *const hipMemcpy3DParms, stream: hipStream_t) -> hipError_t,
     pub hipDeviceCanAccessPeer: unsafe extern "C" fn(
         canAccessPeer: *mut ::std::os::raw::c_int,
         deviceId: ::std::os::raw::c_int,
@@ -478,6 +552,7 @@ impl HipApiRaw {
         let hipMemcpyAsync = __library.get(b"hipMemcpyAsync\0").map(|sym| *sym)?;
         let hipMemsetAsync = __library.get(b"hipMemsetAsync\0").map(|sym| *sym)?;
         let hipMemGetInfo = __library.get(b"hipMemGetInfo\0").map(|sym| *sym)?;
+        let hipMemcpy3DAsync = __library.get(b"hipMemcpy3DAsync\0").map(|sym| *sym)?;
         let hipDeviceCanAccessPeer = __library.get(b"hipDeviceCanAccessPeer\0").map(|sym| *sym)?;
         let hipDeviceEnablePeerAccess = __library
             .get(b"hipDeviceEnablePeerAccess\0")
@@ -521,6 +596,7 @@ impl HipApiRaw {
             hipMemcpyAsync,
             hipMemsetAsync,
             hipMemGetInfo,
+            hipMemcpy3DAsync,
             hipDeviceCanAccessPeer,
             hipDeviceEnablePeerAccess,
             hipMemcpyPeerAsync,
@@ -705,6 +781,13 @@ impl HipApiRaw {
     }
     pub unsafe fn hipMemGetInfo(&self, free: *mut usize, total: *mut usize) -> hipError_t {
         (self.hipMemGetInfo)(free, total)
+    }
+    pub unsafe fn hipMemcpy3DAsync(
+        &self,
+        p: *const hipMemcpy3DParms,
+        stream: hipStream_t,
+    ) -> hipError_t {
+        (self.hipMemcpy3DAsync)(p, stream)
     }
     pub unsafe fn hipDeviceCanAccessPeer(
         &self,

@@ -25,6 +25,7 @@ pub mod cost;
 pub mod matrix;
 pub mod paths;
 mod region_copy;
+mod region_route;
 pub(crate) mod staged;
 pub mod stats;
 
@@ -39,5 +40,6 @@ pub use copy::{
 };
 pub use cost::Calibration;
 pub use matrix::{Plan, TransferMatrix};
-pub use region_copy::{copy_region, plan_region, RegionRoute, RegionRouteKind, RegionVia};
+pub use region_copy::{copy_region, plan_region};
+pub use region_route::{RegionRoute, RegionRouteKind, RegionVia};
 pub use stats::{TransferStats, TransferTotals};

@@ -9,22 +9,24 @@
 //! - `runs`: one copy per contiguous run, in one device's batch form where one covers
 //!   them (one submission on WebGPU), else each on the planner's route.
 
-use std::fmt;
 use std::sync::Arc;
 
 use super::async_copy::plan_for;
 use super::copy::{check_copy, copy, copy_on_plan, CopyOptions};
+use super::region_route::{RegionRoute, RegionRouteKind, RegionVia};
 use super::stats;
 use crate::core::batch_copy::DeviceCopy;
 use crate::core::capability::run_batch;
 use crate::core::copy_span::CopySpan;
 use crate::core::device::{Device, HostAccess};
 use crate::core::error::{Error, Result};
-use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::rect_copy::RectCopy;
 use crate::core::region::{regions_overlap, Region, RegionRuns};
 use crate::core::route::RouteKind;
+use crate::runtime::event::Event;
+use crate::runtime::queue::Queue;
+use crate::runtime::worker;
 
 const CALL: &str = "copy_region";
 
@@ -34,81 +36,6 @@ const FEW_RUNS: usize = 8;
 /// Runs this long go one by one rather than packed: each run's copy is at the
 /// bandwidth, and packing would move every byte three times.
 const LONG_RUN: usize = 1 << 20;
-
-/// How a region moves ([`RegionRoute::kind`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RegionRouteKind {
-    /// Both sides contiguous: one ordinary copy.
-    Contiguous,
-    /// The runtime's own rectangle copy (or a memcpy per row between host addresses).
-    Rect,
-    /// Gathered into a contiguous block at the source, one copy, scattered at the
-    /// destination.
-    Packed,
-    /// One copy per contiguous run.
-    Runs,
-}
-
-impl RegionRouteKind {
-    /// Every kind.
-    pub const ALL: [RegionRouteKind; 4] = [
-        RegionRouteKind::Contiguous,
-        RegionRouteKind::Rect,
-        RegionRouteKind::Packed,
-        RegionRouteKind::Runs,
-    ];
-
-    /// Lower-case name (`contiguous`, `rect`, `packed`, `runs`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            RegionRouteKind::Contiguous => "contiguous",
-            RegionRouteKind::Rect => "rect",
-            RegionRouteKind::Packed => "packed",
-            RegionRouteKind::Runs => "runs",
-        }
-    }
-}
-
-impl fmt::Display for RegionRouteKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The route a region copy took, and how, in words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegionRoute {
-    /// Where the data was.
-    pub src: Location,
-    /// Where it went.
-    pub dst: Location,
-    /// The route.
-    pub kind: RegionRouteKind,
-    /// How many contiguous runs the region is made of (1: contiguous).
-    pub runs: usize,
-    /// The calls it took, in one line.
-    pub how: String,
-}
-
-impl fmt::Display for RegionRoute {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} -> {}: {} ({} runs): {}",
-            self.src, self.dst, self.kind, self.runs, self.how
-        )
-    }
-}
-
-/// Which route a region copy takes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum RegionVia {
-    /// The planner's choice (what [`Memory::copy_region_to`] takes).
-    #[default]
-    Planner,
-    /// A route of this kind (a benchmark's or a test's); an error where it does not apply.
-    Kind(RegionRouteKind),
-}
 
 /// How a rectangle copy runs between the two memories, where one does.
 enum RectWay<'a> {
@@ -148,8 +75,26 @@ fn rect_way<'a>(src: &'a Memory, sr: &Region, dst: &'a Memory, dr: &Region) -> O
     (!std::ptr::eq(src, dst) && reached(src) && reached(dst)).then_some(RectWay::Mapped)
 }
 
-/// Checks both regions, their extents and their overlap, before anything is written.
+/// Checks both regions, their extents and their overlap, before anything is written,
+/// then waits for what host use of either memory must wait for.
 fn check(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Result<usize> {
+    let bytes = check_regions(src, sr, dst, dr)?;
+    let span = |r: &Region| r.start().unwrap_or(0);
+    check_copy(
+        src,
+        dst,
+        CopySpan {
+            src_offset: span(sr),
+            dst_offset: span(dr),
+            len: 0,
+        },
+    )?;
+    Ok(bytes)
+}
+
+/// Checks both regions against their memories, their extents and their overlap; the
+/// bytes they hold.
+fn check_regions(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Result<usize> {
     sr.check(src.location(), CALL, "source", src.len())?;
     dr.check(dst.location(), CALL, "destination", dst.len())?;
     let names = ["width (x, bytes)", "rows (y)", "planes (z)"];
@@ -174,17 +119,9 @@ fn check(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Result<usize> 
             src.location()
         )));
     }
-    let span = |r: &Region| r.start().unwrap_or(0);
-    check_copy(
-        src,
-        dst,
-        CopySpan {
-            src_offset: span(sr),
-            dst_offset: span(dr),
-            len: 0,
-        },
-    )?;
-    // The check above bounds every byte inside a memory, so the product fits.
+    src.check("copy_region source", 0, 0)?;
+    dst.check("copy_region destination", 0, 0)?;
+    // The checks above bound every byte inside a memory, so the product fits.
     Ok(sr.bytes().unwrap_or(0))
 }
 
@@ -550,5 +487,62 @@ impl Memory {
         via: RegionVia,
     ) -> Result<RegionRoute> {
         copy_region(self, src_region, dst, dst_region, via)
+    }
+}
+
+impl Memory {
+    /// Starts [`Memory::copy_region_to`] after `after` and returns its event at once.
+    /// Both regions are checked now: a bad region is an error and starts nothing. The
+    /// copy runs on a worker thread, on the planner's route, after a host wait on
+    /// `after`; both memories stay alive until it is done, whatever the caller drops.
+    pub fn copy_region_to_async(
+        self: &Arc<Self>,
+        src_region: &Region,
+        dst: &Arc<Memory>,
+        dst_region: &Region,
+        after: &[Event],
+    ) -> Result<Event> {
+        check_regions(self, src_region, dst, dst_region)?;
+        let (src, dst) = (Arc::clone(self), Arc::clone(dst));
+        let (sr, dr) = (*src_region, *dst_region);
+        let deps: Vec<Event> = after.to_vec();
+        let ready = deps.iter().all(Event::is_complete);
+        let (event, done) = Event::user();
+        let job = move || {
+            let copy = || -> Result<()> {
+                deps.iter().try_for_each(Event::wait)?;
+                copy_region(&src, &sr, &dst, &dr, RegionVia::Planner).map(drop)
+            };
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(copy));
+            // The memory is let go before the event says done.
+            drop((src, dst, deps));
+            match outcome {
+                Ok(Ok(())) => done.complete(),
+                Ok(Err(e)) => done.fail_with(e),
+                Err(_) => done.fail("the asynchronous region copy's worker panicked"),
+            }
+        };
+        if ready {
+            worker::run(job)?;
+        } else {
+            worker::run_waiting(job)?;
+        }
+        Ok(event)
+    }
+
+    /// [`Memory::copy_region_to_async`] on `queue`: it starts after everything submitted
+    /// on that queue before (and after `after`), and later work on the queue runs after
+    /// it.
+    pub fn copy_region_to_async_on(
+        self: &Arc<Self>,
+        queue: Queue,
+        src_region: &Region,
+        dst: &Arc<Memory>,
+        dst_region: &Region,
+        after: &[Event],
+    ) -> Result<Event> {
+        queue.submit(after, |deps| {
+            self.copy_region_to_async(src_region, dst, dst_region, deps)
+        })
     }
 }

@@ -74,3 +74,58 @@ impl SimCuda {
         }
     }
 }
+
+impl SimCuda {
+    /// `cuMemcpy3DAsync`: host and device ends only (no arrays), then the shared
+    /// model's rules (`sim_model/rect.rs`).
+    ///
+    /// # Safety
+    /// `copy` is NULL or valid for a read.
+    pub(super) unsafe fn rect(&self, copy: *const CUDA_MEMCPY3D, stream: CUstream) -> CUresult {
+        use crate::backends::cuda_hip::sim_model::SimRectEnd;
+        const CALL: &str = "cuMemcpy3DAsync";
+        // SAFETY: the caller's pointer, NULL or valid.
+        let Some(c) = (unsafe { copy.as_ref() }) else {
+            return CUresult::CUDA_ERROR_INVALID_VALUE;
+        };
+        let end =
+            |kind: CUmemorytype, host: usize, device: CUdeviceptr, pitch, rows, at: [usize; 3]| {
+                let address = match kind {
+                    CUmemorytype::CU_MEMORYTYPE_HOST => host,
+                    CUmemorytype::CU_MEMORYTYPE_DEVICE | CUmemorytype::CU_MEMORYTYPE_UNIFIED => {
+                        device as usize
+                    }
+                    _ => return None,
+                };
+                let [x, y, z] = at;
+                Some(SimRectEnd {
+                    address: address + x + (z * rows + y) * pitch,
+                    device: kind != CUmemorytype::CU_MEMORYTYPE_HOST,
+                    pitch,
+                    rows_per_plane: rows,
+                })
+            };
+        let src = end(
+            c.srcMemoryType,
+            c.srcHost as usize,
+            c.srcDevice,
+            c.srcPitch,
+            c.srcHeight,
+            [c.srcXInBytes, c.srcY, c.srcZ],
+        );
+        let dst = end(
+            c.dstMemoryType,
+            c.dstHost as usize,
+            c.dstDevice,
+            c.dstPitch,
+            c.dstHeight,
+            [c.dstXInBytes, c.dstY, c.dstZ],
+        );
+        let (Some(src), Some(dst)) = (src, dst) else {
+            self.0.record(CALL, stream as usize);
+            return CUresult::CUDA_ERROR_INVALID_VALUE;
+        };
+        let extent = [c.WidthInBytes, c.Height, c.Depth];
+        Self::result(self.0.rect(CALL, stream as usize, (src, dst), extent))
+    }
+}

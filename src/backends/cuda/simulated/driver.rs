@@ -431,6 +431,11 @@ impl CudaDriver for SimCuda {
         );
         CUresult::CUDA_SUCCESS
     }
+    unsafe fn cuMemcpy3DAsync_v2(&self, copy: *const CUDA_MEMCPY3D, stream: CUstream) -> CUresult {
+        gate!(self);
+        // SAFETY: the caller's pointer.
+        unsafe { self.rect(copy, stream) }
+    }
     unsafe fn cuMemcpyPeerAsync(
         &self,
         dst: CUdeviceptr,

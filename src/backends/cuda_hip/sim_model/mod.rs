@@ -34,6 +34,8 @@ mod batch;
 mod ipc;
 mod memory;
 mod modules;
+mod rect;
+pub(crate) use rect::SimRectEnd;
 
 pub(crate) use batch::depend_on_each_other;
 pub(crate) use memory::{Found, Kind};

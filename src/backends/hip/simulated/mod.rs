@@ -25,6 +25,7 @@ use super::sys::*;
 use crate::backends::cuda_hip::sim_model::{Refusal, SimModel};
 
 mod pool;
+mod rect;
 mod rtc;
 mod runtime;
 

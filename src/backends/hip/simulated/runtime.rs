@@ -280,6 +280,15 @@ impl HipRuntime for SimHip {
         );
         hipError_t_hipSuccess
     }
+    unsafe fn hipMemcpy3DAsync(
+        &self,
+        parms: *const hipMemcpy3DParms,
+        stream: hipStream_t,
+    ) -> hipError_t {
+        gate!(self);
+        // SAFETY: the caller's pointer.
+        unsafe { self.rect(parms, stream) }
+    }
     unsafe fn hipMemcpyPeerAsync(
         &self,
         dst: *mut c_void,

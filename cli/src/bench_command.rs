@@ -72,8 +72,9 @@ pub(crate) struct BenchArgs {
     /// --all 10).
     #[arg(long, value_name = "N")]
     stream_times: Option<usize>,
-    /// The faces a grid program moves at every pair (a row face and a column face of
-    /// an N x N grid of f64, the x-face of a box of N/16 per side), through
+    /// The faces a grid program moves at every pair (a row face, a column face and the
+    /// middle N/2 x N/2 tile of an N x N grid of f64, the x-face of a box of N/16 per
+    /// side), through
     /// copy_region_to, as a loop of one copy per run, with the runtime's own rectangle
     /// call, and as one contiguous copy of the same bytes; alone it runs nothing else.
     #[arg(long)]

@@ -1,4 +1,4 @@
-//! `locus bench --regions` end to end: the row face, column face and box face at every
+//! `locus bench --regions` end to end: a row face, a column face, a tile and a box face at every
 //! pair of the locations this machine must have, each timed four ways with every figure
 //! positive and finite, the route named, the runtime's own rectangle call measured where
 //! one exists between the two; bad options refused before anything runs.
@@ -12,7 +12,7 @@ use tool::locus;
 use serde_json::Value;
 
 #[test]
-fn every_pair_moves_the_three_faces_four_ways() {
+fn every_pair_moves_the_four_shapes_four_ways() {
     let list: Vec<String> = common::required_locations()
         .iter()
         .map(|l| l.to_string())
@@ -45,8 +45,8 @@ fn every_pair_moves_the_three_faces_four_ways() {
     let cells = report["regions"].as_array().unwrap();
     assert_eq!(
         cells.len(),
-        list.len() * list.len() * 3,
-        "three faces per pair"
+        list.len() * list.len() * 4,
+        "four shapes per pair"
     );
     for c in cells {
         let what = format!("{} -> {} {}", c["src"], c["dst"], c["shape"]);
@@ -59,6 +59,7 @@ fn every_pair_moves_the_three_faces_four_ways() {
         match c["shape"].as_str().unwrap() {
             "row face" => assert!(route.starts_with("contiguous"), "{what}: {route}"),
             "column face" => assert_eq!(runs, 128, "{what}"),
+            "half tile" => assert_eq!(runs, 64, "{what}"),
             _ => assert_eq!(runs, 8 * 8, "{what}: a box of 8 per side"),
         }
         let same_opencl = c["src"] == c["dst"] && c["src"].as_str().unwrap().starts_with("opencl");
@@ -69,7 +70,9 @@ fn every_pair_moves_the_three_faces_four_ways() {
                     .replace("opencl:0", c["src"].as_str().unwrap()),
                 "{what}"
             );
-            assert!(route.contains("clEnqueueCopyBufferRect"), "{what}: {route}");
+            // The planner's own route: one rectangle, by the runtime's call or (a CPU
+            // device's memory the host maps in place) a memcpy per row.
+            assert!(route.starts_with("rect"), "{what}: {route}");
         }
     }
 }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use super::async_copy::plan_for;
 use super::copy::{check_copy, copy, copy_on_plan, CopyOptions};
+use super::region_choice;
 use super::region_route::{RegionRoute, RegionRouteKind, RegionVia};
 use super::stats;
 use crate::core::batch_copy::DeviceCopy;
@@ -56,9 +57,29 @@ enum Side {
     Within,
 }
 
-fn rect_way<'a>(src: &'a Memory, sr: &Region, dst: &'a Memory, dr: &Region) -> Option<RectWay<'a>> {
+/// Which rectangle way comes first where both apply: a memcpy per run through the
+/// host's in-place views of both memories (`Host`), or the runtime's own call
+/// (`Runtime`, the benchmark's baseline). [`rect`] measures which is faster.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Prefer {
+    Host,
+    Runtime,
+}
+
+fn rect_way<'a>(
+    src: &'a Memory,
+    sr: &Region,
+    dst: &'a Memory,
+    dr: &Region,
+    prefer: Prefer,
+) -> Option<RectWay<'a>> {
     if let (Some(s), Some(d)) = (src.host_pointer(), dst.host_pointer()) {
         return Some(RectWay::HostRows(s, d));
+    }
+    let reached = |m: &Memory| m.host_access() != HostAccess::None;
+    let mapped = !std::ptr::eq(src, dst) && reached(src) && reached(dst);
+    if mapped && prefer == Prefer::Host {
+        return Some(RectWay::Mapped);
     }
     let ready = sr.normalized().rect_ready() && dr.normalized().rect_ready();
     let rect = |m: &Memory| ready && m.device().rect_copies().is_some();
@@ -71,8 +92,36 @@ fn rect_way<'a>(src: &'a Memory, sr: &Region, dst: &'a Memory, dr: &Region) -> O
     if let (Some(host), true) = (dst.host_pointer(), rect(src)) {
         return Some(RectWay::Device(src.device(), Side::Read(host)));
     }
-    let reached = |m: &Memory| m.host_access() != HostAccess::None;
-    (!std::ptr::eq(src, dst) && reached(src) && reached(dst)).then_some(RectWay::Mapped)
+    mapped.then_some(RectWay::Mapped)
+}
+
+/// A rectangle copy on the way that is faster between these two devices for this size,
+/// where both a memcpy through the host's in-place views and the runtime's rectangle
+/// call apply (measured as the copies are made: `region_choice`); `None` where no
+/// rectangle way applies.
+fn rect(
+    src: &Memory,
+    sr: &Region,
+    dst: &Memory,
+    dr: &Region,
+    runs: &RegionRuns,
+) -> Option<Result<String>> {
+    let host = rect_way(src, sr, dst, dr, Prefer::Host)?;
+    let runtime = rect_way(src, sr, dst, dr, Prefer::Runtime);
+    let (RectWay::Mapped, Some(runtime @ RectWay::Device(..))) = (&host, runtime) else {
+        return Some(by_rect(src, sr, dst, dr, host, runs));
+    };
+    let bytes = sr.bytes().unwrap_or(0);
+    let way = region_choice::next(src, dst, bytes);
+    let chosen = match way {
+        region_choice::Way::Host => host,
+        region_choice::Way::Runtime => runtime,
+    };
+    let (done, took) = region_choice::timed(|| by_rect(src, sr, dst, dr, chosen, runs));
+    if done.is_ok() {
+        region_choice::record(src, dst, bytes, way, took);
+    }
+    Some(done)
 }
 
 /// Checks both regions, their extents and their overlap, before anything is written,
@@ -130,7 +179,7 @@ pub fn plan_region(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Regi
     let runs = RegionRuns::new(sr, dr);
     if runs.count() == 1 {
         RegionRouteKind::Contiguous
-    } else if rect_way(src, sr, dst, dr).is_some() {
+    } else if rect_way(src, sr, dst, dr, Prefer::Host).is_some() {
         RegionRouteKind::Rect
     } else if runs.count() <= FEW_RUNS || runs.run_len() >= LONG_RUN {
         RegionRouteKind::Runs
@@ -166,9 +215,9 @@ pub fn copy_region(
                 format!("it is {} runs", runs.count()),
             ))
         }
-        RegionRouteKind::Rect => match rect_way(src, sr, dst, dr) {
-            Some(way) => {
-                let how = by_rect(src, sr, dst, dr, way, &runs)?;
+        RegionRouteKind::Rect => match rect(src, sr, dst, dr, &runs) {
+            Some(done) => {
+                let how = done?;
                 stats::count(RouteKind::Direct, bytes, None);
                 how
             }
@@ -407,8 +456,8 @@ fn packed(src: &Memory, sr: &Region, dst: &Memory, dr: &Region, bytes: usize) ->
 /// per run at host addresses, the device's rectangle call, or its batch of runs.
 fn within(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Result<String> {
     let runs = RegionRuns::new(sr, dr);
-    match rect_way(src, sr, dst, dr) {
-        Some(way) => by_rect(src, sr, dst, dr, way, &runs),
+    match rect(src, sr, dst, dr, &runs) {
+        Some(done) => done,
         None => by_runs(src, dst, &runs),
     }
 }
@@ -426,7 +475,7 @@ impl Memory {
     ) -> Result<String> {
         check(self, src_region, dst, dst_region)?;
         let runs = RegionRuns::new(src_region, dst_region);
-        match rect_way(self, src_region, dst, dst_region) {
+        match rect_way(self, src_region, dst, dst_region, Prefer::Runtime) {
             Some(way) => by_rect(self, src_region, dst, dst_region, way, &runs),
             None => Err(not_taken(
                 self,

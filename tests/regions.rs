@@ -242,3 +242,43 @@ fn asynchronous_region_copies_run_in_the_order_their_events_say() {
         }
     }
 }
+
+#[test]
+fn a_buffer_face_moves_from_wherever_it_is_current() {
+    use locus::Buffer;
+    let locations = common::required_locations();
+    let (rows, cols) = (24, 16);
+    let data: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    let face = Region::block_2d::<f32>((rows, cols), (0, cols - 2), (rows, 1));
+    let halo = Region::block_2d::<f32>((rows, cols), (0, 0), (rows, 1));
+    for &from in &locations {
+        for &to in &locations {
+            // The grid made on the host, then current only at `from`.
+            let mut grid = Buffer::from_vec(data.clone());
+            grid.move_to(from).unwrap();
+            let mut other = Buffer::<f32>::zeroed(to, rows * cols).unwrap();
+            let route = other.copy_region_from(&halo, &grid, &face).unwrap();
+            let got = other.to_vec().unwrap();
+            for r in 0..rows {
+                assert_eq!(
+                    got[r * cols],
+                    data[r * cols + cols - 2],
+                    "{from} -> {to} row {r}: {route}"
+                );
+                assert_eq!(
+                    got[r * cols + 1],
+                    0.0,
+                    "{from} -> {to}: wrote outside the halo"
+                );
+            }
+            // Whole elements only, and inside the buffer's length.
+            let split = Region::rows((2, 0), 4, 3, 64);
+            let e = other.copy_region_from(&split, &grid, &split).unwrap_err();
+            assert!(e.to_string().contains("splits elements"), "{e}");
+            let past = Region::block_2d::<f32>((rows + 1, cols), (rows, 0), (1, cols));
+            assert!(other
+                .copy_region_from(&past, &grid, &halo.packed())
+                .is_err());
+        }
+    }
+}

@@ -333,6 +333,16 @@ class Memory:
     def copy_region_from(
         self, src: "Memory", src_region: "Region", region: Optional["Region"] = None
     ) -> str: ...
+    def copy_region_to_async(
+        self,
+        dst: "Memory",
+        region: "Region",
+        dst_region: Optional["Region"] = None,
+        after: Optional[Sequence["Event"]] = None,
+        queue: Optional["Queue"] = None,
+    ) -> "Event":
+        """Starts copy_region_to and returns its event at once."""
+        ...
     def is_accessible_from(self, location: str) -> bool: ...
     def is_same_context(self, other: "Memory") -> bool: ...
     def connect(self, nbytes: int, location: str = "host", alignment: int = 0) -> "Mirror": ...

@@ -3,7 +3,9 @@
 //! origin, extent and pitches, copied between any two memories in one call.
 
 use super::*;
+use crate::events::{events_of, PyEvent};
 use crate::memory::PyMemory;
+use crate::queues::PyQueue;
 
 /// A 1- to 3-D rectangle of bytes in one memory (`locus::Region`).
 #[pyclass(frozen, module = "locus", name = "Region")]
@@ -141,6 +143,31 @@ impl PyMemory {
             crate::detach(py, || src.copy_region_to_via(&sr, to, &dr, via))
                 .map(|r| r.to_string())
                 .map_err(py_err)
+        })
+    }
+
+    /// Starts `copy_region_to` and returns its `Event` at once: after the events in
+    /// `after`, and after everything submitted on `queue` before it when one is given.
+    /// Both regions are checked now; both memories stay alive until the copy is done.
+    #[pyo3(signature = (dst, region, dst_region = None, after = None, queue = None))]
+    fn copy_region_to_async(
+        &self,
+        py: Python<'_>,
+        dst: &PyMemory,
+        region: &PyRegion,
+        dst_region: Option<&PyRegion>,
+        after: Option<&Bound<'_, PyAny>>,
+        queue: Option<PyQueue>,
+    ) -> PyResult<PyEvent> {
+        guarded(|| {
+            let (src, to, after) = (self.mem()?, dst.mem()?, events_of(after)?);
+            let (sr, dr) = (region.0, dst_region.map_or(region.0.packed(), |r| r.0));
+            crate::detach(py, || match queue {
+                Some(q) => src.copy_region_to_async_on(q.inner, &sr, to, &dr, &after),
+                None => src.copy_region_to_async(&sr, to, &dr, &after),
+            })
+            .map(|inner| PyEvent { inner })
+            .map_err(py_err)
         })
     }
 

@@ -79,3 +79,15 @@ def test_bad_views_and_regions_are_refused(location):
     with pytest.raises(ValueError, match="row pitch of 4"):
         src.copy_region_to(dst, locus.Region.rect((0, 0, 0), (8, 2, 1), 4))
     assert dst.read() == bytes(64)
+
+
+def test_an_asynchronous_face_copy_follows_its_event(location):
+    grid = np.arange(16 * 24, dtype=np.float32).reshape(16, 24)
+    src = memory_with(location, grid)
+    dst = locus.Memory("host", 16 * 4)
+    go, trigger = locus.Event.user()
+    done = src.copy_region_to_async(dst, locus.Region.of(grid[:, 7], grid), after=[go])
+    assert not done.is_complete()
+    trigger.complete()
+    done.wait()
+    np.testing.assert_array_equal(np.frombuffer(dst.read(), dtype=np.float32), grid[:, 7])

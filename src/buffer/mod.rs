@@ -10,6 +10,7 @@ mod guard;
 #[cfg(feature = "mpi")]
 mod hand_out;
 mod pending;
+mod regions;
 mod replicas;
 mod scalar;
 mod section;

@@ -73,7 +73,7 @@ impl fmt::Display for RegionRoute {
 /// Which route a region copy takes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum RegionVia {
-    /// The planner's choice (what [`Memory::copy_region_to`] takes).
+    /// The planner's choice (what [`Memory::copy_region_to`](crate::Memory::copy_region_to) takes).
     #[default]
     Planner,
     /// A route of this kind (a benchmark's or a test's); an error where it does not apply.

@@ -58,6 +58,8 @@ pub(crate) use paths::paths;
 use paths::through_pinned;
 
 #[cfg(test)]
+pub(crate) mod rect_suite;
+#[cfg(test)]
 pub(crate) mod shipped_kernels_tests;
 #[cfg(test)]
 // The model serves both vendors' simulators: with one of them built, part is unused.

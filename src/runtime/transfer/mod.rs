@@ -27,6 +27,7 @@ pub mod paths;
 mod region_choice;
 mod region_copy;
 mod region_route;
+mod region_staging;
 pub(crate) mod staged;
 pub mod stats;
 

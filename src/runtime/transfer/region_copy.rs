@@ -15,6 +15,7 @@ use super::async_copy::plan_for;
 use super::copy::{check_copy, copy, copy_on_plan, CopyOptions};
 use super::region_choice;
 use super::region_route::{RegionRoute, RegionRouteKind, RegionVia};
+use super::region_staging;
 use super::stats;
 use crate::core::batch_copy::DeviceCopy;
 use crate::core::capability::run_batch;
@@ -421,33 +422,38 @@ fn packed(src: &Memory, sr: &Region, dst: &Memory, dr: &Region, bytes: usize) ->
     let tight = sr.packed();
     let contiguous = |r: &Region| RegionRuns::new(r, &tight).count() == 1;
     let mut steps = Vec::new();
-    let src_block;
-    let (from, from_at) = if contiguous(sr) {
-        (src, sr.start().unwrap_or(0))
-    } else {
-        src_block = Memory::on(src.device(), bytes)?;
-        steps.push(format!(
-            "gathered at {} ({})",
-            src.location(),
-            within(src, sr, &src_block, &tight)?
-        ));
-        (&src_block, 0)
+    let src_block = match contiguous(sr) {
+        true => None,
+        false => Some(region_staging::take(src.device(), bytes)?),
     };
-    let dst_block;
-    let (to, to_at) = if contiguous(dr) {
-        (dst, dr.start().unwrap_or(0))
-    } else {
-        dst_block = Memory::on(dst.device(), bytes)?;
-        (&dst_block, 0)
+    let (from, from_at) = match &src_block {
+        None => (src, sr.start().unwrap_or(0)),
+        Some(block) => {
+            let how = within(src, sr, block, &tight)?;
+            steps.push(format!("gathered at {} ({how})", src.location()));
+            (block, 0)
+        }
+    };
+    let dst_block = match contiguous(dr) {
+        true => None,
+        false => Some(region_staging::take(dst.device(), bytes)?),
+    };
+    let (to, to_at) = match &dst_block {
+        None => (dst, dr.start().unwrap_or(0)),
+        Some(block) => (block, 0),
     };
     let route = copy(from, from_at, to, to_at, bytes, CopyOptions::default())?;
     steps.push(format!("one copy of {bytes} bytes ({})", route.kind));
-    if !std::ptr::eq(to, dst) {
-        steps.push(format!(
-            "scattered at {} ({})",
-            dst.location(),
-            within(to, &tight, dst, dr)?
-        ));
+    if let Some(block) = &dst_block {
+        let how = within(block, &tight, dst, dr)?;
+        steps.push(format!("scattered at {} ({how})", dst.location()));
+    }
+    // Kept for the next copy once this one is done with them.
+    if let Some(block) = src_block {
+        region_staging::keep(src.device(), block);
+    }
+    if let Some(block) = dst_block {
+        region_staging::keep(dst.device(), block);
     }
     Ok(steps.join(", "))
 }

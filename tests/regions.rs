@@ -282,3 +282,52 @@ fn a_buffer_face_moves_from_wherever_it_is_current() {
         }
     }
 }
+
+#[test]
+fn an_openhmpp_section_is_the_rectangle_of_its_runs() {
+    use locus::core::region::RegionRuns;
+    use locus::{Section, Triplet};
+    let merged = |runs: Vec<(usize, usize)>| {
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for (s, n) in runs {
+            match out.last_mut() {
+                Some((a, b)) if *a + *b == s => *b += n,
+                _ => out.push((s, n)),
+            }
+        }
+        out
+    };
+    let sections = [
+        Section::new(&[40, 24], &[Triplet::range(3, 30), Triplet::range(2, 5)]),
+        Section::new(&[40, 24], &[Triplet::all(40), Triplet::new(1, 1, 1)]),
+        Section::new(&[40, 24], &[Triplet::new(0, 38, 2), Triplet::new(1, 21, 4)]),
+        Section::new(
+            &[6, 10, 12],
+            &[Triplet::all(6), Triplet::new(1, 9, 3), Triplet::range(4, 7)],
+        ),
+        Section::d1(100, 5, 95, 7),
+    ];
+    for section in &sections {
+        let len = section.shape().iter().product::<usize>();
+        let region = section.region::<f64>().expect("a rectangle");
+        region
+            .check(Location::Host, "test", "section", len * 8)
+            .unwrap();
+        let rects: Vec<(usize, usize)> = RegionRuns::new(&region, &region)
+            .iter()
+            .map(|(s, _, n)| (s, n))
+            .collect();
+        let runs = section
+            .runs(len)
+            .unwrap()
+            .into_iter()
+            .map(|(s, n)| (s * 8, n * 8))
+            .collect();
+        assert_eq!(merged(rects), merged(runs), "{section}");
+    }
+    let four = Section::new(&[4, 4, 4, 4], &[Triplet::all(4); 4]);
+    assert!(
+        four.region::<f32>().is_none(),
+        "four dimensions are not a rectangle"
+    );
+}

@@ -240,4 +240,46 @@ impl<T: Pod> Buffer<T> {
         }
         Ok(route)
     }
+
+    /// Copies `region` of `source` into the same region of `target` in this buffer's
+    /// mode, after the moves in flight on both (one region copy: a section's move),
+    /// counted in `stats`. Asynchronous: the event stays on both sides.
+    pub(super) fn move_region(
+        mode: Transfer,
+        queue: Option<crate::runtime::queue::Queue>,
+        source: &mut Replica,
+        target: &mut Replica,
+        region: &crate::core::region::Region,
+        stats: &TransferStats,
+    ) -> Result<()> {
+        let host_bound = target.location().is_host();
+        let (from, to) = (Arc::clone(&source.memory), Arc::clone(&target.memory));
+        let bytes = region.bytes().unwrap_or(0);
+        if mode == Transfer::Sync {
+            source.settle()?;
+            target.settle()?;
+            from.copy_region_to(region, &to, region)?;
+            crate::runtime::transfer::stats::count_local(RouteKind::Direct, bytes, stats);
+            return Ok(());
+        }
+        let mut after = source.events();
+        after.extend(target.events());
+        let event = match queue {
+            Some(q) => q.submit(&after, |deps| {
+                from.copy_region_to_async(region, &to, region, deps)
+            })?,
+            None => from.copy_region_to_async(region, &to, region, &after)?,
+        };
+        crate::runtime::transfer::stats::count_local(RouteKind::Direct, bytes, stats);
+        if mode == Transfer::SyncHost && host_bound {
+            event.wait()?;
+        } else {
+            source.pending.push(Pending::reading(event.clone()));
+            target.pending.push(Pending {
+                event,
+                writes: true,
+            });
+        }
+        Ok(())
+    }
 }

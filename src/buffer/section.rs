@@ -3,6 +3,7 @@
 //! between a buffer's copies ([`Buffer::update_section`]).
 
 use super::*;
+use crate::core::region::Region;
 
 /// One dimension of a [`Section`]: the indices `start, start + stride, ...` up to and
 /// including `end` (OpenHMPP's and Fortran's `start:end:stride`, end inclusive).
@@ -204,6 +205,63 @@ impl Section {
     }
 }
 
+impl Section {
+    /// The section as one rectangle of bytes of an array of `T`, so that a move is one
+    /// region copy instead of one copy per run: a checked section of up to three
+    /// dimensions whose innermost stride is 1, or of up to two with a larger innermost
+    /// stride (each element then a row of its own); `None` for one a rectangle cannot
+    /// hold.
+    pub fn region<T>(&self) -> Option<Region> {
+        let size = std::mem::size_of::<T>();
+        let dims = self.shape.len();
+        // Elements between consecutive indices of each dimension (row-major).
+        let mut pitch = vec![1usize; dims];
+        for d in (0..dims.checked_sub(1)?).rev() {
+            pitch[d] = pitch[d + 1].checked_mul(self.shape[d + 1])?;
+        }
+        let start: usize = self
+            .triplets
+            .iter()
+            .zip(&pitch)
+            .try_fold(0usize, |n, (t, p)| n.checked_add(t.start.checked_mul(*p)?))?
+            .checked_mul(size)?;
+        // Each rectangle dimension, innermost first: (count, bytes between its indices).
+        let mut rect: Vec<(usize, usize)> = Vec::with_capacity(3);
+        let inner = self.triplets[dims - 1];
+        if inner.stride == 1 {
+            rect.push((inner.count().checked_mul(size)?, 1));
+        } else {
+            rect.push((size, 1));
+            rect.push((inner.count(), inner.stride.checked_mul(size)?));
+        }
+        for d in (0..dims - 1).rev() {
+            let t = self.triplets[d];
+            rect.push((
+                t.count(),
+                t.stride.checked_mul(pitch[d])?.checked_mul(size)?,
+            ));
+        }
+        if rect.len() > 3 {
+            return None;
+        }
+        rect.resize(3, (1, 0));
+        let width = rect[0].0;
+        let (rows, row_pitch) = rect[1];
+        let (planes, slice_pitch) = rect[2];
+        let row_pitch = if rows == 1 { width } else { row_pitch };
+        Some(Region {
+            origin: [start, 0, 0],
+            extent: [width, rows, planes],
+            row_pitch,
+            slice_pitch: if planes == 1 {
+                row_pitch.checked_mul(rows)?
+            } else {
+                slice_pitch
+            },
+        })
+    }
+}
+
 impl std::fmt::Display for Section {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let t: Vec<String> = self
@@ -217,7 +275,8 @@ impl std::fmt::Display for Section {
 
 impl<T: Pod> Buffer<T> {
     /// Brings `section`'s elements of the current data into the copy at `location`,
-    /// moving only those elements (one copy per contiguous run), and makes that copy
+    /// moving only those elements (in one region copy where the section is a rectangle,
+    /// [`Section::region`]; else one copy per contiguous run), and makes that copy
     /// current: OpenHMPP's `advancedload` and `delegatedstore` with `section=`.
     ///
     /// **The caller asserts that outside the section the copy at `location` already
@@ -253,6 +312,14 @@ impl<T: Pod> Buffer<T> {
         // The source chosen for the section as a whole; each run is planned for its own
         // size by the copy engine.
         let (source, _) = self.cheapest_source_for(&replicas, &replicas[target].memory, bytes)?;
+        // One region copy (the runtime's rectangle copy, or packed) where the section is
+        // a rectangle of several runs.
+        if let Some(region) = section.region::<T>().filter(|_| runs.len() > 1) {
+            let (from, to) = two_mut(&mut replicas, source, target);
+            Self::move_region(self.mode, self.queue, from, to, &region, &self.stats)?;
+            replicas[target].make_current();
+            return Ok(replicas[target].events());
+        }
         for (start, count) in runs {
             let (from, to) = two_mut(&mut replicas, source, target);
             let span = CopySpan {

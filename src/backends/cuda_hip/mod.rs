@@ -58,7 +58,7 @@ pub(crate) use paths::paths;
 use paths::through_pinned;
 
 #[cfg(test)]
-pub(crate) mod rect_suite;
+pub(crate) mod rect_suite_tests;
 #[cfg(test)]
 pub(crate) mod shipped_kernels_tests;
 #[cfg(test)]

@@ -1,11 +1,11 @@
 //! Regions on a HIP device over the real call layer and the simulated runtime: the
-//! rectangle-copy suite (`cuda_hip/rect_suite.rs`) with `hipMemcpy3DAsync`.
+//! rectangle-copy suite (`cuda_hip/rect_suite_tests.rs`) with `hipMemcpy3DAsync`.
 
 use std::sync::Arc;
 
 use super::simulated::{SimHip, SimHiprtc};
 use super::*;
-use crate::backends::cuda_hip::rect_suite::{self, SimulatedDriver};
+use crate::backends::cuda_hip::rect_suite_tests::{self as rect_suite, SimulatedDriver};
 use crate::backends::cuda_hip::{sim_model, GpuDevice};
 
 const CALL: &str = "hipMemcpy3DAsync";

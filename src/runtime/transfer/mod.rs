@@ -24,6 +24,7 @@ mod copy;
 pub mod cost;
 pub mod matrix;
 pub mod paths;
+mod region_async;
 mod region_choice;
 mod region_copy;
 mod region_route;

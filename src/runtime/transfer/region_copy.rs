@@ -26,9 +26,6 @@ use crate::core::memory::Memory;
 use crate::core::rect_copy::RectCopy;
 use crate::core::region::{regions_overlap, Region, RegionRuns};
 use crate::core::route::RouteKind;
-use crate::runtime::event::Event;
-use crate::runtime::queue::Queue;
-use crate::runtime::worker;
 
 const CALL: &str = "copy_region";
 
@@ -144,7 +141,7 @@ fn check(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Result<usize> 
 
 /// Checks both regions against their memories, their extents and their overlap; the
 /// bytes they hold.
-fn check_regions(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Result<usize> {
+pub(super) fn check_regions(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Result<usize> {
     sr.check(src.location(), CALL, "source", src.len())?;
     dr.check(dst.location(), CALL, "destination", dst.len())?;
     let names = ["width (x, bytes)", "rows (y)", "planes (z)"];
@@ -311,22 +308,28 @@ fn by_rect(
                     dst_region: dr,
                 },
                 Side::Write(host) => RectCopy::Write {
-                    // SAFETY: the source's host address (`rect_way`), `len()` bytes long
-                    // and live while borrowed here; nothing writes it meanwhile (the
-                    // destination is another memory, not at a host address).
-                    src: unsafe { std::slice::from_raw_parts(host, src.len()) },
-                    src_region: sr,
+                    // SAFETY: the source's host address (`rect_way`) plus the region's
+                    // first byte, its span inside the memory (`check`), live while
+                    // borrowed here; nothing writes it meanwhile (the destination is
+                    // another memory, not at a host address).
+                    src: unsafe {
+                        std::slice::from_raw_parts(host.add(sr.origin[0]), span_len(&sr))
+                    },
+                    src_region: from_zero(&sr),
                     dst: dst.native(),
                     dst_region: dr,
                 },
                 Side::Read(host) => RectCopy::Read {
                     src: src.native(),
                     src_region: sr,
-                    // SAFETY: the destination's host address (`rect_way`), `len()` bytes
-                    // long and live while borrowed here; this copy is the only writer of
-                    // its region during the call.
-                    dst: unsafe { std::slice::from_raw_parts_mut(host, dst.len()) },
-                    dst_region: dr,
+                    // SAFETY: the destination's host address (`rect_way`) plus the
+                    // region's first byte, its span inside the memory (`check`), live
+                    // while borrowed here; this call is the only writer of the span's
+                    // bytes it writes (the region's rows).
+                    dst: unsafe {
+                        std::slice::from_raw_parts_mut(host.add(dr.origin[0]), span_len(&dr))
+                    },
+                    dst_region: from_zero(&dr),
                 },
             };
             let call = rect.rect_call(copy.direction());
@@ -335,6 +338,15 @@ fn by_rect(
         }
     };
     Ok(how)
+}
+
+/// A normalized region addressed from its own first byte (origin 0): a host slice that
+/// starts there holds it.
+fn from_zero(r: &Region) -> Region {
+    Region {
+        origin: [0, 0, 0],
+        ..*r
+    }
 }
 
 /// Bytes from a checked region's first byte to one past its last.
@@ -542,62 +554,5 @@ impl Memory {
         via: RegionVia,
     ) -> Result<RegionRoute> {
         copy_region(self, src_region, dst, dst_region, via)
-    }
-}
-
-impl Memory {
-    /// Starts [`Memory::copy_region_to`] after `after` and returns its event at once.
-    /// Both regions are checked now: a bad region is an error and starts nothing. The
-    /// copy runs on a worker thread, on the planner's route, after a host wait on
-    /// `after`; both memories stay alive until it is done, whatever the caller drops.
-    pub fn copy_region_to_async(
-        self: &Arc<Self>,
-        src_region: &Region,
-        dst: &Arc<Memory>,
-        dst_region: &Region,
-        after: &[Event],
-    ) -> Result<Event> {
-        check_regions(self, src_region, dst, dst_region)?;
-        let (src, dst) = (Arc::clone(self), Arc::clone(dst));
-        let (sr, dr) = (*src_region, *dst_region);
-        let deps: Vec<Event> = after.to_vec();
-        let ready = deps.iter().all(Event::is_complete);
-        let (event, done) = Event::user();
-        let job = move || {
-            let copy = || -> Result<()> {
-                deps.iter().try_for_each(Event::wait)?;
-                copy_region(&src, &sr, &dst, &dr, RegionVia::Planner).map(drop)
-            };
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(copy));
-            // The memory is let go before the event says done.
-            drop((src, dst, deps));
-            match outcome {
-                Ok(Ok(())) => done.complete(),
-                Ok(Err(e)) => done.fail_with(e),
-                Err(_) => done.fail("the asynchronous region copy's worker panicked"),
-            }
-        };
-        if ready {
-            worker::run(job)?;
-        } else {
-            worker::run_waiting(job)?;
-        }
-        Ok(event)
-    }
-
-    /// [`Memory::copy_region_to_async`] on `queue`: it starts after everything submitted
-    /// on that queue before (and after `after`), and later work on the queue runs after
-    /// it.
-    pub fn copy_region_to_async_on(
-        self: &Arc<Self>,
-        queue: Queue,
-        src_region: &Region,
-        dst: &Arc<Memory>,
-        dst_region: &Region,
-        after: &[Event],
-    ) -> Result<Event> {
-        queue.submit(after, |deps| {
-            self.copy_region_to_async(src_region, dst, dst_region, deps)
-        })
     }
 }

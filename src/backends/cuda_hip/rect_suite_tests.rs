@@ -14,7 +14,7 @@ use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::rect_copy::RectCopy;
 use crate::core::region::Region;
-use crate::transfer::{RegionRouteKind, RegionVia};
+use crate::runtime::transfer::{RegionRouteKind, RegionVia};
 
 /// What a suite needs of a simulated driver: how often `call` was made, and the rules
 /// it saw broken.

@@ -203,7 +203,6 @@ impl<T: Pod> Buffer<T> {
         stats: &TransferStats,
         plan: Option<Plan>,
     ) -> Result<Route> {
-        let host_bound = target.location().is_host();
         let (from, to) = (Arc::clone(&source.memory), Arc::clone(&target.memory));
         if mode == Transfer::Sync || span.len == 0 {
             source.settle()?;
@@ -229,15 +228,7 @@ impl<T: Pod> Buffer<T> {
             })?,
             None => start_copy(&from, &to, span, &after, Some(plan), Some(stats))?,
         };
-        if mode == Transfer::SyncHost && host_bound {
-            event.wait()?;
-        } else {
-            source.pending.push(Pending::reading(event.clone()));
-            target.pending.push(Pending {
-                event,
-                writes: true,
-            });
-        }
+        Self::leave_pending(mode, source, target, event)?;
         Ok(route)
     }
 
@@ -252,7 +243,6 @@ impl<T: Pod> Buffer<T> {
         region: &crate::core::region::Region,
         stats: &TransferStats,
     ) -> Result<()> {
-        let host_bound = target.location().is_host();
         let (from, to) = (Arc::clone(&source.memory), Arc::clone(&target.memory));
         let bytes = region.bytes().unwrap_or(0);
         if mode == Transfer::Sync {
@@ -271,7 +261,19 @@ impl<T: Pod> Buffer<T> {
             None => from.copy_region_to_async(region, &to, region, &after)?,
         };
         crate::runtime::transfer::stats::count_local(RouteKind::Direct, bytes, stats);
-        if mode == Transfer::SyncHost && host_bound {
+        Self::leave_pending(mode, source, target, event)
+    }
+
+    /// Leaves a started move's `event` on both replicas (read from `source`, written to
+    /// `target`), or waits for it where the mode completes a move into host memory
+    /// before returning (`SyncHost`).
+    fn leave_pending(
+        mode: Transfer,
+        source: &mut Replica,
+        target: &mut Replica,
+        event: Event,
+    ) -> Result<()> {
+        if mode == Transfer::SyncHost && target.location().is_host() {
             event.wait()?;
         } else {
             source.pending.push(Pending::reading(event.clone()));

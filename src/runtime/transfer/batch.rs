@@ -145,7 +145,7 @@ fn conflict(copies: &[BatchCopy], a: usize, b: usize, what: &str) -> Error {
 type PlanKey = (usize, usize, HostAccess, HostAccess, usize);
 
 /// A device's identity (its address), to group copies by device.
-fn device_id(device: &Arc<dyn Device>) -> usize {
+pub(super) fn device_id(device: &Arc<dyn Device>) -> usize {
     Arc::as_ptr(device) as *const u8 as usize
 }
 

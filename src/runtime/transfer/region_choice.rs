@@ -7,10 +7,10 @@
 //! take the faster. No copy is made twice for it.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::core::device::Device;
+use super::batch::device_id;
 use crate::core::memory::Memory;
 
 /// Timed copies of each way before the faster is kept.
@@ -38,43 +38,57 @@ struct Samples {
 static CHOICES: Mutex<Option<HashMap<Key, Samples>>> = Mutex::new(None);
 
 fn key(src: &Memory, dst: &Memory, bytes: usize) -> Key {
-    let id = |d: &Arc<dyn Device>| Arc::as_ptr(d) as *const u8 as usize;
-    (id(src.device()), id(dst.device()), bytes.max(1).ilog2() / 2)
+    (
+        device_id(src.device()),
+        device_id(dst.device()),
+        bytes.max(1).ilog2() / 2,
+    )
+}
+
+/// Runs `f` on the samples of this copy's devices and size class.
+fn with_samples<R>(
+    src: &Memory,
+    dst: &Memory,
+    bytes: usize,
+    f: impl FnOnce(&mut Samples) -> R,
+) -> R {
+    let mut choices = CHOICES.lock().unwrap_or_else(|e| e.into_inner());
+    let samples = choices
+        .get_or_insert_with(HashMap::new)
+        .entry(key(src, dst, bytes))
+        .or_default();
+    f(samples)
 }
 
 /// The way to take for this copy: the kept one, else the one with fewer samples.
 pub(super) fn next(src: &Memory, dst: &Memory, bytes: usize) -> Way {
-    let mut choices = CHOICES.lock().unwrap_or_else(|e| e.into_inner());
-    let entry = choices.get_or_insert_with(HashMap::new);
-    let s = entry.entry(key(src, dst, bytes)).or_default();
-    match s.kept {
+    with_samples(src, dst, bytes, |s| match s.kept {
         Some(way) => way,
         None if s.host.len() <= s.runtime.len() => Way::Host,
         None => Way::Runtime,
-    }
+    })
 }
 
 /// Records how long a copy took the way `next` gave, and keeps the faster way once both
 /// have their samples (by each way's best time).
 pub(super) fn record(src: &Memory, dst: &Memory, bytes: usize, way: Way, took: Duration) {
-    let mut choices = CHOICES.lock().unwrap_or_else(|e| e.into_inner());
-    let entry = choices.get_or_insert_with(HashMap::new);
-    let s = entry.entry(key(src, dst, bytes)).or_default();
-    if s.kept.is_some() {
-        return;
-    }
-    match way {
-        Way::Host => s.host.push(took),
-        Way::Runtime => s.runtime.push(took),
-    }
-    if s.host.len() >= SAMPLES && s.runtime.len() >= SAMPLES {
-        let best = |v: &[Duration]| v.iter().min().copied().unwrap_or(Duration::MAX);
-        s.kept = Some(if best(&s.host) <= best(&s.runtime) {
-            Way::Host
-        } else {
-            Way::Runtime
-        });
-    }
+    with_samples(src, dst, bytes, |s| {
+        if s.kept.is_some() {
+            return;
+        }
+        match way {
+            Way::Host => s.host.push(took),
+            Way::Runtime => s.runtime.push(took),
+        }
+        if s.host.len() >= SAMPLES && s.runtime.len() >= SAMPLES {
+            let best = |v: &[Duration]| v.iter().min().copied().unwrap_or(Duration::MAX);
+            s.kept = Some(if best(&s.host) <= best(&s.runtime) {
+                Way::Host
+            } else {
+                Way::Runtime
+            });
+        }
+    })
 }
 
 /// Times `f`.

@@ -23,7 +23,7 @@ use crate::core::copy_span::CopySpan;
 use crate::core::device::{Device, HostAccess};
 use crate::core::error::{Error, Result};
 use crate::core::memory::Memory;
-use crate::core::rect_copy::RectCopy;
+use crate::core::rect_copy::{RectCopies, RectCopy};
 use crate::core::region::{regions_overlap, Region, RegionRuns};
 use crate::core::route::RouteKind;
 
@@ -41,7 +41,7 @@ enum RectWay<'a> {
     /// Both at host addresses: a memcpy per run.
     HostRows(*const u8, *mut u8),
     /// One device's rectangle call.
-    Device(&'a Arc<dyn Device>, Side),
+    Device(&'a Arc<dyn Device>, &'a dyn RectCopies, Side),
     /// Two memories the host maps in place (or reaches at their addresses): both spans
     /// mapped, a memcpy per run.
     Mapped,
@@ -80,15 +80,20 @@ fn rect_way<'a>(
         return Some(RectWay::Mapped);
     }
     let ready = sr.normalized().rect_ready() && dr.normalized().rect_ready();
-    let rect = |m: &Memory| ready && m.device().rect_copies().is_some();
-    if Arc::ptr_eq(src.device(), dst.device()) && rect(src) {
-        return Some(RectWay::Device(src.device(), Side::Within));
+    let rect = |m: &'a Memory| {
+        let device = m.device();
+        Some((device, device.rect_copies().filter(|_| ready)?))
+    };
+    if Arc::ptr_eq(src.device(), dst.device()) {
+        if let Some((device, calls)) = rect(src) {
+            return Some(RectWay::Device(device, calls, Side::Within));
+        }
     }
-    if let (Some(host), true) = (src.host_pointer(), rect(dst)) {
-        return Some(RectWay::Device(dst.device(), Side::Write(host)));
+    if let (Some(host), Some((device, calls))) = (src.host_pointer(), rect(dst)) {
+        return Some(RectWay::Device(device, calls, Side::Write(host)));
     }
-    if let (Some(host), true) = (dst.host_pointer(), rect(src)) {
-        return Some(RectWay::Device(src.device(), Side::Read(host)));
+    if let (Some(host), Some((device, calls))) = (dst.host_pointer(), rect(src)) {
+        return Some(RectWay::Device(device, calls, Side::Read(host)));
     }
     mapped.then_some(RectWay::Mapped)
 }
@@ -105,8 +110,11 @@ fn rect(
     runs: &RegionRuns,
 ) -> Option<Result<String>> {
     let host = rect_way(src, sr, dst, dr, Prefer::Host)?;
-    let runtime = rect_way(src, sr, dst, dr, Prefer::Runtime);
-    let (RectWay::Mapped, Some(runtime @ RectWay::Device(..))) = (&host, runtime) else {
+    let runtime = match host {
+        RectWay::Mapped => rect_way(src, sr, dst, dr, Prefer::Runtime),
+        _ => None,
+    };
+    let Some(runtime @ RectWay::Device(..)) = runtime else {
         return Some(by_rect(src, sr, dst, dr, host, runs));
     };
     let bytes = sr.bytes().unwrap_or(0);
@@ -179,7 +187,15 @@ pub fn plan_region(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Regi
         RegionRouteKind::Contiguous
     } else if rect_way(src, sr, dst, dr, Prefer::Host).is_some() {
         RegionRouteKind::Rect
-    } else if runs.count() <= FEW_RUNS || runs.run_len() >= LONG_RUN {
+    } else {
+        runs_or_packed(&runs)
+    }
+}
+
+/// Where no rectangle way applies: a few runs, or long ones, go one by one; many short
+/// ones are packed.
+fn runs_or_packed(runs: &RegionRuns) -> RegionRouteKind {
+    if runs.count() <= FEW_RUNS || runs.run_len() >= LONG_RUN {
         RegionRouteKind::Runs
     } else {
         RegionRouteKind::Packed
@@ -196,11 +212,42 @@ pub fn copy_region(
 ) -> Result<RegionRoute> {
     let bytes = check(src, sr, dst, dr)?;
     let runs = RegionRuns::new(sr, dr);
-    let kind = match via {
-        RegionVia::Planner => plan_region(src, sr, dst, dr),
-        RegionVia::Kind(kind) => kind,
+    // The planner's route, its rectangle way found once (`rect` runs it, or says none
+    // applies).
+    let (kind, how) = match via {
+        RegionVia::Kind(kind) => (kind, by_kind(kind, src, sr, dst, dr, &runs, bytes)?),
+        RegionVia::Planner if runs.count() == 1 => {
+            let kind = RegionRouteKind::Contiguous;
+            (kind, by_kind(kind, src, sr, dst, dr, &runs, bytes)?)
+        }
+        RegionVia::Planner => match rect(src, sr, dst, dr, &runs) {
+            Some(done) => (RegionRouteKind::Rect, counted(done, bytes)?),
+            None => {
+                let kind = runs_or_packed(&runs);
+                (kind, by_kind(kind, src, sr, dst, dr, &runs, bytes)?)
+            }
+        },
     };
-    let how = match kind {
+    Ok(RegionRoute {
+        src: src.location(),
+        dst: dst.location(),
+        kind,
+        runs: runs.count(),
+        how,
+    })
+}
+
+/// The copy on a route of `kind`; an error where that route does not apply.
+fn by_kind(
+    kind: RegionRouteKind,
+    src: &Memory,
+    sr: &Region,
+    dst: &Memory,
+    dr: &Region,
+    runs: &RegionRuns,
+    bytes: usize,
+) -> Result<String> {
+    Ok(match kind {
         RegionRouteKind::Contiguous if runs.count() == 1 => {
             let (s, d, len) = runs.iter().next().unwrap_or((0, 0, 0));
             copy(src, s, dst, d, len, CopyOptions::default())?.to_string()
@@ -213,12 +260,8 @@ pub fn copy_region(
                 format!("it is {} runs", runs.count()),
             ))
         }
-        RegionRouteKind::Rect => match rect(src, sr, dst, dr, &runs) {
-            Some(done) => {
-                let how = done?;
-                stats::count(RouteKind::Direct, bytes, None);
-                how
-            }
+        RegionRouteKind::Rect => match rect(src, sr, dst, dr, runs) {
+            Some(done) => counted(done, bytes)?,
             None => {
                 return Err(not_taken(
                     src,
@@ -230,16 +273,16 @@ pub fn copy_region(
                 ))
             }
         },
-        RegionRouteKind::Runs => by_runs(src, dst, &runs)?,
+        RegionRouteKind::Runs => by_runs(src, dst, runs)?,
         RegionRouteKind::Packed => packed(src, sr, dst, dr, bytes)?,
-    };
-    Ok(RegionRoute {
-        src: src.location(),
-        dst: dst.location(),
-        kind,
-        runs: runs.count(),
-        how,
     })
+}
+
+/// A rectangle copy's outcome, counted in the process's transfer counters.
+fn counted(done: Result<String>, bytes: usize) -> Result<String> {
+    let how = done?;
+    stats::count(RouteKind::Direct, bytes, None);
+    Ok(how)
 }
 
 fn not_taken(src: &Memory, dst: &Memory, kind: RegionRouteKind, why: String) -> Error {
@@ -293,13 +336,7 @@ fn by_rect(
                 runs.run_len()
             )
         }
-        RectWay::Device(device, side) => {
-            let Some(rect) = device.rect_copies() else {
-                return Err(Error::Invalid(format!(
-                    "{}: no rectangle copy",
-                    device.location()
-                )));
-            };
+        RectWay::Device(device, rect, side) => {
             let copy = match side {
                 Side::Within => RectCopy::Within {
                     src: src.native(),

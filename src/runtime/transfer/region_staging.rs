@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::batch::device_id;
 use crate::core::device::Device;
 use crate::core::error::Result;
 use crate::core::memory::Memory;
@@ -17,10 +18,6 @@ const KEPT_PER_DEVICE: usize = 2;
 
 /// The kept blocks with their device's identity, and the process they belong to.
 static KEPT: Mutex<(u32, Vec<(usize, Memory)>)> = Mutex::new((0, Vec::new()));
-
-fn device_id(device: &Arc<dyn Device>) -> usize {
-    Arc::as_ptr(device) as *const u8 as usize
-}
 
 /// Keeps `memory`, a block [`take`] gave for `device`, for the next region copy there
 /// (frees it where it is too large or enough are kept).

@@ -501,13 +501,19 @@ step "MPI: locus bench --mpi between two ranks (loopback, Open MPI's shared-memo
 # each test starting its own mpirun. Here: the bandwidth and latency matrix against MPI's
 # own host-to-host send / receive, then a staged device pair (WebGPU through staging
 # buffers, as on a discrete GPU) against the device-to-host copy and MPI host-to-host.
-cargo build --release --features mpi --bins --example 16_mpi_jacobi
+cargo build --release --features mpi --bins --example 16_mpi_jacobi --example 18_mpi_halo_2d
 mpirun_here=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 2)
 # The teaching example: a Jacobi solve split across ranks at different locations, checked
 # against one process (it fails if they differ).
 LOCUS_MPI_TIMEOUT_S=120 "${mpirun_here[@]}" target/release/examples/16_mpi_jacobi opencl:0 webgpu:0
 LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 3 \
   target/release/examples/16_mpi_jacobi host openmp:0 sycl:0
+# The same solve cut in both dimensions, halo rows and columns sent as regions of each
+# rank's one grid: 2 x 2 tiles, then 4 x 2 over every location this machine has.
+LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 4 \
+  target/release/examples/18_mpi_halo_2d host openmp:0 opencl:0 webgpu:0
+LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 8 \
+  target/release/examples/18_mpi_halo_2d host openmp:0 opencl:0 opencl:1 opencl:2 sycl:0 webgpu:0 host
 LOCUS_MPI_TIMEOUT_S=120 "${mpirun_here[@]}" target/release/locus bench --mpi \
   --locations host,openmp:0,opencl:0,sycl:0,webgpu:0 --sizes 4KiB,64MiB
 LOCUS_MPI_TIMEOUT_S=120 LOCUS_WEBGPU_MAPPABLE=0 "${mpirun_here[@]}" target/release/locus bench --mpi \

@@ -12,6 +12,7 @@
 //! read before it has arrived.
 
 use super::*;
+use crate::core::region::{regions_overlap, Region};
 use crate::runtime::event::Event;
 
 /// How a buffer's moves complete (HAMR's `buffer_transfer`).
@@ -28,10 +29,12 @@ pub enum Transfer {
     Sync,
 }
 
-/// A move in flight that touches a replica, and whether it writes it.
+/// A move in flight that touches a replica, whether it writes it, and where: the whole
+/// replica, or one region of it (an MPI region message).
 pub(super) struct Pending {
     pub(super) event: Event,
     pub(super) writes: bool,
+    pub(super) region: Option<Region>,
 }
 
 impl Pending {
@@ -40,7 +43,15 @@ impl Pending {
         Pending {
             event,
             writes: false,
+            region: None,
         }
+    }
+
+    /// True when it touches a byte of `region` (work on the whole replica touches all).
+    pub(super) fn touches(&self, region: &Region) -> bool {
+        self.region
+            .as_ref()
+            .is_none_or(|mine| regions_overlap(mine, region))
     }
 }
 
@@ -280,6 +291,7 @@ impl<T: Pod> Buffer<T> {
             target.pending.push(Pending {
                 event,
                 writes: true,
+                region: None,
             });
         }
         Ok(())

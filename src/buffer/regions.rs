@@ -6,7 +6,7 @@ use bytemuck::Pod;
 
 use super::replicas::only_current;
 use super::Buffer;
-use crate::core::error::{Error, Result};
+use crate::core::error::Result;
 use crate::core::region::Region;
 use crate::runtime::transfer::RegionRoute;
 
@@ -33,24 +33,10 @@ impl<T: Pod> Buffer<T> {
         src: &Buffer<T>,
         src_region: &Region,
     ) -> Result<RegionRoute> {
-        let size = std::mem::size_of::<T>();
         const CALL: &str = "Buffer::copy_region_from";
-        for (region, side, buffer) in [
-            (src_region, "source", src.location()),
-            (dst_region, "destination", self.location()),
-        ] {
-            let [x, _, _] = region.origin;
-            let whole = [x, region.extent[0], region.row_pitch, region.slice_pitch];
-            if whole.iter().any(|b| b % size != 0) {
-                return Err(Error::Invalid(format!(
-                    "{buffer}: {CALL}: the {side} region ({region}) splits elements of {size} \
-                     bytes: its x, width and pitches are in bytes and must be whole elements \
-                     (Region::block_2d::<T> makes them so); nothing was copied"
-                )));
-            }
-        }
-        src_region.check(src.location(), CALL, "source", src.len() * size)?;
-        dst_region.check(self.location(), CALL, "destination", self.len() * size)?;
+        let size = std::mem::size_of::<T>();
+        src_region.check_elements(src.location(), CALL, "source", (src.len(), size))?;
+        dst_region.check_elements(self.location(), CALL, "destination", (self.len(), size))?;
         src.synchronize()?;
         let src_replicas = src.settled()?;
         let mut replicas = self.settled()?;

@@ -273,6 +273,36 @@ impl Region {
         Ok(())
     }
 
+    /// Checks it as a region of a buffer of `elements` elements of `size` bytes at
+    /// `location` (see [`Region::check`]): its x, width and pitches are whole elements
+    /// too, so no element is split.
+    pub fn check_elements(
+        &self,
+        location: Location,
+        call: &str,
+        side: &str,
+        (elements, size): (usize, usize),
+    ) -> Result<()> {
+        let whole = [
+            self.origin[0],
+            self.extent[0],
+            self.row_pitch,
+            self.slice_pitch,
+        ];
+        if size > 1 && whole.iter().any(|b| b % size != 0) {
+            return Err(bad(
+                location,
+                call,
+                side,
+                format!(
+                    "({self}) splits elements of {size} bytes: its x, width and pitches are in \
+                     bytes and must be whole elements (Region::block_2d::<T> makes them so)"
+                ),
+            ));
+        }
+        self.check(location, call, side, elements.saturating_mul(size))
+    }
+
     /// True when every runtime's rectangle copy takes it as it is: a slice pitch that is
     /// a whole number of rows (CUDA's and HIP's height, OpenCL's rule for the slice
     /// pitch). Other regions go by packing or by runs.

@@ -10,7 +10,9 @@
 //! SYCL shared USM, WebGPU on unified memory: no copy), and **staged** otherwise, through
 //! two reused host chunks (pinned where the device offers it) with the device copy of one
 //! overlapping the network transfer of the other. The two ranks' wires are independent:
-//! an OpenCL rank can send to a WebGPU rank.
+//! an OpenCL rank can send to a WebGPU rank. Regions of buffers (a halo face, a column)
+//! go without a temporary of the program's: [`Comm::send_region`] packs them at the
+//! buffer's location and [`Comm::recv_region`] unpacks them there.
 //!
 //! Every wait is bounded (`LOCUS_MPI_TIMEOUT_S`, 300 s unless set; [`Comm::set_timeout`]);
 //! a mismatched element type or length is an error on both ranks before any data is
@@ -42,6 +44,7 @@ mod collective;
 mod comm;
 mod point_to_point;
 mod protocol;
+mod regions;
 mod same_node;
 mod workers;
 

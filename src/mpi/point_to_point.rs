@@ -96,7 +96,7 @@ impl Comm {
         Ok(event)
     }
 
-    fn check_peer(&self, call: &'static str, peer: i32, tag: i32) -> Result<()> {
+    pub(super) fn check_peer(&self, call: &'static str, peer: i32, tag: i32) -> Result<()> {
         if peer < 0 || peer >= self.size() || peer == self.rank() {
             return Err(Error::Mpi {
                 rank: self.rank(),
@@ -122,7 +122,10 @@ impl Comm {
 }
 
 /// Runs `work` at once on a worker thread of its own (kept for reuse); its event.
-fn spawn(call: &'static str, work: impl FnOnce() -> Result<()> + Send + 'static) -> Result<Event> {
+pub(super) fn spawn(
+    call: &'static str,
+    work: impl FnOnce() -> Result<()> + Send + 'static,
+) -> Result<Event> {
     let (event, trigger) = Event::user();
     super::workers::run(Box::new(move || match work() {
         Ok(()) => trigger.complete(),
@@ -156,7 +159,7 @@ impl Inner {
         }
     }
 
-    fn post_header<T: Element>(
+    pub(super) fn post_header<T: Element>(
         &self,
         memory: &Memory,
         count: usize,
@@ -193,7 +196,7 @@ impl Inner {
         })
     }
 
-    fn send_body(
+    pub(super) fn send_body(
         &self,
         memory: &Arc<Memory>,
         bytes: usize,
@@ -264,13 +267,13 @@ impl Inner {
     }
 
     /// Posts the receive of the header `source` sends under `tag`.
-    fn post_header_recv(&self, source: i32, tag: i32) -> Result<Small> {
+    pub(super) fn post_header_recv(&self, source: i32, tag: i32) -> Result<Small> {
         wire::post_small_recv(&self.head, HEADER_BYTES, source, tag, self.limit())
     }
 
     /// Waits for a header and checks it against this rank's buffer: a mismatch is
     /// refused (the sender hears why) and is this rank's error.
-    fn check_header<T: Element>(
+    pub(super) fn check_header<T: Element>(
         &self,
         head: Small,
         count: usize,
@@ -308,7 +311,7 @@ impl Inner {
         })
     }
 
-    fn recv_body(
+    pub(super) fn recv_body(
         &self,
         memory: &Arc<Memory>,
         bytes: usize,

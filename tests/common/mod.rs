@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 pub mod groups;
+#[cfg(feature = "mpi")]
+pub mod mpi_job;
 
 use std::sync::{Mutex, MutexGuard};
 

@@ -284,6 +284,9 @@ LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl sel
 echo "--- mpirun -np 3 python/examples/16_mpi_jacobi.py host openmp:0 sycl:0"
 LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 3 \
   "$py" python/examples/16_mpi_jacobi.py host openmp:0 sycl:0
+echo "--- mpirun -np 4 python/examples/18_mpi_halo_2d.py host openmp:0 opencl:0 webgpu:0"
+LOCUS_MPI_TIMEOUT_S=120 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 4 \
+  "$py" python/examples/18_mpi_halo_2d.py host openmp:0 opencl:0 webgpu:0
 
 step "C API: installed into a prefix; C and C++ programs (locus.h, umem, HAMR) compiled against it with pkg-config at every location"
 # The header is what cbindgen makes of capi/src (capi/tests/header.rs); the library is

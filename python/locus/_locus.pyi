@@ -128,6 +128,16 @@ class Buffer:
     def copy_from(
         self, src: "Buffer", src_start: int = 0, count: int | None = None, dst_start: int = 0
     ) -> str: ...
+    @property
+    def region(self) -> "RegionIndex":
+        """Regions by numpy's indexing over the buffer's shape: `buf.region[:, 0]`."""
+        ...
+    def copy_region_from(
+        self, src: "Buffer", src_region: "Region", region: Optional["Region"] = None
+    ) -> str: ...
+    def copy_region_to(
+        self, dst: "Buffer", region: "Region", dst_region: Optional["Region"] = None
+    ) -> str: ...
     def prefetch(self, location: str) -> str:
         """The data made valid at `location` ahead of use; returns the route's kind. In
         "async" mode it returns once the move started."""
@@ -499,6 +509,11 @@ def copy_batch(copies: list[Tuple["Memory", int, "Memory", int, int]]) -> None:
 def route(src: str, dst: str) -> dict[str, str]:
     """How data at `src` reaches code at `dst`: {"kind": ..., "reason": ...}."""
     ...
+
+class RegionIndex:
+    """`Buffer.region`: `buf.region[1:-1, 0]` is the `Region` those elements occupy."""
+
+    def __getitem__(self, index: Any) -> "Region": ...
 
 class Region:
     """A 1- to 3-D rectangle of bytes in one memory: numpy's shape and strides, or the

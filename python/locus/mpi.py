@@ -60,6 +60,7 @@ import numpy as np
 
 from . import _locus
 from ._mpi_collectives import Collectives, _bytes
+from ._mpi_regions import Regions
 
 __all__ = ["Comm", "MpiError", "Request"]
 
@@ -181,7 +182,7 @@ class Request:
             raise self._error
 
 
-class Comm(Collectives):
+class Comm(Collectives, Regions):
     """A communicator for locus buffers over an mpi4py communicator (default
     ``MPI.COMM_WORLD``). Making one is collective: it duplicates the communicator, so its
     messages never meet the program's own.

@@ -5,9 +5,11 @@ use crate::writers::Writer;
 
 mod copies;
 mod interop;
+mod regions;
 mod vector;
 
 pub(crate) use interop::elements;
+pub(crate) use regions::PyRegionIndex;
 
 /// A typed array with a home location and coherent replicas (`locus::Buffer`).
 ///

@@ -8,7 +8,8 @@ use crate::memory::PyMemory;
 use crate::queues::PyQueue;
 
 /// A 1- to 3-D rectangle of bytes in one memory (`locus::Region`).
-#[pyclass(frozen, module = "locus", name = "Region")]
+#[pyclass(frozen, eq, module = "locus", name = "Region")]
+#[derive(PartialEq)]
 pub struct PyRegion(pub locus::Region);
 
 #[pymethods]

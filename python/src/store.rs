@@ -185,6 +185,25 @@ impl Store {
         }
     }
 
+    /// Copies `src_region` of `src` into `dst_region` of this buffer (regions in bytes,
+    /// whole elements) in one region copy; both hold elements of one width.
+    pub fn copy_region_from(
+        &mut self,
+        dst_region: &locus::Region,
+        src: &Store,
+        src_region: &locus::Region,
+    ) -> locus::Result<locus::RegionRoute> {
+        match (self, src) {
+            (Store::W1(d), Store::W1(s)) => d.copy_region_from(dst_region, s, src_region),
+            (Store::W2(d), Store::W2(s)) => d.copy_region_from(dst_region, s, src_region),
+            (Store::W4(d), Store::W4(s)) => d.copy_region_from(dst_region, s, src_region),
+            (Store::W8(d), Store::W8(s)) => d.copy_region_from(dst_region, s, src_region),
+            _ => Err(locus::Error::Invalid(
+                "region copy between buffers of different element sizes".into(),
+            )),
+        }
+    }
+
     /// Elements the home allocation holds without reallocating.
     pub fn capacity(&self) -> usize {
         on_store!(self, b => b.capacity())

@@ -224,6 +224,65 @@ def plain_mpi4py(comm):
             assert (b.to_numpy() == pattern(1000, 4)).all(), location
 
 
+def regions(comm):
+    """Region messages: rank 0's column 7 into rank 1's last column at every pair of
+    locations (blocking and not; the sender writes its grid as soon as isend_region
+    returns), a halo exchange with receives posted before sends on one grid, and
+    refusals that write nothing."""
+    rows, cols = 24, 16
+    locations = locus.available()
+    for i, src in enumerate(locations):
+        for j, dst in enumerate(locations):
+            sent = pattern(rows * cols, i * 31 + j).reshape(rows, cols)
+            blocking = (i + j) % 2 == 0
+            if comm.rank == 0:
+                g = locus.Buffer.from_array(sent).copy(src)
+                if blocking:
+                    comm.send_region(g, g.region[:, 7], 1, tag=11)
+                else:
+                    request = comm.isend_region(g, g.region[:, 7], 1, tag=11)
+                    g.fill(9.0)
+                    request.wait()
+            else:
+                g = locus.Buffer(dst, (rows, cols), dtype="float32", fill=-1.0)
+                if blocking:
+                    comm.recv_region(g, g.region[:, -1], 0, tag=11)
+                else:
+                    comm.irecv_region(g, g.region[:, -1], 0, tag=11).wait()
+                want = np.full((rows, cols), -1.0, "float32")
+                want[:, -1] = sent[:, 7]
+                assert (g.to_numpy() == want).all(), f"{src} -> {dst} (blocking: {blocking})"
+    # Receives before sends on one grid, the ranks at two locations.
+    me, peer = comm.rank, 1 - comm.rank
+    mine = pattern(rows * cols, 40 + me).reshape(rows, cols)
+    g = locus.Buffer.from_array(mine).copy(locations[(3 * me) % len(locations)])
+    halo, edge = (g.region[:, -1], g.region[:, -2]) if me == 0 else (g.region[:, 0], g.region[:, 1])
+    receiving = comm.irecv_region(g, halo, peer, tag=12)
+    sending = comm.isend_region(g, edge, peer, tag=12)
+    sending.wait()
+    receiving.wait()
+    theirs = pattern(rows * cols, 40 + peer).reshape(rows, cols)
+    want = mine.copy()
+    if me == 0:
+        want[:, -1] = theirs[:, 1]
+    else:
+        want[:, 0] = theirs[:, -2]
+    assert (g.to_numpy() == want).all()
+    # Refusals: a region past the buffer raises ValueError before anything is sent; a
+    # receiver's region one element short refuses the message on both ranks.
+    g = locus.Buffer(locations[-1], (rows, cols), dtype="float32", fill=5.0)
+    if comm.rank == 0:
+        try:
+            comm.send_region(g, locus.Region.rect((0, rows, 0), (4, 1, 1), cols * 4), 1, tag=13)
+            raise AssertionError("a region past the buffer was sent")
+        except ValueError as e:
+            assert "Comm.send_region" in str(e) and "past the memory" in str(e), e
+        refused(lambda: comm.send_region(g, g.region[:, 2], 1, tag=14), "expects")
+    else:
+        refused(lambda: comm.recv_region(g, g.region[1:, 3], 0, tag=14), "nothing was moved")
+        assert (g.to_numpy() == 5.0).all(), "a refused message wrote the grid"
+
+
 def main():
     scenario = sys.argv[1]
     comm = Comm()

@@ -108,3 +108,7 @@ def test_the_guide_s_example_runs(tmp_path):
     out = subprocess.run(cmd + [sys.executable, str(script)], capture_output=True, text=True, timeout=180, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count("'wire':") == 2, out.stdout
+
+
+def test_region_messages_between_every_pair_and_a_halo_exchange_on_one_grid():
+    mpirun("regions")

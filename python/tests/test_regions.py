@@ -91,3 +91,47 @@ def test_an_asynchronous_face_copy_follows_its_event(location):
     trigger.complete()
     done.wait()
     np.testing.assert_array_equal(np.frombuffer(dst.read(), dtype=np.float32), grid[:, 7])
+
+
+def test_buffer_regions_index_as_numpy_does(location):
+    # buf.region[...] is the region numpy's same index selects in an array of the
+    # buffer's shape: compared with Region.of over a real numpy view.
+    grid = np.arange(12 * 10, dtype=np.float32).reshape(12, 10)
+    buf = locus.Buffer.from_array(grid).copy(location)
+    for index in [(slice(None), 0), (slice(1, -1), slice(1, -1)), 4, (Ellipsis, -1), (slice(None, None, 3), slice(2, None, 4))]:
+        assert buf.region[index] == locus.Region.of(grid[index], grid), index
+    assert buf.region[3, 7] == locus.Region.of(grid[3, 7:8], grid)
+    for bad, phrase in [((slice(None, None, -1), 0), "step -1"), ((0, 0, 0), "3 indices"), ((12, 0), "out of range"), ((slice(5, 5),), "empty")]:
+        with pytest.raises(IndexError, match=phrase):
+            buf.region[bad]
+
+
+def test_buffer_region_copies_between_every_pair(location):
+    # A column face of a grid at every location into the last column of a grid here,
+    # and an inner block back: one call each, the rest of each grid untouched.
+    values = np.arange(32 * 20, dtype=np.float64).reshape(32, 20)
+    for other in locus.available():
+        src = locus.Buffer.from_array(values).copy(other)
+        dst = locus.Buffer(location, (32, 20), dtype="float64", fill=-1.0)
+        route = dst.copy_region_from(src, src.region[:, 3], dst.region[:, -1])
+        want = np.full((32, 20), -1.0)
+        want[:, -1] = values[:, 3]
+        np.testing.assert_array_equal(dst.to_numpy(), want, err_msg=f"{other} -> {location}: {route}")
+        block = locus.Buffer(other, (5, 4), dtype="float64")
+        dst.copy_region_to(block, dst.region[10:15, 16:20], block.region[...])
+        np.testing.assert_array_equal(block.to_numpy(), want[10:15, 16:20])
+
+
+def test_bad_buffer_region_copies_write_nothing(location):
+    a = locus.Buffer(location, (8, 8), dtype="float32", fill=1.0)
+    b = locus.Buffer(location, (8, 8), dtype="float32", fill=2.0)
+    c = locus.Buffer(location, (8, 8), dtype="float64", fill=2.0)
+    with pytest.raises(ValueError, match="past the memory"):
+        b.copy_region_from(a, a.region[:, 0], locus.Region.rect((0, 7, 0), (4, 2, 1), 32))
+    with pytest.raises(ValueError, match="splits elements"):
+        b.copy_region_from(a, locus.Region.rect((2, 0, 0), (4, 8, 1), 32))
+    with pytest.raises(TypeError, match="float64"):
+        c.copy_region_from(a, a.region[:, 0])
+    with pytest.raises(ValueError, match="within one buffer"):
+        a.copy_region_from(a, a.region[:, 0], a.region[:, 1])
+    assert (b.to_numpy() == 2.0).all() and (a.to_numpy() == 1.0).all()

@@ -12,7 +12,7 @@
 //! read before it has arrived.
 
 use super::*;
-use crate::core::region::{regions_overlap, Region};
+use crate::core::region::Region;
 use crate::runtime::event::Event;
 
 /// How a buffer's moves complete (HAMR's `buffer_transfer`).
@@ -34,6 +34,8 @@ pub enum Transfer {
 pub(super) struct Pending {
     pub(super) event: Event,
     pub(super) writes: bool,
+    /// Set by the MPI layer's region messages alone.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub(super) region: Option<Region>,
 }
 
@@ -48,10 +50,11 @@ impl Pending {
     }
 
     /// True when it touches a byte of `region` (work on the whole replica touches all).
+    #[cfg(feature = "mpi")]
     pub(super) fn touches(&self, region: &Region) -> bool {
         self.region
             .as_ref()
-            .is_none_or(|mine| regions_overlap(mine, region))
+            .is_none_or(|mine| crate::core::region::regions_overlap(mine, region))
     }
 }
 

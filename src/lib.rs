@@ -67,6 +67,7 @@ pub use crate::core::element::{DType, Element};
 pub use crate::core::error::{Error, Result};
 pub use crate::core::kernel_language::KernelLanguage;
 pub use crate::core::launch::{LaunchArg, LaunchSpec};
+pub use crate::core::layout::Layout;
 pub use crate::core::location::{Location, Technology};
 pub use crate::core::location_text::{parse_locations, parse_technologies};
 pub use crate::core::mapping::HostMapping;
@@ -83,7 +84,9 @@ pub use crate::runtime::lookup::lookup;
 /// itself the first time a process makes shared memory.
 pub use backends::host::ipc::reclaim_stale as reclaim_stale_shared_memory;
 pub use backends::host::ipc::IpcHandle;
-pub use buffer::{Buffer, ReadGuard, Scalar, Section, Transfer, Triplet, WriteGuard};
+pub use buffer::{
+    Buffer, BufferView, BufferViewMut, ReadGuard, Scalar, Section, Transfer, Triplet, WriteGuard,
+};
 /// The half-precision types `f16` and `bf16` buffers hold (the `half` crate).
 pub use half;
 pub use runtime::adopted_queue::AdoptedQueue;

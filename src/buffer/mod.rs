@@ -15,6 +15,7 @@ mod replicas;
 mod scalar;
 mod section;
 mod vector;
+mod view;
 
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -26,6 +27,7 @@ pub use guard::{ReadGuard, WriteGuard};
 pub use pending::Transfer;
 pub use scalar::Scalar;
 pub use section::{Section, Triplet};
+pub use view::{BufferView, BufferViewMut};
 
 use replicas::*;
 

@@ -25,6 +25,7 @@
 //! - [`launch`]: kernel launch descriptions;
 //! - [`copy_span`]: where a copy reads and writes ([`CopySpan`](copy_span::CopySpan));
 //! - [`region`]: a 2-D or 3-D rectangle of bytes in one memory ([`Region`](region::Region));
+//!   [`layout`]: a strided view's elements in a flat buffer ([`Layout`](layout::Layout));
 //!   [`rect_copy`]: the runtime's own rectangle copy, an ability of its own;
 //! - [`route`]: route kinds and the [`CopyPath`](route::CopyPath) trait of the transfer matrix;
 //! - [`shutdown`]: the end of the process (background work waited for, then no native
@@ -48,6 +49,7 @@ pub mod fork;
 pub mod host_memory;
 pub mod kernel_language;
 pub mod launch;
+pub mod layout;
 pub mod location;
 pub mod location_text;
 pub mod mapping;

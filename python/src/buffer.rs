@@ -7,9 +7,11 @@ mod copies;
 mod interop;
 mod regions;
 mod vector;
+mod views;
 
 pub(crate) use interop::elements;
 pub(crate) use regions::PyRegionIndex;
+pub(crate) use views::PyView;
 
 /// A typed array with a home location and coherent replicas (`locus::Buffer`).
 ///

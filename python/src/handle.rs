@@ -327,6 +327,27 @@ impl Handle {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
+        self.export_dlpack(py, (stream, max_version, dl_device, copy), None)
+    }
+}
+
+/// The arguments of `__dlpack__`: stream, max_version, dl_device, copy.
+pub(crate) type DlpackArgs<'py> = (
+    Option<Bound<'py, PyAny>>,
+    Option<(u32, u32)>,
+    Option<(i32, i32)>,
+    Option<bool>,
+);
+
+impl Handle {
+    /// A DLPack capsule of this handle's data (see `__dlpack__`), the whole of it, or
+    /// the elements of `layout` (a strided view: its offset, shape and strides).
+    pub(crate) fn export_dlpack(
+        &self,
+        py: Python<'_>,
+        (stream, max_version, dl_device, copy): DlpackArgs<'_>,
+        layout: Option<&locus::Layout>,
+    ) -> PyResult<Py<PyAny>> {
         guarded(|| {
             let own = self.view.dl_device();
             let wanted = dl_device.map(|(t, i)| DLDevice {
@@ -384,13 +405,34 @@ impl Handle {
                 read_only: !view.writable,
                 copied: view.copied,
             };
-            let shape = view.shape.iter().map(|&s| s as i64).collect();
-            let export = dlpack::Export::new((view, mapping), shape);
+            let (description, export) = match layout {
+                None => {
+                    let shape = view.shape.iter().map(|&s| s as i64).collect();
+                    (description, dlpack::Export::new((view, mapping), shape))
+                }
+                Some(l) => {
+                    let skip = (l.offset() as u64).saturating_mul(view.dtype.size as u64);
+                    let description = dlpack::Description {
+                        byte_offset: description.byte_offset.saturating_add(skip),
+                        ..description
+                    };
+                    let dims = |v: &[usize]| v.iter().map(|&n| n as i64).collect();
+                    let export = dlpack::Export::strided(
+                        (view, mapping),
+                        dims(l.shape()),
+                        dims(l.strides()),
+                    );
+                    (description, export)
+                }
+            };
             let versioned = max_version.is_some_and(|(major, _)| major >= 1);
             dlpack::capsule(py, description, export, versioned)
         })
     }
+}
 
+#[pymethods]
+impl Handle {
     /// Ends the access: the write this handle declared ends (arrays made from it keep
     /// the memory alive, but later writes through them are no longer tracked), and the
     /// handle gives up its host view (a mapping ends with the last array or DLPack export

@@ -433,6 +433,7 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<memory::PyMirror>()?;
     m.add_class::<regions::PyRegion>()?;
     m.add_class::<buffer::PyRegionIndex>()?;
+    m.add_class::<buffer::PyView>()?;
     m.add_class::<events::PyEvent>()?;
     m.add_class::<events::PyTrigger>()?;
     m.add_class::<queues::PyQueue>()?;

@@ -23,82 +23,12 @@ impl PyRegionIndex {
     /// `buf.region[:, 0]` is the first column of a 2-D buffer; `buf.region[1:-1, 1:-1]`
     /// its inside.
     fn __getitem__(&self, index: &Bound<'_, PyAny>) -> PyResult<PyRegion> {
-        let items: Vec<Bound<'_, PyAny>> = match index.cast::<PyTuple>() {
-            Ok(t) => t.iter().collect(),
-            Err(_) => vec![index.clone()],
-        };
-        let dims = self.shape.len();
-        let ellipses = items
-            .iter()
-            .filter(|i| i.is_instance_of::<PyEllipsis>())
-            .count();
-        let given = items.len() - ellipses;
-        if ellipses > 1 || given > dims {
-            return Err(PyIndexError::new_err(format!(
-                "Buffer.region: {} indices for a buffer of shape {:?} (at most one ...)",
-                items.len(),
-                self.shape
-            )));
-        }
-        // C-order strides of the buffer's shape, in bytes.
-        let mut strides = vec![self.itemsize as isize; dims];
-        for d in (0..dims.saturating_sub(1)).rev() {
-            strides[d] = strides[d + 1] * self.shape[d + 1] as isize;
-        }
-        let (mut offset, mut shape, mut out_strides) = (0isize, Vec::new(), Vec::new());
-        let mut d = 0;
-        for item in &items {
-            if item.is_instance_of::<PyEllipsis>() {
-                for _ in 0..dims - given {
-                    shape.push(self.shape[d]);
-                    out_strides.push(strides[d]);
-                    d += 1;
-                }
-            } else if let Ok(slice) = item.cast::<PySlice>() {
-                let n = self.shape[d];
-                let s = slice.indices(n as isize)?;
-                if s.step <= 0 {
-                    return Err(PyIndexError::new_err(format!(
-                        "Buffer.region: dimension {d}: step {} (a region runs forward; reverse the data instead)",
-                        s.step
-                    )));
-                }
-                offset += s.start * strides[d];
-                shape.push(s.slicelength);
-                out_strides.push(strides[d] * s.step);
-                d += 1;
-            } else {
-                let n = self.shape[d] as isize;
-                let i: isize = item.extract().map_err(|_| {
-                    PyTypeError::new_err(format!(
-                        "Buffer.region: dimension {d}: {item} is not an integer, a slice or ..."
-                    ))
-                })?;
-                let at = if i < 0 { i + n } else { i };
-                if at < 0 || at >= n {
-                    return Err(PyIndexError::new_err(format!(
-                        "Buffer.region: index {i} is out of range for dimension {d} of size {n}"
-                    )));
-                }
-                offset += at * strides[d];
-                d += 1;
-            }
-        }
-        for rest in d..dims {
-            shape.push(self.shape[rest]);
-            out_strides.push(strides[rest]);
-        }
-        if let Some(z) = shape.iter().position(|&n| n == 0) {
-            return Err(PyIndexError::new_err(format!(
-                "Buffer.region: dimension {z} of the selection is empty; a region holds at least one element"
-            )));
-        }
-        if shape.is_empty() {
-            (shape, out_strides) = (vec![1], vec![self.itemsize as isize]);
-        }
-        locus::Region::from_strides(offset as usize, &shape, Some(&out_strides), self.itemsize)
-            .map(PyRegion)
-            .map_err(py_err)
+        let layout = select(
+            &locus::Layout::row_major(&self.shape),
+            index,
+            "Buffer.region",
+        )?;
+        layout_region(&layout, self.itemsize).map(PyRegion)
     }
 
     fn __repr__(&self) -> String {
@@ -107,6 +37,102 @@ impl PyRegionIndex {
             self.shape, self.itemsize
         )
     }
+}
+
+/// The layout numpy's basic `index` (integers, slices with positive steps, one `...`)
+/// selects in `layout`, for `call`'s errors: IndexError naming the dimension.
+pub(crate) fn select(
+    layout: &locus::Layout,
+    index: &Bound<'_, PyAny>,
+    call: &str,
+) -> PyResult<locus::Layout> {
+    let items: Vec<Bound<'_, PyAny>> = match index.cast::<PyTuple>() {
+        Ok(t) => t.iter().collect(),
+        Err(_) => vec![index.clone()],
+    };
+    let dims = layout.shape().len();
+    let ellipses = items
+        .iter()
+        .filter(|i| i.is_instance_of::<PyEllipsis>())
+        .count();
+    let given = items.len() - ellipses;
+    if ellipses > 1 || given > dims {
+        return Err(PyIndexError::new_err(format!(
+            "{call}: {} indices for shape {:?} (at most one ...)",
+            items.len(),
+            layout.shape()
+        )));
+    }
+    let (mut out, mut d) = (layout.clone(), 0);
+    let fail = |e: locus::Error| PyIndexError::new_err(format!("{call}: {e}"));
+    for item in &items {
+        if item.is_instance_of::<PyEllipsis>() {
+            d += dims - given;
+        } else if let Ok(slice) = item.cast::<PySlice>() {
+            let n = out.shape()[d];
+            let s = slice.indices(n as isize)?;
+            if s.step <= 0 {
+                return Err(PyIndexError::new_err(format!(
+                    "{call}: dimension {d}: step {} (a view runs forward; reverse the data instead)",
+                    s.step
+                )));
+            }
+            if s.slicelength == 0 {
+                return Err(PyIndexError::new_err(format!(
+                    "{call}: dimension {d} of the selection is empty; a view holds at least one element"
+                )));
+            }
+            let end = s.start as usize + (s.slicelength - 1) * s.step as usize + 1;
+            out = out
+                .slice_step(d, s.start as usize..end, s.step as usize)
+                .map_err(fail)?;
+            d += 1;
+        } else {
+            let n = out.shape()[d] as isize;
+            let i: isize = item.extract().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "{call}: dimension {d}: {item} is not an integer, a slice or ..."
+                ))
+            })?;
+            let at = if i < 0 { i + n } else { i };
+            if at < 0 || at >= n {
+                return Err(PyIndexError::new_err(format!(
+                    "{call}: index {i} is out of range for dimension {d} of size {n}"
+                )));
+            }
+            // The dimension goes (the next one takes its number); a 1-D layout keeps
+            // one element, a view of one element.
+            let before = out.shape().len();
+            out = out.index(d, at as usize).map_err(fail)?;
+            if out.shape().len() == before {
+                d += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The region of `layout` in a buffer of `itemsize`-byte elements, as numpy's view of
+/// the same elements gives it (`Region.of`: each dimension kept, no rows merged), or,
+/// past three dimensions, with contiguous dimensions merged.
+pub(crate) fn layout_region(layout: &locus::Layout, itemsize: usize) -> PyResult<locus::Region> {
+    if layout.shape().len() <= 3 {
+        let strides: Vec<isize> = layout
+            .strides()
+            .iter()
+            .map(|&s| s.saturating_mul(itemsize).min(isize::MAX as usize) as isize)
+            .collect();
+        let offset = layout.offset().saturating_mul(itemsize);
+        return locus::Region::from_strides(offset, layout.shape(), Some(&strides), itemsize)
+            .map_err(py_err);
+    }
+    let region = match itemsize {
+        1 => layout.region::<u8>(),
+        2 => layout.region::<u16>(),
+        4 => layout.region::<u32>(),
+        _ => layout.region::<u64>(),
+    };
+    region.map_err(py_err)
 }
 
 #[pymethods]
@@ -172,7 +198,7 @@ impl PyBuffer {
     }
 }
 
-fn region_copy(
+pub(super) fn region_copy(
     py: Python<'_>,
     src: &PyBuffer,
     src_region: &PyRegion,

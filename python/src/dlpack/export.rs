@@ -19,7 +19,7 @@ pub struct Export<K: Send + 'static> {
     keep: K,
     /// Extents (the tensor points here).
     shape: Vec<i64>,
-    /// Row-major strides in elements (the tensor points here).
+    /// Strides in elements (the tensor points here).
     strides: Vec<i64>,
 }
 
@@ -32,6 +32,17 @@ impl<K: Send + 'static> Export<K> {
         for i in (0..shape.len().saturating_sub(1)).rev() {
             strides[i] = strides[i + 1].saturating_mul(shape[i + 1]);
         }
+        Export {
+            keep,
+            shape,
+            strides,
+        }
+    }
+}
+
+impl<K: Send + 'static> Export<K> {
+    /// What keeps a strided tensor alive: `shape` and `strides` (in elements) as given.
+    pub fn strided(keep: K, shape: Vec<i64>, strides: Vec<i64>) -> Export<K> {
         Export {
             keep,
             shape,

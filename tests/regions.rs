@@ -331,3 +331,37 @@ fn an_openhmpp_section_is_the_rectangle_of_its_runs() {
         "four dimensions are not a rectangle"
     );
 }
+
+// Between host memory and WebGPU memory the host does not map (a discrete GPU's; CI runs
+// this with LOCUS_WEBGPU_MAPPABLE=0), no rectangle way applies and WebGPU batches runs in
+// one submission: the planner times one copy per run and packing, twice each, then keeps
+// the faster, and says so beforehand (`plan_region`).
+#[test]
+fn between_host_and_unmapped_webgpu_runs_and_packing_are_timed_then_the_faster_kept() {
+    let Some(gpu) = common::location("webgpu:0") else {
+        return;
+    };
+    let grid = (64usize, 64usize);
+    let region = Region::block_2d::<f32>(grid, (0, 10), (64, 40));
+    let src = memory(Location::Host, &common::pattern_u8(64 * 64 * 4, 3));
+    let dst = Memory::new(gpu, 64 * 64 * 4).unwrap();
+    if dst.host_access() != locus::HostAccess::None {
+        eprintln!("SKIPPED: webgpu:0 is mapped in place here (its rect route applies); set LOCUS_WEBGPU_MAPPABLE=0");
+        return;
+    }
+    let mut taken = Vec::new();
+    for _ in 0..6 {
+        let planned = locus::transfer::plan_region(&src, &region, &dst, &region);
+        let route = src.copy_region_to(&region, &dst, &region).unwrap();
+        assert_eq!(route.kind, planned, "{route}");
+        taken.push(route.kind);
+        let (want, got) = (contents(&src), contents(&dst));
+        for y in 0..64 {
+            let row = y * 256 + 40..y * 256 + 200;
+            assert_eq!(got[row.clone()], want[row], "row {y} by {}", route.kind);
+        }
+    }
+    use RegionRouteKind::{Packed, Runs};
+    assert_eq!(&taken[..4], &[Runs, Packed, Runs, Packed], "{taken:?}");
+    assert_eq!(taken[4], taken[5], "the faster is kept: {taken:?}");
+}

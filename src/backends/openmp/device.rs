@@ -203,6 +203,10 @@ impl Device for OpenMpDevice {
     fn kernels(&self) -> Option<&dyn Kernels> {
         Some(self)
     }
+
+    fn rect_copies(&self) -> Option<&dyn crate::core::rect_copy::RectCopies> {
+        Some(self)
+    }
 }
 
 // `write`, `read` and `copy_within` are `omp_target_memcpy` itself.

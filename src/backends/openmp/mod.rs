@@ -37,6 +37,7 @@ use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
 
 mod device;
 mod kernels;
+mod rect;
 mod user_kernels;
 
 pub use kernels::{raw_kernel, vec_add_f32};
@@ -49,6 +50,17 @@ type Alloc = unsafe extern "C" fn(usize, i32) -> *mut c_void;
 type Free = unsafe extern "C" fn(*mut c_void, i32);
 type Memcpy =
     unsafe extern "C" fn(*mut c_void, *const c_void, usize, usize, usize, i32, i32) -> i32;
+/// `locus_omp_memcpy_rect(dst, src, num_dims, volume, dst_dims, src_dims, dst_dev, src_dev)`.
+type MemcpyRect = unsafe extern "C" fn(
+    *mut c_void,
+    *const c_void,
+    i32,
+    *const usize,
+    *const usize,
+    *const usize,
+    i32,
+    i32,
+) -> i32;
 type Fill = unsafe extern "C" fn(*mut c_void, usize, usize, *const u8, usize, i32) -> i32;
 type VecAdd = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize, i32) -> i32;
 /// `int locus_omp_k_<name>(void **args, size_t gx, size_t gy, int dev)`.
@@ -63,6 +75,7 @@ struct Api {
     alloc: Alloc,
     free: Free,
     memcpy: Memcpy,
+    memcpy_rect: MemcpyRect,
     fill: Fill,
     vec_add_f32: VecAdd,
     _library: Library,
@@ -165,6 +178,7 @@ fn load() -> Result<Api, Unavailable> {
             alloc: sym!("locus_omp_alloc"),
             free: sym!("locus_omp_free"),
             memcpy: sym!("locus_omp_memcpy"),
+            memcpy_rect: sym!("locus_omp_memcpy_rect"),
             fill: sym!("locus_omp_fill"),
             vec_add_f32: sym!("locus_omp_vec_add_f32"),
             _library: library,

@@ -23,6 +23,18 @@ int locus_omp_memcpy(void *dst, const void *src, size_t len, size_t dst_offset,
     return omp_target_memcpy(dst, (void *)src, len, dst_offset, src_offset, dst_dev, src_dev);
 }
 
+/* omp_target_memcpy_rect of bytes (element size 1): `volume`, `dst_dims` and `src_dims`
+ * hold `num_dims` extents, outermost first; both pointers address the rectangles' first
+ * bytes (offsets 0). */
+int locus_omp_memcpy_rect(void *dst, const void *src, int num_dims, const size_t *volume,
+                          const size_t *dst_dims, const size_t *src_dims, int dst_dev,
+                          int src_dev) {
+    size_t zeros[3] = {0, 0, 0};
+    if (num_dims < 1 || num_dims > 3) return -1;
+    return omp_target_memcpy_rect(dst, (void *)src, 1, num_dims, volume, zeros, zeros, dst_dims,
+                                  src_dims, dst_dev, src_dev);
+}
+
 int locus_omp_fill(void *ptr, size_t offset, size_t len, const unsigned char *pattern,
                    size_t pattern_len, int dev) {
     unsigned char *base = (unsigned char *)ptr + offset;

@@ -28,6 +28,7 @@ mod region_async;
 mod region_choice;
 mod region_copy;
 mod region_route;
+mod region_spread;
 mod region_staging;
 pub(crate) mod staged;
 pub mod stats;

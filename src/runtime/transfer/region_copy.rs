@@ -11,14 +11,11 @@
 
 use std::sync::Arc;
 
-use super::async_copy::plan_for;
-use super::copy::{check_copy, copy, copy_on_plan, CopyOptions};
-use super::region_choice;
+use super::copy::{check_copy, copy, CopyOptions};
+use super::region_choice::{self, Choice};
 use super::region_route::{RegionRoute, RegionRouteKind, RegionVia};
-use super::region_staging;
+use super::region_spread::{by_runs, packed, spread, spread_kind, Spread};
 use super::stats;
-use crate::core::batch_copy::DeviceCopy;
-use crate::core::capability::run_batch;
 use crate::core::copy_span::CopySpan;
 use crate::core::device::{Device, HostAccess};
 use crate::core::error::{Error, Result};
@@ -28,13 +25,6 @@ use crate::core::region::{regions_overlap, Region, RegionRuns};
 use crate::core::route::RouteKind;
 
 const CALL: &str = "copy_region";
-
-/// Runs up to this many go one by one rather than packed: packing costs two device
-/// copies and a block on each side.
-const FEW_RUNS: usize = 8;
-/// Runs this long go one by one rather than packed: each run's copy is at the
-/// bandwidth, and packing would move every byte three times.
-const LONG_RUN: usize = 1 << 20;
 
 /// How a rectangle copy runs between the two memories, where one does.
 enum RectWay<'a> {
@@ -117,15 +107,20 @@ fn rect(
     let Some(runtime @ RectWay::Device(..)) = runtime else {
         return Some(by_rect(src, sr, dst, dr, host, runs));
     };
-    let bytes = sr.bytes().unwrap_or(0);
-    let way = region_choice::next(src, dst, bytes);
+    let copy = region_choice::Copy {
+        src,
+        dst,
+        bytes: sr.bytes().unwrap_or(0),
+        run_len: runs.run_len(),
+    };
+    let way = region_choice::next(Choice::Rect, &copy);
     let chosen = match way {
-        region_choice::Way::Host => host,
         region_choice::Way::Runtime => runtime,
+        _ => host,
     };
     let (done, took) = region_choice::timed(|| by_rect(src, sr, dst, dr, chosen, runs));
     if done.is_ok() {
-        region_choice::record(src, dst, bytes, way, took);
+        region_choice::record(Choice::Rect, &copy, way, took);
     }
     Some(done)
 }
@@ -188,17 +183,10 @@ pub fn plan_region(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Regi
     } else if rect_way(src, sr, dst, dr, Prefer::Host).is_some() {
         RegionRouteKind::Rect
     } else {
-        runs_or_packed(&runs)
-    }
-}
-
-/// Where no rectangle way applies: a few runs, or long ones, go one by one; many short
-/// ones are packed.
-fn runs_or_packed(runs: &RegionRuns) -> RegionRouteKind {
-    if runs.count() <= FEW_RUNS || runs.run_len() >= LONG_RUN {
-        RegionRouteKind::Runs
-    } else {
-        RegionRouteKind::Packed
+        match spread(src, dst, &runs) {
+            Spread::Fixed(kind) => kind,
+            Spread::Measured(copy) => spread_kind(region_choice::next(Choice::Spread, &copy)),
+        }
     }
 }
 
@@ -222,10 +210,19 @@ pub fn copy_region(
         }
         RegionVia::Planner => match rect(src, sr, dst, dr, &runs) {
             Some(done) => (RegionRouteKind::Rect, counted(done, bytes)?),
-            None => {
-                let kind = runs_or_packed(&runs);
-                (kind, by_kind(kind, src, sr, dst, dr, &runs, bytes)?)
-            }
+            None => match spread(src, dst, &runs) {
+                Spread::Fixed(kind) => (kind, by_kind(kind, src, sr, dst, dr, &runs, bytes)?),
+                Spread::Measured(copy) => {
+                    let way = region_choice::next(Choice::Spread, &copy);
+                    let kind = spread_kind(way);
+                    let (done, took) =
+                        region_choice::timed(|| by_kind(kind, src, sr, dst, dr, &runs, bytes));
+                    if done.is_ok() {
+                        region_choice::record(Choice::Spread, &copy, way, took);
+                    }
+                    (kind, done?)
+                }
+            },
         },
     };
     Ok(RegionRoute {
@@ -279,7 +276,7 @@ fn by_kind(
 }
 
 /// A rectangle copy's outcome, counted in the process's transfer counters.
-fn counted(done: Result<String>, bytes: usize) -> Result<String> {
+pub(super) fn counted(done: Result<String>, bytes: usize) -> Result<String> {
     let how = done?;
     stats::count(RouteKind::Direct, bytes, None);
     Ok(how)
@@ -391,125 +388,9 @@ fn span_len(r: &Region) -> usize {
     r.end().unwrap_or(0) - r.start().unwrap_or(0)
 }
 
-/// One copy per run: in one device's batch form where one covers them all, else each on
-/// the planner's route for a run's length.
-fn by_runs(src: &Memory, dst: &Memory, runs: &RegionRuns) -> Result<String> {
-    let (s_dev, d_dev) = (src.device(), dst.device());
-    let batched = |device: &Arc<dyn Device>, copies: &mut Vec<DeviceCopy<'_>>| -> Result<String> {
-        run_batch(device.as_ref(), copies)?;
-        stats::count(RouteKind::Direct, runs.count() * runs.run_len(), None);
-        let form = if device.copy_batches().is_some() {
-            "in one batch"
-        } else {
-            "one by one"
-        };
-        Ok(format!(
-            "{} copies of {} bytes at {} {form}",
-            runs.count(),
-            runs.run_len(),
-            device.location()
-        ))
-    };
-    if Arc::ptr_eq(s_dev, d_dev) {
-        let mut copies: Vec<DeviceCopy<'_>> = runs
-            .iter()
-            .map(|(so, doff, len)| DeviceCopy::Within {
-                src: src.native(),
-                src_offset: so,
-                dst: dst.native(),
-                dst_offset: doff,
-                len,
-            })
-            .collect();
-        return batched(s_dev, &mut copies);
-    }
-    if let (Some(s), true) = (src.host_pointer(), d_dev.copy_batches().is_some()) {
-        let mut copies: Vec<DeviceCopy<'_>> = runs
-            .iter()
-            .map(|(so, doff, len)| DeviceCopy::Write {
-                dst: dst.native(),
-                offset: doff,
-                // SAFETY: the source is at a host address, live while borrowed here; the
-                // run lies inside it (`check`); nothing writes it during the batch.
-                src: unsafe { std::slice::from_raw_parts(s.add(so), len) },
-            })
-            .collect();
-        return batched(d_dev, &mut copies);
-    }
-    if let (Some(d), true) = (dst.host_pointer(), s_dev.copy_batches().is_some()) {
-        let mut copies: Vec<DeviceCopy<'_>> = runs
-            .iter()
-            .map(|(so, doff, len)| DeviceCopy::Read {
-                src: src.native(),
-                offset: so,
-                // SAFETY: the destination is at a host address, live while borrowed here;
-                // each run lies inside it (`check`) and no two runs share a byte.
-                dst: unsafe { std::slice::from_raw_parts_mut(d.add(doff), len) },
-            })
-            .collect();
-        return batched(s_dev, &mut copies);
-    }
-    let plan = plan_for(src, dst, runs.run_len());
-    for (so, doff, len) in runs.iter() {
-        let span = CopySpan {
-            src_offset: so,
-            dst_offset: doff,
-            len,
-        };
-        copy_on_plan(src, dst, span, &plan, None)?;
-    }
-    Ok(format!(
-        "{} copies of {} bytes, each {}",
-        runs.count(),
-        runs.run_len(),
-        plan.0.kind
-    ))
-}
-
-/// Gathers on the source's device, one contiguous copy, scatters on the destination's.
-fn packed(src: &Memory, sr: &Region, dst: &Memory, dr: &Region, bytes: usize) -> Result<String> {
-    let tight = sr.packed();
-    let contiguous = |r: &Region| RegionRuns::new(r, &tight).count() == 1;
-    let mut steps = Vec::new();
-    let src_block = match contiguous(sr) {
-        true => None,
-        false => Some(region_staging::take(src.device(), bytes)?),
-    };
-    let (from, from_at) = match &src_block {
-        None => (src, sr.start().unwrap_or(0)),
-        Some(block) => {
-            let how = within(src, sr, block, &tight)?;
-            steps.push(format!("gathered at {} ({how})", src.location()));
-            (block, 0)
-        }
-    };
-    let dst_block = match contiguous(dr) {
-        true => None,
-        false => Some(region_staging::take(dst.device(), bytes)?),
-    };
-    let (to, to_at) = match &dst_block {
-        None => (dst, dr.start().unwrap_or(0)),
-        Some(block) => (block, 0),
-    };
-    let route = copy(from, from_at, to, to_at, bytes, CopyOptions::default())?;
-    steps.push(format!("one copy of {bytes} bytes ({})", route.kind));
-    if let Some(block) = &dst_block {
-        let how = within(block, &tight, dst, dr)?;
-        steps.push(format!("scattered at {} ({how})", dst.location()));
-    }
-    // Kept for the next copy once this one is done with them.
-    if let Some(block) = src_block {
-        region_staging::keep(src.device(), block);
-    }
-    if let Some(block) = dst_block {
-        region_staging::keep(dst.device(), block);
-    }
-    Ok(steps.join(", "))
-}
-
 /// A region copy between two memories of one device (a gather or a scatter): a memcpy
 /// per run at host addresses, the device's rectangle call, or its batch of runs.
-fn within(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Result<String> {
+pub(super) fn within(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Result<String> {
     let runs = RegionRuns::new(sr, dr);
     match rect(src, sr, dst, dr, &runs) {
         Some(done) => done,

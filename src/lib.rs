@@ -89,6 +89,8 @@ pub use buffer::{
 };
 /// The half-precision types `f16` and `bf16` buffers hold (the `half` crate).
 pub use half;
+#[cfg(feature = "opencl")]
+pub use runtime::adopt_opencl_context;
 pub use runtime::adopted_queue::AdoptedQueue;
 pub use runtime::event::{Event, EventTrigger};
 pub use runtime::queue::Queue;

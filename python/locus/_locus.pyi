@@ -187,6 +187,11 @@ def physical_devices() -> list[Tuple[str, list[str]]]:
     """The locations on each physical device the runtimes named, the host's CPUs first
     (``[("PCI 0000:65:00.0", ["cuda:0", "opencl:1", "webgpu:0"]), ...]``)."""
     ...
+def adopt_context(context: Any, device: Any = None) -> str:
+    """The location of an application's own context (a `pyopencl.Context`), adopted if
+    locus did not know it: e.g. "opencl:3"."""
+    ...
+
 def lookup(address: int) -> dict[str, Any]:
     """Which allocation ``address`` lies in: ``location``, ``base``, ``nbytes``, ``offset``,
     ``kind``, ``resource`` (or None), ``registered_with`` and ``known_to_locus``. Memory
@@ -307,6 +312,10 @@ class Memory:
     def ipc_handle(self) -> str: ...
     @staticmethod
     def open_ipc(handle: str) -> "Memory": ...
+    @staticmethod
+    def wrap(obj: Any) -> "Memory":
+        """Another library's allocation in place (a `pyopencl.Buffer`)."""
+        ...
     @property
     def location(self) -> str: ...
     @property

@@ -5,6 +5,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+mod adopt;
 mod buffer;
 mod consumer_streams;
 mod dlpack;
@@ -443,6 +444,7 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(available, m)?)?;
     m.add_function(wrap_pyfunction!(route, m)?)?;
     m.add_function(wrap_pyfunction!(lookup, m)?)?;
+    m.add_function(wrap_pyfunction!(adopt::adopt_context, m)?)?;
     m.add_function(wrap_pyfunction!(memory::copy_batch, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(physical_devices, m)?)?;

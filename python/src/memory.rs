@@ -27,7 +27,7 @@ pub(crate) struct PyMemory {
 }
 
 impl PyMemory {
-    fn wrap(inner: Arc<Memory>) -> PyMemory {
+    pub(crate) fn wrap(inner: Arc<Memory>) -> PyMemory {
         PyMemory {
             inner,
             mapping: Mutex::new(None),

@@ -78,7 +78,18 @@ fn native_of(
         }
         "pyopencl" if obj.hasattr("int_ptr")? => {
             let ptr: usize = obj.getattr("int_ptr")?.extract()?;
-            Ok((NativeQueue::OpenCl(ptr as *mut _), of(Technology::OpenCl)))
+            // The queue's own context and device name its location: locus's, or the
+            // application's context adopted now.
+            let at = match location {
+                Some(l) => vec![l],
+                None => {
+                    let int_ptr = |o: Bound<'_, PyAny>| o.getattr("int_ptr")?.extract::<usize>();
+                    let context = int_ptr(obj.getattr("context")?)?;
+                    let device = int_ptr(obj.getattr("device")?)?;
+                    vec![crate::adopt::adopt_opencl(py, context, device)?]
+                }
+            };
+            Ok((NativeQueue::OpenCl(ptr as *mut _), at))
         }
         "cupy" | "torch" => {
             let (stream, ordinal): (u64, u32) = if root == "cupy" {

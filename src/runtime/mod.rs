@@ -4,6 +4,10 @@
 //! transfer matrix with its copy engine ([`transfer`]).
 
 pub mod access;
+#[cfg(feature = "opencl")]
+mod adopt_context;
+#[cfg(feature = "opencl")]
+pub use adopt_context::adopt_opencl_context;
 pub mod adopted_queue;
 mod adoptions;
 mod allocate;

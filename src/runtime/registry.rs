@@ -1,7 +1,7 @@
 //! Run-time discovery: which locations this machine has, and why the others are missing.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::transfer::matrix::TransferMatrix;
 use crate::backends;
@@ -15,7 +15,16 @@ pub struct Registry {
     matrix: TransferMatrix,
     missing: BTreeMap<Technology, String>,
     skipped: BTreeMap<Technology, Vec<String>>,
+    /// Devices of an application's own contexts, adopted after discovery, in the order
+    /// adopted; a slot once filled stays (its location is valid for the process).
+    adopted: [OnceLock<Arc<dyn Device>>; ADOPTED],
+    /// Held while a slot is filled.
+    #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
+    adopting: Mutex<()>,
 }
+
+/// How many contexts of an application's a process may adopt.
+pub const ADOPTED: usize = 16;
 
 static REGISTRY: OnceLock<Registry> = OnceLock::new();
 
@@ -109,6 +118,8 @@ impl Registry {
             matrix,
             missing,
             skipped,
+            adopted: [const { OnceLock::new() }; ADOPTED],
+            adopting: Mutex::new(()),
         };
         let facts = super::transfer::cost::machine_facts(registry.devices());
         let (calibration, status) = super::transfer::cost::load(&facts);
@@ -116,25 +127,63 @@ impl Registry {
         registry
     }
 
-    /// The locations found, in `Location` order (host first).
+    /// The locations found, and the application contexts adopted since
+    /// (`adopt_opencl_context`), in `Location` order (host first).
     pub fn locations(&self) -> Vec<Location> {
-        self.devices.keys().copied().collect()
+        let mut all: Vec<Location> = self.devices().map(|d| d.location()).collect();
+        all.sort();
+        all
     }
 
-    /// The devices found.
+    /// The devices found, then those adopted since.
     pub fn devices(&self) -> impl Iterator<Item = &Arc<dyn Device>> {
-        self.devices.values()
+        self.devices.values().chain(self.adopted_devices())
+    }
+
+    fn adopted_devices(&self) -> impl Iterator<Item = &Arc<dyn Device>> {
+        self.adopted.iter().map_while(OnceLock::get)
     }
 
     /// The device at `location`, or why it is not here.
     pub fn device(&self, location: Location) -> Result<&Arc<dyn Device>> {
         crate::core::fork::check(location)?;
+        self.find(location).ok_or_else(|| Error::Unavailable {
+            location,
+            reason: self.why_missing(location),
+        })
+    }
+
+    fn find(&self, location: Location) -> Option<&Arc<dyn Device>> {
         self.devices
             .get(&location)
-            .ok_or_else(|| Error::Unavailable {
-                location,
-                reason: self.why_missing(location),
-            })
+            .or_else(|| self.adopted_devices().find(|d| d.location() == location))
+    }
+
+    /// Adds a device of an application's own runtime objects (its OpenCL context) as a
+    /// location of its own, numbered after every location of its technology so far;
+    /// `make` builds it for that location. Adopted devices stay for the process.
+    #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
+    pub(crate) fn adopt(
+        &self,
+        technology: Technology,
+        make: impl FnOnce(Location) -> Result<Arc<dyn Device>>,
+    ) -> Result<Location> {
+        let _one_at_a_time = self.adopting.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(slot) = self.adopted.iter().find(|s| s.get().is_none()) else {
+            return Err(Error::Invalid(format!(
+                "{technology}: a process adopts at most {ADOPTED} contexts of its own, and \
+                 {ADOPTED} are adopted; adopt each context once and reuse its location"
+            )));
+        };
+        let ordinal = self
+            .devices()
+            .filter(|d| d.location().technology() == technology)
+            .count() as u32;
+        let device = make(technology.location(ordinal))?;
+        let location = device.location();
+        // Only this thread fills slots (the lock), and this one was empty.
+        let _ = slot.set(device);
+        Ok(location)
     }
 
     /// The device at `location` as its backend's own type `T` (its context, queue,
@@ -157,7 +206,7 @@ impl Registry {
 
     /// True when `location` was found.
     pub fn has(&self, location: Location) -> bool {
-        self.devices.contains_key(&location)
+        self.find(location).is_some()
     }
 
     /// The locations on each physical device the runtimes named
@@ -166,9 +215,9 @@ impl Registry {
     /// location whose runtime names no hardware is in none.
     pub fn physical_devices(&self) -> Vec<(PhysicalDevice, Vec<Location>)> {
         let mut groups: BTreeMap<PhysicalDevice, Vec<Location>> = BTreeMap::new();
-        for (location, device) in &self.devices {
+        for device in self.devices() {
             if let Some(physical) = device.info().physical {
-                groups.entry(physical).or_default().push(*location);
+                groups.entry(physical).or_default().push(device.location());
             }
         }
         groups.into_iter().collect()
@@ -177,7 +226,7 @@ impl Registry {
     /// Whether `a` and `b` run on one physical device, as their runtimes name it (false
     /// where either names none, or either is absent).
     pub fn same_physical_device(&self, a: Location, b: Location) -> bool {
-        let physical = |l| self.devices.get(&l).and_then(|d| d.info().physical);
+        let physical = |l| self.find(l).and_then(|d| d.info().physical);
         physical(a).is_some() && physical(a) == physical(b)
     }
 
@@ -274,6 +323,8 @@ mod tests {
                 Technology::OpenCl,
                 vec!["NVIDIA CUDA: clCreateContext failed: CL_OUT_OF_RESOURCES".to_string()],
             )]),
+            adopted: [const { OnceLock::new() }; ADOPTED],
+            adopting: Mutex::new(()),
         };
         let why = registry.why_missing(Location::OpenCl(1));
         assert!(

@@ -47,6 +47,7 @@ use crate::core::memory::Memory;
 use crate::core::native::{MemoryKind, Native};
 
 mod adopted;
+mod context_adoption;
 mod device;
 mod kernels;
 mod kinds;
@@ -54,6 +55,7 @@ mod mappings;
 mod rect;
 mod work;
 
+pub(crate) use context_adoption::buffer_facts;
 pub use work::ClWork;
 
 /// One OpenCL device with its own context and queue.
@@ -231,6 +233,22 @@ impl OpenClDevice {
         platform: &str,
     ) -> Result<OpenClDevice, Unavailable> {
         let name = device.name().unwrap_or_else(|_| "unknown device".into());
+        let context = Context::from_device(&device)
+            .map_err(|e| format!("{name}: clCreateContext failed: {}", cl_text(e.0)))?;
+        Self::with_context(location, device, platform, context, None)
+    }
+
+    /// The device in `context` (locus's own, or an application's adopted one, whose
+    /// `cl_context` `adopted` names for `locus info`), with an in-order queue of locus's
+    /// own in it.
+    fn with_context(
+        location: Location,
+        device: ClDevice,
+        platform: &str,
+        context: Context,
+        adopted: Option<usize>,
+    ) -> Result<OpenClDevice, Unavailable> {
+        let name = device.name().unwrap_or_else(|_| "unknown device".into());
         let kind = match device.dev_type().unwrap_or(0) {
             t if t & CL_DEVICE_TYPE_CPU != 0 => "cpu",
             t if t & CL_DEVICE_TYPE_GPU != 0 => "gpu",
@@ -238,8 +256,6 @@ impl OpenClDevice {
             _ => "other",
         };
         let host_unified = device.host_unified_memory().unwrap_or(false) || kind == "cpu";
-        let context = Context::from_device(&device)
-            .map_err(|e| format!("{name}: clCreateContext failed: {}", cl_text(e.0)))?;
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(&context, 0)
             .map_err(|e| format!("{name}: clCreateCommandQueue failed: {}", cl_text(e.0)))?;
@@ -250,6 +266,11 @@ impl OpenClDevice {
             device.driver_version().unwrap_or_else(|_| "?".into())
         );
         let mut notes = Vec::new();
+        if let Some(context) = adopted {
+            notes.push(format!(
+                "adopted: the application's own context ({context:#x}), retained while locus runs"
+            ));
+        }
         if host_unified {
             notes.push("host-unified: buffers use CL_MEM_ALLOC_HOST_PTR and map in place".into());
         }

@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 use super::batch::device_id;
 use crate::core::memory::Memory;
 
-/// Timed copies of each way before the faster is kept.
-const SAMPLES: usize = 2;
+/// Timed copies of each way before the faster is kept (by each way's median: the first
+/// copy of a way may pay for pages touched the first time, and one copy may be lucky).
+const SAMPLES: usize = 3;
 
 /// Which two ways are weighed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -106,7 +107,7 @@ pub(super) fn next(choice: Choice, c: &Copy<'_>) -> Way {
 }
 
 /// Records how long a copy took the way `next` gave, and keeps the faster way once both
-/// have their samples (by each way's best time).
+/// have their samples (by each way's median).
 pub(super) fn record(choice: Choice, c: &Copy<'_>, way: Way, took: Duration) {
     let ways = choice.ways();
     with_samples(choice, c, |s| {
@@ -118,8 +119,12 @@ pub(super) fn record(choice: Choice, c: &Copy<'_>, way: Way, took: Duration) {
         };
         s.timed[i].push(took);
         if s.timed.iter().all(|t| t.len() >= SAMPLES) {
-            let best = |v: &[Duration]| v.iter().min().copied().unwrap_or(Duration::MAX);
-            s.kept = Some(match best(&s.timed[0]) <= best(&s.timed[1]) {
+            let median = |v: &[Duration]| {
+                let mut v = v.to_vec();
+                v.sort();
+                v.get(v.len() / 2).copied().unwrap_or(Duration::MAX)
+            };
+            s.kept = Some(match median(&s.timed[0]) <= median(&s.timed[1]) {
                 true => ways[0],
                 false => ways[1],
             });

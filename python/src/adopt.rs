@@ -1,0 +1,109 @@
+//! An application's own runtime objects joining locus from Python: its OpenCL context as
+//! a location of its own (`locus.adopt_context`, and on the way when `Queue.from_external`
+//! is handed a pyopencl queue of another context), and its buffers wrapped in place
+//! (`Memory.wrap`).
+
+use super::*;
+use crate::memory::PyMemory;
+
+/// The top-level module `obj`'s type comes from (`pyopencl` for `pyopencl._cl.Context`).
+fn root_module(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .getattr("__module__")
+        .and_then(|m| m.extract::<String>())
+        .unwrap_or_default()
+        .split('.')
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The location of the application's own `context` (a `pyopencl.Context`) and `device`
+/// of it (a `pyopencl.Device`; default: its first): the location locus already has for
+/// them (its own context, or one adopted before), or a new one (`"opencl:3"`) that every
+/// call takes as it takes a discovered location. locus retains the context for the life
+/// of the process and makes an in-order queue of its own in it. The application's queues
+/// of it join with `Queue.from_external(queue)`, its buffers with `Memory.wrap(buffer)`.
+///
+/// ```python
+/// import pyopencl as cl
+/// ctx = cl.Context(dev_type=cl.device_type.ALL)   # the application's own
+/// at = locus.adopt_context(ctx)                   # e.g. "opencl:3"
+/// ```
+#[pyfunction]
+#[pyo3(signature = (context, device = None))]
+pub(crate) fn adopt_context(
+    py: Python<'_>,
+    context: &Bound<'_, PyAny>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    guarded(|| {
+        if root_module(context) != "pyopencl" || !context.hasattr("devices")? {
+            return Err(PyTypeError::new_err(format!(
+                "adopt_context: expected a pyopencl.Context, got {} (a dpctl.SyclQueue, a \
+                 pyopencl.CommandQueue, a CuPy or PyTorch stream join with Queue.from_external)",
+                context
+                    .get_type()
+                    .name()
+                    .map_or("?".into(), |n| n.to_string())
+            )));
+        }
+        let raw: usize = context.getattr("int_ptr")?.extract()?;
+        let device = match device {
+            Some(d) => d.clone(),
+            None => context.getattr("devices")?.get_item(0)?,
+        };
+        let dev: usize = device.getattr("int_ptr")?.extract()?;
+        adopt_opencl(py, raw, dev).map(|at| at.to_string())
+    })
+}
+
+/// `locus::adopt_opencl_context` for pyopencl's handles.
+pub(crate) fn adopt_opencl(py: Python<'_>, context: usize, device: usize) -> PyResult<Location> {
+    crate::detach(py, || {
+        // SAFETY: the handles of live pyopencl objects, which the caller's Python
+        // references keep alive while this runs; the context is checked to hold the
+        // device, and retained.
+        unsafe {
+            locus::adopt_opencl_context(
+                context as *mut std::ffi::c_void,
+                device as *mut std::ffi::c_void,
+            )
+        }
+    })
+    .map_err(py_err)
+}
+
+#[pymethods]
+impl PyMemory {
+    /// Another library's allocation, in place: a `pyopencl.Buffer` (a sub-buffer too)
+    /// becomes memory of its context's location (the context adopted now if locus did
+    /// not know it), nothing copied. locus keeps the buffer alive (retained) for as long
+    /// as this object lives. Arrays with DLPack or an array interface become buffers
+    /// with `Buffer.from_dlpack` / `Buffer.from_array`.
+    #[staticmethod]
+    #[pyo3(name = "wrap")]
+    fn wrap_external(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<PyMemory> {
+        guarded(|| {
+            let is_buffer = root_module(obj) == "pyopencl"
+                && obj.hasattr("int_ptr")?
+                && obj.hasattr("size")?
+                && obj.hasattr("get_sub_region")?;
+            if !is_buffer {
+                return Err(PyTypeError::new_err(format!(
+                    "Memory.wrap: expected a pyopencl.Buffer, got {} (arrays with DLPack or an \
+                     array interface become buffers with Buffer.from_dlpack / Buffer.from_array)",
+                    obj.get_type().name().map_or("?".into(), |n| n.to_string())
+                )));
+            }
+            let mem: usize = obj.getattr("int_ptr")?.extract()?;
+            let memory = crate::detach(py, || {
+                // SAFETY: the cl_mem of a live pyopencl.Buffer (the caller's reference
+                // keeps it alive while this runs; locus retains it from here on).
+                unsafe { Memory::adopt_opencl_buffer(mem as *mut std::ffi::c_void) }
+            })
+            .map_err(py_err)?;
+            Ok(PyMemory::wrap(Arc::new(memory)))
+        })
+    }
+}

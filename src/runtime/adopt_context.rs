@@ -1,0 +1,98 @@
+//! An application's own runtime objects joining locus: its OpenCL context as a location
+//! of its own ([`adopt_opencl_context`]), and its buffers wrapped in place
+//! ([`Memory::adopt_opencl_buffer`](crate::Memory::adopt_opencl_buffer)). A context is
+//! adopted once: adopting it again, or a buffer of it, finds its location.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use super::registry::registry;
+use crate::backends::opencl::{buffer_facts, OpenClDevice};
+use crate::core::device::Device;
+use crate::core::error::{Error, Result};
+use crate::core::location::{Location, Technology};
+use crate::core::memory::Memory;
+use crate::core::native::Native;
+
+/// The location of `device` in the application's OpenCL `context`: the location locus
+/// already has for that context and device (its own context, or one adopted before), or a
+/// new location (`opencl:N`, numbered after every OpenCL location so far) that answers
+/// every question a discovered one does (`is_accessible_from`, routes to and from every
+/// location, `locus info`, bench). locus retains the context (`clRetainContext`) for the
+/// life of the process, and makes an in-order queue of its own in it; the application's
+/// queues of that context are adopted with [`Queue::from_native`], its buffers
+/// wrapped with [`Memory::adopt_opencl_buffer`].
+///
+/// [`Queue::from_native`]: crate::Queue::from_native
+///
+/// # Safety
+/// `context` is a live `cl_context` and `device` a `cl_device_id` (checked to be one of
+/// the context's devices).
+pub unsafe fn adopt_opencl_context(context: *mut c_void, device: *mut c_void) -> Result<Location> {
+    if let Some(found) = known(context as usize, device as usize) {
+        return Ok(found);
+    }
+    registry().adopt(Technology::OpenCl, |location| {
+        // SAFETY: forwarded from this function's contract.
+        let adopted = unsafe { OpenClDevice::adopt_context(location, context, device) }?;
+        Ok(Arc::new(adopted) as Arc<dyn Device>)
+    })
+}
+
+/// The location of an OpenCL device with this context and device, if locus has one.
+fn known(context: usize, device: usize) -> Option<Location> {
+    let registry = registry();
+    registry
+        .locations()
+        .into_iter()
+        .filter(|l| l.technology() == Technology::OpenCl)
+        .find(|&l| {
+            registry
+                .device_as::<OpenClDevice>(l)
+                .is_ok_and(|d| d.context_and_device() == (context, device))
+        })
+}
+
+impl Memory {
+    /// Wraps the application's OpenCL buffer `mem` in place, as memory of the location of
+    /// its context (adopted now if locus did not know it; a context of several devices
+    /// counts as its first device): nothing is copied, locus retains the buffer
+    /// (`clRetainMemObject`) and releases it when this memory is dropped, so the
+    /// application may release its own reference at any time. The memory copies to and
+    /// from every location like any other.
+    ///
+    /// # Safety
+    /// `mem` is a live `cl_mem` (OpenCL cannot tell a memory object from any other
+    /// pointer: a wrong one crashes inside the ICD loader).
+    pub unsafe fn adopt_opencl_buffer(mem: *mut c_void) -> Result<Memory> {
+        let mem = mem as opencl3::types::cl_mem;
+        // SAFETY: a live cl_mem, per this function's contract.
+        let (context, device, len) = unsafe { buffer_facts(mem) }?;
+        if len == 0 || device.is_null() {
+            return Err(Error::Invalid(format!(
+                "OpenCL buffer {mem:?}: its context has no device or the buffer no bytes; nothing to wrap"
+            )));
+        }
+        // SAFETY: the buffer's own context (it answered), and one of its devices.
+        let location = unsafe { adopt_opencl_context(context.cast(), device.cast()) }?;
+        // SAFETY: a live buffer; this reference is released by the deleter below.
+        unsafe { cl3::memory::retain_mem_object(mem) }.map_err(|code| {
+            Error::Invalid(format!(
+                "{location}: clRetainMemObject on {mem:?} returned {code}"
+            ))
+        })?;
+        let native = Native::OpenCl { mem, offset: 0 };
+        // SAFETY: a buffer of `location`'s context (its context found the location) of
+        // `len` bytes, kept alive by the reference taken above until the deleter runs.
+        unsafe {
+            Memory::adopt(location, native, len, |native| {
+                if let Native::OpenCl { mem, .. } = native {
+                    if !crate::core::shutdown::is_shutting_down() {
+                        // SAFETY: the reference retained above, released once.
+                        let _ = cl3::memory::release_mem_object(*mem);
+                    }
+                }
+            })
+        }
+    }
+}

@@ -338,6 +338,11 @@ POCL_DEVICES="pthread pthread" "$capi_prefix/conformance-static" | tail -1
 cc -std=c11 -Wall -Wextra -Werror examples/c/opencl_queue.c $(pkg-config --cflags --libs locus) -lOpenCL \
   -o "$capi_prefix/opencl_queue"
 for loc in opencl:0 opencl:1 opencl:2; do POCL_DEVICES="pthread pthread" "$capi_prefix/opencl_queue" "$loc"; done
+# A C program's own OpenCL context, queue and buffer adopted (a location of their own),
+# the buffer copied to every location after the program's kernel.
+cc -std=c11 -Wall -Wextra -Werror examples/c/opencl_context.c $(pkg-config --cflags --libs locus) -lOpenCL \
+  -o "$capi_prefix/opencl_context"
+for loc in opencl:0 opencl:1 opencl:2; do POCL_DEVICES="pthread pthread" "$capi_prefix/opencl_context" "$loc"; done
 # A C program's OpenMP target region after locus's upload, through a detached task that
 # locus_event_on_complete fulfils.
 cc -std=c11 -Wall -Wextra -Werror -fopenmp examples/c/openmp_target.c $(pkg-config --cflags --libs locus) \

@@ -248,6 +248,35 @@ const char *locus_last_error(void);
 // This library's version (the crate's, e.g. `"0.2.0"`), a static string.
 const char *locus_version(void);
 
+// The location of `device` in the program's own OpenCL `context` (a `cl_context` and a
+// `cl_device_id`), written NUL-terminated into `buf` (`capacity` bytes; `*needed`, when
+// not NULL, gets the bytes it takes): the location locus already has for them (its own
+// context, or one adopted before), or a new one (`opencl:3`), numbered after every
+// OpenCL location so far, that every call takes as it takes a discovered location.
+// locus retains the context for the life of the process and makes an in-order queue of
+// its own in it; the program's queues of that context are adopted with
+// `locus_queue_from_native`, its buffers with `locus_memory_adopt_opencl_buffer`. A
+// device that is not one of the context's is `LOCUS_ERROR_INVALID`.
+//
+// # Safety
+// `context` is a live `cl_context`; `buf` is NULL or holds `capacity` bytes; `needed` is
+// NULL or points to a `size_t`.
+LocusStatus locus_adopt_opencl_context(void *context,
+                                       void *device,
+                                       char *buf,
+                                       size_t capacity,
+                                       size_t *needed);
+
+// Wraps the program's own OpenCL buffer `mem` (a `cl_mem`) in place as locus memory of
+// its context's location (the context adopted now if locus did not know it), into
+// `*out`: nothing is copied; locus retains the buffer and releases it when the handle is
+// freed, so the program may release its own reference at any time.
+//
+// # Safety
+// `mem` is a live `cl_mem` (OpenCL cannot tell one from any other pointer); `out` is
+// NULL or points to a `LocusMemory *`.
+LocusStatus locus_memory_adopt_opencl_buffer(void *mem, LocusMemory **out);
+
 // Adopts a program's own queue of `location`'s device, into `*out`: `kind` is a
 // `LocusNativeKind`, `handle` the queue (`LOCUS_NATIVE_OPENCL`: a `cl_command_queue` of
 // locus's context there; `LOCUS_NATIVE_SYCL`: a `DPCTLSyclQueueRef` of locus's

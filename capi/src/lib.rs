@@ -8,6 +8,7 @@
 //! that use.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+mod adopted_contexts;
 mod adopted_queues;
 mod buffers;
 mod handles;

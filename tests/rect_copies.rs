@@ -10,21 +10,6 @@ mod common;
 
 use locus::{Direction, Memory, RectCopy, Region};
 
-fn expected(src: &[u8], sr: &Region, dst: &[u8], dr: &Region) -> Vec<u8> {
-    let mut out = dst.to_vec();
-    let at = |r: &Region, x: usize, y: usize, z: usize| {
-        (r.origin[0] + x) + (r.origin[1] + y) * r.row_pitch + (r.origin[2] + z) * r.slice_pitch
-    };
-    for z in 0..sr.extent[2] {
-        for y in 0..sr.extent[1] {
-            for x in 0..sr.extent[0] {
-                out[at(dr, x, y, z)] = src[at(sr, x, y, z)];
-            }
-        }
-    }
-    out
-}
-
 /// (source region, destination region) pairs in 4096-byte memories, normalized.
 fn cases() -> Vec<(Region, Region)> {
     let n = |r: Region| r.normalized();
@@ -72,7 +57,7 @@ fn each_runtime_rectangle_call_copies_as_the_host_would() {
             let mut got = vec![0u8; len];
             dst.read(0, &mut got).unwrap();
             assert!(
-                got == expected(&a, &sr, &b, &dr),
+                got == common::region_copied(&a, &sr, &b, &dr),
                 "{at}: within, {sr} -> {dr}"
             );
 
@@ -92,7 +77,7 @@ fn each_runtime_rectangle_call_copies_as_the_host_would() {
             .unwrap_or_else(|e| panic!("{at} write: {e}"));
             dst.read(0, &mut got).unwrap();
             assert!(
-                got == expected(&a, &sr, &b, &dr),
+                got == common::region_copied(&a, &sr, &b, &dr),
                 "{at}: from the host, {sr} -> {dr}"
             );
 
@@ -111,7 +96,7 @@ fn each_runtime_rectangle_call_copies_as_the_host_would() {
             })
             .unwrap_or_else(|e| panic!("{at} read: {e}"));
             assert!(
-                host == expected(&a, &sr, &b, &dr),
+                host == common::region_copied(&a, &sr, &b, &dr),
                 "{at}: to the host, {sr} -> {dr}"
             );
         }

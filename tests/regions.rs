@@ -10,23 +10,6 @@ use std::collections::BTreeSet;
 
 use locus::{Location, Memory, Region, RegionRouteKind, RegionVia};
 
-/// What the destination holds after copying region `sr` of `src` to region `dr` of
-/// `dst`: the copy made byte by byte from the regions' addressing.
-fn expected(src: &[u8], sr: &Region, dst: &[u8], dr: &Region) -> Vec<u8> {
-    let mut out = dst.to_vec();
-    let at = |r: &Region, x: usize, y: usize, z: usize| {
-        (r.origin[0] + x) + (r.origin[1] + y) * r.row_pitch + (r.origin[2] + z) * r.slice_pitch
-    };
-    for z in 0..sr.extent[2] {
-        for y in 0..sr.extent[1] {
-            for x in 0..sr.extent[0] {
-                out[at(dr, x, y, z)] = src[at(sr, x, y, z)];
-            }
-        }
-    }
-    out
-}
-
 fn memory(at: Location, bytes: &[u8]) -> Memory {
     let m = Memory::new(at, bytes.len()).unwrap_or_else(|e| panic!("{at}: {e}"));
     m.write(0, bytes).unwrap();
@@ -77,7 +60,7 @@ fn copy_cases(from: Location, to: Location, via: RegionVia, taken: &mut BTreeSet
         };
         assert_eq!(
             contents(&dst),
-            expected(&src_bytes, &sr, &dst_bytes, &dr),
+            common::region_copied(&src_bytes, &sr, &dst_bytes, &dr),
             "{from} -> {to}: {name} on {route}"
         );
         taken.insert(route.kind.name());
@@ -130,7 +113,7 @@ fn a_region_within_one_memory_moves_when_it_does_not_overlap_itself() {
         let route = grid.copy_region_to(&last, &grid, &first).unwrap();
         assert_eq!(
             contents(&grid),
-            expected(&bytes, &last, &bytes, &first),
+            common::region_copied(&bytes, &last, &bytes, &first),
             "{at}: {route}"
         );
     }
@@ -231,7 +214,7 @@ fn asynchronous_region_copies_run_in_the_order_their_events_say() {
             home.wait().unwrap();
             assert_eq!(
                 contents(&back),
-                expected(&bytes, &sr, &vec![0u8; len], &sr),
+                common::region_copied(&bytes, &sr, &vec![0u8; len], &sr),
                 "{from} -> {to}"
             );
             // A bad region is refused at once, starting nothing.

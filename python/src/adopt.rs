@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::memory::PyMemory;
+use crate::queues::adopt_opencl;
 
 /// The top-level module `obj`'s type comes from (`pyopencl` for `pyopencl._cl.Context`).
 fn root_module(obj: &Bound<'_, PyAny>) -> String {
@@ -56,22 +57,6 @@ pub(crate) fn adopt_context(
         let dev: usize = device.getattr("int_ptr")?.extract()?;
         adopt_opencl(py, raw, dev).map(|at| at.to_string())
     })
-}
-
-/// `locus::adopt_opencl_context` for pyopencl's handles.
-pub(crate) fn adopt_opencl(py: Python<'_>, context: usize, device: usize) -> PyResult<Location> {
-    crate::detach(py, || {
-        // SAFETY: the handles of live pyopencl objects, which the caller's Python
-        // references keep alive while this runs; the context is checked to hold the
-        // device, and retained.
-        unsafe {
-            locus::adopt_opencl_context(
-                context as *mut std::ffi::c_void,
-                device as *mut std::ffi::c_void,
-            )
-        }
-    })
-    .map_err(py_err)
 }
 
 #[pymethods]

@@ -40,6 +40,22 @@ fn on_rocm(py: Python<'_>, module: &str) -> bool {
     probe.unwrap_or(false)
 }
 
+/// `locus::adopt_opencl_context` for pyopencl's handles.
+pub(crate) fn adopt_opencl(py: Python<'_>, context: usize, device: usize) -> PyResult<Location> {
+    crate::detach(py, || {
+        // SAFETY: the handles of live pyopencl objects, which the caller's Python
+        // references keep alive while this runs; the context is checked to hold the
+        // device, and retained.
+        unsafe {
+            locus::adopt_opencl_context(
+                context as *mut std::ffi::c_void,
+                device as *mut std::ffi::c_void,
+            )
+        }
+    })
+    .map_err(py_err)
+}
+
 /// The native queue `obj` names and the locations it may belong to.
 fn native_of(
     py: Python<'_>,
@@ -86,7 +102,7 @@ fn native_of(
                     let int_ptr = |o: Bound<'_, PyAny>| o.getattr("int_ptr")?.extract::<usize>();
                     let context = int_ptr(obj.getattr("context")?)?;
                     let device = int_ptr(obj.getattr("device")?)?;
-                    vec![crate::adopt::adopt_opencl(py, context, device)?]
+                    vec![adopt_opencl(py, context, device)?]
                 }
             };
             Ok((NativeQueue::OpenCl(ptr as *mut _), at))

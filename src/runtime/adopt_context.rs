@@ -29,28 +29,18 @@ use crate::core::native::Native;
 /// `context` is a live `cl_context` and `device` a `cl_device_id` (checked to be one of
 /// the context's devices).
 pub unsafe fn adopt_opencl_context(context: *mut c_void, device: *mut c_void) -> Result<Location> {
-    if let Some(found) = known(context as usize, device as usize) {
-        return Ok(found);
-    }
-    registry().adopt(Technology::OpenCl, |location| {
+    let wanted = (context as usize, device as usize);
+    let same = |d: &Arc<dyn Device>| {
+        let d: Arc<dyn Device> = Arc::clone(d);
+        let d: Arc<dyn std::any::Any + Send + Sync> = d;
+        d.downcast::<OpenClDevice>()
+            .is_ok_and(|d| d.context_and_device() == wanted)
+    };
+    registry().adopt(Technology::OpenCl, same, |location| {
         // SAFETY: forwarded from this function's contract.
         let adopted = unsafe { OpenClDevice::adopt_context(location, context, device) }?;
         Ok(Arc::new(adopted) as Arc<dyn Device>)
     })
-}
-
-/// The location of an OpenCL device with this context and device, if locus has one.
-fn known(context: usize, device: usize) -> Option<Location> {
-    let registry = registry();
-    registry
-        .locations()
-        .into_iter()
-        .filter(|l| l.technology() == Technology::OpenCl)
-        .find(|&l| {
-            registry
-                .device_as::<OpenClDevice>(l)
-                .is_ok_and(|d| d.context_and_device() == (context, device))
-        })
 }
 
 impl Memory {

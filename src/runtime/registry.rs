@@ -159,27 +159,33 @@ impl Registry {
             .or_else(|| self.adopted_devices().find(|d| d.location() == location))
     }
 
-    /// Adds a device of an application's own runtime objects (its OpenCL context) as a
+    /// The location of the device `existing` picks (one of `technology`'s), or else a
+    /// device of an application's own runtime objects (its OpenCL context) added as a
     /// location of its own, numbered after every location of its technology so far;
-    /// `make` builds it for that location. Adopted devices stay for the process.
+    /// `make` builds it for that location. Both under one lock, so that two threads
+    /// adopting one context get one location. Adopted devices stay for the process.
     #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
     pub(crate) fn adopt(
         &self,
         technology: Technology,
+        existing: impl Fn(&Arc<dyn Device>) -> bool,
         make: impl FnOnce(Location) -> Result<Arc<dyn Device>>,
     ) -> Result<Location> {
         let _one_at_a_time = self.adopting.lock().unwrap_or_else(|e| e.into_inner());
+        let mine = || {
+            self.devices()
+                .filter(move |d| d.location().technology() == technology)
+        };
+        if let Some(found) = mine().find(|d| existing(d)) {
+            return Ok(found.location());
+        }
         let Some(slot) = self.adopted.iter().find(|s| s.get().is_none()) else {
             return Err(Error::Invalid(format!(
                 "{technology}: a process adopts at most {ADOPTED} contexts of its own, and \
                  {ADOPTED} are adopted; adopt each context once and reuse its location"
             )));
         };
-        let ordinal = self
-            .devices()
-            .filter(|d| d.location().technology() == technology)
-            .count() as u32;
-        let device = make(technology.location(ordinal))?;
+        let device = make(technology.location(mine().count() as u32))?;
         let location = device.location();
         // Only this thread fills slots (the lock), and this one was empty.
         let _ = slot.set(device);

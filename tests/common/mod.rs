@@ -174,3 +174,20 @@ macro_rules! at_every_location {
         }
     };
 }
+
+/// What the destination holds after copying region `sr` of `src` to region `dr` of
+/// `dst`: the copy made byte by byte from the regions' addressing.
+pub fn region_copied(src: &[u8], sr: &locus::Region, dst: &[u8], dr: &locus::Region) -> Vec<u8> {
+    let mut out = dst.to_vec();
+    let at = |r: &locus::Region, x: usize, y: usize, z: usize| {
+        (r.origin[0] + x) + (r.origin[1] + y) * r.row_pitch + (r.origin[2] + z) * r.slice_pitch
+    };
+    for z in 0..sr.extent[2] {
+        for y in 0..sr.extent[1] {
+            for x in 0..sr.extent[0] {
+                out[at(dr, x, y, z)] = src[at(sr, x, y, z)];
+            }
+        }
+    }
+    out
+}

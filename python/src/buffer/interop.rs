@@ -74,7 +74,7 @@ fn cuda_array_device(
 #[pymethods]
 impl PyBuffer {
     /// `__dlpack_device__` of a read at the home location.
-    fn __dlpack_device__(&self, py: Python<'_>) -> PyResult<(i32, i32)> {
+    pub(super) fn __dlpack_device__(&self, py: Python<'_>) -> PyResult<(i32, i32)> {
         guarded(|| {
             let home = self.location(py)?;
             Ok(self.handle(py, &home, false)?.__dlpack_device__())
@@ -91,11 +91,7 @@ impl PyBuffer {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
-        guarded(|| {
-            let home = self.location(py)?;
-            self.handle(py, &home, false)?
-                .__dlpack__(py, stream, max_version, dl_device, copy)
-        })
+        self.export_dlpack(py, (stream, max_version, dl_device, copy), None)
     }
 
     /// Adopts the memory of a DLPack producer (any object with `__dlpack__`, or a
@@ -291,6 +287,23 @@ impl PyBuffer {
                 register,
             }
             .adopt(py, copy)
+        })
+    }
+}
+
+impl PyBuffer {
+    /// A DLPack capsule of a read at the home location: the whole buffer, or the
+    /// elements of `layout` (a view's offset, shape and strides).
+    pub(super) fn export_dlpack(
+        &self,
+        py: Python<'_>,
+        args: crate::handle::DlpackArgs<'_>,
+        layout: Option<&locus::Layout>,
+    ) -> PyResult<Py<PyAny>> {
+        guarded(|| {
+            let home = self.location(py)?;
+            self.handle(py, &home, false)?
+                .export_dlpack(py, args, layout)
         })
     }
 }

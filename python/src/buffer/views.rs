@@ -5,7 +5,6 @@
 
 use super::regions::{layout_region, region_copy, select};
 use super::*;
-use crate::handle::DlpackArgs;
 use crate::regions::PyRegion;
 
 /// A strided view of a buffer: its elements by shape and strides (row-major order of the
@@ -161,11 +160,7 @@ impl PyView {
 
     /// `(device_type, device_id)` of the buffer's data at its home (DLPack's numbers).
     fn __dlpack_device__(&self, py: Python<'_>) -> PyResult<(i32, i32)> {
-        guarded(|| {
-            let buffer = self.buffer.get();
-            let home = buffer.location(py)?;
-            Ok(buffer.handle(py, &home, false)?.__dlpack_device__())
-        })
+        self.buffer.get().__dlpack_device__(py)
     }
 
     /// A DLPack capsule of the view: the buffer's memory at its home read in place, with
@@ -180,14 +175,10 @@ impl PyView {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
-        guarded(|| {
-            let buffer = self.buffer.get();
-            let home = buffer.location(py)?;
-            let args: DlpackArgs<'_> = (stream, max_version, dl_device, copy);
-            buffer
-                .handle(py, &home, false)?
-                .export_dlpack(py, args, Some(&self.layout))
-        })
+        let args = (stream, max_version, dl_device, copy);
+        self.buffer
+            .get()
+            .export_dlpack(py, args, Some(&self.layout))
     }
 
     fn __repr__(&self) -> String {

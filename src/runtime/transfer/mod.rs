@@ -27,6 +27,7 @@ pub mod paths;
 mod region_async;
 mod region_choice;
 mod region_copy;
+mod region_rect;
 mod region_route;
 mod region_spread;
 mod region_staging;

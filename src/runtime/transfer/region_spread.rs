@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::async_copy::plan_for;
 use super::copy::{copy, copy_on_plan, CopyOptions};
 use super::region_choice;
-use super::region_copy::within;
+use super::region_rect::rect;
 use super::region_route::RegionRouteKind;
 use super::region_staging;
 use super::stats;
@@ -189,4 +189,14 @@ pub(super) fn packed(
         region_staging::keep(dst.device(), block);
     }
     Ok(steps.join(", "))
+}
+
+/// A region copy between two memories of one device (a gather or a scatter): a memcpy
+/// per run at host addresses, the device's rectangle call, or its batch of runs.
+fn within(src: &Memory, sr: &Region, dst: &Memory, dr: &Region) -> Result<String> {
+    let runs = RegionRuns::new(sr, dr);
+    match rect(src, sr, dst, dr, &runs) {
+        Some(done) => done,
+        None => by_runs(src, dst, &runs),
+    }
 }

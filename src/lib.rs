@@ -91,6 +91,8 @@ pub use buffer::{
 pub use half;
 #[cfg(feature = "opencl")]
 pub use runtime::adopt_opencl_context;
+#[cfg(feature = "sycl")]
+pub use runtime::adopt_sycl_context;
 pub use runtime::adopted_queue::AdoptedQueue;
 pub use runtime::event::{Event, EventTrigger};
 pub use runtime::queue::Queue;

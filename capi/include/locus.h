@@ -277,6 +277,22 @@ LocusStatus locus_adopt_opencl_context(void *context,
 // NULL or points to a `LocusMemory *`.
 LocusStatus locus_memory_adopt_opencl_buffer(void *mem, LocusMemory **out);
 
+// The location of `device` in the program's own SYCL `context` (dpctl's
+// `DPCTLSyclContextRef` and `DPCTLSyclDeviceRef`, kept by the caller), written into
+// `buf` as `locus_adopt_opencl_context` does: the location locus already has for them,
+// or a new one (`sycl:1`) with an in-order queue of locus's own in the context. The
+// program's queues of it are adopted with `locus_queue_from_native`
+// (`LOCUS_NATIVE_SYCL`), its USM pointers with `locus_memory_adopt` at that location.
+//
+// # Safety
+// `context` and `device` are live dpctl references; `buf` and `needed` as for
+// `locus_adopt_opencl_context`.
+LocusStatus locus_adopt_sycl_context(void *context,
+                                     void *device,
+                                     char *buf,
+                                     size_t capacity,
+                                     size_t *needed);
+
 // Adopts a program's own queue of `location`'s device, into `*out`: `kind` is a
 // `LocusNativeKind`, `handle` the queue (`LOCUS_NATIVE_OPENCL`: a `cl_command_queue` of
 // locus's context there; `LOCUS_NATIVE_SYCL`: a `DPCTLSyclQueueRef` of locus's

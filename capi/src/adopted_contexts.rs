@@ -1,6 +1,6 @@
-//! A C program's own OpenCL context joining locus as a location of its own
-//! (`locus_adopt_opencl_context`), and its buffers wrapped in place
-//! (`locus_memory_adopt_opencl_buffer`).
+//! A C program's own OpenCL or SYCL context joining locus as a location of its own
+//! (`locus_adopt_opencl_context`, `locus_adopt_sycl_context`), and its OpenCL buffers
+//! wrapped in place (`locus_memory_adopt_opencl_buffer`).
 
 use std::ffi::{c_char, c_void};
 
@@ -70,5 +70,37 @@ pub unsafe extern "C" fn locus_memory_adopt_opencl_buffer(
         let memory = unsafe { Memory::adopt_opencl_buffer(mem) }?;
         *out = MEMORY.insert(memory);
         Ok(())
+    })
+}
+
+/// The location of `device` in the program's own SYCL `context` (dpctl's
+/// `DPCTLSyclContextRef` and `DPCTLSyclDeviceRef`, kept by the caller), written into
+/// `buf` as `locus_adopt_opencl_context` does: the location locus already has for them,
+/// or a new one (`sycl:1`) with an in-order queue of locus's own in the context. The
+/// program's queues of it are adopted with `locus_queue_from_native`
+/// (`LOCUS_NATIVE_SYCL`), its USM pointers with `locus_memory_adopt` at that location.
+///
+/// # Safety
+/// `context` and `device` are live dpctl references; `buf` and `needed` as for
+/// `locus_adopt_opencl_context`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_adopt_sycl_context(
+    context: *mut c_void,
+    device: *mut c_void,
+    buf: *mut c_char,
+    capacity: usize,
+    needed: *mut usize,
+) -> LocusStatus {
+    call("locus_adopt_sycl_context", || {
+        if context.is_null() || device.is_null() {
+            return Err(Fail::new(
+                LocusStatus::LocusErrorNull,
+                "context and device are the program's DPCTLSyclContextRef and \
+                 DPCTLSyclDeviceRef; one is NULL",
+            ));
+        }
+        // SAFETY: the caller's contract: live dpctl references.
+        let at = unsafe { locus_rs::adopt_sycl_context(context, device) }?;
+        text_out(&at.to_string(), buf, capacity, needed)
     })
 }

@@ -188,8 +188,8 @@ def physical_devices() -> list[Tuple[str, list[str]]]:
     (``[("PCI 0000:65:00.0", ["cuda:0", "opencl:1", "webgpu:0"]), ...]``)."""
     ...
 def adopt_context(context: Any, device: Any = None) -> str:
-    """The location of an application's own context (a `pyopencl.Context`), adopted if
-    locus did not know it: e.g. "opencl:3"."""
+    """The location of an application's own context (a `pyopencl.Context` or a
+    `dpctl.SyclContext`), adopted if locus did not know it: e.g. "opencl:3"."""
     ...
 
 def lookup(address: int) -> dict[str, Any]:

@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::memory::PyMemory;
-use crate::queues::adopt_opencl;
+use crate::queues::{adopt_opencl, adopt_sycl};
 
 /// The top-level module `obj`'s type comes from (`pyopencl` for `pyopencl._cl.Context`).
 fn root_module(obj: &Bound<'_, PyAny>) -> String {
@@ -19,8 +19,9 @@ fn root_module(obj: &Bound<'_, PyAny>) -> String {
         .to_string()
 }
 
-/// The location of the application's own `context` (a `pyopencl.Context`) and `device`
-/// of it (a `pyopencl.Device`; default: its first): the location locus already has for
+/// The location of the application's own `context` (a `pyopencl.Context` or a
+/// `dpctl.SyclContext`) and `device` of it (a `pyopencl.Device` or `dpctl.SyclDevice`;
+/// default: its first): the location locus already has for
 /// them (its own context, or one adopted before), or a new one (`"opencl:3"`) that every
 /// call takes as it takes a discovered location. locus retains the context for the life
 /// of the process and makes an in-order queue of its own in it. The application's queues
@@ -38,24 +39,35 @@ pub(crate) fn adopt_context(
     context: &Bound<'_, PyAny>,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
-    guarded(|| {
-        if root_module(context) != "pyopencl" || !context.hasattr("devices")? {
-            return Err(PyTypeError::new_err(format!(
-                "adopt_context: expected a pyopencl.Context, got {} (a dpctl.SyclQueue, a \
-                 pyopencl.CommandQueue, a CuPy or PyTorch stream join with Queue.from_external)",
-                context
-                    .get_type()
-                    .name()
-                    .map_or("?".into(), |n| n.to_string())
-            )));
+    guarded(|| match root_module(context).as_str() {
+        "pyopencl" if context.hasattr("devices")? => {
+            let raw: usize = context.getattr("int_ptr")?.extract()?;
+            let device = match device {
+                Some(d) => d.clone(),
+                None => context.getattr("devices")?.get_item(0)?,
+            };
+            let dev: usize = device.getattr("int_ptr")?.extract()?;
+            adopt_opencl(py, raw, dev).map(|at| at.to_string())
         }
-        let raw: usize = context.getattr("int_ptr")?.extract()?;
-        let device = match device {
-            Some(d) => d.clone(),
-            None => context.getattr("devices")?.get_item(0)?,
-        };
-        let dev: usize = device.getattr("int_ptr")?.extract()?;
-        adopt_opencl(py, raw, dev).map(|at| at.to_string())
+        "dpctl" if context.hasattr("get_devices")? => {
+            let reference = |o: &Bound<'_, PyAny>| -> PyResult<usize> {
+                o.call_method0("addressof_ref")?.extract()
+            };
+            let device = match device {
+                Some(d) => d.clone(),
+                None => context.call_method0("get_devices")?.get_item(0)?,
+            };
+            adopt_sycl(py, reference(context)?, reference(&device)?).map(|at| at.to_string())
+        }
+        _ => Err(PyTypeError::new_err(format!(
+            "adopt_context: expected a pyopencl.Context or a dpctl.SyclContext, got {} (a \
+                 pyopencl.CommandQueue or a dpctl.SyclQueue joins with Queue.from_external, \
+                 its context adopted on the way)",
+            context
+                .get_type()
+                .name()
+                .map_or("?".into(), |n| n.to_string())
+        ))),
     })
 }
 

@@ -62,7 +62,7 @@ pub(crate) fn is_compact(shape: &[usize], strides: &[isize], size: usize) -> boo
 impl Foreign {
     pub(crate) fn adopt(self, py: Python<'_>, copy: Option<bool>) -> PyResult<PyBuffer> {
         let Foreign {
-            location,
+            mut location,
             device,
             data,
             byte_offset,
@@ -198,13 +198,25 @@ impl Foreign {
                 )
             }
             Location::Sycl(_) => {
-                let sycl = locus::device_as::<locus::backends::sycl::SyclDevice>(location)
-                    .map_err(py_err)?;
-                let Some(kind) = sycl.pointer_kind(data) else {
+                // The location whose context owns the USM: the one DLPack names, or an
+                // application's context adopted as a location of its own.
+                let known = |at: Location| {
+                    let sycl = locus::device_as::<locus::backends::sycl::SyclDevice>(at).ok()?;
+                    sycl.pointer_kind(data).map(|kind| (at, kind))
+                };
+                let Some((at, kind)) = known(location).or_else(|| {
+                    locus::available()
+                        .into_iter()
+                        .filter(|l| l.technology() == locus::Technology::Sycl && *l != location)
+                        .find_map(known)
+                }) else {
                     return Err(PyBufferError::new_err(format!(
-                        "the pointer is not USM of {location}'s SYCL context: copy it through the host"
+                        "the pointer is not USM of {location}'s SYCL context, nor of a context \
+                         adopted (locus.adopt_context, Queue.from_external): copy it through \
+                         the host, or adopt its context first"
                     )));
                 };
+                location = at;
                 let ptr = data.wrapping_add(byte_offset as usize);
                 (Native::Sycl { ptr, kind }, keep)
             }

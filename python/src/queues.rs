@@ -5,7 +5,7 @@
 //! `Queue.native` and `Queue.to_external` hand a queue out as a raw handle or as the
 //! library's own object.
 
-use locus::{AdoptedQueue, NativeQueue, Queue, Technology};
+use locus::{AdoptedQueue, NativeQueue, Queue};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 
 use super::*;
@@ -56,21 +56,27 @@ pub(crate) fn adopt_opencl(py: Python<'_>, context: usize, device: usize) -> PyR
     .map_err(py_err)
 }
 
+/// `locus::adopt_sycl_context` for dpctl's references.
+pub(crate) fn adopt_sycl(py: Python<'_>, context: usize, device: usize) -> PyResult<Location> {
+    crate::detach(py, || {
+        // SAFETY: the references of live dpctl objects, which the caller's Python
+        // references keep alive while this runs; locus makes references of its own.
+        unsafe {
+            locus::adopt_sycl_context(
+                context as *mut std::ffi::c_void,
+                device as *mut std::ffi::c_void,
+            )
+        }
+    })
+    .map_err(py_err)
+}
+
 /// The native queue `obj` names and the locations it may belong to.
 fn native_of(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     location: Option<Location>,
 ) -> PyResult<(NativeQueue, Vec<Location>)> {
-    let of = |technology: Technology| -> Vec<Location> {
-        match location {
-            Some(l) => vec![l],
-            None => locus::available()
-                .into_iter()
-                .filter(|l| l.technology() == technology)
-                .collect(),
-        }
-    };
     let module = module_of(obj);
     let root = module.split('.').next().unwrap_or_default().to_string();
     if let Ok(handle) = obj.extract::<u64>() {
@@ -90,7 +96,19 @@ fn native_of(
     match root.as_str() {
         "dpctl" if obj.hasattr("addressof_ref")? => {
             let ptr: usize = obj.call_method0("addressof_ref")?.extract()?;
-            Ok((NativeQueue::Sycl(ptr as *mut _), of(Technology::Sycl)))
+            // The queue's own context and device name its location: locus's, or the
+            // application's context adopted now.
+            let at = match location {
+                Some(l) => vec![l],
+                None => {
+                    let reference =
+                        |o: Bound<'_, PyAny>| o.call_method0("addressof_ref")?.extract::<usize>();
+                    let context = reference(obj.getattr("sycl_context")?)?;
+                    let device = reference(obj.getattr("sycl_device")?)?;
+                    vec![adopt_sycl(py, context, device)?]
+                }
+            };
+            Ok((NativeQueue::Sycl(ptr as *mut _), at))
         }
         "pyopencl" if obj.hasattr("int_ptr")? => {
             let ptr: usize = obj.getattr("int_ptr")?.extract()?;

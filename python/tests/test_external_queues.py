@@ -112,14 +112,19 @@ def test_dpnp_on_an_adopted_dpctl_queue_writes_before_locus_reads(sycl_location)
 
 
 @pytest.mark.parametrize("sycl_location", SYCL)
-def test_a_dpctl_queue_of_another_context_is_refused(sycl_location):
+def test_a_dpctl_queue_of_another_context_is_refused_there_and_adopted_with_its_context(sycl_location):
     dpctl = pytest.importorskip("dpctl", reason="dpctl is not installed")
     ours = locus.Queue().to_external(sycl_location)
     # A context of its own (a device list; dpctl caches the one-device context).
     other = dpctl.SyclQueue(dpctl.SyclContext([ours.sycl_device]), ours.sycl_device)
     assert other.sycl_context != ours.sycl_context
+    # At locus's own location it cannot be: locus's USM is not of its context.
     with pytest.raises(locus.LocusError, match="another SYCL context"):
-        locus.Queue.from_external(other)
+        locus.Queue.from_external(other, location=sycl_location)
+    # Without a location, its context becomes a location of its own.
+    adopted = locus.Queue.from_external(other)
+    at = locus.adopt_context(other.sycl_context, other.sycl_device)
+    assert at != sycl_location and adopted.native(at) is not None
 
 
 @pytest.mark.parametrize("cl_location", OPENCL)

@@ -73,3 +73,49 @@ def test_wrong_objects_are_named():
         locus.adopt_context(object())
     with pytest.raises(TypeError, match="expected a pyopencl.Buffer"):
         locus.Memory.wrap(np.zeros(4))
+
+
+SYCL = [l for l in locus.available() if l.startswith("sycl:")]
+
+
+@pytest.mark.parametrize("sycl_location", SYCL)
+def test_a_dpnp_program_s_own_sycl_context_joins_locus(sycl_location):
+    # dpnp computing on a queue of a context of the program's own (not the platform's
+    # default one locus and dpctl share), nobody waiting; locus adopts the queue (its
+    # context becomes a location), takes the array in place, and reads it
+    # after dpnp's work.
+    dpctl = pytest.importorskip("dpctl", reason="dpctl is not installed")
+    dpnp = pytest.importorskip("dpnp", reason="dpnp is not installed")
+    device = locus.Queue().to_external(sycl_location).sycl_device
+    ctx = dpctl.SyclContext([device])  # a context of the program's own (the list form makes a new one)
+    q = dpctl.SyclQueue(ctx, device, property="in_order")
+    lq = locus.Queue.from_external(q)
+    at = locus.adopt_context(ctx, device)
+    assert at != sycl_location and at in locus.available(), at
+    n = 1 << 20
+    want = np.arange(n, dtype=np.float32) * 3 + 1
+    x = dpnp.arange(n, dtype=dpnp.float32, sycl_queue=q) * 3 + 1  # not waited for
+    # dpnp exports DLPack only for the platform's default context: its SYCL USM array
+    # interface names the memory of any context.
+    b = locus.Buffer.from_array(x)
+    assert b.location == at, b.location
+    b.set_queue(lq)
+    np.testing.assert_array_equal(b.to_numpy(), want)
+    # locus copies it to every location, and writes back into it.
+    for to in locus.available():
+        np.testing.assert_array_equal(b.copy(to).to_numpy(), want, err_msg=f"{at} -> {to}")
+    b.fill(2.5)
+    b.synchronize()
+    assert (dpnp.asnumpy(x) == 2.5).all()
+
+
+def test_a_foreign_sycl_pointer_needs_its_context_adopted():
+    dpctl = pytest.importorskip("dpctl", reason="dpctl is not installed")
+    dpnp = pytest.importorskip("dpnp", reason="dpnp is not installed")
+    if not SYCL:
+        pytest.skip("SKIPPED: no SYCL location on this machine")
+    device = locus.Queue().to_external(SYCL[0]).sycl_device
+    q = dpctl.SyclQueue(dpctl.SyclContext([device]), device)  # never adopted
+    x = dpnp.ones(16, dtype=dpnp.float32, sycl_queue=q)
+    with pytest.raises(BufferError, match="adopt its context first"):
+        locus.Buffer.from_array(x)

@@ -1,18 +1,20 @@
-//! An application's own runtime objects joining locus: its OpenCL context as a location
-//! of its own ([`adopt_opencl_context`]), and its buffers wrapped in place
-//! ([`Memory::adopt_opencl_buffer`](crate::Memory::adopt_opencl_buffer)). A context is
+//! An application's own runtime objects joining locus: its OpenCL context or SYCL
+//! context as a location of its own (`adopt_opencl_context`, `adopt_sycl_context`), and
+//! its OpenCL buffers wrapped in place (`Memory::adopt_opencl_buffer`; USM pointers of an
+//! adopted SYCL context are adopted as any USM is, with `Memory::adopt`). A context is
 //! adopted once: adopting it again, or a buffer of it, finds its location.
 
 use std::ffi::c_void;
 use std::sync::Arc;
 
 use super::registry::registry;
+#[cfg(feature = "opencl")]
 use crate::backends::opencl::{buffer_facts, OpenClDevice};
 use crate::core::device::Device;
-use crate::core::error::{Error, Result};
+use crate::core::error::Result;
 use crate::core::location::{Location, Technology};
-use crate::core::memory::Memory;
-use crate::core::native::Native;
+#[cfg(feature = "opencl")]
+use crate::core::{error::Error, memory::Memory, native::Native};
 
 /// The location of `device` in the application's OpenCL `context`: the location locus
 /// already has for that context and device (its own context, or one adopted before), or a
@@ -28,6 +30,7 @@ use crate::core::native::Native;
 /// # Safety
 /// `context` is a live `cl_context` and `device` a `cl_device_id` (checked to be one of
 /// the context's devices).
+#[cfg(feature = "opencl")]
 pub unsafe fn adopt_opencl_context(context: *mut c_void, device: *mut c_void) -> Result<Location> {
     let wanted = (context as usize, device as usize);
     let same = |d: &Arc<dyn Device>| {
@@ -43,6 +46,7 @@ pub unsafe fn adopt_opencl_context(context: *mut c_void, device: *mut c_void) ->
     })
 }
 
+#[cfg(feature = "opencl")]
 impl Memory {
     /// Wraps the application's OpenCL buffer `mem` in place, as memory of the location of
     /// its context (adopted now if locus did not know it; a context of several devices
@@ -85,4 +89,34 @@ impl Memory {
             })
         }
     }
+}
+
+/// The location of `device` in the application's own SYCL `context` (dpctl references:
+/// `DPCTLSyclContextRef`, `DPCTLSyclDeviceRef`; dpctl's `SyclContext.addressof_ref()`):
+/// the location locus already has for them (its own context, or one adopted before), or
+/// a new one (`sycl:N`, numbered after every SYCL location so far) with an in-order queue
+/// of locus's own made in the context, which every call takes as it takes a discovered
+/// location. The application's queues of that context are then adopted with
+/// [`Queue::from_native`](crate::Queue::from_native), and its USM pointers with
+/// [`Memory::adopt`](crate::Memory::adopt) at that location (the runtime tells their
+/// kind). The caller keeps its references; locus holds its own.
+///
+/// # Safety
+/// `context` and `device` are live dpctl references.
+#[cfg(feature = "sycl")]
+pub unsafe fn adopt_sycl_context(context: *mut c_void, device: *mut c_void) -> Result<Location> {
+    use crate::backends::sycl::SyclDevice;
+    let (context, device) = (context.cast(), device.cast());
+    let same = |d: &Arc<dyn Device>| {
+        let d: Arc<dyn Device> = Arc::clone(d);
+        let d: Arc<dyn std::any::Any + Send + Sync> = d;
+        // SAFETY: live references (this function's contract).
+        d.downcast::<SyclDevice>()
+            .is_ok_and(|d| unsafe { d.is(context, device) })
+    };
+    registry().adopt(Technology::Sycl, same, |location| {
+        // SAFETY: forwarded from this function's contract.
+        let adopted = unsafe { SyclDevice::adopt_context(location, context, device) }?;
+        Ok(Arc::new(adopted) as Arc<dyn Device>)
+    })
 }

@@ -4,10 +4,12 @@
 //! transfer matrix with its copy engine ([`transfer`]).
 
 pub mod access;
-#[cfg(feature = "opencl")]
+#[cfg(any(feature = "opencl", feature = "sycl"))]
 mod adopt_context;
 #[cfg(feature = "opencl")]
 pub use adopt_context::adopt_opencl_context;
+#[cfg(feature = "sycl")]
+pub use adopt_context::adopt_sycl_context;
 pub mod adopted_queue;
 mod adoptions;
 mod allocate;

@@ -19,7 +19,7 @@ pub struct Registry {
     /// adopted; a slot once filled stays (its location is valid for the process).
     adopted: [OnceLock<Arc<dyn Device>>; ADOPTED],
     /// Held while a slot is filled.
-    #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "opencl", feature = "sycl")), allow(dead_code))]
     adopting: Mutex<()>,
 }
 
@@ -164,7 +164,7 @@ impl Registry {
     /// location of its own, numbered after every location of its technology so far;
     /// `make` builds it for that location. Both under one lock, so that two threads
     /// adopting one context get one location. Adopted devices stay for the process.
-    #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "opencl", feature = "sycl")), allow(dead_code))]
     pub(crate) fn adopt(
         &self,
         technology: Technology,

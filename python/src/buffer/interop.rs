@@ -236,13 +236,22 @@ impl PyBuffer {
                 Some(_) => None,
                 None => optional_attr(obj, "__cuda_array_interface__")?,
             };
+            let sycl = match (&host, &cuda) {
+                (None, None) => optional_attr(obj, "__sycl_usm_array_interface__")?,
+                _ => None,
+            };
             let (iface, location) = if let Some(i) = host {
                 (i, Location::Host)
             } else if let Some(i) = cuda.clone() {
                 (i, Location::Cuda(0)) // the device is settled below, from the pointer
+            } else if let Some(i) = sycl.clone() {
+                // The SYCL location whose context owns the USM is settled on adoption
+                // (locus's own context, or an application's adopted one).
+                (i, Location::Sycl(0))
             } else {
                 return Err(PyTypeError::new_err(format!(
-                    "{} has no __array_interface__ or __cuda_array_interface__",
+                    "{} has no __array_interface__, __cuda_array_interface__ or \
+                     __sycl_usm_array_interface__",
                     obj.get_type().name()?
                 )));
             };
@@ -264,15 +273,30 @@ impl PyBuffer {
             let typestr: String = item("typestr")
                 .ok_or_else(|| PyBufferError::new_err("the array interface has no typestr"))?
                 .extract()?;
+            // dpctl's interface writes `|` (no byte order) for every type: its data is in
+            // the device's order, the host's here.
+            let typestr = match (sycl.is_some(), typestr.strip_prefix('|')) {
+                (true, Some(rest)) if cfg!(target_endian = "little") => format!("<{rest}"),
+                _ => typestr,
+            };
             let dtype = DType::from_typestr(&typestr)?;
             let shape: Vec<usize> = item("shape")
                 .ok_or_else(|| PyBufferError::new_err("the array interface has no shape"))?
                 .extract()?;
-            let strides: Option<Vec<isize>> = item("strides").map(|s| s.extract()).transpose()?;
-            let offset: usize = item("offset")
+            let mut strides: Option<Vec<isize>> =
+                item("strides").map(|s| s.extract()).transpose()?;
+            let mut offset: usize = item("offset")
                 .map(|o| o.extract())
                 .transpose()?
                 .unwrap_or(0);
+            if sycl.is_some() {
+                // The SYCL USM array interface counts its strides and offset in elements.
+                let size = dtype.size;
+                strides = strides.map(|v| v.iter().map(|&s| s * size as isize).collect());
+                offset = offset.checked_mul(size).ok_or_else(|| {
+                    PyBufferError::new_err("the SYCL USM array interface's offset overflows")
+                })?;
+            }
             let device = dlpack::device_of_location(location, None);
             Foreign {
                 location,

@@ -64,6 +64,7 @@ pub use result::SyclError;
 const COPY_HINT: &str = "check that both pointers are USM of this device's context or host memory";
 
 mod adopted;
+mod context_adoption;
 mod device;
 mod kernels;
 mod work;
@@ -200,6 +201,28 @@ impl SyclDevice {
                 api.DPCTLDevice_Delete(device);
                 return Err("DPCTLQueue_CreateForDevice failed".into());
             }
+            Self::with_queue(api, location, device, queue, (name, platform), usm, None)
+        }
+    }
+
+    /// The device with `queue` (locus's in-order queue there, in locus's context or an
+    /// application's adopted one, whose `DPCTLSyclContextRef` `adopted` names for `locus
+    /// info`).
+    ///
+    /// # Safety
+    /// `device` and `queue` are live references; this takes ownership of both.
+    unsafe fn with_queue(
+        api: &'static DpctlApi,
+        location: Location,
+        device: DPCTLSyclDeviceRef,
+        queue: DPCTLSyclQueueRef,
+        (name, platform): (String, String),
+        usm: [bool; 3],
+        adopted: Option<usize>,
+    ) -> Result<SyclDevice, Unavailable> {
+        // SAFETY: live references (the caller's contract); the context returned is owned
+        // by the new value and deleted in its `Drop`, with the queue and the device.
+        unsafe {
             let context = api.DPCTLQueue_GetContext(queue);
             let cpu = api.DPCTLDevice_IsCPU(device);
             let system_usm =
@@ -211,6 +234,11 @@ impl SyclDevice {
                 .map(|(k, _)| k.name())
                 .collect();
             let mut notes = vec![format!("USM: {}", kinds.join(", "))];
+            if let Some(context) = adopted {
+                notes.push(format!(
+                    "adopted: the application's own context ({context:#x}), kept while locus runs"
+                ));
+            }
             let version = format!(
                 "driver {}",
                 take_string(api, api.DPCTLDevice_GetDriverVersion(device))

@@ -210,6 +210,12 @@ pub struct DpctlApi {
     pub DPCTLPlatform_Delete: unsafe extern "C" fn(PRef: DPCTLSyclPlatformRef),
     pub DPCTLPlatform_GetName:
         unsafe extern "C" fn(PRef: DPCTLSyclPlatformRef) -> *const ::std::os::raw::c_char,
+    pub DPCTLQueue_Create: unsafe extern "C" fn(
+        CRef: DPCTLSyclContextRef,
+        DRef: DPCTLSyclDeviceRef,
+        handler: error_handler_callback,
+        properties: ::std::os::raw::c_int,
+    ) -> DPCTLSyclQueueRef,
     pub DPCTLQueue_CreateForDevice: unsafe extern "C" fn(
         DRef: DPCTLSyclDeviceRef,
         handler: error_handler_callback,
@@ -376,6 +382,7 @@ impl DpctlApi {
             .map(|sym| *sym)?;
         let DPCTLPlatform_Delete = __library.get(b"DPCTLPlatform_Delete\0").map(|sym| *sym)?;
         let DPCTLPlatform_GetName = __library.get(b"DPCTLPlatform_GetName\0").map(|sym| *sym)?;
+        let DPCTLQueue_Create = __library.get(b"DPCTLQueue_Create\0").map(|sym| *sym)?;
         let DPCTLQueue_CreateForDevice = __library
             .get(b"DPCTLQueue_CreateForDevice\0")
             .map(|sym| *sym)?;
@@ -454,6 +461,7 @@ impl DpctlApi {
             DPCTLEvent_GetCommandExecutionStatus,
             DPCTLPlatform_Delete,
             DPCTLPlatform_GetName,
+            DPCTLQueue_Create,
             DPCTLQueue_CreateForDevice,
             DPCTLQueue_Delete,
             DPCTLQueue_Copy,
@@ -587,6 +595,15 @@ impl DpctlApi {
         PRef: DPCTLSyclPlatformRef,
     ) -> *const ::std::os::raw::c_char {
         (self.DPCTLPlatform_GetName)(PRef)
+    }
+    pub unsafe fn DPCTLQueue_Create(
+        &self,
+        CRef: DPCTLSyclContextRef,
+        DRef: DPCTLSyclDeviceRef,
+        handler: error_handler_callback,
+        properties: ::std::os::raw::c_int,
+    ) -> DPCTLSyclQueueRef {
+        (self.DPCTLQueue_Create)(CRef, DRef, handler, properties)
     }
     pub unsafe fn DPCTLQueue_CreateForDevice(
         &self,

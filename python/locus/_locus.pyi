@@ -314,7 +314,8 @@ class Memory:
     def open_ipc(handle: str) -> "Memory": ...
     @staticmethod
     def wrap(obj: Any) -> "Memory":
-        """Another library's allocation in place (a `pyopencl.Buffer`)."""
+        """Another library's allocation in place: a `pyopencl.Buffer`, or an array with
+        an array interface (numpy, CuPy, dpnp / dpctl) or DLPack."""
         ...
     @property
     def location(self) -> str: ...

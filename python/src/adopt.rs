@@ -73,34 +73,56 @@ pub(crate) fn adopt_context(
 
 #[pymethods]
 impl PyMemory {
-    /// Another library's allocation, in place: a `pyopencl.Buffer` (a sub-buffer too)
-    /// becomes memory of its context's location (the context adopted now if locus did
-    /// not know it), nothing copied. locus keeps the buffer alive (retained) for as long
-    /// as this object lives. Arrays with DLPack or an array interface become buffers
-    /// with `Buffer.from_dlpack` / `Buffer.from_array`.
+    /// Another library's allocation, in place, nothing copied: a `pyopencl.Buffer` (a
+    /// sub-buffer too) becomes memory of its context's location (the context adopted now
+    /// if locus did not know it; locus retains the buffer while this object lives); an
+    /// array with an array interface (numpy, CuPy, dpnp / dpctl: at the location whose
+    /// context owns its USM) or DLPack becomes memory of its bytes, the producer kept
+    /// alive. What cannot be used in place (a non-contiguous array) is an error.
     #[staticmethod]
     #[pyo3(name = "wrap")]
     fn wrap_external(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<PyMemory> {
         guarded(|| {
-            let is_buffer = root_module(obj) == "pyopencl"
+            let is_cl_buffer = root_module(obj) == "pyopencl"
                 && obj.hasattr("int_ptr")?
                 && obj.hasattr("size")?
                 && obj.hasattr("get_sub_region")?;
-            if !is_buffer {
+            if is_cl_buffer {
+                let mem: usize = obj.getattr("int_ptr")?.extract()?;
+                let memory = crate::detach(py, || {
+                    // SAFETY: the cl_mem of a live pyopencl.Buffer (the caller's reference
+                    // keeps it alive while this runs; locus retains it from here on).
+                    unsafe { Memory::adopt_opencl_buffer(mem as *mut std::ffi::c_void) }
+                })
+                .map_err(py_err)?;
+                return Ok(PyMemory::wrap(Arc::new(memory)));
+            }
+            // An array: through its array interface (numpy's, CUDA's, SYCL USM's), else
+            // DLPack; in place or not at all.
+            let interface = [
+                "__array_interface__",
+                "__cuda_array_interface__",
+                "__sycl_usm_array_interface__",
+            ]
+            .iter()
+            .try_fold(false, |found, name| {
+                Ok::<_, PyErr>(found || obj.hasattr(*name)?)
+            })?;
+            let buffer = if interface {
+                PyBuffer::from_array(py, obj, Some(false), false)?
+            } else if obj.hasattr("__dlpack__")? {
+                PyBuffer::from_dlpack(py, obj, Some(false))?
+            } else {
                 return Err(PyTypeError::new_err(format!(
-                    "Memory.wrap: expected a pyopencl.Buffer, got {} (arrays with DLPack or an \
-                     array interface become buffers with Buffer.from_dlpack / Buffer.from_array)",
+                    "Memory.wrap: expected a pyopencl.Buffer, or an array with an array \
+                     interface (numpy, CuPy, dpnp / dpctl) or DLPack, got {}",
                     obj.get_type().name().map_or("?".into(), |n| n.to_string())
                 )));
-            }
-            let mem: usize = obj.getattr("int_ptr")?.extract()?;
-            let memory = crate::detach(py, || {
-                // SAFETY: the cl_mem of a live pyopencl.Buffer (the caller's reference
-                // keeps it alive while this runs; locus retains it from here on).
-                unsafe { Memory::adopt_opencl_buffer(mem as *mut std::ffi::c_void) }
-            })
-            .map_err(py_err)?;
-            Ok(PyMemory::wrap(Arc::new(memory)))
+            };
+            let memory = lock(&buffer.store).home_memory().ok_or_else(|| {
+                PyValueError::new_err("Memory.wrap: the array's memory is not at its location")
+            })?;
+            Ok(PyMemory::wrap_shared(memory))
         })
     }
 }

@@ -37,7 +37,7 @@ impl PyMemory {
     }
 
     /// A second Python object of an allocation another object also reaches.
-    fn wrap_shared(inner: Arc<Memory>) -> PyMemory {
+    pub(crate) fn wrap_shared(inner: Arc<Memory>) -> PyMemory {
         let m = PyMemory::wrap(inner);
         m.shared.store(true, Ordering::Relaxed);
         m

@@ -104,6 +104,11 @@ impl Store {
     }
 
     /// Where the buffer's home is.
+    /// The allocation at the home location (shared with the buffer).
+    pub fn home_memory(&self) -> Option<Arc<Memory>> {
+        on_store!(self, b => b.memory_at(b.location()))
+    }
+
     pub fn location(&self) -> Location {
         on_store!(self, b => b.location())
     }

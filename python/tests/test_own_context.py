@@ -71,8 +71,23 @@ def test_a_pyopencl_program_s_own_context_queue_and_buffer_join_locus(cl_locatio
 def test_wrong_objects_are_named():
     with pytest.raises(TypeError, match="expected a pyopencl.Context"):
         locus.adopt_context(object())
-    with pytest.raises(TypeError, match="expected a pyopencl.Buffer"):
-        locus.Memory.wrap(np.zeros(4))
+    with pytest.raises(TypeError, match="expected a pyopencl.Buffer, or an array"):
+        locus.Memory.wrap(object())
+
+
+def test_memory_wraps_arrays_in_place():
+    # numpy's memory, wrapped: locus's writes are numpy's data, and it copies anywhere.
+    a = np.arange(64, dtype=np.float32)
+    m = locus.Memory.wrap(a)
+    assert (m.location, m.nbytes) == ("host", a.nbytes)
+    m.write(np.full(64, 7.0, dtype=np.float32))
+    assert (a == 7.0).all(), "the wrapped memory is numpy's own"
+    for to in locus.available():
+        there = locus.Memory(to, a.nbytes)
+        m.copy_to(there, a.nbytes)
+        assert (np.frombuffer(there.read(), np.float32) == 7.0).all(), to
+    with pytest.raises(BufferError):
+        locus.Memory.wrap(np.arange(64, dtype=np.float32)[::2])  # not in place: refused
 
 
 SYCL = [l for l in locus.available() if l.startswith("sycl:")]
@@ -107,6 +122,10 @@ def test_a_dpnp_program_s_own_sycl_context_joins_locus(sycl_location):
     b.fill(2.5)
     b.synchronize()
     assert (dpnp.asnumpy(x) == 2.5).all()
+    # The same array as untyped memory, in place at the adopted location.
+    m = locus.Memory.wrap(x)
+    assert (m.location, m.nbytes) == (at, 4 * n)
+    assert (np.frombuffer(m.read(), np.float32) == 2.5).all()
 
 
 def test_a_foreign_sycl_pointer_needs_its_context_adopted():

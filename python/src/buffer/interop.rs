@@ -100,7 +100,7 @@ impl PyBuffer {
     /// arrays). Objects with only an array interface go to `from_array`.
     #[staticmethod]
     #[pyo3(signature = (obj, *, copy=None))]
-    fn from_dlpack(
+    pub(crate) fn from_dlpack(
         py: Python<'_>,
         obj: &Bound<'_, PyAny>,
         copy: Option<bool>,
@@ -224,7 +224,7 @@ impl PyBuffer {
     /// it: for an array that moves to a GPU again and again.
     #[staticmethod]
     #[pyo3(signature = (obj, *, copy=None, register=false))]
-    fn from_array(
+    pub(crate) fn from_array(
         py: Python<'_>,
         obj: &Bound<'_, PyAny>,
         copy: Option<bool>,

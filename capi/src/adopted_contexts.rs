@@ -31,18 +31,16 @@ pub unsafe extern "C" fn locus_adopt_opencl_context(
     capacity: usize,
     needed: *mut usize,
 ) -> LocusStatus {
-    call("locus_adopt_opencl_context", || {
-        if context.is_null() || device.is_null() {
-            return Err(Fail::new(
-                LocusStatus::LocusErrorNull,
-                "context and device are the program's cl_context and one of its cl_device_ids; \
-                 one is NULL",
-            ));
-        }
-        // SAFETY: the caller's contract: a live context (the device is checked).
-        let at = unsafe { locus_rs::adopt_opencl_context(context, device) }?;
-        text_out(&at.to_string(), buf, capacity, needed)
-    })
+    let what = "the program's cl_context and one of its cl_device_ids";
+    adopt_into(
+        "locus_adopt_opencl_context",
+        (context, device, what),
+        (buf, capacity, needed),
+        |c, d| {
+            // SAFETY: the caller's contract: a live context (the device is checked).
+            unsafe { locus_rs::adopt_opencl_context(c, d) }
+        },
+    )
 }
 
 /// Wraps the program's own OpenCL buffer `mem` (a `cl_mem`) in place as locus memory of
@@ -91,16 +89,34 @@ pub unsafe extern "C" fn locus_adopt_sycl_context(
     capacity: usize,
     needed: *mut usize,
 ) -> LocusStatus {
-    call("locus_adopt_sycl_context", || {
+    let what = "the program's DPCTLSyclContextRef and DPCTLSyclDeviceRef";
+    adopt_into(
+        "locus_adopt_sycl_context",
+        (context, device, what),
+        (buf, capacity, needed),
+        |c, d| {
+            // SAFETY: the caller's contract: live dpctl references.
+            unsafe { locus_rs::adopt_sycl_context(c, d) }
+        },
+    )
+}
+
+/// Adopts a context with `adopt` after checking neither handle is NULL, and writes the
+/// location's name into the caller's buffer.
+fn adopt_into(
+    name: &'static str,
+    (context, device, what): (*mut c_void, *mut c_void, &str),
+    (buf, capacity, needed): (*mut c_char, usize, *mut usize),
+    adopt: impl FnOnce(*mut c_void, *mut c_void) -> locus_rs::Result<locus_rs::Location>,
+) -> LocusStatus {
+    call(name, || {
         if context.is_null() || device.is_null() {
             return Err(Fail::new(
                 LocusStatus::LocusErrorNull,
-                "context and device are the program's DPCTLSyclContextRef and \
-                 DPCTLSyclDeviceRef; one is NULL",
+                format!("context and device are {what}; one is NULL"),
             ));
         }
-        // SAFETY: the caller's contract: live dpctl references.
-        let at = unsafe { locus_rs::adopt_sycl_context(context, device) }?;
+        let at = adopt(context, device)?;
         text_out(&at.to_string(), buf, capacity, needed)
     })
 }

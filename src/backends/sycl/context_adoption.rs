@@ -33,15 +33,7 @@ impl SyclDevice {
         // SAFETY: live references (the caller's contract); every reference made here is
         // owned by the new device (the queue and its device) or deleted below.
         unsafe {
-            let name = take_string(api, api.DPCTLDevice_GetName(device));
-            let platform_ref = api.DPCTLDevice_GetPlatform(device);
-            let platform = take_string(api, api.DPCTLPlatform_GetName(platform_ref));
-            api.DPCTLPlatform_Delete(platform_ref);
-            let usm = [
-                api.DPCTLDevice_HasAspect(device, DPCTLSyclAspectType_usm_device_allocations),
-                api.DPCTLDevice_HasAspect(device, DPCTLSyclAspectType_usm_shared_allocations),
-                api.DPCTLDevice_HasAspect(device, DPCTLSyclAspectType_usm_host_allocations),
-            ];
+            let (name, platform, usm) = describe(api, device);
             if !usm[0] {
                 return Err(fail(format!(
                     "its device `{name}` has no USM device allocations"

@@ -142,15 +142,7 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
             if device.is_null() {
                 continue;
             }
-            let name = take_string(api, api.DPCTLDevice_GetName(device));
-            let platform_ref = api.DPCTLDevice_GetPlatform(device);
-            let platform = take_string(api, api.DPCTLPlatform_GetName(platform_ref));
-            api.DPCTLPlatform_Delete(platform_ref);
-            let usm = [
-                api.DPCTLDevice_HasAspect(device, DPCTLSyclAspectType_usm_device_allocations),
-                api.DPCTLDevice_HasAspect(device, DPCTLSyclAspectType_usm_shared_allocations),
-                api.DPCTLDevice_HasAspect(device, DPCTLSyclAspectType_usm_host_allocations),
-            ];
+            let (name, platform, usm) = describe(api, device);
             if !usm[0] {
                 skipped.push(format!("{name} ({platform}): no USM device allocations"));
                 api.DPCTLDevice_Delete(device);
@@ -176,6 +168,28 @@ pub(crate) fn discover() -> Result<Discovery, Unavailable> {
         skipped,
         paths: vec![],
     })
+}
+
+/// A device's name, its platform's name, and which USM kinds it allocates (device,
+/// shared, host).
+///
+/// # Safety
+/// `device` is a live device reference (kept by the caller).
+unsafe fn describe(api: &DpctlApi, device: DPCTLSyclDeviceRef) -> (String, String, [bool; 3]) {
+    // SAFETY: a live device (the caller's contract); the platform reference made here is
+    // deleted here, the strings taken.
+    unsafe {
+        let name = take_string(api, api.DPCTLDevice_GetName(device));
+        let platform_ref = api.DPCTLDevice_GetPlatform(device);
+        let platform = take_string(api, api.DPCTLPlatform_GetName(platform_ref));
+        api.DPCTLPlatform_Delete(platform_ref);
+        let usm = [
+            api.DPCTLDevice_HasAspect(device, DPCTLSyclAspectType_usm_device_allocations),
+            api.DPCTLDevice_HasAspect(device, DPCTLSyclAspectType_usm_shared_allocations),
+            api.DPCTLDevice_HasAspect(device, DPCTLSyclAspectType_usm_host_allocations),
+        ];
+        (name, platform, usm)
+    }
 }
 
 impl SyclDevice {

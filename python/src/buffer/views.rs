@@ -127,10 +127,14 @@ impl PyView {
         })
     }
 
-    /// The elements as a new numpy array of the view's shape (only they move).
+    /// The elements as a new numpy array of the view's shape (only they move, once: the
+    /// array is the host buffer they were copied into, which it keeps alive).
     fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let copy = Bound::new(py, self.copy(py, Some("host"))?)?;
-        copy.call_method0("to_numpy")
+        guarded(|| {
+            let copy = self.copy(py, Some("host"))?;
+            let handle = Py::new(py, copy.handle(py, "host", true)?)?;
+            PyBuffer::numpy(py)?.call_method1("asarray", (handle,))
+        })
     }
 
     /// Copies the elements of view `src` (one shape) into this view's, in one region

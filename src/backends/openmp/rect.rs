@@ -30,51 +30,47 @@ impl RectCopies for OpenMpDevice {
     }
 
     fn copy_rect(&self, copy: RectCopy<'_>) -> Result<()> {
+        // A region's first byte in this device's memory: the origin of a normalized
+        // region, checked inside its memory.
+        let first = |native: &Native, region: &Region| {
+            // SAFETY: the region was checked inside the memory, so its first byte is too.
+            unsafe { ptr_of(native).add(region.origin[0]) }
+        };
+        let (here, host) = (self.device_number, self.initial_device);
+        // (destination and its device, source and its device, the two regions); a host
+        // slice starts at its region's first byte.
         let (dst, dst_dev, src, src_dev, sr, dr) = match copy {
             RectCopy::Within {
                 src,
-                src_region,
+                src_region: sr,
                 dst,
-                dst_region,
+                dst_region: dr,
             } => (
-                // SAFETY: both regions were checked inside their memories; the origins
-                // are their first bytes.
-                unsafe { ptr_of(dst).add(dst_region.origin[0]) },
-                self.device_number,
-                // SAFETY: as for the destination.
-                unsafe { ptr_of(src).add(src_region.origin[0]).cast_const() },
-                self.device_number,
-                src_region,
-                dst_region,
+                first(dst, &dr),
+                here,
+                first(src, &sr).cast_const(),
+                here,
+                sr,
+                dr,
             ),
             RectCopy::Write {
                 src,
-                src_region,
+                src_region: sr,
                 dst,
-                dst_region,
-            } => (
-                // SAFETY: as above; the host slice starts at the source region's first
-                // byte and covers it.
-                unsafe { ptr_of(dst).add(dst_region.origin[0]) },
-                self.device_number,
-                src.as_ptr(),
-                self.initial_device,
-                src_region,
-                dst_region,
-            ),
+                dst_region: dr,
+            } => (first(dst, &dr), here, src.as_ptr(), host, sr, dr),
             RectCopy::Read {
                 src,
-                src_region,
+                src_region: sr,
                 dst,
-                dst_region,
+                dst_region: dr,
             } => (
                 dst.as_mut_ptr(),
-                self.initial_device,
-                // SAFETY: as above.
-                unsafe { ptr_of(src).add(src_region.origin[0]).cast_const() },
-                self.device_number,
-                src_region,
-                dst_region,
+                host,
+                first(src, &sr).cast_const(),
+                here,
+                sr,
+                dr,
             ),
         };
         let (dims, volume, src_dims) = rect_dims(&sr);

@@ -102,7 +102,7 @@ pub use runtime::transfer::{
     copy_batch, BatchCopy, CopyOptions, RegionRoute, RegionRouteKind, RegionVia, Route, RouteKind,
     TransferStats, TransferTotals, Via,
 };
-pub use runtime::{access, event, mirror, transfer};
+pub use runtime::{access, event, mirror, trace, transfer};
 
 /// Can code running at `accessor` use `memory` in place, without a copy? Not symmetric:
 /// see [`access`].

@@ -710,6 +710,8 @@ fn the_cores_leaves_are_on_no_import_circle() {
         "completion",
         "discovery",
         "route",
+        "route_kind",
+        "trace",
         "host_memory",
         "fork",
         "shutdown",

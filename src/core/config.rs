@@ -93,6 +93,8 @@ pub const VARIABLES: &[Variable] = &[
     var("LOCUS_STRESS_SEED", "a whole number", "a fixed seed", "replays one stress run", "tests"),
     var("LOCUS_SYCL_LIBRARY", "a path to `libDPCTLSyclInterface.so`", "searched in Python virtual environments", "which dpctl C API the SYCL backend loads", "library"),
     var("LOCUS_SYCL_VENV", "a Python virtual environment", "`~/.cache/locus/sycl-venv`", "where dpctl is looked for (and `scripts/sycl-env.sh` installs it)", "library"),
+    var("LOCUS_TRACE", "a file (`run.json`)", "unset", "the whole run's trace, in the Chrome trace format Perfetto opens (allocations, copies with their routes, launches, waits)", "library"),
+    var("LOCUS_TRACE_CHILD", "set by the test itself", "unset", "marks the child processes of `tests/trace.rs` (a run that dies mid-trace, an unwritable trace file, a whole run traced)", "tests"),
     var("LOCUS_WEBGPU_CONVERT", "`device`, `host`", "the device on discrete GPUs, the host on CPU adapters", "where WebGPU buffers' element conversions run", "library"),
     var("LOCUS_WEBGPU_MAPPABLE", "`1`, `0`", "`1`", "`0`: WebGPU storage buffers are never mapped in place (as on a discrete GPU)", "library"),
     var("LOCUS_WGPU_APP_ERROR_CHILD", "set by the test itself", "unset", "marks the child process of `tests/webgpu.rs` that makes a wgpu error of its own on locus's device", "tests"),

@@ -69,6 +69,19 @@ pub struct Memory {
     /// Its entry in the address index ([`lookup`](crate::lookup)),
     /// removed before the allocation is freed or given back.
     indexed: Mutex<Option<Indexed>>,
+    /// Its id in the trace ([`trace`](super::trace)), 0 when nobody listened as it was
+    /// made (its free is then not traced either).
+    traced: u64,
+}
+
+/// Who provides memory with this owner, as the trace names it.
+fn source_of(owner: &Owner) -> std::borrow::Cow<'static, str> {
+    match owner {
+        Owner::Device | Owner::Aligned(_) => "device".into(),
+        Owner::Deleter(_) => "adopted".into(),
+        Owner::Loan(lender, _) => lender.lender_name().into(),
+        Owner::Released => "released".into(),
+    }
 }
 
 thread_local! {
@@ -97,6 +110,19 @@ impl Memory {
             _ => None,
         };
         let indexed = address_index::enter_memory(&native, len, device.location(), lender);
+        let traced = if super::trace::listening() {
+            let id = super::trace::next_allocation_id();
+            super::trace::emit(super::trace::TraceEvent::Allocated {
+                id,
+                location: device.location(),
+                bytes: len,
+                kind: native.memory_kind(),
+                source: &source_of(&owner),
+            });
+            id
+        } else {
+            0
+        };
         Memory {
             device,
             native,
@@ -106,6 +132,7 @@ impl Memory {
             waits: AtomicBool::new(false),
             before_host_use: Mutex::new(None),
             indexed: Mutex::new(indexed),
+            traced,
         }
     }
 
@@ -386,7 +413,10 @@ impl Memory {
         if src.is_empty() {
             return Ok(());
         }
-        self.device.write(&self.native, offset, src)
+        super::trace::traced_copy(
+            || super::trace::CopyTrace::host_io(self.location(), false, src.len()),
+            || self.device.write(&self.native, offset, src),
+        )
     }
 
     /// Copies bytes at `offset` out to the host.
@@ -397,7 +427,11 @@ impl Memory {
         if dst.is_empty() {
             return Ok(());
         }
-        self.device.read(&self.native, offset, dst)
+        let len = dst.len();
+        super::trace::traced_copy(
+            || super::trace::CopyTrace::host_io(self.location(), true, len),
+            || self.device.read(&self.native, offset, dst),
+        )
     }
 
     /// Fills `range` with `pattern` repeated; the range length must be a multiple of the
@@ -519,6 +553,14 @@ impl Drop for Memory {
             self.owner.get_mut().unwrap_or_else(|e| e.into_inner()),
             Owner::Released,
         );
+        if self.traced != 0 {
+            super::trace::emit(super::trace::TraceEvent::Freed {
+                id: self.traced,
+                location: self.location(),
+                bytes: self.len,
+                source: &source_of(&owner),
+            });
+        }
         // At the process's end a runtime may have shut down already: its memory is left to
         // the process's end (the host's is freed as always).
         let runtime_gone = !self.location().is_host() && super::shutdown::is_shutting_down();

@@ -27,9 +27,12 @@
 //! - [`region`]: a 2-D or 3-D rectangle of bytes in one memory ([`Region`](region::Region));
 //!   [`layout`]: a strided view's elements in a flat buffer ([`Layout`](layout::Layout));
 //!   [`rect_copy`]: the runtime's own rectangle copy, an ability of its own;
-//! - [`route`]: route kinds and the [`CopyPath`](route::CopyPath) trait of the transfer matrix;
+//! - [`route`]: routes and the [`CopyPath`](route::CopyPath) trait of the transfer matrix;
+//!   [`route_kind`]: the kinds of route (a leaf);
 //! - [`shutdown`]: the end of the process (background work waited for, then no native
 //!   object released);
+//! - [`trace`]: the stream of allocations, frees, copies, launches and waits, to
+//!   whoever listens (sinks, the `tracing` ecosystem);
 //! - `tally`: counters the first thread to use them updates without atomic read-modify-writes.
 
 pub mod address_index;
@@ -62,6 +65,8 @@ pub mod rect_copy;
 pub mod region;
 pub mod registration;
 pub mod route;
+pub mod route_kind;
 pub mod shutdown;
 pub mod size;
 pub(crate) mod tally;
+pub mod trace;

@@ -140,7 +140,23 @@ extern "C" fn at_exit() {
             wait_idle(exit_wait());
         }
     });
+    let hooks = std::mem::take(&mut *AFTER_IDLE.lock().unwrap_or_else(|e| e.into_inner()));
+    for hook in hooks {
+        let _ = std::panic::catch_unwind(hook);
+    }
     SHUTTING_DOWN.store(true, Ordering::Release);
+}
+
+/// What runs at the process's end once its background work is done (or waited for).
+static AFTER_IDLE: std::sync::Mutex<Vec<fn()>> = std::sync::Mutex::new(Vec::new());
+
+/// Runs `hook` at the process's end, after the exit handler waited for background work
+/// and before any runtime is considered gone (a trace file's last events are written).
+pub(crate) fn after_idle_at_exit(hook: fn()) {
+    AFTER_IDLE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(hook);
 }
 
 /// Registers the exit handler, once. Called after the runtimes are loaded, so that it

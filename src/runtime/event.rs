@@ -3,10 +3,12 @@
 //! where the technology allows, by a host wait otherwise).
 
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Instant;
 
 use crate::core::completion::{Completion, Dependency};
 use crate::core::error::{Error, Result};
 use crate::core::memory::Memory;
+use crate::core::trace;
 
 enum State {
     /// Still running natively (an OpenCL event, a SYCL event, a wgpu submission).
@@ -333,6 +335,18 @@ impl Event {
     /// event's lock is not held while waiting: `is_complete` and other waiters stay
     /// free meanwhile.
     pub fn wait(&self) -> Result<()> {
+        let start = (trace::listening() && !self.is_complete()).then(Instant::now);
+        let outcome = self.wait_untraced();
+        if let Some(start) = start {
+            trace::emit(trace::TraceEvent::Waited {
+                start,
+                end: Instant::now(),
+            });
+        }
+        outcome
+    }
+
+    fn wait_untraced(&self) -> Result<()> {
         let mut guard = self.shared.lock();
         loop {
             match guard.take() {

@@ -1,7 +1,7 @@
 //! The run-time layer, above the core and the backends: discovery ([`registry`]), events
 //! and queues ([`event`], [`queue`], [`adopted_queue`]: a user's runtime queue adopted),
 //! the worker threads that run what no runtime can queue ([`worker`]), accessibility ([`access`]), umem mirrors ([`mirror`]) and the
-//! transfer matrix with its copy engine ([`transfer`]).
+//! transfer matrix with its copy engine ([`transfer`]), and the trace of what moved ([`trace`]).
 
 pub mod access;
 #[cfg(any(feature = "opencl", feature = "sycl"))]
@@ -20,5 +20,6 @@ pub mod lookup;
 pub mod mirror;
 pub mod queue;
 pub mod registry;
+pub mod trace;
 pub mod transfer;
 pub(crate) mod worker;

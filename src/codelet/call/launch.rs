@@ -3,6 +3,7 @@
 //! or the host function run on host views of the arguments.
 
 use super::*;
+use crate::core::trace;
 
 impl Codelet<'_> {
     /// Starts the kernel at the first of `targets` where it launches; the failures before
@@ -82,7 +83,10 @@ impl Codelet<'_> {
         let (global, dims) = launch.global();
         let Some(language) = target.technology().kernel_language() else {
             after.iter().try_for_each(Event::wait)?;
-            return self.run_on_host(args, &memories, global, host_fn);
+            let start = trace::start();
+            let ran = self.run_on_host(args, &memories, global, host_fn)?;
+            trace::launched(target, &self.kernel.name, start);
+            return Ok(ran);
         };
         let launch_args: Vec<LaunchArg<'_>> = args
             .iter()
@@ -106,9 +110,11 @@ impl Codelet<'_> {
         };
         // Ordered after the moves on the device's queue where the backend can (OpenCL),
         // after a host wait elsewhere.
-        crate::runtime::registry::registry()
-            .device(target)?
-            .launch_after(&spec, &launch_args, &after.as_slice())
+        let device = crate::runtime::registry::registry().device(target)?;
+        let start = trace::start();
+        let launched = device.launch_after(&spec, &launch_args, &after.as_slice())?;
+        trace::launched(target, &self.kernel.name, start);
+        Ok(launched)
     }
 
     fn run_on_host(

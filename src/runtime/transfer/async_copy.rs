@@ -3,6 +3,7 @@
 //! and on a worker thread otherwise; [`Memory::copy_to_async_on`] orders it on a [`Queue`].
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::copy::copy_on_plan;
 use super::matrix::Plan;
@@ -10,8 +11,10 @@ use super::stats::TransferStats;
 use crate::core::copy_span::CopySpan;
 use crate::core::device::HostAccess;
 use crate::core::error::Result;
+use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::route::Endpoint;
+use crate::core::trace::{self, CopyTrace, Track};
 use crate::runtime::event::Event;
 use crate::runtime::queue::Queue;
 use crate::runtime::registry::registry;
@@ -139,16 +142,51 @@ pub(crate) fn start_native(
         let Some(queue) = device.queued_copies() else {
             continue;
         };
+        let submitted = trace::start();
         let started = queue.copy_async(src, dst, span, &after)?;
         if let Some(work) = started {
             super::stats::count(plan.0.kind, span.len, None);
-            return Ok(Some(Event::native(
-                work,
-                vec![Arc::clone(src), Arc::clone(dst)],
-            )));
+            let event = Event::native(work, vec![Arc::clone(src), Arc::clone(dst)]);
+            if let Some(submitted) = submitted {
+                trace_when_done(
+                    &event,
+                    src,
+                    dst,
+                    span.len,
+                    plan,
+                    device.location(),
+                    submitted,
+                );
+            }
+            return Ok(Some(event));
         }
     }
     Ok(None)
+}
+
+/// Traces a copy queued on `queue` at `submitted` once locus sees it done (not when it
+/// failed).
+fn trace_when_done(
+    event: &Event,
+    src: &Memory,
+    dst: &Memory,
+    bytes: usize,
+    plan: &Plan,
+    queue: Location,
+    submitted: Instant,
+) {
+    let what = CopyTrace {
+        src: src.location(),
+        dst: dst.location(),
+        bytes,
+        route: plan.0.kind,
+        path: plan.1.name(),
+    };
+    event.on_complete(move |outcome| {
+        if outcome.is_ok() {
+            trace::emit(what.event(Track::Queue(queue), submitted));
+        }
+    });
 }
 
 impl Memory {

@@ -12,6 +12,7 @@ use crate::core::error::{Error, Result};
 use crate::core::location::Location;
 use crate::core::memory::Memory;
 use crate::core::route::{CopyPath, Endpoint, Route, RouteKind};
+use crate::core::trace::{traced_copy, CopyTrace};
 use crate::runtime::access::location_accessibility;
 use crate::runtime::registry::{registry, Registry};
 
@@ -158,7 +159,14 @@ fn run_path(
         src.read(src_offset, &mut tmp)?;
         dst.write(dst_offset, &tmp)?;
     } else {
-        path.copy(src, src_offset, dst, dst_offset, len)?;
+        let what = || CopyTrace {
+            src: src.location(),
+            dst: dst.location(),
+            bytes: len,
+            route: kind,
+            path: path.name(),
+        };
+        traced_copy(what, || path.copy(src, src_offset, dst, dst_offset, len))?;
     }
     stats::count(kind, len, local);
     Ok(())

@@ -1,0 +1,308 @@
+//! [`ChromeTrace`]: the trace written as the Chrome trace event format (a JSON array),
+//! which Perfetto (<https://ui.perfetto.dev>) and `chrome://tracing` open.
+//!
+//! One track per host thread and one per device queue; copies, launches and waits are
+//! complete events (`"ph": "X"`) with their route, path and bytes in `args`, coloured
+//! by route; allocations and frees are instant events (`"ph": "i"`) with their id, and a
+//! counter (`"ph": "C"`) per location and source shows the bytes held. Each event is one
+//! write to the file, so the file up to a crash is readable: the format lets the closing
+//! `]` be missing.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use crate::core::error::{Error, Result};
+use crate::core::location::Location;
+use crate::core::route::RouteKind;
+use crate::core::trace::{self, SinkHandle, TraceEvent, TraceSink, Track};
+
+/// The file and what the writer knows so far.
+struct Writer {
+    path: PathBuf,
+    /// `None` once closed, or after a write failed (warned once).
+    file: Option<File>,
+    /// Whether an event was written (the next one is preceded by a comma).
+    wrote: bool,
+    /// Track ids of device queues, from 1_000_000 up.
+    queues: HashMap<Location, u64>,
+    /// Host threads named so far (their `thread_name` metadata written).
+    threads: HashMap<u64, ()>,
+    /// Bytes held per counter name (location and source).
+    held: HashMap<String, i64>,
+}
+
+/// The Chrome trace sink: events go to its file from [`ChromeTrace::create`] until it is
+/// [finished](ChromeTrace::finish) or dropped.
+pub struct ChromeTrace {
+    writer: Arc<Mutex<Writer>>,
+    sink: Option<SinkHandle>,
+}
+
+impl std::fmt::Debug for ChromeTrace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        f.debug_struct("ChromeTrace")
+            .field("path", &w.path)
+            .finish()
+    }
+}
+
+struct Sink(Arc<Mutex<Writer>>);
+
+thread_local! {
+    /// This thread's track id (a small number, from 1).
+    static THREAD_TRACK: u64 = {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    };
+}
+
+fn micros(at: Instant) -> f64 {
+    at.saturating_duration_since(trace::epoch()).as_secs_f64() * 1e6
+}
+
+fn duration(start: Instant, end: Instant) -> f64 {
+    end.saturating_duration_since(start).as_secs_f64() * 1e6
+}
+
+/// The trace viewer's reserved colour for a route kind.
+fn colour(route: RouteKind) -> &'static str {
+    match route {
+        RouteKind::InPlace => "grey",
+        RouteKind::Direct => "good",
+        RouteKind::Peer => "olive",
+        RouteKind::Mapped => "yellow",
+        RouteKind::Staged => "terrible",
+    }
+}
+
+impl Writer {
+    /// Writes `event` as one write (after a comma when one came before); a failure is
+    /// warned once and ends the trace, never the program.
+    fn write(&mut self, event: &Value) {
+        let Some(file) = self.file.as_mut() else {
+            return;
+        };
+        let text = if self.wrote {
+            format!(",\n{event}")
+        } else {
+            event.to_string()
+        };
+        match file.write_all(text.as_bytes()) {
+            Ok(()) => self.wrote = true,
+            Err(e) => {
+                eprintln!(
+                    "locus: warning: the trace file {} could not be written ({e}); the trace stops here and the program goes on",
+                    self.path.display()
+                );
+                self.file = None;
+            }
+        }
+    }
+
+    /// The track the event ran on, named in the file the first time it is used.
+    fn track(&mut self, track: Track, pid: u32) -> u64 {
+        match track {
+            Track::Thread => {
+                let tid = THREAD_TRACK.with(|t| *t);
+                if self.threads.insert(tid, ()).is_none() {
+                    let name = std::thread::current()
+                        .name()
+                        .map_or_else(|| format!("thread {tid}"), str::to_string);
+                    let meta = json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
+                        "args": {"name": name}});
+                    self.write(&meta);
+                }
+                tid
+            }
+            Track::Queue(location) => {
+                let next = 1_000_000 + self.queues.len() as u64;
+                let tid = *self.queues.entry(location).or_insert(next);
+                if tid == next {
+                    let meta = json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
+                        "args": {"name": format!("{location} queue")}});
+                    self.write(&meta);
+                }
+                tid
+            }
+        }
+    }
+
+    /// Adds `delta` to the bytes `location`'s `source` holds, and writes the counter.
+    fn count(&mut self, location: Location, source: &str, delta: i64, at: f64, pid: u32) {
+        let name = format!("{location} {source}");
+        let held = self.held.entry(name.clone()).or_insert(0);
+        *held += delta;
+        let value = *held;
+        let tid = self.track(Track::Thread, pid);
+        self.write(
+            &json!({"name": name, "cat": "memory", "ph": "C", "ts": at, "pid": pid,
+            "tid": tid, "args": {"bytes": value}}),
+        );
+    }
+}
+
+impl TraceSink for Sink {
+    fn event(&self, event: &TraceEvent<'_>) {
+        let pid = std::process::id();
+        let now = micros(Instant::now());
+        let mut w = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if w.file.is_none() {
+            return;
+        }
+        match *event {
+            TraceEvent::Allocated {
+                id,
+                location,
+                bytes,
+                kind,
+                source,
+            } => {
+                let tid = w.track(Track::Thread, pid);
+                w.write(
+                    &json!({"name": "allocate", "cat": "memory", "ph": "i", "s": "t",
+                    "ts": now, "pid": pid, "tid": tid, "args": {"id": id,
+                    "location": location.to_string(), "bytes": bytes, "kind": kind.name(),
+                    "source": source}}),
+                );
+                w.count(location, source, bytes as i64, now, pid);
+            }
+            TraceEvent::Freed {
+                id,
+                location,
+                bytes,
+                source,
+            } => {
+                let tid = w.track(Track::Thread, pid);
+                w.write(
+                    &json!({"name": "free", "cat": "memory", "ph": "i", "s": "t",
+                    "ts": now, "pid": pid, "tid": tid, "args": {"id": id,
+                    "location": location.to_string(), "bytes": bytes, "source": source}}),
+                );
+                w.count(location, source, -(bytes as i64), now, pid);
+            }
+            TraceEvent::Copied {
+                src,
+                dst,
+                bytes,
+                route,
+                path,
+                track,
+                start,
+                end,
+            } => {
+                let tid = w.track(track, pid);
+                w.write(&json!({"name": format!("{src} -> {dst}"),
+                    "cat": format!("copy,{}", route.name()), "ph": "X", "ts": micros(start),
+                    "dur": duration(start, end), "pid": pid, "tid": tid, "cname": colour(route),
+                    "args": {"src": src.to_string(), "dst": dst.to_string(), "bytes": bytes,
+                        "route": route.name(), "path": path,
+                        "queued": matches!(track, Track::Queue(_))}}));
+            }
+            TraceEvent::Launched {
+                location,
+                kernel,
+                start,
+                end,
+            } => {
+                let tid = w.track(Track::Thread, pid);
+                w.write(
+                    &json!({"name": kernel, "cat": "kernel", "ph": "X", "ts": micros(start),
+                    "dur": duration(start, end), "pid": pid, "tid": tid,
+                    "args": {"location": location.to_string()}}),
+                );
+            }
+            TraceEvent::Waited { start, end } => {
+                let tid = w.track(Track::Thread, pid);
+                w.write(
+                    &json!({"name": "wait", "cat": "wait", "ph": "X", "ts": micros(start),
+                    "dur": duration(start, end), "pid": pid, "tid": tid}),
+                );
+            }
+        }
+    }
+}
+
+impl ChromeTrace {
+    /// Starts a trace in a new file at `path` (replacing one there); every event from now
+    /// on goes to it. An error names the path when the file cannot be made.
+    pub fn create(path: impl AsRef<Path>) -> Result<ChromeTrace> {
+        let path = path.as_ref().to_path_buf();
+        let mut file = File::create(&path).map_err(|e| {
+            Error::Invalid(format!(
+                "the trace file {} could not be made ({e}); name a file in a directory you can write",
+                path.display()
+            ))
+        })?;
+        // The epoch first: every time in the file counts from it.
+        let _ = trace::epoch();
+        file.write_all(b"[\n").map_err(|e| {
+            Error::Invalid(format!(
+                "the trace file {} could not be written ({e})",
+                path.display()
+            ))
+        })?;
+        let writer = Arc::new(Mutex::new(Writer {
+            path,
+            file: Some(file),
+            wrote: false,
+            queues: HashMap::new(),
+            threads: HashMap::new(),
+            held: HashMap::new(),
+        }));
+        let pid = std::process::id();
+        writer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .write(&json!({"name": "process_name", "ph": "M", "pid": pid,
+                "args": {"name": format!("locus (process {pid})")}}));
+        let sink = trace::add_sink(Arc::new(Sink(Arc::clone(&writer))));
+        Ok(ChromeTrace {
+            writer,
+            sink: Some(sink),
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> PathBuf {
+        self.writer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .path
+            .clone()
+    }
+
+    /// Stops tracing and closes the array; an error when the end could not be written.
+    pub fn finish(mut self) -> Result<()> {
+        self.close()
+    }
+
+    fn close(&mut self) -> Result<()> {
+        drop(self.sink.take());
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let path = w.path.clone();
+        match w.file.take() {
+            Some(mut file) => file.write_all(b"\n]\n").map_err(|e| {
+                Error::Invalid(format!(
+                    "the end of the trace file {} could not be written ({e})",
+                    path.display()
+                ))
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for ChromeTrace {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            eprintln!("locus: warning: {e}");
+        }
+    }
+}

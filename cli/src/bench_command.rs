@@ -12,6 +12,11 @@ pub(crate) struct BenchArgs {
     /// Three small sizes and a short budget.
     #[arg(long)]
     quick: bool,
+    /// The whole run traced into FILE (the Chrome trace format: open it in
+    /// https://ui.perfetto.dev, or `locus trace summary FILE`), after a table of what
+    /// tracing costs a 4 KiB copy (off, a statistics scope, a trace file).
+    #[arg(long, value_name = "FILE.json")]
+    trace: Option<String>,
     /// Only these locations, e.g. host,opencl:0,webgpu:0 (default: all found).
     #[arg(long, value_name = "L")]
     locations: Option<String>,
@@ -173,15 +178,40 @@ pub(crate) fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     if let Some(v) = args.max_seconds {
         config.max_seconds = Some(v);
     }
+    let machine_output = [&args.json, &args.csv, &args.markdown]
+        .iter()
+        .any(|sink| sink.as_deref() == Some("-"));
+    // Said on stderr when stdout carries a machine-readable report.
+    let say = |text: &str| {
+        if machine_output {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+        }
+    };
+    let trace = match &args.trace {
+        Some(path) => {
+            let costs = bench::trace_cost::measure(&config.locations).map_err(|e| e.to_string())?;
+            say(&bench::trace_cost::table(&costs));
+            Some(locus::trace::ChromeTrace::create(path).map_err(|e| e.to_string())?)
+        }
+        None => None,
+    };
     let mut progress = progress_bar();
     let mut report = bench::run(registry, &config, &mut progress).map_err(|e| e.to_string())?;
+    if let Some(trace) = trace {
+        let path = trace.path();
+        trace.finish().map_err(|e| e.to_string())?;
+        say(&format!(
+            "trace written to {} (open it in https://ui.perfetto.dev, or `locus trace summary {}`)\n",
+            path.display(),
+            path.display()
+        ));
+    }
     report.command = std::iter::once("locus".to_string())
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
         .join(" ");
-    let machine_output = [&args.json, &args.csv, &args.markdown]
-        .iter()
-        .any(|sink| sink.as_deref() == Some("-"));
     if !machine_output {
         print!("{}", bench::table(&report));
     }

@@ -35,6 +35,47 @@ enum Command {
     Calibrate(CalibrateArgs),
     /// Replays an allocation log written by the logging resource adaptor.
     Replay(ReplayArgs),
+    /// Reads a trace file locus wrote (LOCUS_TRACE=run.json, `locus bench --trace`).
+    Trace(TraceArgs),
+}
+
+#[derive(Args)]
+struct TraceArgs {
+    #[command(subcommand)]
+    command: TraceCommand,
+}
+
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// The copy routes that took the most time, with their bytes and rates; the memory
+    /// each location's sources held; the kernels and the waits.
+    Summary(TraceSummaryArgs),
+}
+
+#[derive(Args)]
+struct TraceSummaryArgs {
+    /// The trace file (the Chrome trace format; one cut short by a crash is read as far
+    /// as it goes).
+    #[arg(value_name = "TRACE.json")]
+    file: String,
+    /// How many copy routes and kernels to list.
+    #[arg(long, default_value = "10", value_name = "N")]
+    top: usize,
+    /// The largest file read, in bytes (4096, 64MiB, 4GiB).
+    #[arg(long, default_value = "4GiB", value_name = "BYTES", value_parser = parse_bytes)]
+    max_bytes: u64,
+}
+
+fn trace(args: TraceArgs) -> Result<ExitCode, String> {
+    match args.command {
+        TraceCommand::Summary(a) => {
+            let text = read_text(&a.file, a.max_bytes, "--max-bytes")?;
+            let summary = locus_cli::trace_summary::summarize(&text)
+                .map_err(|e| format!("{}: {e}", a.file))?;
+            print!("{}", summary.report(a.top));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 #[derive(Args)]
@@ -95,7 +136,7 @@ fn parse_bytes(text: &str) -> Result<u64, String> {
 
 /// Reads a text file of at most `max` bytes, stopping at the first NUL byte (so that a
 /// binary file, or /dev/zero, is refused at once rather than after `max` bytes).
-fn read_text(path: &str, max: u64) -> Result<String, String> {
+fn read_text(path: &str, max: u64, flag: &str) -> Result<String, String> {
     use std::io::Read;
     let fail = |e: std::io::Error| format!("reading {path}: {e}");
     let mut file = std::fs::File::open(path).map_err(fail)?;
@@ -111,13 +152,13 @@ fn read_text(path: &str, max: u64) -> Result<String, String> {
         }
         if chunk[..n].contains(&0) {
             return Err(format!(
-                "reading {path}: it holds NUL bytes, so it is not a text log"
+                "reading {path}: it holds NUL bytes, so it is not a text file"
             ));
         }
         bytes.extend_from_slice(&chunk[..n]);
         if bytes.len() as u64 > max {
             return Err(format!(
-                "reading {path}: it is longer than {max} bytes (--max-log-bytes); pass a larger limit for a log that big"
+                "reading {path}: it is longer than {max} bytes ({flag}); pass a larger limit for a file that big"
             ));
         }
     }
@@ -144,6 +185,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => ("bench", bench(args)),
         Command::Calibrate(args) => ("calibrate", calibrate(args)),
         Command::Replay(args) => ("replay", replay(args)),
+        Command::Trace(args) => ("trace", trace(args)),
     };
     match outcome {
         Ok(code) => code,
@@ -381,7 +423,7 @@ fn replay(args: ReplayArgs) -> Result<ExitCode, String> {
     use locus::resource::{self, Binning, MemoryResource, Pool, Statistics};
     use std::sync::Arc;
     let (file, location) = (args.log, args.location);
-    let log = read_text(&file, args.max_log_bytes)?;
+    let log = read_text(&file, args.max_log_bytes, "--max-log-bytes")?;
     let upstream = resource::upstream(location).map_err(|e| e.to_string())?;
     let counted = Arc::new(Statistics::new(Arc::clone(&upstream)));
     let footprint: Arc<dyn MemoryResource> = counted.clone();

@@ -30,6 +30,7 @@ mod stream_output;
 mod svg;
 pub mod timing;
 pub mod together;
+pub mod trace_cost;
 
 use std::time::Instant;
 

@@ -19,7 +19,6 @@ use serde_json::{json, Value};
 
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
-use crate::core::route::RouteKind;
 use crate::core::trace::{self, SinkHandle, TraceEvent, TraceSink, Track};
 
 /// The file and what the writer knows so far.
@@ -71,14 +70,14 @@ fn duration(start: Instant, end: Instant) -> f64 {
     end.saturating_duration_since(start).as_secs_f64() * 1e6
 }
 
-/// The trace viewer's reserved colour for a route kind.
-fn colour(route: RouteKind) -> &'static str {
+/// The trace viewer's reserved colour for a route kind (by its name).
+fn colour_of(route: &str) -> &'static str {
     match route {
-        RouteKind::InPlace => "grey",
-        RouteKind::Direct => "good",
-        RouteKind::Peer => "olive",
-        RouteKind::Mapped => "yellow",
-        RouteKind::Staged => "terrible",
+        "direct" => "good",
+        "peer" => "olive",
+        "mapped" => "yellow",
+        "staged" => "terrible",
+        _ => "grey",
     }
 }
 
@@ -86,6 +85,11 @@ impl Writer {
     /// Writes `event` as one write (after a comma when one came before); a failure is
     /// warned once and ends the trace, never the program.
     fn write(&mut self, event: &Value) {
+        self.write_text(&event.to_string());
+    }
+
+    /// [`Writer::write`] of an event already formatted.
+    fn write_text(&mut self, event: &str) {
         let Some(file) = self.file.as_mut() else {
             return;
         };
@@ -148,6 +152,11 @@ impl Writer {
     }
 }
 
+/// `text` as a JSON string.
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| String::from("\"?\""))
+}
+
 impl TraceSink for Sink {
     fn event(&self, event: &TraceEvent<'_>) {
         let pid = std::process::id();
@@ -156,6 +165,8 @@ impl TraceSink for Sink {
         if w.file.is_none() {
             return;
         }
+        // Formatted by hand (a `Value` built per event costs more than the copy it
+        // describes); free text goes through `quoted`.
         match *event {
             TraceEvent::Allocated {
                 id,
@@ -165,12 +176,11 @@ impl TraceSink for Sink {
                 source,
             } => {
                 let tid = w.track(Track::Thread, pid);
-                w.write(
-                    &json!({"name": "allocate", "cat": "memory", "ph": "i", "s": "t",
-                    "ts": now, "pid": pid, "tid": tid, "args": {"id": id,
-                    "location": location.to_string(), "bytes": bytes, "kind": kind.name(),
-                    "source": source}}),
-                );
+                w.write_text(&format!(
+                    r#"{{"name":"allocate","cat":"memory","ph":"i","s":"t","ts":{now:.3},"pid":{pid},"tid":{tid},"args":{{"id":{id},"location":"{location}","bytes":{bytes},"kind":"{}","source":{}}}}}"#,
+                    kind.name(),
+                    quoted(source)
+                ));
                 w.count(location, source, bytes as i64, now, pid);
             }
             TraceEvent::Freed {
@@ -180,11 +190,10 @@ impl TraceSink for Sink {
                 source,
             } => {
                 let tid = w.track(Track::Thread, pid);
-                w.write(
-                    &json!({"name": "free", "cat": "memory", "ph": "i", "s": "t",
-                    "ts": now, "pid": pid, "tid": tid, "args": {"id": id,
-                    "location": location.to_string(), "bytes": bytes, "source": source}}),
-                );
+                w.write_text(&format!(
+                    r#"{{"name":"free","cat":"memory","ph":"i","s":"t","ts":{now:.3},"pid":{pid},"tid":{tid},"args":{{"id":{id},"location":"{location}","bytes":{bytes},"source":{}}}}}"#,
+                    quoted(source)
+                ));
                 w.count(location, source, -(bytes as i64), now, pid);
             }
             TraceEvent::Copied {
@@ -198,12 +207,15 @@ impl TraceSink for Sink {
                 end,
             } => {
                 let tid = w.track(track, pid);
-                w.write(&json!({"name": format!("{src} -> {dst}"),
-                    "cat": format!("copy,{}", route.name()), "ph": "X", "ts": micros(start),
-                    "dur": duration(start, end), "pid": pid, "tid": tid, "cname": colour(route),
-                    "args": {"src": src.to_string(), "dst": dst.to_string(), "bytes": bytes,
-                        "route": route.name(), "path": path,
-                        "queued": matches!(track, Track::Queue(_))}}));
+                let route = route.name();
+                w.write_text(&format!(
+                    r#"{{"name":"{src} -> {dst}","cat":"copy,{route}","ph":"X","ts":{:.3},"dur":{:.3},"pid":{pid},"tid":{tid},"cname":"{}","args":{{"src":"{src}","dst":"{dst}","bytes":{bytes},"route":"{route}","path":{},"queued":{}}}}}"#,
+                    micros(start),
+                    duration(start, end),
+                    colour_of(route),
+                    quoted(path),
+                    matches!(track, Track::Queue(_)),
+                ));
             }
             TraceEvent::Launched {
                 location,
@@ -212,18 +224,20 @@ impl TraceSink for Sink {
                 end,
             } => {
                 let tid = w.track(Track::Thread, pid);
-                w.write(
-                    &json!({"name": kernel, "cat": "kernel", "ph": "X", "ts": micros(start),
-                    "dur": duration(start, end), "pid": pid, "tid": tid,
-                    "args": {"location": location.to_string()}}),
-                );
+                w.write_text(&format!(
+                    r#"{{"name":{},"cat":"kernel","ph":"X","ts":{:.3},"dur":{:.3},"pid":{pid},"tid":{tid},"args":{{"location":"{location}"}}}}"#,
+                    quoted(kernel),
+                    micros(start),
+                    duration(start, end)
+                ));
             }
             TraceEvent::Waited { start, end } => {
                 let tid = w.track(Track::Thread, pid);
-                w.write(
-                    &json!({"name": "wait", "cat": "wait", "ph": "X", "ts": micros(start),
-                    "dur": duration(start, end), "pid": pid, "tid": tid}),
-                );
+                w.write_text(&format!(
+                    r#"{{"name":"wait","cat":"wait","ph":"X","ts":{:.3},"dur":{:.3},"pid":{pid},"tid":{tid}}}"#,
+                    micros(start),
+                    duration(start, end)
+                ));
             }
         }
     }

@@ -29,7 +29,7 @@ enum Command {
     Info(InfoArgs),
     /// The transfer matrix: every ordered pair of locations at several sizes, through
     /// locus, against memcpy and each raw native API.
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
     /// Measures every candidate route of every pair of locations (seconds), keeps the
     /// costs in the cache directory for this machine, and prints the planner's choices.
     Calibrate(CalibrateArgs),
@@ -182,7 +182,7 @@ fn main() -> ExitCode {
     };
     let (name, outcome) = match cli.command {
         Command::Info(args) => ("info", info(args)),
-        Command::Bench(args) => ("bench", bench(args)),
+        Command::Bench(args) => ("bench", bench(*args)),
         Command::Calibrate(args) => ("calibrate", calibrate(args)),
         Command::Replay(args) => ("replay", replay(args)),
         Command::Trace(args) => ("trace", trace(args)),

@@ -40,6 +40,7 @@ from ._locus import (  # noqa: E402, F401
     Queue,
     Region,
     RegionIndex,
+    Trace,
     View,
     __version__,
     adopt_context,
@@ -62,6 +63,7 @@ from ._locus import (  # noqa: E402, F401
 
 from . import _locus  # noqa: E402
 from . import mr  # noqa: E402
+from . import statistics  # noqa: E402
 from .allocators import cupy_allocator  # noqa: E402
 
 
@@ -137,6 +139,19 @@ def restore_numpy_allocator(handler=None):
     _locus._numpy_set_handler(handler)
 
 
+def trace(path):
+    """Writes every allocation, free, copy (pair, route, path, bytes), kernel launch
+    and wait from now on to ``path`` in the Chrome trace format, until the ``with``
+    block ends (or ``.finish()``): open the file in https://ui.perfetto.dev, or run
+    ``locus trace summary path``. ``LOCUS_TRACE=path`` traces a whole run::
+
+        with locus.trace("run.json"):
+            b = locus.Buffer("opencl:0", 1 << 20, dtype="float32", fill=1.0)
+            b.to_numpy()
+    """
+    return Trace(path)
+
+
 def from_dlpack(obj, *, copy=None):
     """Adopt a DLPack producer's memory (``Buffer.from_dlpack``)."""
     return Buffer.from_dlpack(obj, copy=copy)
@@ -174,6 +189,9 @@ __all__ = [
     "restore_numpy_allocator",
     "route",
     "set_numpy_allocator",
+    "statistics",
+    "trace",
+    "Trace",
     "transfer_totals",
     "transfer_totals_text",
     "use_pool",

@@ -20,6 +20,7 @@ mod numpy_allocator;
 mod queues;
 mod regions;
 mod store;
+mod trace;
 mod usm;
 mod view;
 mod writers;
@@ -441,6 +442,10 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<kernels::PyKernel>()?;
     m.add_class::<kernels::PyCodelet>()?;
     m.add_class::<kernels::PyPendingCall>()?;
+    m.add_class::<trace::PyTrace>()?;
+    m.add_function(wrap_pyfunction!(trace::_push_statistics, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::_pop_statistics, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::_get_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(available, m)?)?;
     m.add_function(wrap_pyfunction!(route, m)?)?;
     m.add_function(wrap_pyfunction!(lookup, m)?)?;

@@ -359,6 +359,15 @@ POCL_DEVICES="pthread pthread" "$capi_prefix/native_api" | tail -1
 LOCUS_BACKENDS=host,openmp ASAN_OPTIONS=detect_leaks=1 "$capi_prefix/native_api-asan" | tail -1
 LOCUS_BACKENDS=host,openmp valgrind --quiet --leak-check=full --show-possibly-lost=no \
   --errors-for-leak-kinds=definite --error-exitcode=3 "$capi_prefix/native_api" | tail -1
+# The trace from C: profiler callbacks (copies begun and ended, allocations and frees, a
+# callback calling back into locus) at every location, and a trace file; under the
+# sanitizers too. Run in the install folder, where it writes its trace file.
+cc -std=c11 -Wall -Wextra -Werror capi/tests/c/trace.c $(pkg-config --cflags --libs locus) \
+  -o "$capi_prefix/trace"
+cc -std=c11 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+  capi/tests/c/trace.c $(pkg-config --cflags --libs locus) -o "$capi_prefix/trace-asan"
+(cd "$capi_prefix" && POCL_DEVICES="pthread pthread" ./trace)
+(cd "$capi_prefix" && LOCUS_BACKENDS=host,openmp ASAN_OPTIONS=detect_leaks=1 ./trace-asan)
 # C++ standard containers allocating from locus's pools (locus_pmr.hpp): a pool over the
 # host, counted; alignments above locus's own; many threads; a device resource refused;
 # under AddressSanitizer too.

@@ -292,3 +292,57 @@ fn statistics_scopes_nest_as_rmm_counts_them() {
         "no scope left open"
     );
 }
+
+/// A `tracing` subscriber of the application's own, as a user plugs one in (here a
+/// minimal one that keeps each event's message and fields as text).
+struct Collect(std::sync::Mutex<Vec<String>>);
+
+struct Fields(String);
+
+impl tracing::field::Visit for Fields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!("{}={value:?} ", field.name()));
+    }
+}
+
+impl tracing::Subscriber for Collect {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        metadata.target() == "locus"
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut fields = Fields(String::new());
+        event.record(&mut fields);
+        self.0.lock().unwrap().push(fields.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn a_tracing_subscriber_gets_the_events() {
+    let collect = Arc::new(Collect(std::sync::Mutex::new(Vec::new())));
+    let dispatch =
+        tracing::Dispatch::from(Arc::clone(&collect) as Arc<dyn tracing::Subscriber + Send + Sync>);
+    let at = *common::required_locations().last().unwrap();
+    tracing::dispatcher::with_default(&dispatch, || {
+        let a = Memory::new(Location::Host, 1024).unwrap();
+        let b = Memory::new(at, 1024).unwrap();
+        a.copy_to(0, &b, 0, 1024).unwrap();
+    });
+    let seen = collect.0.lock().unwrap().join("\n");
+    assert!(
+        seen.contains("message=allocated") && seen.contains("message=freed"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("message=copied")
+            && seen.contains(&format!("dst={at}"))
+            && seen.contains("bytes=1024"),
+        "{seen}"
+    );
+}

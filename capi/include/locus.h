@@ -237,6 +237,53 @@ typedef struct {
   size_t total_count;
 } LocusStatistics;
 
+// A copy began: its span (the same in its `end_copy`), source and destination
+// locations, bytes and route kind (`"direct"`, `"peer"`, `"mapped"`, `"staged"`).
+typedef void (*LocusTraceBeginCopy)(void *data,
+                                    uint64_t span,
+                                    const char *src,
+                                    const char *dst,
+                                    size_t bytes,
+                                    const char *route);
+
+// A copy ended: its span, whether it succeeded, and its seconds.
+typedef void (*LocusTraceEndCopy)(void *data, uint64_t span, bool ok, double seconds);
+
+// Memory was allocated (or adopted, or handed out by a resource: `source` says which):
+// its id (the same in its `deallocate`), location and bytes.
+typedef void (*LocusTraceAllocate)(void *data,
+                                   uint64_t id,
+                                   const char *location,
+                                   size_t bytes,
+                                   const char *source);
+
+// Memory was freed: its id, location and bytes.
+typedef void (*LocusTraceDeallocate)(void *data, uint64_t id, const char *location, size_t bytes);
+
+// A kernel ran: where, its name, and its seconds (until the launch returned).
+typedef void (*LocusTraceLaunch)(void *data,
+                                 const char *location,
+                                 const char *kernel,
+                                 double seconds);
+
+// What `locus_trace_set_callbacks` calls; a NULL member is not called. Every callback
+// runs on the thread that did the work (a queued copy's `end_copy` on a locus thread),
+// must not unwind, and may call locus (work it asks for is not traced).
+typedef struct {
+  // Passed to every callback.
+  void *data;
+  // Before a copy (a queued one: when it is submitted).
+  LocusTraceBeginCopy begin_copy;
+  // After it (a queued one: when locus sees it done).
+  LocusTraceEndCopy end_copy;
+  // After an allocation.
+  LocusTraceAllocate allocate;
+  // Before a free.
+  LocusTraceDeallocate deallocate;
+  // After a launch returned.
+  LocusTraceLaunch launch;
+} LocusTraceCallbacks;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -817,6 +864,29 @@ LocusStatus locus_route(const char *src,
                         char *buf,
                         size_t capacity,
                         size_t *needed);
+
+// Calls `callbacks` for every copy, allocation, free and launch from now on, replacing
+// the callbacks set before; NULL removes them. The struct is copied: it need not
+// outlive the call. A call already under way on another thread may still reach the
+// callbacks replaced.
+//
+// # Safety
+// `callbacks` is NULL or points to a `LocusTraceCallbacks` whose functions are safe to
+// call from any thread with its `data`, never unwind, and stay loaded until they are
+// replaced or removed.
+LocusStatus locus_trace_set_callbacks(const LocusTraceCallbacks *callbacks);
+
+// Starts writing every allocation, free, copy (pair, route, bytes), launch and wait to
+// a new file at `path` in the Chrome trace format (open it in https://ui.perfetto.dev,
+// or `locus trace summary path`), ending a trace this call started before.
+//
+// # Safety
+// `path` is a NUL-terminated string.
+LocusStatus locus_trace_start(const char *path);
+
+// Ends the trace `locus_trace_start` started and completes its file; nothing when none
+// was started.
+LocusStatus locus_trace_finish(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -20,6 +20,7 @@ mod queues;
 mod regions;
 mod resources;
 mod text;
+mod trace;
 /// libumem's API (`umem.h`, hand-written to keep umem's layouts and inline functions).
 /// cbindgen:ignore
 pub mod umem;
@@ -38,6 +39,7 @@ pub use native::*;
 pub use queues::*;
 pub use resources::*;
 pub use text::*;
+pub use trace::*;
 
 /// What a call returned: `LOCUS_OK`, or why it did nothing.
 #[repr(C)]

@@ -38,6 +38,8 @@ pub struct TraceSummary {
     pub kernels: Vec<((String, String), Totals)>,
     /// Waits.
     pub waits: Totals,
+    /// Copies that failed.
+    pub failed_copies: u64,
 }
 
 /// Reads a trace file's text (see the module's note on files cut short).
@@ -59,11 +61,15 @@ pub fn summarize(text: &str) -> Result<TraceSummary, String> {
     let mut kernels: HashMap<(String, String), Totals> = HashMap::new();
     let mut memory: HashMap<String, (Totals, i64, i64)> = HashMap::new();
     let mut waits = Totals::default();
+    let mut failed_copies = 0;
     let text_of = |v: &Value| v.as_str().unwrap_or("?").to_string();
     for e in events {
         let args = &e["args"];
         let dur = e["dur"].as_f64().unwrap_or(0.0);
         match (e["ph"].as_str(), e["cat"].as_str()) {
+            (Some("X"), Some(cat)) if cat.starts_with("copy,") && args["ok"] == false => {
+                failed_copies += 1;
+            }
             (Some("X"), Some(cat)) if cat.starts_with("copy,") => {
                 let key = (
                     text_of(&args["src"]),
@@ -122,6 +128,7 @@ pub fn summarize(text: &str) -> Result<TraceSummary, String> {
         memory,
         kernels,
         waits,
+        failed_copies,
     })
 }
 
@@ -166,6 +173,9 @@ impl TraceSummary {
             self.waits.count,
             millis(self.waits.micros),
         );
+        if self.failed_copies > 0 {
+            let _ = writeln!(out, "{} copies failed", self.failed_copies);
+        }
         if !self.copies.is_empty() {
             let _ = writeln!(out, "\nCopies, by time (the top {top}):");
             let _ = writeln!(

@@ -56,8 +56,28 @@ pub enum TraceEvent<'a> {
         /// Who provided it, as its allocation said.
         source: &'a str,
     },
-    /// Bytes were copied from one location to another.
+    /// A copy began (its end is the [`TraceEvent::Copied`] with the same `span`): for
+    /// listeners that open a range around the work (NVTX, ROCTX, a profiler's callback).
+    CopyBegan {
+        /// Which copy (its `Copied` event has the same span).
+        span: u64,
+        /// The source's location.
+        src: Location,
+        /// The destination's location.
+        dst: Location,
+        /// How many bytes.
+        bytes: usize,
+        /// The route's kind.
+        route: RouteKind,
+        /// The path the transfer matrix took.
+        path: &'a str,
+    },
+    /// Bytes were copied from one location to another (or the copy failed: `ok`).
     Copied {
+        /// Which copy (the span its [`TraceEvent::CopyBegan`] had).
+        span: u64,
+        /// Whether it succeeded.
+        ok: bool,
         /// The source's location.
         src: Location,
         /// The destination's location.
@@ -157,9 +177,29 @@ impl CopyTrace<'static> {
 }
 
 impl CopyTrace<'_> {
-    /// The event for this copy, run on `track` from `start` to now.
-    pub(crate) fn event(&self, track: Track, start: Instant) -> TraceEvent<'_> {
+    /// The event that says this copy began, as `span`.
+    pub(crate) fn began(&self, span: u64) -> TraceEvent<'_> {
+        TraceEvent::CopyBegan {
+            span,
+            src: self.src,
+            dst: self.dst,
+            bytes: self.bytes,
+            route: self.route,
+            path: self.path,
+        }
+    }
+
+    /// The event for this copy (`span`), run on `track` from `start` to now.
+    pub(crate) fn event(
+        &self,
+        span: u64,
+        ok: bool,
+        track: Track,
+        start: Instant,
+    ) -> TraceEvent<'_> {
         TraceEvent::Copied {
+            span,
+            ok,
             src: self.src,
             dst: self.dst,
             bytes: self.bytes,
@@ -183,13 +223,20 @@ pub(crate) fn traced_copy<R, E>(
     }
     IN_COPY.with(|c| c.set(true));
     let guard = CopyGuard;
+    let what = what();
+    let span = next_span();
+    emit(what.began(span));
     let start = Instant::now();
     let out = copy();
     drop(guard);
-    if out.is_ok() {
-        emit(what().event(Track::Thread, start));
-    }
+    emit(what.event(span, out.is_ok(), Track::Thread, start));
     out
+}
+
+/// A fresh id for a copy's span, from 1.
+pub(crate) fn next_span() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Traces a kernel launch at `location` that began at `start` (`None`: nobody listened
@@ -315,7 +362,19 @@ fn forward_to_tracing(event: &TraceEvent<'_>) {
             bytes,
             source,
         } => tracing::debug!(target: "locus", id, %location, bytes, source, "freed"),
+        TraceEvent::CopyBegan {
+            span,
+            src,
+            dst,
+            bytes,
+            route,
+            path,
+        } => {
+            tracing::trace!(target: "locus", span, %src, %dst, bytes, route = route.name(), path, "copy began")
+        }
         TraceEvent::Copied {
+            span,
+            ok,
             src,
             dst,
             bytes,
@@ -326,6 +385,8 @@ fn forward_to_tracing(event: &TraceEvent<'_>) {
             end,
         } => tracing::debug!(
             target: "locus",
+            span,
+            ok,
             %src,
             %dst,
             bytes,

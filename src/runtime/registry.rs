@@ -31,6 +31,8 @@ static REGISTRY: OnceLock<Registry> = OnceLock::new();
 /// The registry of this process, discovered on first use (each technology probed once).
 pub fn registry() -> &'static Registry {
     REGISTRY.get_or_init(|| {
+        // The trace's clock starts before anything it may time.
+        crate::core::trace::epoch();
         crate::runtime::trace::start_from_env();
         let registry = Registry::discover();
         // After every runtime was loaded: the exit handler runs before their destructors.

@@ -196,7 +196,9 @@ impl TraceSink for Sink {
                 ));
                 w.count(location, source, -(bytes as i64), now, pid);
             }
+            TraceEvent::CopyBegan { .. } => {}
             TraceEvent::Copied {
+                ok,
                 src,
                 dst,
                 bytes,
@@ -205,11 +207,12 @@ impl TraceSink for Sink {
                 track,
                 start,
                 end,
+                ..
             } => {
                 let tid = w.track(track, pid);
                 let route = route.name();
                 w.write_text(&format!(
-                    r#"{{"name":"{src} -> {dst}","cat":"copy,{route}","ph":"X","ts":{:.3},"dur":{:.3},"pid":{pid},"tid":{tid},"cname":"{}","args":{{"src":"{src}","dst":"{dst}","bytes":{bytes},"route":"{route}","path":{},"queued":{}}}}}"#,
+                    r#"{{"name":"{src} -> {dst}","cat":"copy,{route}","ph":"X","ts":{:.3},"dur":{:.3},"pid":{pid},"tid":{tid},"cname":"{}","args":{{"src":"{src}","dst":"{dst}","bytes":{bytes},"route":"{route}","path":{},"queued":{},"ok":{ok}}}}}"#,
                     micros(start),
                     duration(start, end),
                     colour_of(route),

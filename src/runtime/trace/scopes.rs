@@ -97,6 +97,7 @@ impl TraceSink for Counter {
                 top.current_count -= 1;
             }
             TraceEvent::Copied {
+                ok: true,
                 bytes,
                 route,
                 start,

@@ -148,7 +148,7 @@ pub(crate) fn start_native(
             super::stats::count(plan.0.kind, span.len, None);
             let event = Event::native(work, vec![Arc::clone(src), Arc::clone(dst)]);
             if let Some(submitted) = submitted {
-                trace_when_done(
+                trace_queued(
                     &event,
                     src,
                     dst,
@@ -164,9 +164,9 @@ pub(crate) fn start_native(
     Ok(None)
 }
 
-/// Traces a copy queued on `queue` at `submitted` once locus sees it done (not when it
-/// failed).
-fn trace_when_done(
+/// Traces a copy queued on `queue` at `submitted`: begun now, ended once locus sees it
+/// done.
+fn trace_queued(
     event: &Event,
     src: &Memory,
     dst: &Memory,
@@ -182,10 +182,10 @@ fn trace_when_done(
         route: plan.0.kind,
         path: plan.1.name(),
     };
+    let span = trace::next_span();
+    trace::emit(what.began(span));
     event.on_complete(move |outcome| {
-        if outcome.is_ok() {
-            trace::emit(what.event(Track::Queue(queue), submitted));
-        }
+        trace::emit(what.event(span, outcome.is_ok(), Track::Queue(queue), submitted));
     });
 }
 

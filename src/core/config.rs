@@ -85,6 +85,8 @@ pub const VARIABLES: &[Variable] = &[
     var("LOCUS_MPI_SAME_NODE", "`ipc`, `mpi`", "`ipc`", "`mpi`: messages between ranks of one node go through MPI's transport, not shared memory", "library"),
     var("LOCUS_MPI_TIMEOUT_S", "seconds (0: never)", "300", "how long an MPI call waits for its peer before it fails", "library"),
     var("LOCUS_OPENMP_CC", "a C compiler", "`$CC`, else `cc`", "the compiler of user OpenMP kernels", "library"),
+    var("LOCUS_PROFILED_CHILD", "set by the test itself", "unset", "marks the profiled child processes of `tests/profiler_ranges.rs`", "tests"),
+    var("LOCUS_PROFILER_RANGES", "`auto`, `off`, `nvtx`, `roctx`", "`auto`", "locus's copies as ranges and its allocations as marks in a vendor profiler: NVTX when a tool set `NVTX_INJECTION64_PATH` (Nsight Systems), ROCTX when an AMD profiler runs the process", "library"),
     var("LOCUS_REAL_COMPILER_CHILD", "set by the test itself", "unset", "marks the child process in which a real-hiprtc unit test compiles (comgr's LLVM and another in one process abort)", "tests"),
     var("LOCUS_REQUIRE", "a comma-separated list of locations or technologies", "unset", "`locus info` and the tests fail when one is missing", "locus, tests"),
     var("LOCUS_REQUIRE_COMPILERS", "a comma-separated list: `nvrtc`, `hiprtc`, `hiprtc-5.7`", "unset", "the real-compiler tests fail when a compiler named is missing, instead of printing SKIPPED (CI)", "tests"),

@@ -31,6 +31,7 @@
 //!   [`route_kind`]: the kinds of route (a leaf);
 //! - [`shutdown`]: the end of the process (background work waited for, then no native
 //!   object released);
+//! - [`profiler_ranges`]: the trace as a vendor profiler's ranges and marks;
 //! - [`trace`]: the stream of allocations, frees, copies, launches and waits, to
 //!   whoever listens (sinks, the `tracing` ecosystem);
 //! - `tally`: counters the first thread to use them updates without atomic read-modify-writes.
@@ -61,6 +62,7 @@ pub mod native;
 pub mod native_copy;
 pub mod native_queue;
 pub mod pointer_queries;
+pub mod profiler_ranges;
 pub mod rect_copy;
 pub mod region;
 pub mod registration;

@@ -34,6 +34,7 @@ pub fn registry() -> &'static Registry {
         // The trace's clock starts before anything it may time.
         crate::core::trace::epoch();
         crate::runtime::trace::start_from_env();
+        crate::runtime::trace::attach_profilers();
         let registry = Registry::discover();
         // After every runtime was loaded: the exit handler runs before their destructors.
         crate::core::shutdown::register_exit_handler();

@@ -43,6 +43,7 @@ mod discovery_tests;
 mod driver_tests;
 mod errors;
 mod kernels;
+pub mod nvtx;
 mod pointers;
 mod pool;
 #[cfg(test)]

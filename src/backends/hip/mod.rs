@@ -64,6 +64,7 @@ mod pointers;
 mod pool;
 mod rect;
 mod result;
+pub mod roctx;
 
 /// The old name of [`sys`], for one release.
 #[deprecated(

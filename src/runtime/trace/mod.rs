@@ -53,6 +53,55 @@ pub(crate) fn start_from_env() {
     });
 }
 
+/// Sends the trace to a vendor profiler running this process as its ranges and marks
+/// (`LOCUS_PROFILER_RANGES`: `auto`, the default, attaches NVTX when an NVTX tool such
+/// as Nsight Systems set `NVTX_INJECTION64_PATH` and ROCTX when an AMD profiler runs the
+/// process; `nvtx` or `roctx` asks for one; `off`). Once per process; a profiler that
+/// cannot be attached is a warning.
+pub(crate) fn attach_profilers() {
+    static ATTACHED: std::sync::Once = std::sync::Once::new();
+    ATTACHED.call_once(|| {
+        let setting = crate::core::config::or_warn(crate::core::config::choice(
+            "LOCUS_PROFILER_RANGES",
+            &["auto", "off", "nvtx", "roctx"],
+        ))
+        .unwrap_or("auto");
+        #[cfg(feature = "cuda")]
+        if matches!(setting, "auto" | "nvtx") {
+            match crate::backends::cuda::nvtx::attach() {
+                Ok(Some(nvtx)) => keep(add_sink(std::sync::Arc::new(
+                    crate::core::profiler_ranges::RangeSink::new(nvtx),
+                ))),
+                Ok(None) if setting == "nvtx" => crate::core::config::warn_once(
+                    "LOCUS_PROFILER_RANGES=nvtx: no NVTX tool runs this process (NVTX_INJECTION64_PATH is unset): run it under Nsight Systems (`nsys profile --trace=nvtx,cuda`)",
+                ),
+                Ok(None) => {}
+                Err(e) => crate::core::config::warn_once(&format!(
+                    "the NVTX tool could not be attached: {e}; locus's ranges will not show in the profiler"
+                )),
+            }
+        }
+        #[cfg(feature = "hip")]
+        if setting == "roctx" || (setting == "auto" && crate::backends::hip::roctx::profiled()) {
+            match crate::backends::hip::roctx::attach() {
+                Ok(roctx) => keep(add_sink(std::sync::Arc::new(
+                    crate::core::profiler_ranges::RangeSink::new(roctx),
+                ))),
+                Err(e) => crate::core::config::warn_once(&format!(
+                    "ROCTX could not be loaded ({e}); locus's ranges will not show in the profiler: install ROCm's roctracer or rocprofiler-sdk"
+                )),
+            }
+        }
+        let _ = setting;
+    });
+}
+
+/// Keeps a sink for the whole run.
+#[cfg(any(feature = "cuda", feature = "hip"))]
+fn keep(sink: SinkHandle) {
+    std::mem::forget(sink);
+}
+
 /// Closes the trace `LOCUS_TRACE` started (at the process's end, after its work).
 fn finish_from_env() {
     let trace = FROM_ENV.lock().unwrap_or_else(|e| e.into_inner()).take();

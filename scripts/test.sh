@@ -185,6 +185,13 @@ for loc in opencl:0 opencl:1 sycl:0 webgpu:0; do
   target/release/examples/17_foreign_queues "$loc"
 done
 
+# The pipeline traced across four technologies, then summed up and drawn by the tool.
+trace_dir=$(mktemp -d)
+target/release/examples/19_trace "$trace_dir/pipeline.json" host,opencl:1,sycl:0,webgpu:0
+target/release/locus trace summary "$trace_dir/pipeline.json" | head -12
+target/release/locus trace svg "$trace_dir/pipeline.json" -o "$trace_dir/pipeline.svg"
+rm -rf "$trace_dir"
+
 step "leaks, in the background: the asynchrony tests under valgrind (no memory definitely lost)"
 # Events, queues, worker threads and the memory async work keeps: about three minutes
 # on one core, so it runs beside the Python and C steps (mostly one core each); the

@@ -36,6 +36,7 @@ chapters! {
     Mpi => "../docs/guide/mpi.md",
     Examples => "../docs/guide/examples.md",
     Bench => "../docs/guide/bench.md",
+    Tracing => "../docs/guide/tracing.md",
     Troubleshooting => "../docs/guide/troubleshooting.md",
     Architecture => "../docs/guide/architecture.md",
 }

@@ -2,7 +2,8 @@
 //! ([`bench`](mod@bench): `locus bench`, its bandwidthTest shape, the planner's calibration pass
 //! and MPI ranks) and allocation-log replay ([`replay`](mod@replay): `locus replay`), over the
 //! `locus` library's public API; and the summary of a trace file
-//! ([`trace_summary`](mod@trace_summary): `locus trace summary`). The benchmarks in the repository's `benches/` use its
+//! ([`trace_summary`](mod@trace_summary): `locus trace summary`) and its picture
+//! ([`trace_svg`](mod@trace_svg): `locus trace svg`). The benchmarks in the repository's `benches/` use its
 //! timing helpers.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![deny(missing_docs)]
@@ -10,5 +11,6 @@
 pub mod bench;
 pub mod replay;
 pub mod trace_summary;
+pub mod trace_svg;
 
 pub use replay::{replay, ReplayReport};

@@ -50,6 +50,22 @@ enum TraceCommand {
     /// The copy routes that took the most time, with their bytes and rates; the memory
     /// each location's sources held; the kernels and the waits.
     Summary(TraceSummaryArgs),
+    /// The trace drawn as a timeline (SVG): one row per host thread and device queue,
+    /// copies coloured by route, kernel launches and waits.
+    Svg(TraceSvgArgs),
+}
+
+#[derive(Args)]
+struct TraceSvgArgs {
+    /// The trace file.
+    #[arg(value_name = "TRACE.json")]
+    file: String,
+    /// Where to write the picture (default: standard output).
+    #[arg(long, short, value_name = "FILE.svg")]
+    output: Option<String>,
+    /// The largest file read, in bytes (4096, 64MiB, 4GiB).
+    #[arg(long, default_value = "4GiB", value_name = "BYTES", value_parser = parse_bytes)]
+    max_bytes: u64,
 }
 
 #[derive(Args)]
@@ -73,6 +89,18 @@ fn trace(args: TraceArgs) -> Result<ExitCode, String> {
             let summary = locus_cli::trace_summary::summarize(&text)
                 .map_err(|e| format!("{}: {e}", a.file))?;
             print!("{}", summary.report(a.top));
+            Ok(ExitCode::SUCCESS)
+        }
+        TraceCommand::Svg(a) => {
+            let text = read_text(&a.file, a.max_bytes, "--max-bytes")?;
+            let picture =
+                locus_cli::trace_svg::svg(&text).map_err(|e| format!("{}: {e}", a.file))?;
+            match &a.output {
+                Some(path) => {
+                    std::fs::write(path, picture).map_err(|e| format!("writing {path}: {e}"))?
+                }
+                None => print!("{picture}"),
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -234,6 +234,75 @@ fn an_unwritable_trace_path_is_a_clear_error_and_a_run_under_it_goes_on() {
     );
 }
 
+/// The child of `a_disk_that_fills_mid_trace_ends_the_trace_not_the_program`: its files
+/// may not grow past 8 KiB (as a full disk), and it copies on.
+fn fill_the_disk(path: &Path) {
+    // SAFETY: plain libc calls on this process (SIGXFSZ ignored, so a write past the
+    // limit fails with EFBIG instead of ending the process, as ENOSPC would on a full
+    // disk).
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        let limit = libc::rlimit {
+            rlim_cur: 8192,
+            rlim_max: 8192,
+        };
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &limit), 0);
+    }
+    let trace = ChromeTrace::create(path).unwrap();
+    let a = Memory::from_vec(common::pattern_u8(4096, 7));
+    let b = Memory::new(Location::Host, 4096).unwrap();
+    for _ in 0..500 {
+        a.copy_to(0, &b, 0, 4096).unwrap();
+    }
+    let mut back = vec![0u8; 4096];
+    b.read(0, &mut back).unwrap();
+    assert_eq!(
+        back,
+        common::pattern_u8(4096, 7),
+        "the program's own work is whole"
+    );
+    trace.finish().unwrap();
+    println!("copied");
+}
+
+#[test]
+fn a_disk_that_fills_mid_trace_ends_the_trace_not_the_program() {
+    if std::env::var("LOCUS_TRACE_CHILD").as_deref() == Ok("full") {
+        let path = std::env::var_os("TRACE_TEST_FILE").expect("the parent names the file");
+        return fill_the_disk(Path::new(&path));
+    }
+    let path = temp_file("full.json");
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_disk_that_fills_mid_trace_ends_the_trace_not_the_program",
+            "--nocapture",
+        ])
+        .env("LOCUS_TRACE_CHILD", "full")
+        .env("TRACE_TEST_FILE", &path)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success() && stdout.contains("copied"),
+        "{stdout}{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("could not be written").count(),
+        1,
+        "one warning:\n{stderr}"
+    );
+    assert!(std::fs::metadata(&path).unwrap().len() <= 8192);
+    let events = events(&path, true);
+    assert!(
+        copies(&events).len() > 5,
+        "the events before the disk filled are readable"
+    );
+}
+
 #[test]
 fn locus_trace_covers_a_whole_run_and_closes_its_array_at_exit() {
     if std::env::var("LOCUS_TRACE_CHILD").as_deref() == Ok("whole") {
@@ -345,4 +414,40 @@ fn a_tracing_subscriber_gets_the_events() {
             && seen.contains("bytes=1024"),
         "{seen}"
     );
+}
+
+#[test]
+fn handles_opened_and_closed_are_in_the_trace_by_what_they_are() {
+    let _serial = common::serial();
+    let path = temp_file("handles.json");
+    let trace = ChromeTrace::create(&path).unwrap();
+    {
+        let shared = Memory::new_shared(Location::Host, 4096).unwrap();
+        let handle = shared.ipc_handle().unwrap();
+        let opened = Memory::open_ipc(&handle).unwrap();
+        drop((opened, shared));
+        let _vector = Memory::from_vec(vec![1u8; 64]);
+    }
+    trace.finish().unwrap();
+    let events = events(&path, false);
+    let sources: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| e["ph"] == "i")
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_string(),
+                e["args"]["source"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for (what, source) in [
+        ("allocate", "ipc handle"),
+        ("free", "ipc handle"),
+        ("allocate", "host vector"),
+    ] {
+        assert!(
+            sources.iter().any(|(w, s)| w == what && s == source),
+            "{what} of {source} missing: {sources:?}"
+        );
+    }
 }

@@ -16,7 +16,8 @@ use super::error::{Error, Result};
 use super::location::Location;
 use super::mapping::HostMapping;
 use super::native::Native;
-use super::registration::HostRegistration;
+
+mod adopt;
 
 /// Who frees the allocation.
 enum Owner {
@@ -24,8 +25,8 @@ enum Owner {
     Device,
     /// Its device, with the larger allocation it is the aligned part of.
     Aligned(Origin),
-    /// The deleter it was adopted with.
-    Deleter(Box<dyn FnOnce(&Native) + Send + Sync>),
+    /// The deleter it was adopted with, and what the trace calls its source.
+    Deleter(Box<dyn FnOnce(&Native) + Send + Sync>, &'static str),
     /// The resource it is on loan from, with the block to give back.
     Loan(Arc<dyn ReturnBlock>, Block),
     /// Given back already ([`Memory::take_loan`]): dropping does nothing.
@@ -78,7 +79,7 @@ pub struct Memory {
 fn source_of(owner: &Owner) -> std::borrow::Cow<'static, str> {
     match owner {
         Owner::Device | Owner::Aligned(_) => "device".into(),
-        Owner::Deleter(_) => "adopted".into(),
+        Owner::Deleter(_, source) => (*source).into(),
         Owner::Loan(lender, _) => lender.lender_name().into(),
         Owner::Released => "released".into(),
     }
@@ -212,77 +213,6 @@ impl Memory {
             block.native().duplicate(),
             len,
             Owner::Loan(lender, block),
-        )
-    }
-
-    /// Memory whose allocation `deleter` frees.
-    fn with_deleter(
-        device: Arc<dyn Device>,
-        native: Native,
-        len: usize,
-        deleter: Box<dyn FnOnce(&Native) + Send + Sync>,
-    ) -> Memory {
-        Memory::assemble(device, native, len, Owner::Deleter(deleter))
-    }
-
-    /// Adopts `native` on `device` without copying; `deleter` runs when the memory is
-    /// dropped (pass a no-op to keep ownership elsewhere).
-    ///
-    /// # Safety
-    /// `native` must be a live allocation of at least `len` bytes that belongs to
-    /// `device` (for OpenCL: its context; for OpenMP: its device number; for WebGPU: its
-    /// `wgpu::Device`) and stays valid until `deleter` runs.
-    pub unsafe fn adopt_on(
-        device: Arc<dyn Device>,
-        native: Native,
-        len: usize,
-        deleter: impl FnOnce(&Native) + Send + Sync + 'static,
-    ) -> Result<Memory> {
-        let location = device.location();
-        if native.technology() != location.technology() {
-            return Err(Error::Invalid(format!(
-                "cannot adopt a {} handle at {location}: the handle must belong to the location's technology",
-                native.technology()
-            )));
-        }
-        device.check_adopted(&native)?;
-        if native.is_pointer() && native.address().checked_add(len as u64).is_none() {
-            return Err(Error::Invalid(format!(
-                "{location}: cannot adopt {len} bytes at {:#x}: the range runs past the end of the address space; pass the allocation's real start and length",
-                native.address()
-            )));
-        }
-        Ok(Memory::with_deleter(device, native, len, Box::new(deleter)))
-    }
-
-    /// Adopts a host vector without copying; the vector is dropped with the memory.
-    /// `host` must be the host device.
-    pub(crate) fn host_vec<T: bytemuck::Pod + Send + Sync>(
-        host: Arc<dyn Device>,
-        vec: Vec<T>,
-    ) -> Memory {
-        Memory::host_vec_with(host, vec, Vec::new())
-    }
-
-    /// As [`Memory::host_vec`], with `registrations` of the vector's buffer, dropped
-    /// (undone) before the vector is freed.
-    pub(crate) fn host_vec_with<T: bytemuck::Pod + Send + Sync>(
-        host: Arc<dyn Device>,
-        mut vec: Vec<T>,
-        registrations: Vec<HostRegistration>,
-    ) -> Memory {
-        let len = std::mem::size_of_val(vec.as_slice());
-        let ptr = vec.as_mut_ptr().cast::<u8>();
-        // The vector's buffer is `len` live bytes of host memory, kept (moved into the
-        // deleter, never touched through it) until the memory is dropped.
-        Memory::with_deleter(
-            host,
-            Native::Host { ptr },
-            len,
-            Box::new(move |_| {
-                drop(registrations);
-                drop(vec);
-            }),
         )
     }
 
@@ -566,7 +496,7 @@ impl Drop for Memory {
         let runtime_gone = !self.location().is_host() && super::shutdown::is_shutting_down();
         match owner {
             Owner::Device | Owner::Aligned(_) if runtime_gone => {}
-            Owner::Deleter(deleter) => deleter(&self.native),
+            Owner::Deleter(deleter, _) => deleter(&self.native),
             Owner::Loan(lender, block) => lender.return_block(block),
             // SAFETY: the native handle came from this device's `allocate` (or its own
             // allocator, `from_native`), and this is the one place that frees it;

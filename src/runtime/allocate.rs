@@ -83,9 +83,24 @@ impl Memory {
         len: usize,
         deleter: impl FnOnce(&Native) + Send + Sync + 'static,
     ) -> Result<Memory> {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { Memory::adopt_as(location, native, len, "adopted", deleter) }
+    }
+
+    /// [`Memory::adopt`], named `source` in the trace.
+    ///
+    /// # Safety
+    /// As [`Memory::adopt`].
+    pub(crate) unsafe fn adopt_as(
+        location: Location,
+        native: Native,
+        len: usize,
+        source: &'static str,
+        deleter: impl FnOnce(&Native) + Send + Sync + 'static,
+    ) -> Result<Memory> {
         let device = std::sync::Arc::clone(registry().device(location)?);
         // SAFETY: forwarded from the caller's contract (the device is `location`'s).
-        unsafe { Memory::adopt_on(device, native, len, deleter) }
+        unsafe { Memory::adopt_on_as(device, native, len, source, deleter) }
     }
 }
 

@@ -83,14 +83,20 @@ pub(crate) fn new_exported(device: Arc<dyn Device>, bytes: usize) -> Result<Memo
     // SAFETY: `native` is `bytes` of `device`'s memory from its `allocate`, freed once, by
     // the deleter.
     unsafe {
-        Memory::adopt_on(device, native, bytes, move |native| {
-            EXPORTED
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&native.key());
-            // SAFETY: from `allocate` above; dropping the memory proves nothing uses it.
-            owner.free(native, allocated)
-        })
+        Memory::adopt_on_as(
+            device,
+            native,
+            bytes,
+            "memory shared between processes",
+            move |native| {
+                EXPORTED
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&native.key());
+                // SAFETY: from `allocate` above; dropping the memory proves nothing uses it.
+                owner.free(native, allocated)
+            },
+        )
     }
 }
 
@@ -125,7 +131,7 @@ fn open_exported(handle: &IpcHandle, rest: &str) -> Result<Memory> {
     let owner = Arc::clone(&device);
     // SAFETY: opened just above: `handle.len` bytes of `device`'s memory until closed.
     unsafe {
-        Memory::adopt_on(device, native, handle.len, move |native| {
+        Memory::adopt_on_as(device, native, handle.len, "ipc handle", move |native| {
             if let Some(handles) = owner.ipc_handles() {
                 // SAFETY: from `ipc_open` above, used by nothing now.
                 handles.ipc_close(native)
@@ -162,7 +168,9 @@ fn adopt_mapping(at: Location, ptr: *mut u8, len: usize, call: &str) -> Result<M
             // SAFETY: a fresh mapping of `len` bytes of host memory, unmapped exactly
             // once, by the deleter, when the memory is dropped.
             return unsafe {
-                Memory::adopt(at, native, len, move |_| ipc::close(addr as *mut u8, len))
+                Memory::adopt_as(at, native, len, "ipc handle", move |_| {
+                    ipc::close(addr as *mut u8, len)
+                })
             };
         }
         Some(Ok(InPlace::Object(native))) => native,
@@ -184,7 +192,7 @@ fn adopt_mapping(at: Location, ptr: *mut u8, len: usize, call: &str) -> Result<M
     // SAFETY: the object is `device`'s, over `len` live bytes of the mapping; the deleter
     // releases it (the device's `free` of a wrapped object), then unmaps.
     unsafe {
-        Memory::adopt_on(device, native, len, move |native| {
+        Memory::adopt_on_as(device, native, len, "ipc handle", move |native| {
             WRAPPED
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())

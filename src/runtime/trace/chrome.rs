@@ -28,6 +28,8 @@ struct Writer {
     file: Option<File>,
     /// Whether an event was written (the next one is preceded by a comma).
     wrote: bool,
+    /// Bytes of the file written whole (a write that fails part way is cut back to it).
+    good: u64,
     /// Track ids of device queues, from 1_000_000 up.
     queues: HashMap<Location, u64>,
     /// Host threads named so far (their `thread_name` metadata written).
@@ -99,8 +101,14 @@ impl Writer {
             event.to_string()
         };
         match file.write_all(text.as_bytes()) {
-            Ok(()) => self.wrote = true,
+            Ok(()) => {
+                self.wrote = true;
+                self.good += text.len() as u64;
+            }
             Err(e) => {
+                // A disk full part way through an event: the file keeps its whole
+                // events only, so it still opens (as a trace cut short).
+                let _ = file.set_len(self.good);
                 eprintln!(
                     "locus: warning: the trace file {} could not be written ({e}); the trace stops here and the program goes on",
                     self.path.display()
@@ -269,6 +277,7 @@ impl ChromeTrace {
             path,
             file: Some(file),
             wrote: false,
+            good: 2,
             queues: HashMap::new(),
             threads: HashMap::new(),
             held: HashMap::new(),

@@ -451,3 +451,65 @@ fn handles_opened_and_closed_are_in_the_trace_by_what_they_are() {
         );
     }
 }
+
+/// The child of `opencl_queued_copies_carry_the_device_s_times_under_locus_trace`.
+fn queued_copy_times() {
+    for at in common::required_of(locus::Technology::OpenCl) {
+        let a = Arc::new(Memory::new(at, 1 << 20).unwrap());
+        let b = Arc::new(Memory::new(at, 1 << 20).unwrap());
+        let event = a.copy_to_async(0, &b, 0, 1 << 20, &[]).unwrap();
+        event.wait().unwrap();
+        let traced = std::env::var_os("LOCUS_TRACE").is_some();
+        match event.device_times() {
+            Some(t) => {
+                assert!(
+                    traced,
+                    "{at}: device times only on a queue made for a trace"
+                );
+                assert!(
+                    t.queued_ns <= t.started_ns && t.started_ns <= t.ended_ns,
+                    "{at}: {t:?}"
+                );
+                println!("{at}: device times {t:?}");
+            }
+            None => assert!(!traced, "{at}: no device times under LOCUS_TRACE"),
+        }
+    }
+    println!("checked");
+}
+
+#[test]
+fn opencl_queued_copies_carry_the_device_s_times_under_locus_trace() {
+    if std::env::var("LOCUS_TRACE_CHILD").as_deref() == Ok("times") {
+        return queued_copy_times();
+    }
+    let path = temp_file("times.json");
+    for traced in [true, false] {
+        let mut child = Command::new(std::env::current_exe().unwrap());
+        child
+            .args([
+                "--exact",
+                "opencl_queued_copies_carry_the_device_s_times_under_locus_trace",
+                "--nocapture",
+            ])
+            .env("LOCUS_TRACE_CHILD", "times");
+        if traced {
+            child.env("LOCUS_TRACE", &path);
+        }
+        let out = child.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("checked"),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let queued: Vec<_> = copies(&events(&path, false))
+        .into_iter()
+        .filter(|c| c.4)
+        .collect();
+    assert!(
+        !queued.is_empty() || common::required_of(locus::Technology::OpenCl).is_empty(),
+        "the queued copies are in the trace"
+    );
+}

@@ -26,6 +26,23 @@ pub trait NativeWork: Any + Send + Sync {
     fn native_event(&self) -> Option<NativeEvent> {
         None
     }
+    /// When the device queued, started and ended the work, by its own clock, once it is
+    /// done; `None` where the runtime does not say (its queue made without profiling).
+    fn device_times(&self) -> Option<DeviceTimes> {
+        None
+    }
+}
+
+/// A command's times by the device's clock, in nanoseconds (only differences between
+/// them mean anything: the clock's zero is the device's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceTimes {
+    /// When the host queued it.
+    pub queued_ns: u64,
+    /// When it began to run.
+    pub started_ns: u64,
+    /// When it ended.
+    pub ended_ns: u64,
 }
 
 /// A runtime's own event for queued work, to order a user's work after locus's on the
@@ -96,6 +113,11 @@ impl Completion {
     /// Blocks until the work has finished.
     pub fn wait(mut self) -> Result<()> {
         self.finish()
+    }
+
+    /// The work's device times ([`NativeWork::device_times`]).
+    pub fn device_times(&self) -> Option<DeviceTimes> {
+        self.work.as_ref().and_then(|w| w.device_times())
     }
 
     /// Blocks until the work has finished, keeping the native handle (for an event

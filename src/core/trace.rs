@@ -197,6 +197,18 @@ impl CopyTrace<'_> {
         track: Track,
         start: Instant,
     ) -> TraceEvent<'_> {
+        self.event_between(span, ok, track, start, Instant::now())
+    }
+
+    /// The event for this copy (`span`), run on `track` from `start` to `end`.
+    pub(crate) fn event_between(
+        &self,
+        span: u64,
+        ok: bool,
+        track: Track,
+        start: Instant,
+        end: Instant,
+    ) -> TraceEvent<'_> {
         TraceEvent::Copied {
             span,
             ok,
@@ -207,7 +219,7 @@ impl CopyTrace<'_> {
             path: self.path,
             track,
             start,
-            end: Instant::now(),
+            end,
         }
     }
 }

@@ -401,6 +401,12 @@ impl Event {
         self.shared.native.as_ref().and_then(|c| c.native_event())
     }
 
+    /// The device's own times of the work (`clGetEventProfilingInfo` on an OpenCL queue
+    /// made while a trace listened), once it is done; `None` elsewhere.
+    pub fn device_times(&self) -> Option<crate::core::completion::DeviceTimes> {
+        self.shared.native.as_ref().and_then(|c| c.device_times())
+    }
+
     /// True once the work is known to be done (without blocking). Native work found
     /// done here is recorded as finished, and the memory it used is let go.
     pub fn is_complete(&self) -> bool {

@@ -256,8 +256,15 @@ impl OpenClDevice {
             _ => "other",
         };
         let host_unified = device.host_unified_memory().unwrap_or(false) || kind == "cpu";
+        // With profiling when the trace listens as the queue is made (`LOCUS_TRACE`): its
+        // queued copies then carry the device's own times.
+        let properties = if crate::core::trace::listening() {
+            opencl3::command_queue::CL_QUEUE_PROFILING_ENABLE
+        } else {
+            0
+        };
         #[allow(deprecated)]
-        let queue = CommandQueue::create_default(&context, 0)
+        let queue = CommandQueue::create_default(&context, properties)
             .map_err(|e| format!("{name}: clCreateCommandQueue failed: {}", cl_text(e.0)))?;
         let max_allocation = device.max_mem_alloc_size().unwrap_or(0);
         let version = format!(

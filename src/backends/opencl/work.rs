@@ -68,6 +68,23 @@ impl NativeWork for ClWork {
     fn native_event(&self) -> Option<crate::core::completion::NativeEvent> {
         Some(crate::core::completion::NativeEvent::OpenCl(self.0.cast()))
     }
+
+    /// `clGetEventProfilingInfo`, on a queue made with profiling (`LOCUS_TRACE`).
+    fn device_times(&self) -> Option<crate::core::completion::DeviceTimes> {
+        use opencl3::event::{
+            get_event_profiling_info, CL_PROFILING_COMMAND_END, CL_PROFILING_COMMAND_QUEUED,
+            CL_PROFILING_COMMAND_START,
+        };
+        let at = |what| match get_event_profiling_info(self.0, what) {
+            Ok(cl3::info_type::InfoType::Ulong(ns)) => Some(ns),
+            _ => None,
+        };
+        Some(crate::core::completion::DeviceTimes {
+            queued_ns: at(CL_PROFILING_COMMAND_QUEUED)?,
+            started_ns: at(CL_PROFILING_COMMAND_START)?,
+            ended_ns: at(CL_PROFILING_COMMAND_END)?,
+        })
+    }
 }
 
 /// One native asynchronous copy: (source buffer, offset, destination buffer, offset),

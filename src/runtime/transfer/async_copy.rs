@@ -3,7 +3,7 @@
 //! and on a worker thread otherwise; [`Memory::copy_to_async_on`] orders it on a [`Queue`].
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::copy::copy_on_plan;
 use super::matrix::Plan;
@@ -184,8 +184,19 @@ fn trace_queued(
     };
     let span = trace::next_span();
     trace::emit(what.began(span));
+    let held = event.clone();
     event.on_complete(move |outcome| {
-        trace::emit(what.event(span, outcome.is_ok(), Track::Queue(queue), submitted));
+        // The device's own times where its runtime gives them, placed from the
+        // submission (the device's clock has a zero of its own); else the host's.
+        let (start, end) = match held.device_times() {
+            Some(t) if t.started_ns >= t.queued_ns && t.ended_ns >= t.started_ns => (
+                submitted + Duration::from_nanos(t.started_ns - t.queued_ns),
+                submitted + Duration::from_nanos(t.ended_ns - t.queued_ns),
+            ),
+            _ => (submitted, Instant::now()),
+        };
+        let ok = outcome.is_ok();
+        trace::emit(what.event_between(span, ok, Track::Queue(queue), start, end));
     });
 }
 

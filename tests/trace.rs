@@ -452,9 +452,12 @@ fn handles_opened_and_closed_are_in_the_trace_by_what_they_are() {
     }
 }
 
-/// The child of `opencl_queued_copies_carry_the_device_s_times_under_locus_trace`.
+/// The child of `queued_copies_carry_the_device_s_times_under_locus_trace`.
 fn queued_copy_times() {
-    for at in common::required_of(locus::Technology::OpenCl) {
+    let queues = [locus::Technology::OpenCl, locus::Technology::Sycl]
+        .into_iter()
+        .flat_map(common::required_of);
+    for at in queues {
         let a = Arc::new(Memory::new(at, 1 << 20).unwrap());
         let b = Arc::new(Memory::new(at, 1 << 20).unwrap());
         let event = a.copy_to_async(0, &b, 0, 1 << 20, &[]).unwrap();
@@ -479,7 +482,7 @@ fn queued_copy_times() {
 }
 
 #[test]
-fn opencl_queued_copies_carry_the_device_s_times_under_locus_trace() {
+fn queued_copies_carry_the_device_s_times_under_locus_trace() {
     if std::env::var("LOCUS_TRACE_CHILD").as_deref() == Ok("times") {
         return queued_copy_times();
     }
@@ -489,7 +492,7 @@ fn opencl_queued_copies_carry_the_device_s_times_under_locus_trace() {
         child
             .args([
                 "--exact",
-                "opencl_queued_copies_carry_the_device_s_times_under_locus_trace",
+                "queued_copies_carry_the_device_s_times_under_locus_trace",
                 "--nocapture",
             ])
             .env("LOCUS_TRACE_CHILD", "times");
@@ -512,4 +515,10 @@ fn opencl_queued_copies_carry_the_device_s_times_under_locus_trace() {
         !queued.is_empty() || common::required_of(locus::Technology::OpenCl).is_empty(),
         "the queued copies are in the trace"
     );
+    if common::required_of(locus::Technology::Sycl)
+        .iter()
+        .any(|l| l.ordinal() == 0)
+    {
+        assert!(queued.iter().any(|c| c.0 == "sycl:0"), "{queued:?}");
+    }
 }

@@ -114,6 +114,7 @@ impl AdoptedSyclQueue {
         Ok(SyclWork {
             api: self.api,
             event,
+            profiled: false,
         })
     }
 }

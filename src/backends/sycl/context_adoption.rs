@@ -39,12 +39,8 @@ impl SyclDevice {
                     "its device `{name}` has no USM device allocations"
                 )));
             }
-            let queue = api.DPCTLQueue_Create(
-                context,
-                device,
-                None,
-                DPCTLQueuePropertyType_DPCTL_IN_ORDER as i32,
-            );
+            let (properties, profiled) = super::work::queue_properties();
+            let queue = api.DPCTLQueue_Create(context, device, None, properties);
             if queue.is_null() {
                 return Err(fail(format!(
                     "DPCTLQueue_Create failed: is `{name}` one of the context's devices?"
@@ -60,6 +56,10 @@ impl SyclDevice {
                 usm,
                 Some(context as usize),
             )
+            .map(|mut d| {
+                d.profiled = profiled;
+                d
+            })
             .map_err(|e| fail(e.to_string()))
         }
     }

@@ -238,6 +238,7 @@ impl SyclDevice {
         Ok(Completion::new(SyclWork {
             api: self.api,
             event,
+            profiled: self.profiled,
         }))
     }
 }

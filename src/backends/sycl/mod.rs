@@ -93,6 +93,8 @@ pub struct SyclDevice {
     cpu: bool,
     live: AtomicUsize,
     kernels: Mutex<HashMap<u64, Arc<SyclKernel>>>,
+    /// Its queue was made with profiling (see `work::queue_properties`).
+    profiled: bool,
 }
 
 // SAFETY: SYCL devices, contexts and queues are thread-safe objects (SYCL 2020, 4.3.1);
@@ -206,16 +208,18 @@ impl SyclDevice {
         // SAFETY: `device` is live (caller's contract); the queue and context returned
         // are owned by the new value and deleted in its `Drop`.
         unsafe {
-            let queue = api.DPCTLQueue_CreateForDevice(
-                device,
-                None,
-                DPCTLQueuePropertyType_DPCTL_IN_ORDER as i32,
-            );
+            let (properties, profiled) = work::queue_properties();
+            let queue = api.DPCTLQueue_CreateForDevice(device, None, properties);
             if queue.is_null() {
                 api.DPCTLDevice_Delete(device);
                 return Err("DPCTLQueue_CreateForDevice failed".into());
             }
-            Self::with_queue(api, location, device, queue, (name, platform), usm, None)
+            Self::with_queue(api, location, device, queue, (name, platform), usm, None).map(
+                |mut d| {
+                    d.profiled = profiled;
+                    d
+                },
+            )
         }
     }
 
@@ -294,6 +298,7 @@ impl SyclDevice {
                 cpu,
                 live: AtomicUsize::new(0),
                 kernels: Mutex::new(HashMap::new()),
+                profiled: false,
             })
         }
     }

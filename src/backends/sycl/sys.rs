@@ -207,6 +207,9 @@ pub struct DpctlApi {
     pub DPCTLEvent_Delete: unsafe extern "C" fn(ERef: DPCTLSyclEventRef),
     pub DPCTLEvent_GetCommandExecutionStatus:
         unsafe extern "C" fn(ERef: DPCTLSyclEventRef) -> DPCTLSyclEventStatusType,
+    pub DPCTLEvent_GetProfilingInfoSubmit: unsafe extern "C" fn(ERef: DPCTLSyclEventRef) -> u64,
+    pub DPCTLEvent_GetProfilingInfoStart: unsafe extern "C" fn(ERef: DPCTLSyclEventRef) -> u64,
+    pub DPCTLEvent_GetProfilingInfoEnd: unsafe extern "C" fn(ERef: DPCTLSyclEventRef) -> u64,
     pub DPCTLPlatform_Delete: unsafe extern "C" fn(PRef: DPCTLSyclPlatformRef),
     pub DPCTLPlatform_GetName:
         unsafe extern "C" fn(PRef: DPCTLSyclPlatformRef) -> *const ::std::os::raw::c_char,
@@ -380,6 +383,15 @@ impl DpctlApi {
         let DPCTLEvent_GetCommandExecutionStatus = __library
             .get(b"DPCTLEvent_GetCommandExecutionStatus\0")
             .map(|sym| *sym)?;
+        let DPCTLEvent_GetProfilingInfoSubmit = __library
+            .get(b"DPCTLEvent_GetProfilingInfoSubmit\0")
+            .map(|sym| *sym)?;
+        let DPCTLEvent_GetProfilingInfoStart = __library
+            .get(b"DPCTLEvent_GetProfilingInfoStart\0")
+            .map(|sym| *sym)?;
+        let DPCTLEvent_GetProfilingInfoEnd = __library
+            .get(b"DPCTLEvent_GetProfilingInfoEnd\0")
+            .map(|sym| *sym)?;
         let DPCTLPlatform_Delete = __library.get(b"DPCTLPlatform_Delete\0").map(|sym| *sym)?;
         let DPCTLPlatform_GetName = __library.get(b"DPCTLPlatform_GetName\0").map(|sym| *sym)?;
         let DPCTLQueue_Create = __library.get(b"DPCTLQueue_Create\0").map(|sym| *sym)?;
@@ -459,6 +471,9 @@ impl DpctlApi {
             DPCTLEvent_Wait,
             DPCTLEvent_Delete,
             DPCTLEvent_GetCommandExecutionStatus,
+            DPCTLEvent_GetProfilingInfoSubmit,
+            DPCTLEvent_GetProfilingInfoStart,
+            DPCTLEvent_GetProfilingInfoEnd,
             DPCTLPlatform_Delete,
             DPCTLPlatform_GetName,
             DPCTLQueue_Create,
@@ -586,6 +601,15 @@ impl DpctlApi {
         ERef: DPCTLSyclEventRef,
     ) -> DPCTLSyclEventStatusType {
         (self.DPCTLEvent_GetCommandExecutionStatus)(ERef)
+    }
+    pub unsafe fn DPCTLEvent_GetProfilingInfoSubmit(&self, ERef: DPCTLSyclEventRef) -> u64 {
+        (self.DPCTLEvent_GetProfilingInfoSubmit)(ERef)
+    }
+    pub unsafe fn DPCTLEvent_GetProfilingInfoStart(&self, ERef: DPCTLSyclEventRef) -> u64 {
+        (self.DPCTLEvent_GetProfilingInfoStart)(ERef)
+    }
+    pub unsafe fn DPCTLEvent_GetProfilingInfoEnd(&self, ERef: DPCTLSyclEventRef) -> u64 {
+        (self.DPCTLEvent_GetProfilingInfoEnd)(ERef)
     }
     pub unsafe fn DPCTLPlatform_Delete(&self, PRef: DPCTLSyclPlatformRef) -> () {
         (self.DPCTLPlatform_Delete)(PRef)

@@ -7,6 +7,19 @@ use super::*;
 pub struct SyclWork {
     pub(super) api: &'static DpctlApi,
     pub(super) event: DPCTLSyclEventRef,
+    /// Submitted to a queue made with profiling (its times can be asked for).
+    pub(super) profiled: bool,
+}
+
+/// Whether locus's SYCL queues are made with profiling: when the trace listens as they
+/// are made (`LOCUS_TRACE`), so that their work carries the device's own times.
+pub(super) fn queue_properties() -> (i32, bool) {
+    let profiled = crate::core::trace::listening();
+    let mut properties = DPCTLQueuePropertyType_DPCTL_IN_ORDER as i32;
+    if profiled {
+        properties |= DPCTLQueuePropertyType_DPCTL_ENABLE_PROFILING as i32;
+    }
+    (properties, profiled)
 }
 
 // SAFETY: a SYCL event may be queried, waited on and deleted from any thread.
@@ -39,6 +52,27 @@ impl NativeWork for SyclWork {
         Some(crate::core::completion::NativeEvent::Sycl(
             self.event.cast(),
         ))
+    }
+
+    /// The event's profiling info, on a queue made with profiling (dpctl reports an
+    /// error on any other, so it is not asked).
+    fn device_times(&self) -> Option<crate::core::completion::DeviceTimes> {
+        if !self.profiled {
+            return None;
+        }
+        // SAFETY: a live, finished event owned by this value, of a profiling queue.
+        let (queued_ns, started_ns, ended_ns) = unsafe {
+            (
+                self.api.DPCTLEvent_GetProfilingInfoSubmit(self.event),
+                self.api.DPCTLEvent_GetProfilingInfoStart(self.event),
+                self.api.DPCTLEvent_GetProfilingInfoEnd(self.event),
+            )
+        };
+        (ended_ns != 0).then_some(crate::core::completion::DeviceTimes {
+            queued_ns,
+            started_ns,
+            ended_ns,
+        })
     }
 }
 
@@ -114,6 +148,7 @@ impl SyclDevice {
         Ok(Some(Completion::new(SyclWork {
             api: self.api,
             event,
+            profiled: self.profiled,
         })))
     }
 }

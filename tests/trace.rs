@@ -395,14 +395,15 @@ impl tracing::Subscriber for Collect {
 #[test]
 fn a_tracing_subscriber_gets_the_events() {
     let collect = Arc::new(Collect(std::sync::Mutex::new(Vec::new())));
-    let dispatch =
-        tracing::Dispatch::from(Arc::clone(&collect) as Arc<dyn tracing::Subscriber + Send + Sync>);
     let at = *common::required_locations().last().unwrap();
-    tracing::dispatcher::with_default(&dispatch, || {
+    // As an application installs its subscriber (`tracing_subscriber::fmt::init()`): the
+    // global default, here after locus's discovery ran.
+    tracing::subscriber::set_global_default(Arc::clone(&collect)).unwrap();
+    {
         let a = Memory::new(Location::Host, 1024).unwrap();
         let b = Memory::new(at, 1024).unwrap();
         a.copy_to(0, &b, 0, 1024).unwrap();
-    });
+    }
     let seen = collect.0.lock().unwrap().join("\n");
     assert!(
         seen.contains("message=allocated") && seen.contains("message=freed"),

@@ -23,6 +23,24 @@ fn temp_file(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// Runs this test binary again as the child of `test`, in `mode`
+/// (`LOCUS_TRACE_CHILD`), with `env`: its status, stdout and stderr.
+fn run_child(test: &str, mode: &str, env: &[(&str, &std::ffi::OsStr)]) -> (bool, String, String) {
+    let mut child = Command::new(std::env::current_exe().unwrap());
+    child
+        .args(["--exact", test, "--nocapture"])
+        .env("LOCUS_TRACE_CHILD", mode);
+    for (k, v) in env {
+        child.env(k, v);
+    }
+    let out = child.output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// The events of a Chrome trace file, parsed strictly (`]` present) or, with `truncated`,
 /// as the format allows a file cut short (the closing `]` missing).
 fn events(path: &Path, truncated: bool) -> Vec<Value> {
@@ -175,16 +193,12 @@ fn a_process_that_dies_mid_run_leaves_a_readable_trace() {
         die_mid_run();
     }
     let path = temp_file("died.json");
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_process_that_dies_mid_run_leaves_a_readable_trace",
-        ])
-        .env("LOCUS_TRACE_CHILD", "die")
-        .env("LOCUS_TRACE", &path)
-        .output()
-        .unwrap();
-    assert!(!out.status.success(), "the child aborts");
+    let (ok, _, _) = run_child(
+        "a_process_that_dies_mid_run_leaves_a_readable_trace",
+        "die",
+        &[("LOCUS_TRACE", path.as_os_str())],
+    );
+    assert!(!ok, "the child aborts");
     let events = events(&path, true);
     assert!(
         copies(&events)
@@ -209,24 +223,12 @@ fn an_unwritable_trace_path_is_a_clear_error_and_a_run_under_it_goes_on() {
         println!("copied");
         return;
     }
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "an_unwritable_trace_path_is_a_clear_error_and_a_run_under_it_goes_on",
-            "--nocapture",
-        ])
-        .env("LOCUS_TRACE_CHILD", "unwritable")
-        .env("LOCUS_TRACE", bad)
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+    let (ok, stdout, stderr) = run_child(
+        "an_unwritable_trace_path_is_a_clear_error_and_a_run_under_it_goes_on",
+        "unwritable",
+        &[("LOCUS_TRACE", bad.as_os_str())],
     );
-    assert!(
-        out.status.success() && stdout.contains("copied"),
-        "{stdout}{stderr}"
-    );
+    assert!(ok && stdout.contains("copied"), "{stdout}{stderr}");
     assert_eq!(
         stderr.matches("LOCUS_TRACE").count(),
         1,
@@ -272,24 +274,12 @@ fn a_disk_that_fills_mid_trace_ends_the_trace_not_the_program() {
         return fill_the_disk(Path::new(&path));
     }
     let path = temp_file("full.json");
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_disk_that_fills_mid_trace_ends_the_trace_not_the_program",
-            "--nocapture",
-        ])
-        .env("LOCUS_TRACE_CHILD", "full")
-        .env("TRACE_TEST_FILE", &path)
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+    let (ok, stdout, stderr) = run_child(
+        "a_disk_that_fills_mid_trace_ends_the_trace_not_the_program",
+        "full",
+        &[("TRACE_TEST_FILE", path.as_os_str())],
     );
-    assert!(
-        out.status.success() && stdout.contains("copied"),
-        "{stdout}{stderr}"
-    );
+    assert!(ok && stdout.contains("copied"), "{stdout}{stderr}");
     assert_eq!(
         stderr.matches("could not be written").count(),
         1,
@@ -312,16 +302,12 @@ fn locus_trace_covers_a_whole_run_and_closes_its_array_at_exit() {
         return;
     }
     let path = temp_file("whole.json");
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "locus_trace_covers_a_whole_run_and_closes_its_array_at_exit",
-        ])
-        .env("LOCUS_TRACE_CHILD", "whole")
-        .env("LOCUS_TRACE", &path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let (ok, stdout, stderr) = run_child(
+        "locus_trace_covers_a_whole_run_and_closes_its_array_at_exit",
+        "whole",
+        &[("LOCUS_TRACE", path.as_os_str())],
+    );
+    assert!(ok, "{stdout}{stderr}");
     let events = events(&path, false);
     assert!(copies(&events).iter().any(|c| c.2 == 256));
 }
@@ -489,24 +475,17 @@ fn queued_copies_carry_the_device_s_times_under_locus_trace() {
     }
     let path = temp_file("times.json");
     for traced in [true, false] {
-        let mut child = Command::new(std::env::current_exe().unwrap());
-        child
-            .args([
-                "--exact",
-                "queued_copies_carry_the_device_s_times_under_locus_trace",
-                "--nocapture",
-            ])
-            .env("LOCUS_TRACE_CHILD", "times");
-        if traced {
-            child.env("LOCUS_TRACE", &path);
-        }
-        let out = child.output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && stdout.contains("checked"),
-            "{stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
+        let env: &[(&str, &std::ffi::OsStr)] = if traced {
+            &[("LOCUS_TRACE", path.as_os_str())]
+        } else {
+            &[]
+        };
+        let (ok, stdout, stderr) = run_child(
+            "queued_copies_carry_the_device_s_times_under_locus_trace",
+            "times",
+            env,
         );
+        assert!(ok && stdout.contains("checked"), "{stdout}{stderr}");
     }
     let queued: Vec<_> = copies(&events(&path, false))
         .into_iter()

@@ -42,8 +42,9 @@ pub struct TraceSummary {
     pub failed_copies: u64,
 }
 
-/// Reads a trace file's text (see the module's note on files cut short).
-pub fn summarize(text: &str) -> Result<TraceSummary, String> {
+/// A trace file's events, and whether the file was cut short (its closing `]` missing,
+/// as after a crash: read as far as it goes).
+pub fn parse(text: &str) -> Result<(Vec<Value>, bool), String> {
     let trimmed = text.trim_end();
     let truncated = !trimmed.ends_with(']');
     let whole = if truncated {
@@ -54,16 +55,24 @@ pub fn summarize(text: &str) -> Result<TraceSummary, String> {
     let value: Value = serde_json::from_str(&whole).map_err(|e| {
         format!("not a trace in the Chrome trace event format (a JSON array of events): {e}")
     })?;
-    let events = value
-        .as_array()
-        .ok_or("not a trace in the Chrome trace event format: the file is not a JSON array")?;
+    match value {
+        Value::Array(events) => Ok((events, truncated)),
+        _ => {
+            Err("not a trace in the Chrome trace event format: the file is not a JSON array".into())
+        }
+    }
+}
+
+/// Reads a trace file's text (see the module's note on files cut short).
+pub fn summarize(text: &str) -> Result<TraceSummary, String> {
+    let (events, truncated) = parse(text)?;
     let mut copies: HashMap<CopyKey, Totals> = HashMap::new();
     let mut kernels: HashMap<(String, String), Totals> = HashMap::new();
     let mut memory: HashMap<String, (Totals, i64, i64)> = HashMap::new();
     let mut waits = Totals::default();
     let mut failed_copies = 0;
     let text_of = |v: &Value| v.as_str().unwrap_or("?").to_string();
-    for e in events {
+    for e in &events {
         let args = &e["args"];
         let dur = e["dur"].as_f64().unwrap_or(0.0);
         match (e["ph"].as_str(), e["cat"].as_str()) {

@@ -6,8 +6,6 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use serde_json::Value;
-
 /// Left margin for the row names, the timeline's width, one row's height.
 const LABEL: f64 = 190.0;
 const WIDTH: f64 = 900.0;
@@ -35,24 +33,13 @@ fn escape(text: &str) -> String {
 
 /// The picture of the trace in `text` (the Chrome trace format locus writes).
 pub fn svg(text: &str) -> Result<String, String> {
-    let trimmed = text.trim_end();
-    let whole = if trimmed.ends_with(']') {
-        trimmed.to_string()
-    } else {
-        format!("{}]", trimmed.trim_end_matches(','))
-    };
-    let value: Value = serde_json::from_str(&whole).map_err(|e| {
-        format!("not a trace in the Chrome trace event format (a JSON array of events): {e}")
-    })?;
-    let events = value
-        .as_array()
-        .ok_or("not a trace in the Chrome trace event format: the file is not a JSON array")?;
+    let (events, _) = crate::trace_summary::parse(text)?;
     // Rows in order of first use, named by their metadata.
     let mut names: HashMap<u64, String> = HashMap::new();
     let mut rows: Vec<u64> = Vec::new();
     let mut slices = Vec::new();
     let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
-    for e in events {
+    for e in &events {
         let tid = e["tid"].as_u64().unwrap_or(0);
         match e["ph"].as_str() {
             Some("M") if e["name"] == "thread_name" => {

@@ -572,6 +572,20 @@ LocusStatus locus_memory_host_pointer(const LocusMemory *memory, void **address)
 // the handle returns; `out` is NULL or points to a `LocusMemory *`.
 LocusStatus locus_memory_register_host(void *pointer, size_t bytes, LocusMemory **out);
 
+// Allocates `bytes` that every one of the `count` locations in `locations` uses in
+// place, of the best kind they share (the owner's own memory, managed, USM shared, SVM,
+// host-visible, USM host or pinned host memory), and stores the new handle in `*out`;
+// `LOCUS_ERROR_INVALID` naming, for each kind tried, the location that does not reach
+// it. Free it with `locus_memory_free`.
+//
+// # Safety
+// `locations` is NULL (with `count` 0) or points to `count` NUL-terminated strings;
+// `out` is NULL or points to a `LocusMemory *`.
+LocusStatus locus_memory_new_reachable(const char *const *locations,
+                                       size_t count,
+                                       size_t bytes,
+                                       LocusMemory **out);
+
 // Allocates `bytes` of memory of `kind` (a `LocusMemoryKind`) at `location` and stores the new handle in
 // `*out` (free it with `locus_memory_free`). A kind the location does not offer is
 // `LOCUS_ERROR_INVALID`, naming the kinds it offers.

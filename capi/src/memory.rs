@@ -269,3 +269,42 @@ pub unsafe extern "C" fn locus_memory_register_host(
         Ok(())
     })
 }
+
+/// Allocates `bytes` that every one of the `count` locations in `locations` uses in
+/// place, of the best kind they share (the owner's own memory, managed, USM shared, SVM,
+/// host-visible, USM host or pinned host memory), and stores the new handle in `*out`;
+/// `LOCUS_ERROR_INVALID` naming, for each kind tried, the location that does not reach
+/// it. Free it with `locus_memory_free`.
+///
+/// # Safety
+/// `locations` is NULL (with `count` 0) or points to `count` NUL-terminated strings;
+/// `out` is NULL or points to a `LocusMemory *`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_new_reachable(
+    locations: *const *const c_char,
+    count: usize,
+    bytes: usize,
+    out: *mut *mut LocusMemory,
+) -> LocusStatus {
+    call("locus_memory_new_reachable", || {
+        let out = out_arg(out, "out")?;
+        if locations.is_null() && count > 0 {
+            return Err(Fail::new(
+                LocusStatus::LocusErrorNull,
+                format!("locations is NULL for {count} locations"),
+            ));
+        }
+        let names: &[*const c_char] = if count == 0 {
+            &[]
+        } else {
+            // SAFETY: `count` readable pointers at `locations` (the contract above).
+            unsafe { std::slice::from_raw_parts(locations, count) }
+        };
+        let at = names
+            .iter()
+            .map(|&p| location_arg(p, "a location"))
+            .collect::<Result<Vec<_>, _>>()?;
+        *out = MEMORY.insert(Memory::reachable_from(&at, bytes)?);
+        Ok(())
+    })
+}

@@ -330,6 +330,17 @@ fn info(args: InfoArgs) -> Result<ExitCode, String> {
     }
     println!("\nAccessibility (can code at the column use memory of the row in place?):");
     print!("{}", indent(&access::accessibility_table(registry)));
+    println!("\nMemory both use in place (`Memory::reachable_from`), for each pair:");
+    let locations = registry.locations();
+    for (i, &a) in locations.iter().enumerate() {
+        for &b in &locations[i + 1..] {
+            let answer = match locus::reachable_kind(&[a, b]) {
+                Ok(reach) => format!("{} memory at {}", reach.kind, reach.location),
+                Err(_) => "none (a Buffer moves the data between them)".into(),
+            };
+            println!("  {:<24} {answer}", format!("{a} + {b}"));
+        }
+    }
     println!("\nRoutes (data at the left, consumed at the right):");
     print!("{}", indent(&transfer::route_table(registry)));
     println!();

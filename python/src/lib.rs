@@ -18,6 +18,7 @@ mod memory;
 mod mr;
 mod numpy_allocator;
 mod queues;
+mod reachable;
 mod regions;
 mod store;
 mod trace;
@@ -449,6 +450,7 @@ fn _locus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(available, m)?)?;
     m.add_function(wrap_pyfunction!(route, m)?)?;
     m.add_function(wrap_pyfunction!(lookup, m)?)?;
+    m.add_function(wrap_pyfunction!(reachable::reachable_kind, m)?)?;
     m.add_function(wrap_pyfunction!(adopt::adopt_context, m)?)?;
     m.add_function(wrap_pyfunction!(memory::copy_batch, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;

@@ -1,6 +1,6 @@
 //! The run-time layer, above the core and the backends: discovery ([`registry`]), events
 //! and queues ([`event`], [`queue`], [`adopted_queue`]: a user's runtime queue adopted),
-//! the worker threads that run what no runtime can queue ([`worker`]), accessibility ([`access`]), umem mirrors ([`mirror`]) and the
+//! the worker threads that run what no runtime can queue ([`worker`]), accessibility ([`access`]), memory several locations reach in place ([`reachable`]), umem mirrors ([`mirror`]) and the
 //! transfer matrix with its copy engine ([`transfer`]), and the trace of what moved ([`trace`]).
 
 pub mod access;
@@ -19,6 +19,7 @@ pub(crate) mod ipc;
 pub mod lookup;
 pub mod mirror;
 pub mod queue;
+pub mod reachable;
 pub mod registry;
 pub mod trace;
 pub mod transfer;

@@ -418,6 +418,27 @@ static void adoption(const char *at) {
     OK(locus_memory_free(usm));
 }
 
+/* Memory the host and `at` both use in place (locus_memory_new_reachable), or a refusal
+ * naming the pair; bad input refused. */
+static void reachable(const char *at) {
+    const char *pair[2] = {"host", at};
+    LocusMemory *m = NULL;
+    LocusStatus s = locus_memory_new_reachable(pair, 2, 4096, &m);
+    if (s == LOCUS_OK) {
+        for (int i = 0; i < 2; i++) {
+            bool yes = false;
+            OK(locus_memory_is_accessible_from(m, pair[i], &yes));
+            CHECK(yes, "%s: reachable memory not used in place from %s", at, pair[i]);
+        }
+        OK(locus_memory_free(m));
+    } else {
+        CHECK(s == LOCUS_ERROR_INVALID, "%s: reachable: %d", at, (int)s);
+        CHECK(strstr(locus_last_error(), at) != NULL, "%s: the refusal names the location", at);
+    }
+    REFUSED(locus_memory_new_reachable(NULL, 2, 64, &m), LOCUS_ERROR_NULL, "locations");
+    REFUSED(locus_memory_new_reachable(pair, 0, 64, &m), LOCUS_ERROR_INVALID, "no locations");
+}
+
 int main(void) {
     size_t count = 0;
     OK(locus_location_count(&count));
@@ -432,6 +453,7 @@ int main(void) {
         lookup(at);
         shared(at);
         adoption(at);
+        reachable(at);
     }
     if (failures) {
         fprintf(stderr, "%d checks failed\n", failures);

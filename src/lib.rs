@@ -95,6 +95,7 @@ pub use runtime::adopt_opencl_context;
 pub use runtime::adopt_sycl_context;
 pub use runtime::adopted_queue::AdoptedQueue;
 pub use runtime::event::{Event, EventTrigger};
+pub use runtime::prefetch::PrefetchOutcome;
 pub use runtime::queue::Queue;
 pub use runtime::reachable::{reachable_kind, Reach};
 pub use runtime::register_host_memory;

@@ -22,6 +22,7 @@ fn abilities(device: &dyn Device) -> BTreeSet<&'static str> {
             device.host_memory_in_place().is_some(),
         ),
         ("placement", device.placement().is_some()),
+        ("prefetcher", device.prefetcher().is_some()),
         ("memory_report", device.memory_report().is_some()),
         ("kinds", device.kinds().is_some()),
         ("queue_adoption", device.queue_adoption().is_some()),
@@ -77,6 +78,10 @@ fn expected(device: &dyn Device) -> BTreeSet<&'static str> {
     };
     if in_place {
         want.insert("host_memory_in_place");
+    }
+    if device.location().technology() == Technology::Sycl {
+        // queue.prefetch of USM shared memory.
+        want.insert("prefetcher");
     }
     if matches!(
         device.location().technology(),

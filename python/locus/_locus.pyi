@@ -310,6 +310,12 @@ class Memory:
         """Memory every location in `locations` uses in place (the best kind they share);
         ValueError naming, per kind tried, the location that does not reach it."""
         ...
+    def prefetch(
+        self, location: str, nbytes: Optional[int] = None, offset: int = 0
+    ) -> Tuple["Event", bool, str]:
+        """Starts moving the range to `location` ahead of its use (SYCL USM shared memory):
+        (event, moved, why); memory that does not migrate stays, `why` says so."""
+        ...
     @staticmethod
     def shared(location: str, nbytes: int) -> "Memory":
         """Memory other processes on this node open in place (`open_ipc`)."""

@@ -1,5 +1,7 @@
-//! `locus.Memory.reachable_from(locations, nbytes)`: memory every listed location uses in
-//! place, asked for by the locations rather than by a technology's memory kind.
+//! Placement from Python: `locus.Memory.reachable_from(locations, nbytes)`, memory every
+//! listed location uses in place, asked for by the locations rather than by a
+//! technology's memory kind; and `Memory.prefetch`, memory that migrates moved ahead of
+//! its use.
 
 use super::*;
 use crate::memory::PyMemory;
@@ -43,4 +45,39 @@ pub fn reachable_kind<'py>(
         out.set_item("reason", reach.reason)?;
         Ok(out)
     })
+}
+
+#[pymethods]
+impl PyMemory {
+    /// Starts moving `nbytes` from `offset` (to the end when `None`) to `location` ahead
+    /// of its use there (SYCL's `queue.prefetch` of USM shared memory) and returns at
+    /// once: `(event, moved, why)`. Memory that does not migrate is left where it is,
+    /// `moved` False and `why` saying so; the data is valid either way.
+    #[pyo3(signature = (location, nbytes = None, offset = 0))]
+    fn prefetch(
+        &self,
+        py: Python<'_>,
+        location: &str,
+        nbytes: Option<usize>,
+        offset: usize,
+    ) -> PyResult<(crate::events::PyEvent, bool, String)> {
+        guarded(|| {
+            let m = self.mem()?;
+            let to = parse_location(location)?;
+            let end = match nbytes {
+                Some(n) => offset.checked_add(n).ok_or_else(|| {
+                    PyValueError::new_err(format!("prefetch of {n} bytes at {offset}: too large"))
+                })?,
+                None => m.len().max(offset),
+            };
+            let outcome = crate::detach(py, || m.prefetch_to(to, offset..end)).map_err(py_err)?;
+            Ok((
+                crate::events::PyEvent {
+                    inner: outcome.event,
+                },
+                outcome.moved,
+                outcome.why,
+            ))
+        })
+    }
 }

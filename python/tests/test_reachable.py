@@ -44,3 +44,22 @@ def test_bad_requests_say_what_to_do():
         locus.Memory.reachable_from([], 64)
     with pytest.raises(ValueError):
         locus.Memory.reachable_from(["host", "nowhere:3"], 64)
+
+
+def test_prefetch_moves_usm_shared_memory_and_says_why_not_elsewhere():
+    for at in LOCATIONS:
+        m = locus.Memory(at, 4096)
+        m.write(b"\x05" * 4096)
+        event, moved, why = m.prefetch(at)
+        event.wait()
+        assert not moved and at in why, (at, why)   # default memory does not migrate
+        assert m.read(4096) == b"\x05" * 4096
+    for at in [a for a in LOCATIONS if a.startswith("sycl")]:
+        shared = locus.Memory.from_resource(locus.mr.UpstreamMemoryResource(at, "usm-shared"), 4096)
+        shared.write(b"\x06" * 4096)
+        event, moved, why = shared.prefetch(at, 1024, offset=1024)
+        event.wait()
+        assert moved, why
+        assert shared.read(4096) == b"\x06" * 4096
+        _, moved, why = shared.prefetch("host")
+        assert not moved and "to its device only" in why

@@ -201,6 +201,30 @@ pub trait Placement {
         -> Result<()>;
 }
 
+/// Moving memory that migrates ahead of its use, on the device's queue (SYCL's
+/// `queue.prefetch` of USM shared memory; CUDA's and HIP's managed memory to come).
+pub trait Prefetch {
+    /// Starts moving `len` bytes from `offset` of `memory` (this device's) to this
+    /// device (`here`) or to the host; [`Prefetched::NotMoved`] with the reason where the
+    /// runtime has nothing to move (memory that does not migrate, a direction it does not
+    /// prefetch in).
+    fn prefetch(
+        &self,
+        memory: &Native,
+        offset: usize,
+        len: usize,
+        here: bool,
+    ) -> Result<Prefetched>;
+}
+
+/// What a [`Prefetch::prefetch`] did.
+pub enum Prefetched {
+    /// The move was started on the device's queue.
+    Started(Completion),
+    /// Nothing moves, and why.
+    NotMoved(String),
+}
+
 /// A report of the device's free memory from its driver (`cuMemGetInfo`,
 /// `hipMemGetInfo`).
 pub trait MemoryReport {

@@ -18,7 +18,7 @@ use std::fmt;
 
 use super::capability::{
     CopyBatches, HostMemoryInPlace, HostMemoryRegistration, IpcHandles, Kernels, MemoryKinds,
-    MemoryReport, NativeCalls, Placement, QueueAdoption, QueuedCopies, StagingViews,
+    MemoryReport, NativeCalls, Placement, Prefetch, QueueAdoption, QueuedCopies, StagingViews,
 };
 use super::error::{Error, Result};
 use super::location::Location;
@@ -339,6 +339,10 @@ pub trait Device: Any + Send + Sync + fmt::Debug {
     }
     /// A preferred location for memory paged in on use.
     fn placement(&self) -> Option<&dyn Placement> {
+        None
+    }
+    /// Moving memory that migrates ahead of its use.
+    fn prefetcher(&self) -> Option<&dyn Prefetch> {
         None
     }
     /// The driver's report of free memory.

@@ -18,6 +18,7 @@ pub mod event;
 pub(crate) mod ipc;
 pub mod lookup;
 pub mod mirror;
+pub mod prefetch;
 pub mod queue;
 pub mod reachable;
 pub mod registry;

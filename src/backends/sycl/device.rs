@@ -133,6 +133,10 @@ impl Device for SyclDevice {
         Some(self)
     }
 
+    fn prefetcher(&self) -> Option<&dyn crate::core::capability::Prefetch> {
+        Some(self)
+    }
+
     fn pointer_queries(&self) -> Option<&dyn PointerQueries> {
         Some(self)
     }

@@ -67,6 +67,7 @@ mod adopted;
 mod context_adoption;
 mod device;
 mod kernels;
+mod prefetch;
 mod work;
 
 pub use kernels::{KernelArg, SyclKernel};

@@ -254,6 +254,11 @@ pub struct DpctlApi {
         DepEvents: *const DPCTLSyclEventRef,
         DepEventsCount: size_t,
     ) -> DPCTLSyclEventRef,
+    pub DPCTLQueue_Prefetch: unsafe extern "C" fn(
+        QRef: DPCTLSyclQueueRef,
+        Ptr: *const ::std::os::raw::c_void,
+        Count: size_t,
+    ) -> DPCTLSyclEventRef,
     pub DPCTLQueue_SubmitBarrier:
         unsafe extern "C" fn(QRef: DPCTLSyclQueueRef) -> DPCTLSyclEventRef,
     pub DPCTLQueue_SubmitBarrierForEvents: unsafe extern "C" fn(
@@ -408,6 +413,7 @@ impl DpctlApi {
         let DPCTLQueue_MemcpyWithEvents = __library
             .get(b"DPCTLQueue_MemcpyWithEvents\0")
             .map(|sym| *sym)?;
+        let DPCTLQueue_Prefetch = __library.get(b"DPCTLQueue_Prefetch\0").map(|sym| *sym)?;
         let DPCTLQueue_SubmitBarrier = __library
             .get(b"DPCTLQueue_SubmitBarrier\0")
             .map(|sym| *sym)?;
@@ -486,6 +492,7 @@ impl DpctlApi {
             DPCTLQueue_Wait,
             DPCTLQueue_Memcpy,
             DPCTLQueue_MemcpyWithEvents,
+            DPCTLQueue_Prefetch,
             DPCTLQueue_SubmitBarrier,
             DPCTLQueue_SubmitBarrierForEvents,
             DPCTLQueue_Memset,
@@ -687,6 +694,14 @@ impl DpctlApi {
         DepEventsCount: size_t,
     ) -> DPCTLSyclEventRef {
         (self.DPCTLQueue_MemcpyWithEvents)(QRef, Dest, Src, Count, DepEvents, DepEventsCount)
+    }
+    pub unsafe fn DPCTLQueue_Prefetch(
+        &self,
+        QRef: DPCTLSyclQueueRef,
+        Ptr: *const ::std::os::raw::c_void,
+        Count: size_t,
+    ) -> DPCTLSyclEventRef {
+        (self.DPCTLQueue_Prefetch)(QRef, Ptr, Count)
     }
     pub unsafe fn DPCTLQueue_SubmitBarrier(&self, QRef: DPCTLSyclQueueRef) -> DPCTLSyclEventRef {
         (self.DPCTLQueue_SubmitBarrier)(QRef)

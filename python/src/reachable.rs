@@ -6,6 +6,11 @@
 use super::*;
 use crate::memory::PyMemory;
 
+/// Each location named in `locations`.
+fn parse_all(locations: &[String]) -> PyResult<Vec<Location>> {
+    locations.iter().map(|l| parse_location(l)).collect()
+}
+
 #[pymethods]
 impl PyMemory {
     /// `nbytes` that every location in `locations` uses in place, of the best kind they
@@ -15,10 +20,7 @@ impl PyMemory {
     #[staticmethod]
     fn reachable_from(py: Python<'_>, locations: Vec<String>, nbytes: usize) -> PyResult<PyMemory> {
         guarded(|| {
-            let at = locations
-                .iter()
-                .map(|l| parse_location(l))
-                .collect::<PyResult<Vec<Location>>>()?;
+            let at = parse_all(&locations)?;
             let inner =
                 crate::detach(py, || Memory::reachable_from(&at, nbytes)).map_err(py_err)?;
             Ok(PyMemory::wrap(Arc::new(inner)))
@@ -34,10 +36,7 @@ pub fn reachable_kind<'py>(
     locations: Vec<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guarded(|| {
-        let at = locations
-            .iter()
-            .map(|l| parse_location(l))
-            .collect::<PyResult<Vec<Location>>>()?;
+        let at = parse_all(&locations)?;
         let reach = crate::detach(py, || locus::reachable_kind(&at)).map_err(py_err)?;
         let out = PyDict::new(py);
         out.set_item("location", reach.location.to_string())?;

@@ -677,6 +677,23 @@ LocusStatus locus_event_native(const LocusEvent *event, LocusNativeEvent *native
 // `done` is safe to call once, from any thread, with `data`; it must not unwind.
 LocusStatus locus_event_on_complete(const LocusEvent *event, LocusEventCallback done, void *data);
 
+// Starts moving `len` bytes from `offset` of `memory` to `location` ahead of their use
+// there, when the memory migrates (SYCL USM shared memory to its device), and returns at
+// once: the move's event goes into `*event` (NULL: no event) and whether anything moves
+// into `*moved` (NULL: not said). Memory that does not migrate is left where it is
+// (`*moved` false, the event already complete); the data is valid either way. The range
+// is checked first.
+//
+// # Safety
+// `location` is a NUL-terminated string; `event` is NULL or points to a `LocusEvent *`;
+// `moved` is NULL or points to a `bool`.
+LocusStatus locus_memory_prefetch(const LocusMemory *memory,
+                                  const char *location,
+                                  size_t offset,
+                                  size_t len,
+                                  LocusEvent **event,
+                                  bool *moved);
+
 // Frees the event handle without waiting. NULL does nothing.
 LocusStatus locus_event_free(LocusEvent *event);
 

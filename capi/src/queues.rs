@@ -268,6 +268,45 @@ pub unsafe extern "C" fn locus_event_on_complete(
     })
 }
 
+/// Starts moving `len` bytes from `offset` of `memory` to `location` ahead of their use
+/// there, when the memory migrates (SYCL USM shared memory to its device), and returns at
+/// once: the move's event goes into `*event` (NULL: no event) and whether anything moves
+/// into `*moved` (NULL: not said). Memory that does not migrate is left where it is
+/// (`*moved` false, the event already complete); the data is valid either way. The range
+/// is checked first.
+///
+/// # Safety
+/// `location` is a NUL-terminated string; `event` is NULL or points to a `LocusEvent *`;
+/// `moved` is NULL or points to a `bool`.
+#[no_mangle]
+pub unsafe extern "C" fn locus_memory_prefetch(
+    memory: *const LocusMemory,
+    location: *const std::ffi::c_char,
+    offset: usize,
+    len: usize,
+    event: *mut *mut LocusEvent,
+    moved: *mut bool,
+) -> LocusStatus {
+    call("locus_memory_prefetch", || {
+        let m = MEMORY.get(memory, "memory")?;
+        let to = crate::text::location_arg(location, "location")?;
+        let end = offset.checked_add(len).ok_or_else(|| {
+            crate::Fail::new(
+                LocusStatus::LocusErrorInvalid,
+                format!("{len} bytes at {offset} run past the end of memory sizes"),
+            )
+        })?;
+        let outcome = m.prefetch_to(to, offset..end)?;
+        if !moved.is_null() {
+            *out_arg(moved, "moved")? = outcome.moved;
+        }
+        if !event.is_null() {
+            *out_arg(event, "event")? = EVENTS.insert(outcome.event);
+        }
+        Ok(())
+    })
+}
+
 /// Frees the event handle without waiting. NULL does nothing.
 #[no_mangle]
 pub extern "C" fn locus_event_free(event: *mut LocusEvent) -> LocusStatus {

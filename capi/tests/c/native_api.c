@@ -435,6 +435,26 @@ static void reachable(const char *at) {
         CHECK(s == LOCUS_ERROR_INVALID, "%s: reachable: %d", at, (int)s);
         CHECK(strstr(locus_last_error(), at) != NULL, "%s: the refusal names the location", at);
     }
+    /* Prefetch: default memory does not migrate (said, nothing moves); out of range is
+     * refused. */
+    LocusMemory *p = NULL;
+    OK(locus_memory_new(at, 4096, &p));
+    LocusEvent *e = NULL;
+    bool moved = true;
+    OK(locus_memory_prefetch(p, at, 0, 4096, &e, &moved));
+    CHECK(!moved, "%s: default memory moved by a prefetch", at);
+    OK(locus_event_wait(e));
+    OK(locus_event_free(e));
+    LocusMemory *shared = NULL;
+    if (strncmp(at, "sycl", 4) == 0 && locus_memory_new_kind(at, LOCUS_KIND_USM_SHARED, 4096, &shared) == LOCUS_OK) {
+        OK(locus_memory_prefetch(shared, at, 0, 4096, &e, &moved));
+        CHECK(moved, "%s: USM shared memory not prefetched", at);
+        OK(locus_event_wait(e));
+        OK(locus_event_free(e));
+        OK(locus_memory_free(shared));
+    }
+    REFUSED(locus_memory_prefetch(p, at, 4000, 4096, NULL, NULL), LOCUS_ERROR_INVALID, "prefetch");
+    OK(locus_memory_free(p));
     REFUSED(locus_memory_new_reachable(NULL, 2, 64, &m), LOCUS_ERROR_NULL, "locations");
     REFUSED(locus_memory_new_reachable(pair, 0, 64, &m), LOCUS_ERROR_INVALID, "no locations");
 }

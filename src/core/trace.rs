@@ -350,8 +350,14 @@ pub fn emit(event: TraceEvent<'_>) {
     IN_SINK.with(|s| s.set(false));
 }
 
-fn micros_since_epoch(at: Instant) -> f64 {
+/// Microseconds from the trace's [`epoch`] to `at` (0 for an instant before it).
+pub(crate) fn micros_since_epoch(at: Instant) -> f64 {
     at.saturating_duration_since(epoch()).as_secs_f64() * 1e6
+}
+
+/// Microseconds from `start` to `end` (0 when `end` is not later).
+pub(crate) fn micros_between(start: Instant, end: Instant) -> f64 {
+    end.saturating_duration_since(start).as_secs_f64() * 1e6
 }
 
 fn forward_to_tracing(event: &TraceEvent<'_>) {
@@ -406,7 +412,7 @@ fn forward_to_tracing(event: &TraceEvent<'_>) {
             path,
             queued = matches!(track, Track::Queue(_)),
             start_us = micros_since_epoch(start),
-            duration_us = end.saturating_duration_since(start).as_secs_f64() * 1e6,
+            duration_us = micros_between(start, end),
             "copied"
         ),
         TraceEvent::Launched {
@@ -419,13 +425,13 @@ fn forward_to_tracing(event: &TraceEvent<'_>) {
             %location,
             kernel,
             start_us = micros_since_epoch(start),
-            duration_us = end.saturating_duration_since(start).as_secs_f64() * 1e6,
+            duration_us = micros_between(start, end),
             "launched"
         ),
         TraceEvent::Waited { start, end } => tracing::debug!(
             target: "locus",
             start_us = micros_since_epoch(start),
-            duration_us = end.saturating_duration_since(start).as_secs_f64() * 1e6,
+            duration_us = micros_between(start, end),
             "waited"
         ),
     }

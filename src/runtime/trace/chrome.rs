@@ -8,7 +8,7 @@
 //! write to the file, so the file up to a crash is readable: the format lets the closing
 //! `]` be missing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,7 +19,9 @@ use serde_json::{json, Value};
 
 use crate::core::error::{Error, Result};
 use crate::core::location::Location;
-use crate::core::trace::{self, SinkHandle, TraceEvent, TraceSink, Track};
+use crate::core::trace::{
+    self, micros_between, micros_since_epoch, SinkHandle, TraceEvent, TraceSink, Track,
+};
 
 /// The file and what the writer knows so far.
 struct Writer {
@@ -33,7 +35,7 @@ struct Writer {
     /// Track ids of device queues, from 1_000_000 up.
     queues: HashMap<Location, u64>,
     /// Host threads named so far (their `thread_name` metadata written).
-    threads: HashMap<u64, ()>,
+    threads: HashSet<u64>,
     /// Bytes held per counter name (location and source).
     held: HashMap<String, i64>,
 }
@@ -62,14 +64,6 @@ thread_local! {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     };
-}
-
-fn micros(at: Instant) -> f64 {
-    at.saturating_duration_since(trace::epoch()).as_secs_f64() * 1e6
-}
-
-fn duration(start: Instant, end: Instant) -> f64 {
-    end.saturating_duration_since(start).as_secs_f64() * 1e6
 }
 
 /// The trace viewer's reserved colour for a route kind (by its name).
@@ -123,7 +117,7 @@ impl Writer {
         match track {
             Track::Thread => {
                 let tid = THREAD_TRACK.with(|t| *t);
-                if self.threads.insert(tid, ()).is_none() {
+                if self.threads.insert(tid) {
                     let name = std::thread::current()
                         .name()
                         .map_or_else(|| format!("thread {tid}"), str::to_string);
@@ -168,7 +162,7 @@ fn quoted(text: &str) -> String {
 impl TraceSink for Sink {
     fn event(&self, event: &TraceEvent<'_>) {
         let pid = std::process::id();
-        let now = micros(Instant::now());
+        let now = micros_since_epoch(Instant::now());
         let mut w = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if w.file.is_none() {
             return;
@@ -221,8 +215,8 @@ impl TraceSink for Sink {
                 let route = route.name();
                 w.write_text(&format!(
                     r#"{{"name":"{src} -> {dst}","cat":"copy,{route}","ph":"X","ts":{:.3},"dur":{:.3},"pid":{pid},"tid":{tid},"cname":"{}","args":{{"src":"{src}","dst":"{dst}","bytes":{bytes},"route":"{route}","path":{},"queued":{},"ok":{ok}}}}}"#,
-                    micros(start),
-                    duration(start, end),
+                    micros_since_epoch(start),
+                    micros_between(start, end),
                     colour_of(route),
                     quoted(path),
                     matches!(track, Track::Queue(_)),
@@ -238,16 +232,16 @@ impl TraceSink for Sink {
                 w.write_text(&format!(
                     r#"{{"name":{},"cat":"kernel","ph":"X","ts":{:.3},"dur":{:.3},"pid":{pid},"tid":{tid},"args":{{"location":"{location}"}}}}"#,
                     quoted(kernel),
-                    micros(start),
-                    duration(start, end)
+                    micros_since_epoch(start),
+                    micros_between(start, end)
                 ));
             }
             TraceEvent::Waited { start, end } => {
                 let tid = w.track(Track::Thread, pid);
                 w.write_text(&format!(
                     r#"{{"name":"wait","cat":"wait","ph":"X","ts":{:.3},"dur":{:.3},"pid":{pid},"tid":{tid}}}"#,
-                    micros(start),
-                    duration(start, end)
+                    micros_since_epoch(start),
+                    micros_between(start, end)
                 ));
             }
         }
@@ -279,7 +273,7 @@ impl ChromeTrace {
             wrote: false,
             good: 2,
             queues: HashMap::new(),
-            threads: HashMap::new(),
+            threads: HashSet::new(),
             held: HashMap::new(),
         }));
         let pid = std::process::id();
